@@ -1,0 +1,26 @@
+// Helpers for the wire protocol: one serialized protobuf per ZeroMQ frame.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include <zmq.hpp>
+
+#include "tailcut.pb.h"
+#include "tailcut/common/status.h"
+
+namespace tailcut {
+
+inline constexpr uint32_t kProtocolVersion = wire::PROTOCOL_VERSION_CURRENT;
+
+zmq::message_t ToFrame(const google::protobuf::MessageLite& msg);
+// False when the bytes do not parse as `msg`.
+bool FromFrame(const zmq::message_t& frame, google::protobuf::MessageLite* msg);
+
+// Accepts tcp://HOST:PORT (PORT may be * when binding), ipc://PATH,
+// inproc://NAME. Rejects the rest with a message that says what to write.
+Status ValidateEndpoint(std::string_view endpoint);
+
+wire::Error MakeError(wire::Error::Code code, std::string message);
+
+}  // namespace tailcut
