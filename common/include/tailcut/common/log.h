@@ -18,6 +18,11 @@ void SetLogComponent(std::string_view name);  // process-wide tag
 void LogLine(LogLevel level, std::string_view message);
 
 namespace internal {
+// Lets TC_LOG be a single expression, safe inside an unbraced if/else.
+struct Voidify {
+  void operator&(std::ostream&) {}
+};
+
 class LogMessage {
  public:
   explicit LogMessage(LogLevel level) : level_(level) {}
@@ -32,7 +37,8 @@ class LogMessage {
 
 }  // namespace tailcut
 
-#define TC_LOG(LEVEL)                                               \
-  if (::tailcut::LogLevel::k##LEVEL < ::tailcut::GetLogLevel()) {   \
-  } else                                                            \
-    ::tailcut::internal::LogMessage(::tailcut::LogLevel::k##LEVEL).stream()
+#define TC_LOG(LEVEL)                                             \
+  (::tailcut::LogLevel::k##LEVEL < ::tailcut::GetLogLevel())      \
+      ? (void)0                                                   \
+      : ::tailcut::internal::Voidify() &                          \
+            ::tailcut::internal::LogMessage(::tailcut::LogLevel::k##LEVEL).stream()

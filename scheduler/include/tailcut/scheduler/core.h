@@ -1,0 +1,168 @@
+// The deterministic scheduler core: events in, commands out.
+//
+// Single-threaded; knows nothing about sockets, threads or wall time (time
+// comes from the injected Clock). The live daemon and the simulator drive the
+// same core, so a policy behaves identically in both.
+//
+//   events (methods)                  commands (TakeCommands)
+//   SubmitJob / CancelJob             Launch(attempt, executor)
+//   AddExecutor / RemoveExecutor      Cancel(attempt, executor)
+//   ExecutorSeen (heartbeat)          TaskCommitted(job, task, output)
+//   AttemptStarted / Progress         JobFinished(job, state, reason)
+//   AttemptSucceeded / Failed         ExecutorChanged(quarantined/released/lost)
+//   Tick
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "tailcut/common/attempt_record.h"
+#include "tailcut/common/clock.h"
+#include "tailcut/common/config.h"
+#include "tailcut/common/ids.h"
+#include "tailcut/common/status.h"
+#include "tailcut/scheduler/job.h"
+#include "tailcut/scheduler/policy.h"
+
+namespace tailcut {
+
+// Every option with its default; docs/CONFIG.md and configs/scheduler.toml
+// document the same keys under [core].
+struct CoreOptions {
+  double lost_after_s = 2.0;          // executor silence before it is lost
+  uint32_t max_attempts = 3;          // failed attempts per task (default)
+  double infeasible_grace_s = 5.0;    // wait for a fitting executor to join
+  double redundancy_budget = 0.10;    // live copies <= share of total slots
+  uint32_t min_copies = 1;            // ... but always allow this many
+  double policy_interval_s = 0.1;     // how often policies run
+  // Pipelining for tiny tasks: an executor may hold queued attempts beyond
+  // its slots, floor(pipeline_s / typical task run time) per slot, capped.
+  double pipeline_s = 0.005;
+  uint32_t max_queue_per_slot = 512;
+  uint32_t job_retention = 1000;      // finished jobs kept for status queries
+};
+Status LoadCoreOptions(const Config& cfg, std::string_view prefix, CoreOptions* out);
+
+struct ExecutorDesc {
+  std::string name;
+  std::string host;
+  uint32_t slots = 1;
+  uint32_t gpus = 0;
+  std::vector<std::pair<std::string, std::string>> labels;
+  std::vector<std::string> kernels;   // empty: runs any kernel
+};
+
+struct LaunchCmd {
+  AttemptId attempt = 0;
+  ExecutorId executor = 0;
+  JobId job = 0;
+  TaskIndex task = 0;
+  bool copy = false;
+};
+struct CancelCmd {
+  AttemptId attempt = 0;
+  ExecutorId executor = 0;
+};
+struct TaskCommittedCmd {
+  JobId job = 0;
+  TaskIndex task = 0;
+  AttemptId attempt = 0;
+  ExecutorId executor = 0;
+  double run_s = 0;
+  std::string output;
+};
+struct JobFinishedCmd {
+  JobId job = 0;
+  JobState state = JobState::kRunning;
+  std::string reason;
+};
+struct ExecutorChangedCmd {
+  enum class Change { kQuarantined, kReleased, kLost };
+  ExecutorId executor = 0;
+  Change change = Change::kLost;
+  std::string reason;
+};
+using Command = std::variant<LaunchCmd, CancelCmd, TaskCommittedCmd, JobFinishedCmd, ExecutorChangedCmd>;
+
+struct JobStatusInfo {
+  JobId id = 0;
+  std::string name;
+  JobState state = JobState::kRunning;
+  uint32_t tasks = 0, committed = 0, running = 0, attempts = 0, copies = 0, failed_attempts = 0;
+  std::string reason;
+  Time submitted = 0, finished = 0;
+};
+
+struct ExecutorStatusInfo {
+  ExecutorId id = 0;
+  std::string name, host;
+  uint32_t slots = 0, gpus = 0, running = 0;
+  uint64_t finished = 0;
+  bool quarantined = false;
+  Time last_seen = 0;
+  std::vector<std::pair<std::string, std::string>> labels;
+};
+
+struct CommittedOutput { TaskIndex task; AttemptId attempt; ExecutorId executor; double run_s; std::string output; };
+
+// Hooks for tracing, predictors and benchmarks (Taskflow's observer idea).
+class CoreObserver {
+ public:
+  virtual ~CoreObserver() = default;
+  virtual void OnAttemptEnded(const AttemptRecord&) {}
+  virtual void OnJobFinished(const JobStatusInfo&) {}
+};
+
+class SchedulerCore {
+ public:
+  SchedulerCore(CoreOptions options, const Clock* clock, PolicyChain policies = {});
+  ~SchedulerCore();
+  SchedulerCore(const SchedulerCore&) = delete;
+  SchedulerCore& operator=(const SchedulerCore&) = delete;
+
+  // --- events ---
+  // Rejects jobs that are empty, ill-formed, or that no registered executor
+  // could ever run (unless wait_for_resources or no executor joined yet).
+  StatusOr<JobId> SubmitJob(JobDef job);
+  Status CancelJob(JobId job, std::string reason = "cancelled by client");
+  ExecutorId AddExecutor(ExecutorDesc desc);
+  // lost = died (heartbeats stopped); else a clean goodbye. Live attempts
+  // are requeued either way; this does not count as a task failure.
+  void RemoveExecutor(ExecutorId e, bool lost, std::string reason);
+  void ExecutorSeen(ExecutorId e);
+  void AttemptStarted(AttemptId a);
+  void AttemptProgress(AttemptId a, float fraction);
+  void AttemptSucceeded(AttemptId a, std::string output, double run_s);
+  void AttemptFailed(AttemptId a, std::string error, double run_s);
+  // The executor dropped the attempt on its own (e.g. it restarted): requeue.
+  void AttemptDropped(AttemptId a, std::string why);
+  // Periodic: executor loss, deadlines, infeasible jobs, policies, placement.
+  void Tick();
+
+  // --- commands ---
+  // Appends the commands produced since the last call.
+  void TakeCommands(std::vector<Command>* out);
+
+  // --- queries ---
+  StatusOr<JobStatusInfo> JobStatus(JobId job) const;
+  StatusOr<std::vector<CommittedOutput>> JobOutputs(JobId job) const;
+  std::vector<ExecutorStatusInfo> Executors() const;
+  // The task an attempt runs; valid while the job is retained.
+  const TaskDef* TaskOf(JobId job, TaskIndex task) const;
+  bool HasExecutor(ExecutorId e) const;
+  ExecutorId ExecutorOfAttempt(AttemptId a) const;  // 0 if not live
+  size_t LiveAttempts() const;
+  size_t RunningJobs() const;
+  const PredictorSuite* Predictors() const;
+  void AddObserver(CoreObserver* observer);
+  const CoreOptions& options() const;
+
+ private:
+  class Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace tailcut

@@ -1,0 +1,52 @@
+// What a client submits, in the core's own terms (the daemon converts from
+// the wire format; the simulator builds these directly).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "tailcut/common/ids.h"
+
+namespace tailcut {
+
+struct TaskDef {
+  std::string kernel;
+  std::string args;                 // opaque bytes for the kernel
+  uint32_t cpu_slots = 1;
+  uint32_t gpus = 0;
+  std::vector<std::pair<std::string, std::string>> labels;  // required
+  std::string task_class;           // empty: the kernel name
+  double input_size = 0;
+  const std::string& ClassName() const { return task_class.empty() ? kernel : task_class; }
+};
+
+enum class CompletionKind { kAll, kKOfN, kQuorum };
+
+struct CompletionRule {
+  CompletionKind kind = CompletionKind::kAll;
+  uint32_t k = 0;            // kKOfN, kQuorum: commits that end the job
+  uint32_t min_count = 0;    // kQuorum: fewest commits that still succeed
+  double deadline_s = 0;     // kQuorum: after submission; 0 = none
+};
+
+struct JobDef {
+  std::string name;
+  std::vector<TaskDef> tasks;       // explicit tasks, index = position
+  TaskDef templ;                    // then `template_count` copies of this
+  uint32_t template_count = 0;
+  CompletionRule rule;
+  uint32_t max_attempts = 0;        // failed attempts per task; 0 = default
+  bool wait_for_resources = false;  // else infeasible tasks fail the job
+  bool stream_results = false;      // emit TaskCommitted commands
+  bool return_outputs = false;      // keep outputs for JobOutputs()
+
+  uint32_t TaskCount() const { return static_cast<uint32_t>(tasks.size()) + template_count; }
+  const TaskDef& Task(TaskIndex i) const { return i < tasks.size() ? tasks[i] : templ; }
+};
+
+enum class JobState { kRunning, kSucceeded, kFailed, kCancelled };
+const char* JobStateName(JobState s);
+
+}  // namespace tailcut

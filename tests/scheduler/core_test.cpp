@@ -1,0 +1,290 @@
+#include <catch2/catch.hpp>
+
+#include "core_harness.h"
+
+using namespace tailcut;
+using tailcut::testing::CoreHarness;
+
+TEST_CASE("tasks are placed within executor slots and run to completion") {
+  CoreHarness h;
+  ExecutorId a = h.Exec(2), b = h.Exec(1);
+  auto job = h.core.SubmitJob(CoreHarness::Fanout(5));
+  REQUIRE(job.ok());
+  h.Drain();
+  CHECK(h.launches.size() == 3);  // 2 + 1 slots, nothing queued yet
+  CHECK(h.LiveOn(a).size() == 2);
+  CHECK(h.LiveOn(b).size() == 1);
+  while (!h.live.empty()) h.Finish(h.live.begin()->first);
+  REQUIRE(h.finished.count(*job));
+  CHECK(h.finished[*job].state == JobState::kSucceeded);
+  CHECK(h.launches.size() == 5);
+  auto st = h.core.JobStatus(*job);
+  REQUIRE(st.ok());
+  CHECK(st->committed == 5);
+  CHECK(h.recorder.Count(AttemptOutcome::kCommitted) == 5);
+}
+
+TEST_CASE("gpu and label demands steer placement") {
+  CoreHarness h;
+  ExecutorId cpu = h.Exec(4);
+  ExecutorId gpu = h.Exec(4, 1, {}, {{"zone", "edge"}});
+  JobDef j;
+  TaskDef g;
+  g.kernel = "matmul";
+  g.gpus = 1;
+  TaskDef l;
+  l.kernel = "noop";
+  l.labels = {{"zone", "edge"}};
+  j.tasks = {g, l, g};
+  auto id = h.core.SubmitJob(j);
+  REQUIRE(id.ok());
+  h.Drain();
+  // One gpu: task 0 on the gpu executor, task 1 there too (label), task 2 waits.
+  REQUIRE(h.launches.size() == 2);
+  for (auto& l : h.launches) CHECK(l.executor == gpu);
+  CHECK(h.LiveOn(cpu).empty());
+  h.Finish(h.launches[0].attempt);
+  REQUIRE(h.launches.size() == 3);
+  CHECK(h.launches[2].task == 2);
+  CHECK(h.launches[2].executor == gpu);
+}
+
+TEST_CASE("a job no executor can run is rejected with the reason") {
+  CoreHarness h;
+  h.Exec(2, 0, {"noop", "sleep"});
+  JobDef unknown = CoreHarness::Fanout(3, "frobnicate");
+  auto r = h.core.SubmitJob(unknown);
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.status().code() == Status::Code::kNotFound);
+  CHECK(r.status().message().find("frobnicate") != std::string::npos);
+  CHECK(r.status().message().find("noop") != std::string::npos);
+
+  JobDef gpu = CoreHarness::Fanout(1, "noop");
+  gpu.templ.gpus = 1;
+  auto g = h.core.SubmitJob(gpu);
+  REQUIRE_FALSE(g.ok());
+  CHECK(g.status().code() == Status::Code::kFailedPrecondition);
+  CHECK(g.status().message().find("1 gpu") != std::string::npos);
+
+  CHECK_FALSE(h.core.SubmitJob(JobDef{}).ok());  // no tasks
+  JobDef bad_k = CoreHarness::Fanout(3, "noop");
+  bad_k.rule.kind = CompletionKind::kKOfN;
+  bad_k.rule.k = 4;
+  CHECK_FALSE(h.core.SubmitJob(bad_k).ok());
+}
+
+TEST_CASE("an infeasible job waits for the grace period, then fails; wait_for_resources waits") {
+  CoreOptions o;
+  o.infeasible_grace_s = 5;
+  o.lost_after_s = 0;
+  CoreHarness h(o);
+  // No executors yet: accepted (executors may still be starting).
+  JobDef gpu = CoreHarness::Fanout(1, "noop");
+  gpu.templ.gpus = 1;
+  auto failing = h.core.SubmitJob(gpu);
+  gpu.wait_for_resources = true;
+  auto waiting = h.core.SubmitJob(gpu);
+  REQUIRE(failing.ok());
+  REQUIRE(waiting.ok());
+  h.Exec(2);  // cpu only
+  h.Drain();
+  h.clock.Advance(6);
+  h.core.Tick();
+  h.Drain();
+  REQUIRE(h.finished.count(*failing));
+  CHECK(h.finished[*failing].state == JobState::kFailed);
+  CHECK(h.finished[*failing].reason.find("gpu") != std::string::npos);
+  CHECK_FALSE(h.finished.count(*waiting));
+  ExecutorId g = h.Exec(1, 1);
+  h.Drain();
+  REQUIRE(h.LiveOn(g).size() == 1);
+  h.Finish(h.LiveOn(g)[0]);
+  CHECK(h.finished[*waiting].state == JobState::kSucceeded);
+}
+
+TEST_CASE("the first finisher commits exactly once; other attempts are cancelled") {
+  struct CopyEverything : MitigationPolicy {
+    std::string_view name() const override { return "copy-all"; }
+    void OnTick(const ClusterView& v, std::vector<Proposal>* out) override {
+      v.ForEachRunningAttempt([&](const AttemptView& a) {
+        if (a.task_live == 1) out->push_back(Proposal::LaunchCopy(a.job, a.task, "test"));
+      });
+    }
+  };
+  CoreOptions o;
+  o.redundancy_budget = 1.0;
+  PolicyChain chain;
+  chain.push_back(std::make_unique<CopyEverything>());
+  CoreHarness h(o, std::move(chain));
+  ExecutorId a = h.Exec(1), b = h.Exec(1);
+  JobDef j = CoreHarness::Fanout(1);
+  j.stream_results = true;
+  auto id = h.core.SubmitJob(j);
+  h.Drain();
+  REQUIRE(h.launches.size() == 1);
+  h.core.Tick();
+  h.Drain();
+  REQUIRE(h.launches.size() == 2);
+  CHECK(h.launches[1].copy);
+  CHECK(h.launches[0].executor != h.launches[1].executor);  // never where it already runs
+  (void)a;
+  (void)b;
+  AttemptId first = h.launches[1].attempt, second = h.launches[0].attempt;
+  h.Finish(first, 0.5, "copy wins");
+  CHECK(h.cancels.size() == 1);
+  CHECK(h.cancels[0].attempt == second);
+  // A late result from the cancelled attempt changes nothing.
+  h.core.AttemptSucceeded(second, "late", 2.0);
+  h.Drain();
+  REQUIRE(h.commits.size() == 1);
+  CHECK(h.commits[0].output == "copy wins");
+  CHECK(h.finished[*id].state == JobState::kSucceeded);
+  CHECK(h.recorder.Count(AttemptOutcome::kCommitted) == 1);
+  CHECK(h.recorder.Count(AttemptOutcome::kSuperseded) == 1);
+}
+
+TEST_CASE("k_of_n finishes at k commits and cancels the rest") {
+  CoreHarness h;
+  h.Exec(10);
+  JobDef j = CoreHarness::Fanout(10);
+  j.rule.kind = CompletionKind::kKOfN;
+  j.rule.k = 7;
+  auto id = h.core.SubmitJob(j);
+  h.Drain();
+  REQUIRE(h.launches.size() == 10);
+  for (int i = 0; i < 7; ++i) h.Finish(h.launches[i].attempt);
+  REQUIRE(h.finished.count(*id));
+  CHECK(h.finished[*id].state == JobState::kSucceeded);
+  CHECK(h.cancels.size() == 3);
+  CHECK(h.core.LiveAttempts() == 0);
+}
+
+TEST_CASE("failed attempts are retried up to max_attempts, then the job fails with the reason") {
+  CoreOptions o;
+  o.max_attempts = 3;
+  CoreHarness h(o);
+  h.Exec(1);
+  auto id = h.core.SubmitJob(CoreHarness::Fanout(1));
+  h.Drain();
+  for (int i = 0; i < 3; ++i) {
+    REQUIRE(h.live.size() == 1);
+    AttemptId a = h.live.begin()->first;
+    h.live.clear();
+    h.core.AttemptFailed(a, "disk full", 0.1);
+    h.Drain();
+  }
+  REQUIRE(h.finished.count(*id));
+  CHECK(h.finished[*id].state == JobState::kFailed);
+  CHECK(h.finished[*id].reason.find("disk full") != std::string::npos);
+  CHECK(h.finished[*id].reason.find("3 times") != std::string::npos);
+  CHECK(h.launches.size() == 3);
+}
+
+TEST_CASE("a lost executor's attempts are rescheduled and every task commits once") {
+  CoreOptions o;
+  o.lost_after_s = 2;
+  CoreHarness h(o);
+  ExecutorId a = h.Exec(4), b = h.Exec(4);
+  auto id = h.core.SubmitJob(CoreHarness::Fanout(8));
+  h.Drain();
+  REQUIRE(h.LiveOn(a).size() == 4);
+  // b keeps heartbeating, a goes silent.
+  h.clock.Advance(1.5);
+  h.core.ExecutorSeen(b);
+  h.clock.Advance(1.0);
+  h.core.Tick();
+  h.Drain();
+  REQUIRE(h.exec_changes.size() == 1);
+  CHECK(h.exec_changes[0].executor == a);
+  CHECK(h.exec_changes[0].change == ExecutorChangedCmd::Change::kLost);
+  CHECK_FALSE(h.core.HasExecutor(a));
+  for (auto& [att, l] : std::map<AttemptId, LaunchCmd>(h.live))
+    if (l.executor == a) h.live.erase(att);  // they died with a
+  while (!h.live.empty()) h.Finish(h.live.begin()->first);
+  REQUIRE(h.finished[*id].state == JobState::kSucceeded);
+  CHECK(h.recorder.Count(AttemptOutcome::kExecutorLost) == 4);
+  std::set<TaskIndex> committed;
+  for (auto& r : h.recorder.records)
+    if (r.outcome == AttemptOutcome::kCommitted) CHECK(committed.insert(r.task).second);
+  CHECK(committed.size() == 8);
+}
+
+TEST_CASE("cancelling a job stops its attempts and reports it") {
+  CoreHarness h;
+  h.Exec(2);
+  auto id = h.core.SubmitJob(CoreHarness::Fanout(4));
+  h.Drain();
+  REQUIRE(h.core.CancelJob(*id, "user asked").ok());
+  h.Drain();
+  CHECK(h.cancels.size() == 2);
+  CHECK(h.finished[*id].state == JobState::kCancelled);
+  CHECK(h.core.LiveAttempts() == 0);
+  CHECK_FALSE(h.core.CancelJob(*id).ok());
+  CHECK_FALSE(h.core.CancelJob(999).ok());
+}
+
+TEST_CASE("quorum rounds close at the deadline with enough reports") {
+  CoreOptions o;
+  o.lost_after_s = 0;
+  CoreHarness h(o);
+  h.Exec(13);
+  JobDef j = CoreHarness::Fanout(13);  // over-select 130% of 10
+  j.rule.kind = CompletionKind::kQuorum;
+  j.rule.k = 10;
+  j.rule.min_count = 6;
+  j.rule.deadline_s = 30;
+  auto id = h.core.SubmitJob(j);
+  h.Drain();
+  for (int i = 0; i < 7; ++i) h.Finish(h.launches[i].attempt);
+  h.clock.Advance(31);
+  h.core.Tick();
+  h.Drain();
+  REQUIRE(h.finished.count(*id));
+  CHECK(h.finished[*id].state == JobState::kSucceeded);
+  CHECK(h.finished[*id].reason.find("7 of 13") != std::string::npos);
+  CHECK(h.cancels.size() == 6);  // late reports dropped
+}
+
+TEST_CASE("the core enforces the redundancy budget whatever policies propose") {
+  struct Greedy : MitigationPolicy {
+    std::string_view name() const override { return "greedy"; }
+    void OnTick(const ClusterView& v, std::vector<Proposal>* out) override {
+      v.ForEachRunningAttempt([&](const AttemptView& a) {
+        for (int i = 0; i < 5; ++i) out->push_back(Proposal::LaunchCopy(a.job, a.task, "greedy"));
+      });
+    }
+  };
+  CoreOptions o;
+  o.redundancy_budget = 0.1;  // of 40 slots: 4 copies
+  PolicyChain chain;
+  chain.push_back(std::make_unique<Greedy>());
+  CoreHarness h(o, std::move(chain));
+  for (int i = 0; i < 10; ++i) h.Exec(4);
+  h.core.SubmitJob(CoreHarness::Fanout(20));
+  h.Drain();
+  h.core.Tick();
+  h.Drain();
+  size_t copies = 0;
+  for (auto& l : h.launches) copies += l.copy;
+  CHECK(copies == 4);
+}
+
+TEST_CASE("tiny tasks are pipelined beyond slots once their run time is known") {
+  CoreHarness h;
+  ExecutorId e = h.Exec(2);
+  h.core.SubmitJob(CoreHarness::Fanout(10000, "noop"));
+  h.Drain();
+  REQUIRE(h.launches.size() == 2);  // run time unknown: only the slots
+  h.Finish(h.launches[0].attempt, 1e-6);
+  // Now known to be tiny: the executor may queue up to max_queue_per_slot.
+  CHECK(h.LiveOn(e).size() == 2 * (1 + h.core.options().max_queue_per_slot));
+}
+
+TEST_CASE("long tasks are never queued behind running ones") {
+  CoreHarness h;
+  ExecutorId e = h.Exec(2);
+  h.core.SubmitJob(CoreHarness::Fanout(10));
+  h.Drain();
+  h.Finish(h.launches[0].attempt, 0.5);  // 0.5 s tasks
+  CHECK(h.LiveOn(e).size() == 2);
+}
