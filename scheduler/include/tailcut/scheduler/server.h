@@ -1,0 +1,46 @@
+// The live driver: the scheduler daemon's ZeroMQ loop around SchedulerCore.
+//
+// One ROUTER socket for executors, one for clients (common/proto/tailcut.proto
+// is the contract). Single-threaded: it drains every message that is ready,
+// feeds the core, ticks it, and sends the core's commands batched per peer.
+#pragma once
+
+#include <atomic>
+#include <memory>
+#include <string>
+
+#include "tailcut/common/config.h"
+#include "tailcut/common/status.h"
+#include "tailcut/scheduler/core.h"
+
+namespace tailcut {
+
+// Keys under [scheduler] in configs/scheduler.toml; defaults here.
+struct ServerOptions {
+  std::string executor_endpoint = "tcp://*:7700";  // executors connect here
+  std::string client_endpoint = "tcp://*:7701";    // clients connect here
+  uint32_t heartbeat_ms = 200;                     // executors report this often
+  double tick_s = 0.01;                            // core Tick cadence
+  CoreOptions core;                                // keys under [core]
+};
+Status LoadServerOptions(const Config& cfg, ServerOptions* out);
+
+class SchedulerServer {
+ public:
+  SchedulerServer(ServerOptions options, PolicyChain policies = {});
+  ~SchedulerServer();
+
+  // Binds both sockets; afterwards the endpoints name the real ports.
+  Status Bind();
+  // Serves until Stop() (thread-safe, signal-safe) is called.
+  void Run();
+  void Stop();
+  std::string executor_endpoint() const;
+  std::string client_endpoint() const;
+
+ private:
+  class Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace tailcut

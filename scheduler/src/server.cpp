@@ -1,0 +1,465 @@
+#include "tailcut/scheduler/server.h"
+
+#include <algorithm>
+#include <chrono>
+#include <unordered_map>
+
+#include <zmq.hpp>
+
+#include "tailcut/common/log.h"
+#include "tailcut/common/wire.h"
+#include "wire_convert.h"
+
+namespace tailcut {
+
+Status LoadServerOptions(const Config& cfg, ServerOptions* o) {
+  for (Status s : {cfg.Get("scheduler.executor_endpoint", &o->executor_endpoint),
+                   cfg.Get("scheduler.client_endpoint", &o->client_endpoint),
+                   cfg.Get("scheduler.heartbeat_ms", &o->heartbeat_ms), cfg.Get("scheduler.tick_s", &o->tick_s),
+                   ValidateEndpoint(o->executor_endpoint), ValidateEndpoint(o->client_endpoint),
+                   LoadCoreOptions(cfg, "core", &o->core)}) {
+    if (!s.ok()) return s;
+  }
+  if (o->heartbeat_ms == 0) return Status::InvalidArgument("scheduler.heartbeat_ms must be > 0");
+  if (o->tick_s <= 0) return Status::InvalidArgument("scheduler.tick_s must be > 0");
+  if (o->core.lost_after_s > 0 && o->core.lost_after_s * 1000 < 2.0 * o->heartbeat_ms)
+    return Status::InvalidArgument("core.lost_after_s must allow at least two heartbeats");
+  return Status::Ok();
+}
+
+namespace {
+
+// Messages drained per socket before the loop ticks the core again.
+constexpr int kMaxDrain = 4096;
+
+struct Watcher {
+  std::string route;
+  uint64_t request_id;
+};
+
+struct Peer {
+  std::string route;
+  double last_sent = 0;
+};
+
+}  // namespace
+
+class SchedulerServer::Impl {
+ public:
+  Impl(ServerOptions o, PolicyChain policies)
+      : opt_(std::move(o)),
+        core_(opt_.core, &clock_, std::move(policies)),
+        executors_(ctx_, zmq::socket_type::router),
+        clients_(ctx_, zmq::socket_type::router) {}
+
+  Status Bind() {
+    try {
+      for (zmq::socket_t* s : {&executors_, &clients_}) {
+        s->set(zmq::sockopt::linger, 0);
+        s->set(zmq::sockopt::sndhwm, 0);  // batches are few; never drop them
+        s->set(zmq::sockopt::rcvhwm, 0);
+      }
+      executors_.bind(opt_.executor_endpoint);
+      clients_.bind(opt_.client_endpoint);
+      executor_endpoint_ = executors_.get(zmq::sockopt::last_endpoint);
+      client_endpoint_ = clients_.get(zmq::sockopt::last_endpoint);
+    } catch (const zmq::error_t& e) {
+      return Status::IoError(std::string("cannot bind (executors ") + opt_.executor_endpoint + ", clients " +
+                             opt_.client_endpoint + "): " + e.what());
+    }
+    TC_LOG(Info) << "listening: executors on " << executor_endpoint_ << ", clients on " << client_endpoint_;
+    return Status::Ok();
+  }
+
+  void Run() {
+    double next_tick = 0;
+    while (!stop_.load(std::memory_order_relaxed)) {
+      double now = clock_.Now();
+      long wait_ms = std::clamp<long>(static_cast<long>((next_tick - now) * 1000), 0, 100);
+      zmq::pollitem_t items[] = {{executors_.handle(), 0, ZMQ_POLLIN, 0}, {clients_.handle(), 0, ZMQ_POLLIN, 0}};
+      try {
+        zmq::poll(items, 2, std::chrono::milliseconds(wait_ms));
+      } catch (const zmq::error_t& e) {
+        if (e.num() == EINTR) continue;  // a signal; the flag says whether to stop
+        TC_LOG(Error) << "poll failed: " << e.what();
+        break;
+      }
+      if (items[0].revents & ZMQ_POLLIN) DrainExecutors();
+      if (items[1].revents & ZMQ_POLLIN) DrainClients();
+      now = clock_.Now();
+      if (now >= next_tick) {
+        core_.Tick();
+        SendHeartbeats(now);
+        next_tick = now + opt_.tick_s;
+      }
+      Flush();
+    }
+    TC_LOG(Info) << "stopping: " << core_.RunningJobs() << " jobs running, " << core_.LiveAttempts()
+                 << " attempts live";
+  }
+
+  void Stop() { stop_.store(true); }
+  const std::string& executor_endpoint() const { return executor_endpoint_; }
+  const std::string& client_endpoint() const { return client_endpoint_; }
+
+ private:
+  // Reads one [route][payload] message; false when none is waiting.
+  // Malformed envelopes (extra frames) come back with ok == false.
+  bool Receive(zmq::socket_t& sock, std::string* route, zmq::message_t* payload, bool* ok) {
+    zmq::message_t id;
+    if (!sock.recv(id, zmq::recv_flags::dontwait)) return false;
+    *route = id.to_string();
+    *ok = true;
+    if (!id.more()) {
+      *ok = false;
+      return true;
+    }
+    (void)sock.recv(*payload, zmq::recv_flags::none);
+    while (payload->more()) {  // swallow extra frames: not our protocol
+      *ok = false;
+      (void)sock.recv(*payload, zmq::recv_flags::none);
+    }
+    return true;
+  }
+
+  void Send(zmq::socket_t& sock, const std::string& route, const google::protobuf::MessageLite& msg) {
+    try {
+      sock.send(zmq::buffer(route), zmq::send_flags::sndmore | zmq::send_flags::dontwait);
+      sock.send(ToFrame(msg), zmq::send_flags::dontwait);
+    } catch (const zmq::error_t& e) {
+      TC_LOG(Warn) << "send failed: " << e.what();
+    }
+  }
+
+  void SendExecutorError(const std::string& route, wire::Error::Code code, std::string message) {
+    wire::SchedulerToExecutor out;
+    out.set_version(kProtocolVersion);
+    *out.mutable_error() = MakeError(code, std::move(message));
+    Send(executors_, route, out);
+  }
+
+  void SendClientError(const std::string& route, uint64_t request_id, wire::Error::Code code, std::string message) {
+    wire::ClientReply out;
+    out.set_version(kProtocolVersion);
+    out.set_request_id(request_id);
+    *out.mutable_error() = MakeError(code, std::move(message));
+    Send(clients_, route, out);
+  }
+
+  // ------------------------------------------------------- executors --
+  void DrainExecutors() {
+    std::string route;
+    zmq::message_t payload;
+    bool ok = true;
+    wire::ExecutorMessage msg;
+    for (int i = 0; i < kMaxDrain && Receive(executors_, &route, &payload, &ok); ++i) {
+      if (!ok || !FromFrame(payload, &msg)) {
+        WarnBadInput("executor socket", "unparseable message");
+        SendExecutorError(route, wire::Error::BAD_MESSAGE, "could not parse an ExecutorMessage");
+        continue;
+      }
+      if (msg.version() != kProtocolVersion) {
+        WarnBadInput("executor socket", "protocol version " + std::to_string(msg.version()));
+        SendExecutorError(route, wire::Error::VERSION_MISMATCH,
+                          "protocol version " + std::to_string(msg.version()) + " not spoken; this scheduler speaks " +
+                              std::to_string(kProtocolVersion));
+        continue;
+      }
+      switch (msg.body_case()) {
+        case wire::ExecutorMessage::kRegister: OnRegister(route, msg.register_()); break;
+        case wire::ExecutorMessage::kReport: OnReport(route, msg.report()); break;
+        case wire::ExecutorMessage::kGoodbye: OnGoodbye(route, msg.goodbye()); break;
+        default: SendExecutorError(route, wire::Error::BAD_MESSAGE, "ExecutorMessage without a body");
+      }
+    }
+  }
+
+  void OnRegister(const std::string& route, const wire::Register& r) {
+    if (auto it = by_route_.find(route); it != by_route_.end()) {
+      core_.RemoveExecutor(it->second, false, "re-registered");
+      peers_.erase(it->second);
+      by_route_.erase(it);
+    }
+    ExecutorDesc d;
+    d.name = r.name().empty() ? "executor-" + std::to_string(peers_.size() + 1) : r.name();
+    d.host = r.host();
+    d.slots = std::max<uint32_t>(r.cpu_slots(), 1);
+    d.gpus = static_cast<uint32_t>(r.gpus_size());
+    for (auto& [k, v] : r.labels()) d.labels.emplace_back(k, v);
+    std::sort(d.labels.begin(), d.labels.end());
+    d.kernels.assign(r.kernels().begin(), r.kernels().end());
+    std::string kernels;
+    for (auto& k : d.kernels) kernels += (kernels.empty() ? "" : ",") + k;
+    TC_LOG(Info) << "executor joined: " << d.name << " (" << (d.host.empty() ? "?" : d.host) << "), " << d.slots
+                 << " slots, " << d.gpus << " gpus, kernels " << kernels;
+    ExecutorId id = core_.AddExecutor(std::move(d));
+    by_route_[route] = id;
+    peers_[id] = Peer{route, clock_.Now()};
+    wire::SchedulerToExecutor ack;
+    ack.set_version(kProtocolVersion);
+    auto* a = ack.mutable_registered();
+    a->set_executor_id(id);
+    a->set_heartbeat_interval_ms(opt_.heartbeat_ms);
+    a->set_lost_after_ms(static_cast<uint32_t>(opt_.core.lost_after_s * 1000));
+    Send(executors_, route, ack);
+  }
+
+  void OnReport(const std::string& route, const wire::Report& r) {
+    auto it = by_route_.find(route);
+    if (it == by_route_.end()) {
+      SendExecutorError(route, wire::Error::UNKNOWN_EXECUTOR, "not registered (the scheduler may have restarted)");
+      return;
+    }
+    ExecutorId e = it->second;
+    core_.ExecutorSeen(e);
+    // Only accept news about attempts that really run on this executor.
+    for (const auto& s : r.started())
+      if (core_.ExecutorOfAttempt(s.attempt_id()) == e) core_.AttemptStarted(s.attempt_id());
+    for (const auto& p : r.progress())
+      if (core_.ExecutorOfAttempt(p.attempt_id()) == e) core_.AttemptProgress(p.attempt_id(), p.fraction());
+    for (const auto& res : r.results()) {
+      if (core_.ExecutorOfAttempt(res.attempt_id()) != e) continue;  // late, cancelled or foreign
+      switch (res.outcome()) {
+        case wire::AttemptResult::OK: core_.AttemptSucceeded(res.attempt_id(), res.output(), res.run_s()); break;
+        case wire::AttemptResult::FAILED: core_.AttemptFailed(res.attempt_id(), res.error(), res.run_s()); break;
+        default: core_.AttemptDropped(res.attempt_id(), "executor dropped it: " + res.error()); break;
+      }
+    }
+  }
+
+  void OnGoodbye(const std::string& route, const wire::Goodbye& g) {
+    auto it = by_route_.find(route);
+    if (it == by_route_.end()) return;
+    TC_LOG(Info) << "executor " << it->second << " left: " << (g.reason().empty() ? "goodbye" : g.reason());
+    core_.RemoveExecutor(it->second, false, g.reason());
+    peers_.erase(it->second);
+    by_route_.erase(it);
+  }
+
+  void SendHeartbeats(double now) {
+    // Forget peers the core declared lost; their next message re-registers them.
+    for (auto it = peers_.begin(); it != peers_.end();) {
+      if (!core_.HasExecutor(it->first)) {
+        by_route_.erase(it->second.route);
+        it = peers_.erase(it);
+      } else {
+        ++it;
+      }
+    }
+    wire::SchedulerToExecutor hb;
+    hb.set_version(kProtocolVersion);
+    hb.mutable_heartbeat();
+    for (auto& [id, p] : peers_) {
+      if (now - p.last_sent >= opt_.heartbeat_ms / 1000.0) {
+        Send(executors_, p.route, hb);
+        p.last_sent = now;
+      }
+    }
+  }
+
+  // --------------------------------------------------------- clients --
+  void DrainClients() {
+    std::string route;
+    zmq::message_t payload;
+    bool ok = true;
+    wire::ClientRequest req;
+    for (int i = 0; i < kMaxDrain && Receive(clients_, &route, &payload, &ok); ++i) {
+      if (!ok || !FromFrame(payload, &req)) {
+        WarnBadInput("client socket", "unparseable message");
+        SendClientError(route, 0, wire::Error::BAD_MESSAGE, "could not parse a ClientRequest");
+        continue;
+      }
+      if (req.version() != kProtocolVersion) {
+        SendClientError(route, req.request_id(), wire::Error::VERSION_MISMATCH,
+                        "protocol version " + std::to_string(req.version()) + " not spoken; this scheduler speaks " +
+                            std::to_string(kProtocolVersion));
+        continue;
+      }
+      OnClientRequest(route, req);
+    }
+  }
+
+  void OnClientRequest(const std::string& route, const wire::ClientRequest& req) {
+    wire::ClientReply reply;
+    reply.set_version(kProtocolVersion);
+    reply.set_request_id(req.request_id());
+    switch (req.body_case()) {
+      case wire::ClientRequest::kSubmit: {
+        auto def = JobDefFromWire(req.submit().job());
+        if (!def.ok()) return SendClientError(route, req.request_id(), wire::Error::INVALID_ARGUMENT, def.status().message());
+        bool stream = def->stream_results;
+        std::string name = def->name;
+        auto id = core_.SubmitJob(std::move(def).value());
+        if (!id.ok())
+          return SendClientError(route, req.request_id(), ErrorCodeFor(id.status(), true), id.status().message());
+        TC_LOG(Debug) << "job " << *id << " (" << name << ") submitted";
+        if (stream) watchers_[*id].push_back({route, req.request_id()});
+        reply.mutable_submitted()->set_job_id(*id);
+        reply.mutable_submitted()->set_tasks(core_.JobStatus(*id)->tasks);
+        break;
+      }
+      case wire::ClientRequest::kStatus: {
+        auto st = core_.JobStatus(req.status().job_id());
+        if (!st.ok()) return SendClientError(route, req.request_id(), wire::Error::UNKNOWN_JOB, st.status().message());
+        JobStatusToWire(*st, reply.mutable_status());
+        break;
+      }
+      case wire::ClientRequest::kCancel: {
+        Status s = core_.CancelJob(req.cancel().job_id(), "cancelled by client");
+        if (!s.ok()) return SendClientError(route, req.request_id(), ErrorCodeFor(s, false), s.message());
+        JobStatusToWire(*core_.JobStatus(req.cancel().job_id()), reply.mutable_status());
+        break;
+      }
+      case wire::ClientRequest::kListExecutors: {
+        double now = clock_.Now();
+        for (const auto& e : core_.Executors()) {
+          auto* x = reply.mutable_executors()->add_executors();
+          x->set_executor_id(e.id);
+          x->set_name(e.name);
+          x->set_host(e.host);
+          x->set_cpu_slots(e.slots);
+          x->set_gpus(e.gpus);
+          for (auto& [k, v] : e.labels) (*x->mutable_labels())[k] = v;
+          x->set_running(e.running);
+          x->set_finished(e.finished);
+          x->set_quarantined(e.quarantined);
+          x->set_last_seen_s_ago(now - e.last_seen);
+          x->mutable_health()->set_speed_factor(1.0);
+        }
+        break;
+      }
+      case wire::ClientRequest::kWatch: {
+        JobId job = req.watch().job_id();
+        auto st = core_.JobStatus(job);
+        if (!st.ok()) return SendClientError(route, req.request_id(), wire::Error::UNKNOWN_JOB, st.status().message());
+        JobStatusToWire(*st, reply.mutable_status());
+        if (st->state == JobState::kRunning) watchers_[job].push_back({route, req.request_id()});
+        break;  // the reply carries the current status; the final one is pushed
+      }
+      case wire::ClientRequest::kResults: {
+        auto outs = core_.JobOutputs(req.results().job_id());
+        if (!outs.ok())
+          return SendClientError(route, req.request_id(), ErrorCodeFor(outs.status(), false), outs.status().message());
+        auto* rs = reply.mutable_results();
+        rs->set_job_id(req.results().job_id());
+        for (const auto& o : *outs) {
+          auto* r = rs->add_results();
+          r->set_task_index(o.task);
+          r->set_attempt_id(o.attempt);
+          r->set_executor_id(o.executor);
+          r->set_output(o.output);
+          r->set_run_s(o.run_s);
+        }
+        break;
+      }
+      default:
+        return SendClientError(route, req.request_id(), wire::Error::INVALID_ARGUMENT, "ClientRequest without a body");
+    }
+    Send(clients_, route, reply);
+  }
+
+  // -------------------------------------------------------- commands --
+  // Sends the core's commands, batched: one Work per executor and one
+  // TaskResults per watched job.
+  void Flush() {
+    commands_.clear();
+    core_.TakeCommands(&commands_);
+    if (commands_.empty()) return;
+    std::unordered_map<ExecutorId, wire::SchedulerToExecutor> work;
+    std::unordered_map<JobId, wire::ClientReply> results;
+    std::vector<JobFinishedCmd> finished;
+    for (auto& c : commands_) {
+      if (auto* l = std::get_if<LaunchCmd>(&c)) {
+        const TaskDef* t = core_.TaskOf(l->job, l->task);
+        auto* a = work[l->executor].mutable_work()->add_assign();
+        a->set_attempt_id(l->attempt);
+        a->set_job_id(l->job);
+        a->set_task_index(l->task);
+        a->set_kernel(t->kernel);
+        a->set_args(t->args);
+        a->mutable_demand()->set_cpu_slots(t->cpu_slots);
+        a->mutable_demand()->set_gpus(t->gpus);
+      } else if (auto* x = std::get_if<CancelCmd>(&c)) {
+        if (peers_.count(x->executor)) work[x->executor].mutable_work()->add_cancel(x->attempt);
+      } else if (auto* tc = std::get_if<TaskCommittedCmd>(&c)) {
+        if (!watchers_.count(tc->job)) continue;
+        auto& reply = results[tc->job];
+        auto* rs = reply.mutable_results();
+        rs->set_job_id(tc->job);
+        auto* r = rs->add_results();
+        r->set_task_index(tc->task);
+        r->set_attempt_id(tc->attempt);
+        r->set_executor_id(tc->executor);
+        r->set_output(std::move(tc->output));
+        r->set_run_s(tc->run_s);
+      } else if (auto* f = std::get_if<JobFinishedCmd>(&c)) {
+        finished.push_back(*f);
+      }
+    }
+    for (auto& [e, msg] : work) {
+      auto p = peers_.find(e);
+      if (p == peers_.end()) continue;
+      msg.set_version(kProtocolVersion);
+      Send(executors_, p->second.route, msg);
+      p->second.last_sent = clock_.Now();
+    }
+    for (auto& [job, reply] : results) {
+      reply.set_version(kProtocolVersion);
+      for (const Watcher& w : watchers_[job]) {
+        reply.set_request_id(w.request_id);
+        Send(clients_, w.route, reply);
+      }
+    }
+    for (const JobFinishedCmd& f : finished) {
+      auto it = watchers_.find(f.job);
+      if (it == watchers_.end()) continue;
+      wire::ClientReply reply;
+      reply.set_version(kProtocolVersion);
+      JobStatusToWire(*core_.JobStatus(f.job), reply.mutable_status());
+      for (const Watcher& w : it->second) {
+        reply.set_request_id(w.request_id);
+        Send(clients_, w.route, reply);
+      }
+      watchers_.erase(it);
+    }
+  }
+
+  // Bad input is logged, rate-limited so a flood cannot fill the disk.
+  void WarnBadInput(const char* where, const std::string& what) {
+    double now = clock_.Now();
+    if (now - last_bad_input_log_ < 1.0) {
+      ++suppressed_bad_input_;
+      return;
+    }
+    TC_LOG(Warn) << "bad input on " << where << ": " << what
+                 << (suppressed_bad_input_ ? " (+" + std::to_string(suppressed_bad_input_) + " more)" : "");
+    last_bad_input_log_ = now;
+    suppressed_bad_input_ = 0;
+  }
+
+  ServerOptions opt_;
+  SteadyClock clock_;
+  SchedulerCore core_;
+  zmq::context_t ctx_;
+  zmq::socket_t executors_;
+  zmq::socket_t clients_;
+  std::string executor_endpoint_, client_endpoint_;
+  std::atomic<bool> stop_{false};
+  std::unordered_map<std::string, ExecutorId> by_route_;
+  std::unordered_map<ExecutorId, Peer> peers_;
+  std::unordered_map<JobId, std::vector<Watcher>> watchers_;
+  std::vector<Command> commands_;
+  double last_bad_input_log_ = -10;
+  uint64_t suppressed_bad_input_ = 0;
+};
+
+SchedulerServer::SchedulerServer(ServerOptions options, PolicyChain policies)
+    : impl_(std::make_unique<Impl>(std::move(options), std::move(policies))) {}
+SchedulerServer::~SchedulerServer() = default;
+Status SchedulerServer::Bind() { return impl_->Bind(); }
+void SchedulerServer::Run() { impl_->Run(); }
+void SchedulerServer::Stop() { impl_->Stop(); }
+std::string SchedulerServer::executor_endpoint() const { return impl_->executor_endpoint(); }
+std::string SchedulerServer::client_endpoint() const { return impl_->client_endpoint(); }
+
+}  // namespace tailcut

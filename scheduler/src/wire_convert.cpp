@@ -1,0 +1,84 @@
+#include "wire_convert.h"
+
+namespace tailcut {
+namespace {
+
+TaskDef TaskDefFromWire(const wire::TaskSpec& t) {
+  TaskDef d;
+  d.kernel = t.kernel();
+  d.args = t.args();
+  d.cpu_slots = std::max<uint32_t>(t.demand().cpu_slots(), 1);
+  d.gpus = t.demand().gpus();
+  for (auto& [k, v] : t.demand().labels()) d.labels.emplace_back(k, v);
+  std::sort(d.labels.begin(), d.labels.end());  // map order is unspecified
+  d.task_class = t.features().task_class();
+  d.input_size = t.features().input_size();
+  return d;
+}
+
+}  // namespace
+
+StatusOr<JobDef> JobDefFromWire(const wire::JobSpec& spec) {
+  uint64_t n = static_cast<uint64_t>(spec.tasks_size()) + spec.template_count();
+  if (n > kMaxTasksPerJob)
+    return Status::InvalidArgument("job has " + std::to_string(n) + " tasks; the limit is " +
+                                   std::to_string(kMaxTasksPerJob));
+  if (spec.template_count() > 0 && spec.template_().kernel().empty())
+    return Status::InvalidArgument("template_count is set but the template has no kernel");
+  JobDef d;
+  d.name = spec.name();
+  d.tasks.reserve(spec.tasks_size());
+  for (const auto& t : spec.tasks()) d.tasks.push_back(TaskDefFromWire(t));
+  d.templ = TaskDefFromWire(spec.template_());
+  d.template_count = spec.template_count();
+  switch (spec.rule().kind()) {
+    case wire::CompletionRule::ALL: d.rule.kind = CompletionKind::kAll; break;
+    case wire::CompletionRule::K_OF_N: d.rule.kind = CompletionKind::kKOfN; break;
+    case wire::CompletionRule::QUORUM: d.rule.kind = CompletionKind::kQuorum; break;
+    default: return Status::InvalidArgument("unknown completion rule " + std::to_string(spec.rule().kind()));
+  }
+  d.rule.k = spec.rule().k();
+  d.rule.min_count = spec.rule().min_count();
+  d.rule.deadline_s = spec.rule().deadline_s();
+  d.max_attempts = spec.max_attempts();
+  d.wait_for_resources = spec.wait_for_resources();
+  d.stream_results = spec.stream_results();
+  d.return_outputs = spec.return_outputs();
+  return d;
+}
+
+wire::JobState JobStateToWire(JobState s) {
+  switch (s) {
+    case JobState::kRunning: return wire::JOB_RUNNING;
+    case JobState::kSucceeded: return wire::JOB_SUCCEEDED;
+    case JobState::kFailed: return wire::JOB_FAILED;
+    case JobState::kCancelled: return wire::JOB_CANCELLED;
+  }
+  return wire::JOB_STATE_UNSPECIFIED;
+}
+
+void JobStatusToWire(const JobStatusInfo& i, wire::JobStatus* out) {
+  out->set_job_id(i.id);
+  out->set_name(i.name);
+  out->set_state(JobStateToWire(i.state));
+  out->set_tasks(i.tasks);
+  out->set_committed(i.committed);
+  out->set_running(i.running);
+  out->set_attempts(i.attempts);
+  out->set_copies(i.copies);
+  out->set_failed_attempts(i.failed_attempts);
+  out->set_reason(i.reason);
+  out->set_submitted_at_s(i.submitted);
+  out->set_finished_at_s(i.finished);
+}
+
+wire::Error::Code ErrorCodeFor(const Status& s, bool submitting) {
+  switch (s.code()) {
+    case Status::Code::kNotFound: return submitting ? wire::Error::UNKNOWN_KERNEL : wire::Error::UNKNOWN_JOB;
+    case Status::Code::kFailedPrecondition: return submitting ? wire::Error::INFEASIBLE : wire::Error::INVALID_ARGUMENT;
+    case Status::Code::kInvalidArgument: return wire::Error::INVALID_ARGUMENT;
+    default: return wire::Error::INTERNAL;
+  }
+}
+
+}  // namespace tailcut

@@ -1,0 +1,109 @@
+// tailcut-scheduler: the scheduler daemon.
+#include <csignal>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "tailcut/common/log.h"
+#include "tailcut/scheduler/server.h"
+
+namespace {
+
+tailcut::SchedulerServer* g_server = nullptr;
+void OnSignal(int) {
+  if (g_server) g_server->Stop();
+}
+
+const char kUsage[] = R"(usage: tailcut-scheduler [options]
+
+The tailcut scheduler daemon: accepts jobs from clients, dispatches their
+tasks to executors, and mitigates stragglers.
+
+options:
+  -c, --config FILE          TOML config (see configs/scheduler.toml; every key
+                             has a default, so the file is optional)
+      --executor-endpoint EP where executors connect (default tcp://*:7700)
+      --client-endpoint EP   where clients connect   (default tcp://*:7701)
+      --set KEY=VALUE        override any config key, e.g. --set core.max_attempts=5
+      --log-level LEVEL      debug|info|warn|error (default info)
+  -h, --help                 this text
+      --version              print the version
+
+exit codes: 0 stopped by SIGTERM/SIGINT, 1 runtime error, 2 bad usage or config
+)";
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace tailcut;
+  SetLogComponent("scheduler");
+  std::string config_path;
+  std::vector<std::string> overrides;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    auto value = [&](const char* name) -> std::string {
+      if (i + 1 >= argc) {
+        std::fprintf(stderr, "tailcut-scheduler: %s needs a value\n", name);
+        std::exit(2);
+      }
+      return argv[++i];
+    };
+    if (a == "-h" || a == "--help") {
+      std::fputs(kUsage, stdout);
+      return 0;
+    } else if (a == "--version") {
+      std::puts("tailcut-scheduler 0.1.0 (protocol 1)");
+      return 0;
+    } else if (a == "-c" || a == "--config") {
+      config_path = value("--config");
+    } else if (a == "--executor-endpoint") {
+      overrides.push_back("scheduler.executor_endpoint=\"" + value("--executor-endpoint") + "\"");
+    } else if (a == "--client-endpoint") {
+      overrides.push_back("scheduler.client_endpoint=\"" + value("--client-endpoint") + "\"");
+    } else if (a == "--set") {
+      overrides.push_back(value("--set"));
+    } else if (a == "--log-level") {
+      overrides.push_back("scheduler.log_level=\"" + value("--log-level") + "\"");
+    } else {
+      std::fprintf(stderr, "tailcut-scheduler: unknown option '%s' (try --help)\n", a.c_str());
+      return 2;
+    }
+  }
+  auto cfg = config_path.empty() ? Config::Parse("", "<defaults>") : Config::LoadFile(config_path);
+  if (!cfg.ok()) {
+    std::fprintf(stderr, "tailcut-scheduler: %s\n", cfg.status().message().c_str());
+    return 2;
+  }
+  for (const auto& o : overrides) {
+    if (Status s = cfg->Override(o); !s.ok()) {
+      std::fprintf(stderr, "tailcut-scheduler: %s\n", s.message().c_str());
+      return 2;
+    }
+  }
+  std::string level = "info";
+  LogLevel lv;
+  if (Status s = cfg->Get("scheduler.log_level", &level); !s.ok() || !ParseLogLevel(level, &lv)) {
+    std::fprintf(stderr, "tailcut-scheduler: scheduler.log_level must be debug|info|warn|error\n");
+    return 2;
+  }
+  SetLogLevel(lv);
+  ServerOptions options;
+  Status s = LoadServerOptions(*cfg, &options);
+  if (s.ok()) s = cfg->CheckAllUsed();
+  if (!s.ok()) {
+    std::fprintf(stderr, "tailcut-scheduler: %s\n", s.message().c_str());
+    return 2;
+  }
+  SchedulerServer server(options);
+  if (Status b = server.Bind(); !b.ok()) {
+    std::fprintf(stderr, "tailcut-scheduler: %s\n", b.message().c_str());
+    return 1;
+  }
+  g_server = &server;
+  std::signal(SIGTERM, OnSignal);
+  std::signal(SIGINT, OnSignal);
+  server.Run();
+  g_server = nullptr;
+  return 0;
+}
