@@ -19,6 +19,7 @@ class GradientCode {
  public:
   enum class Kind { kFractionalRepetition, kCyclicRepetition };
   static constexpr std::uint64_t kDefaultSeed = 0x9c0deULL;
+  static constexpr int kDefaultCandidates = 16;
 
   // Workers in groups of s+1; each group holds the same s+1 partitions and
   // sends their plain sum. Requires n >= 1, 0 <= s < n and (s+1) | n.
@@ -31,7 +32,11 @@ class GradientCode {
   // H[:, i+1..i+s] x = -H[:, i], so every row lies in null(H), which has
   // dimension n-s and contains the all-ones vector; any n-s rows are
   // independent with probability 1 and so span it. Requires 0 <= s < n.
-  static StatusOr<GradientCode> CyclicRepetition(int n, int s, std::uint64_t seed = kDefaultSeed);
+  // H is drawn for seeds seed, seed+1, ..., seed+candidates-1 and the B
+  // with the smallest max |B(i,j)| is kept (a cheap conditioning proxy).
+  // s == 0 gives B = I.
+  static StatusOr<GradientCode> CyclicRepetition(int n, int s, std::uint64_t seed = kDefaultSeed,
+                                                 int candidates = kDefaultCandidates);
 
   int n() const { return n_; }
   int s() const { return s_; }
