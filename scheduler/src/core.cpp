@@ -560,6 +560,7 @@ class SchedulerCore::Impl final : public ClusterView {
 
   // Ok if some registered executor could run `d`; else says why not.
   Status CheckFeasible(const TaskDef& d) const {
+    if (executors_.empty()) return Status::FailedPrecondition("no executor has registered with the scheduler");
     bool kernel_offered = false;
     for (auto& [id, e] : executors_) {
       if (Feasible(e, d)) return Status::Ok();

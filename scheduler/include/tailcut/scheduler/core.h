@@ -34,7 +34,7 @@ namespace tailcut {
 struct CoreOptions {
   double lost_after_s = 2.0;          // executor silence before it is lost
   uint32_t max_attempts = 3;          // failed attempts per task (default)
-  double infeasible_grace_s = 5.0;    // wait for a fitting executor to join
+  double infeasible_grace_s = 10.0;   // wait for a fitting executor to join
   double redundancy_budget = 0.10;    // live copies <= share of total slots
   uint32_t min_copies = 1;            // ... but always allow this many
   double policy_interval_s = 0.1;     // how often policies run

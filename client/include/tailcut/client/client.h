@@ -1,0 +1,64 @@
+// The C++ client API: submit jobs, watch them, read results.
+//
+//   tailcut::Client c({.endpoint = "tcp://sched:7701"});
+//   auto job = c.Submit(tailcut::FanoutJob("sleep", "ms=20", 100));
+//   auto done = c.Wait(*job, {.on_progress = [](const wire::JobStatus& s) {...}});
+//
+// Messages are the protocol's own (common/proto/tailcut.proto). Not
+// thread-safe: use one Client per thread.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "tailcut.pb.h"
+#include "tailcut/common/ids.h"
+#include "tailcut/common/status.h"
+
+namespace tailcut {
+
+struct ClientOptions {
+  std::string endpoint = "tcp://127.0.0.1:7701";  // the scheduler's client endpoint
+  double timeout_s = 10;                         // per request
+};
+
+struct WaitOptions {
+  double progress_interval_s = 0.2;                      // status polls while waiting
+  std::function<void(const wire::JobStatus&)> on_progress;  // each poll
+  std::function<void(const wire::TaskResult&)> on_result;  // streamed results
+  double timeout_s = 0;                                  // 0 = wait forever
+};
+
+class Client {
+ public:
+  explicit Client(ClientOptions options = {});
+  ~Client();
+  Client(const Client&) = delete;
+  Client& operator=(const Client&) = delete;
+
+  StatusOr<JobId> Submit(const wire::JobSpec& job);
+  StatusOr<wire::JobStatus> GetStatus(JobId job);
+  StatusOr<wire::JobStatus> Cancel(JobId job);
+  StatusOr<std::vector<wire::ExecutorInfo>> Executors();
+  StatusOr<std::vector<wire::TaskResult>> Results(JobId job);
+  // Blocks until the job ends; returns its final status. Results arrive
+  // through on_result when the job was submitted with stream_results.
+  StatusOr<wire::JobStatus> Wait(JobId job, const WaitOptions& options = {});
+
+ private:
+  class Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// N copies of one task ("fan-out"): the compact template form on the wire.
+wire::JobSpec FanoutJob(const std::string& kernel, const std::string& args, uint32_t tasks);
+
+// A job from a TOML file (format in docs/JOBS.md and configs/jobs/).
+StatusOr<wire::JobSpec> LoadJobFile(const std::string& path);
+
+const char* JobStateText(wire::JobState s);
+bool IsTerminal(wire::JobState s);
+
+}  // namespace tailcut

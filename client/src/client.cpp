@@ -1,0 +1,277 @@
+#include "tailcut/client/client.h"
+
+#include <chrono>
+#include <deque>
+
+#include <zmq.hpp>
+
+#include "tailcut/common/clock.h"
+#include "tailcut/common/config.h"
+#include "tailcut/common/wire.h"
+
+namespace tailcut {
+
+const char* JobStateText(wire::JobState s) {
+  switch (s) {
+    case wire::JOB_QUEUED: return "queued";
+    case wire::JOB_RUNNING: return "running";
+    case wire::JOB_SUCCEEDED: return "succeeded";
+    case wire::JOB_FAILED: return "failed";
+    case wire::JOB_CANCELLED: return "cancelled";
+    default: return "unknown";
+  }
+}
+
+bool IsTerminal(wire::JobState s) {
+  return s == wire::JOB_SUCCEEDED || s == wire::JOB_FAILED || s == wire::JOB_CANCELLED;
+}
+
+class Client::Impl {
+ public:
+  explicit Impl(ClientOptions o) : opt_(std::move(o)), sock_(ctx_, zmq::socket_type::dealer) {
+    sock_.set(zmq::sockopt::linger, 0);
+    sock_.set(zmq::sockopt::sndhwm, 0);
+    sock_.set(zmq::sockopt::rcvhwm, 0);
+    connect_status_ = ValidateEndpoint(opt_.endpoint);
+    if (connect_status_.ok()) {
+      try {
+        sock_.connect(opt_.endpoint);
+      } catch (const zmq::error_t& e) {
+        connect_status_ = Status::InvalidArgument("cannot connect to " + opt_.endpoint + ": " + e.what());
+      }
+    }
+  }
+
+  // Sends `req` and returns the reply with the same request id. Pushed
+  // messages for watched jobs that arrive meanwhile are queued.
+  StatusOr<wire::ClientReply> Call(wire::ClientRequest req) {
+    if (!connect_status_.ok()) return connect_status_;
+    req.set_version(kProtocolVersion);
+    req.set_request_id(++next_request_);
+    sock_.send(ToFrame(req), zmq::send_flags::none);
+    double deadline = clock_.Now() + opt_.timeout_s;
+    while (true) {
+      double left = deadline - clock_.Now();
+      if (left <= 0)
+        return Status::Unavailable("no answer from the scheduler at " + opt_.endpoint + " within " +
+                                   std::to_string(static_cast<int>(opt_.timeout_s)) +
+                                   " s (is tailcut-scheduler running there?)");
+      wire::ClientReply reply;
+      if (!ReceiveOne(left, &reply)) continue;
+      if (reply.request_id() == req.request_id()) {
+        if (reply.has_error()) return ErrorStatus(reply.error());
+        return reply;
+      }
+      pushed_.push_back(std::move(reply));
+    }
+  }
+
+  // Waits up to `seconds` for one message; false on timeout or garbage.
+  bool ReceiveOne(double seconds, wire::ClientReply* out) {
+    zmq::pollitem_t item{sock_.handle(), 0, ZMQ_POLLIN, 0};
+    zmq::poll(&item, 1, std::chrono::milliseconds(static_cast<long>(seconds * 1000) + 1));
+    if (!(item.revents & ZMQ_POLLIN)) return false;
+    zmq::message_t frame;
+    if (!sock_.recv(frame, zmq::recv_flags::dontwait)) return false;
+    return FromFrame(frame, out);
+  }
+
+  static Status ErrorStatus(const wire::Error& e) {
+    std::string code = wire::Error::Code_Name(e.code());
+    std::string msg = e.message() + " [" + code + "]";
+    switch (e.code()) {
+      case wire::Error::UNKNOWN_JOB: return Status::NotFound(msg);
+      case wire::Error::UNKNOWN_KERNEL: return Status::NotFound(msg);
+      case wire::Error::INFEASIBLE: return Status::FailedPrecondition(msg);
+      case wire::Error::INVALID_ARGUMENT:
+      case wire::Error::BAD_MESSAGE:
+      case wire::Error::VERSION_MISMATCH: return Status::InvalidArgument(msg);
+      default: return Status::Internal(msg);
+    }
+  }
+
+  StatusOr<wire::JobStatus> Wait(JobId job, const WaitOptions& w) {
+    wire::ClientRequest watch;
+    watch.mutable_watch()->set_job_id(job);
+    auto first = Call(watch);
+    if (!first.ok()) return first.status();
+    uint64_t watch_id = first->request_id();
+    wire::JobStatus last = first->status();
+    if (w.on_progress) w.on_progress(last);
+    double start = clock_.Now();
+    double next_poll = start + w.progress_interval_s;
+    while (!IsTerminal(last.state())) {
+      if (w.timeout_s > 0 && clock_.Now() - start > w.timeout_s)
+        return Status::Unavailable("job " + std::to_string(job) + " still running after " +
+                                   std::to_string(w.timeout_s) + " s");
+      // Pushed messages: streamed results and the final status.
+      while (!pushed_.empty()) {
+        wire::ClientReply r = std::move(pushed_.front());
+        pushed_.pop_front();
+        HandlePush(r, job, watch_id, w, &last);
+      }
+      if (IsTerminal(last.state())) break;
+      double left = next_poll - clock_.Now();
+      wire::ClientReply r;
+      if (left > 0 && ReceiveOne(left, &r)) {
+        HandlePush(r, job, watch_id, w, &last);
+        continue;
+      }
+      if (clock_.Now() >= next_poll) {
+        wire::ClientRequest st;
+        st.mutable_status()->set_job_id(job);
+        auto s = Call(st);
+        if (!s.ok()) return s.status();
+        if (!IsTerminal(last.state())) last = s->status();
+        if (w.on_progress) w.on_progress(last);
+        next_poll = clock_.Now() + w.progress_interval_s;
+      }
+    }
+    // Results pushed just before the final status are already handled:
+    // the scheduler sends them first, and ZeroMQ keeps the order.
+    if (w.on_progress) w.on_progress(last);
+    return last;
+  }
+
+  void HandlePush(const wire::ClientReply& r, JobId job, uint64_t watch_id, const WaitOptions& w,
+                  wire::JobStatus* last) {
+    if (r.has_results() && r.results().job_id() == job) {
+      if (w.on_result)
+        for (const auto& res : r.results().results()) w.on_result(res);
+    } else if (r.has_status() && r.status().job_id() == job && (r.request_id() == watch_id || IsTerminal(r.status().state()))) {
+      *last = r.status();
+    }
+  }
+
+  ClientOptions opt_;
+  zmq::context_t ctx_;
+  zmq::socket_t sock_;
+  Status connect_status_;
+  SteadyClock clock_;
+  uint64_t next_request_ = 0;
+  std::deque<wire::ClientReply> pushed_;
+};
+
+Client::Client(ClientOptions options) : impl_(std::make_unique<Impl>(std::move(options))) {}
+Client::~Client() = default;
+
+StatusOr<JobId> Client::Submit(const wire::JobSpec& job) {
+  wire::ClientRequest req;
+  *req.mutable_submit()->mutable_job() = job;
+  auto r = impl_->Call(std::move(req));
+  if (!r.ok()) return r.status();
+  return r->submitted().job_id();
+}
+
+StatusOr<wire::JobStatus> Client::GetStatus(JobId job) {
+  wire::ClientRequest req;
+  req.mutable_status()->set_job_id(job);
+  auto r = impl_->Call(std::move(req));
+  if (!r.ok()) return r.status();
+  return r->status();
+}
+
+StatusOr<wire::JobStatus> Client::Cancel(JobId job) {
+  wire::ClientRequest req;
+  req.mutable_cancel()->set_job_id(job);
+  auto r = impl_->Call(std::move(req));
+  if (!r.ok()) return r.status();
+  return r->status();
+}
+
+StatusOr<std::vector<wire::ExecutorInfo>> Client::Executors() {
+  wire::ClientRequest req;
+  req.mutable_list_executors();
+  auto r = impl_->Call(std::move(req));
+  if (!r.ok()) return r.status();
+  return std::vector<wire::ExecutorInfo>(r->executors().executors().begin(), r->executors().executors().end());
+}
+
+StatusOr<std::vector<wire::TaskResult>> Client::Results(JobId job) {
+  wire::ClientRequest req;
+  req.mutable_results()->set_job_id(job);
+  auto r = impl_->Call(std::move(req));
+  if (!r.ok()) return r.status();
+  return std::vector<wire::TaskResult>(r->results().results().begin(), r->results().results().end());
+}
+
+StatusOr<wire::JobStatus> Client::Wait(JobId job, const WaitOptions& options) { return impl_->Wait(job, options); }
+
+wire::JobSpec FanoutJob(const std::string& kernel, const std::string& args, uint32_t tasks) {
+  wire::JobSpec j;
+  j.set_name(kernel + " x" + std::to_string(tasks));
+  j.mutable_template_()->set_kernel(kernel);
+  j.mutable_template_()->set_args(args);
+  j.set_template_count(tasks);
+  return j;
+}
+
+namespace {
+
+Status ReadTask(const Config& c, const std::string& p, wire::TaskSpec* t) {
+  std::string kernel, args, task_class;
+  uint32_t slots = 1, gpus = 0;
+  double input_size = 0;
+  for (Status s : {c.Get(p + "kernel", &kernel), c.Get(p + "args", &args), c.Get(p + "cpu_slots", &slots),
+                   c.Get(p + "gpus", &gpus), c.Get(p + "input_size", &input_size), c.Get(p + "class", &task_class)})
+    if (!s.ok()) return s;
+  t->set_kernel(kernel);
+  t->set_args(args);
+  t->mutable_demand()->set_cpu_slots(slots);
+  t->mutable_demand()->set_gpus(gpus);
+  for (const auto& k : c.Children(p + "labels")) {
+    std::string v;
+    if (Status s = c.Get(p + "labels." + k, &v); !s.ok()) return s;
+    (*t->mutable_demand()->mutable_labels())[k] = v;
+  }
+  t->mutable_features()->set_input_size(input_size);
+  t->mutable_features()->set_task_class(task_class);
+  return Status::Ok();
+}
+
+}  // namespace
+
+StatusOr<wire::JobSpec> LoadJobFile(const std::string& path) {
+  auto cfg = Config::LoadFile(path);
+  if (!cfg.ok()) return cfg.status();
+  const Config& c = *cfg;
+  wire::JobSpec j;
+  std::string name = path, rule = "all";
+  uint32_t count = 0, k = 0, min_count = 0, max_attempts = 0;
+  double deadline = 0;
+  bool wait = false, stream = false, outputs = false;
+  for (Status s : {c.Get("name", &name), c.Get("count", &count), c.Get("rule", &rule), c.Get("k", &k),
+                   c.Get("min_count", &min_count), c.Get("deadline_s", &deadline), c.Get("max_attempts", &max_attempts),
+                   c.Get("wait_for_resources", &wait), c.Get("stream_results", &stream),
+                   c.Get("return_outputs", &outputs)})
+    if (!s.ok()) return s;
+  j.set_name(name);
+  if (c.Has("template")) {
+    if (Status s = ReadTask(c, "template.", j.mutable_template_()); !s.ok()) return s;
+    j.set_template_count(count == 0 ? 1 : count);
+  }
+  for (size_t i = 0, n = c.ArraySize("task"); i < n; ++i)
+    if (Status s = ReadTask(c, "task." + std::to_string(i) + ".", j.add_tasks()); !s.ok()) return s;
+  if (rule == "all") {
+    j.mutable_rule()->set_kind(wire::CompletionRule::ALL);
+  } else if (rule == "k_of_n") {
+    j.mutable_rule()->set_kind(wire::CompletionRule::K_OF_N);
+  } else if (rule == "quorum") {
+    j.mutable_rule()->set_kind(wire::CompletionRule::QUORUM);
+  } else {
+    return Status::InvalidArgument(path + ": rule must be all, k_of_n or quorum (got '" + rule + "')");
+  }
+  j.mutable_rule()->set_k(k);
+  j.mutable_rule()->set_min_count(min_count);
+  j.mutable_rule()->set_deadline_s(deadline);
+  j.set_max_attempts(max_attempts);
+  j.set_wait_for_resources(wait);
+  j.set_stream_results(stream);
+  j.set_return_outputs(outputs);
+  if (Status s = c.CheckAllUsed(); !s.ok()) return s;
+  if (j.tasks_size() == 0 && j.template_count() == 0)
+    return Status::InvalidArgument(path + ": no tasks (add a [template] with count, or [[task]] entries)");
+  return j;
+}
+
+}  // namespace tailcut

@@ -1,0 +1,83 @@
+#include "cli_util.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+
+#include <google/protobuf/util/json_util.h>
+
+namespace tailcut::cli {
+
+bool Args::Parse(int argc, char** argv, int first, const std::vector<std::string>& switches, Args* out,
+                 std::string* error) {
+  for (int i = first; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a.rfind("--", 0) == 0 || (a.size() == 2 && a[0] == '-' && a != "-")) {
+      auto eq = a.find('=');
+      if (eq != std::string::npos) {
+        out->values_.emplace(a.substr(0, eq), a.substr(eq + 1));
+      } else if (std::find(switches.begin(), switches.end(), a) != switches.end()) {
+        out->values_.emplace(a, "");
+      } else if (i + 1 < argc) {
+        out->values_.emplace(a, argv[++i]);
+      } else {
+        *error = a + " needs a value";
+        return false;
+      }
+    } else {
+      out->positional_.push_back(a);
+    }
+  }
+  return true;
+}
+
+std::string Args::Get(const std::string& flag, const std::string& def) const {
+  auto it = values_.find(flag);
+  return it == values_.end() ? def : it->second;
+}
+
+std::vector<std::string> Args::GetAll(const std::string& flag) const {
+  std::vector<std::string> v;
+  auto [b, e] = values_.equal_range(flag);
+  for (auto it = b; it != e; ++it) v.push_back(it->second);
+  return v;
+}
+
+std::string ToJson(const google::protobuf::Message& m) {
+  std::string out;
+  google::protobuf::util::JsonPrintOptions o;
+  o.preserve_proto_field_names = true;
+  o.always_print_primitive_fields = true;
+  (void)google::protobuf::util::MessageToJsonString(m, &out, o);
+  return out;
+}
+
+namespace {
+double g_last_plain = -100;
+bool g_drawn = false;
+}  // namespace
+
+void ProgressBar(const std::string& label, uint64_t done, uint64_t total, double elapsed) {
+  double frac = total ? static_cast<double>(done) / total : 0;
+  if (isatty(STDERR_FILENO)) {
+    constexpr int kWidth = 30;
+    int filled = static_cast<int>(frac * kWidth);
+    std::string bar(filled, '#');
+    bar.resize(kWidth, '.');
+    std::fprintf(stderr, "\r%s [%s] %llu/%llu  %5.1f%%  %.1fs ", label.c_str(), bar.c_str(),
+                 static_cast<unsigned long long>(done), static_cast<unsigned long long>(total), frac * 100, elapsed);
+    g_drawn = true;
+  } else if (elapsed - g_last_plain >= 5 || done == total) {
+    std::fprintf(stderr, "%s: %llu/%llu tasks (%.1f%%) after %.1fs\n", label.c_str(),
+                 static_cast<unsigned long long>(done), static_cast<unsigned long long>(total), frac * 100, elapsed);
+    g_last_plain = elapsed;
+  }
+}
+
+void EndProgress() {
+  if (g_drawn) std::fputc('\n', stderr);
+  g_drawn = false;
+  g_last_plain = -100;
+}
+
+}  // namespace tailcut::cli

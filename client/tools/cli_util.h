@@ -1,0 +1,42 @@
+// Small helpers shared by the `tailcut` subcommands.
+#pragma once
+
+#include <cstdio>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <google/protobuf/message.h>
+
+namespace tailcut::cli {
+
+// Exit codes of every subcommand.
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitFailed = 1;  // the job failed, or the scheduler said no
+inline constexpr int kExitUsage = 2;   // bad command line or input file
+inline constexpr int kExitUnavailable = 3;  // no scheduler answered
+
+// Parsed "--flag value" / "--switch" / positional arguments.
+class Args {
+ public:
+  // `switches` take no value; every other --flag takes one.
+  static bool Parse(int argc, char** argv, int first, const std::vector<std::string>& switches, Args* out,
+                    std::string* error);
+  bool Has(const std::string& flag) const { return values_.count(flag) > 0; }
+  std::string Get(const std::string& flag, const std::string& def = "") const;
+  // Every value given for a repeatable flag.
+  std::vector<std::string> GetAll(const std::string& flag) const;
+  const std::vector<std::string>& positional() const { return positional_; }
+
+ private:
+  std::multimap<std::string, std::string> values_;
+  std::vector<std::string> positional_;
+};
+
+std::string ToJson(const google::protobuf::Message& m);
+// Redraws a one-line progress bar on stderr ("\r" on a terminal, else
+// a plain line at most every few seconds).
+void ProgressBar(const std::string& label, uint64_t done, uint64_t total, double elapsed_s);
+void EndProgress();
+
+}  // namespace tailcut::cli

@@ -1,0 +1,10 @@
+// Subcommands of `tailcut` that live in their own files.
+#pragma once
+
+#include "cli_util.h"
+
+namespace tailcut::cli {
+
+int RunDemo(const Args& args);
+
+}  // namespace tailcut::cli

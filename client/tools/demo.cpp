@@ -1,0 +1,195 @@
+// tailcut demo: a whole local cluster in one command.
+//
+// Starts a scheduler (in this process) and executor daemons (child
+// processes, one of them fail-slow), runs fan-out jobs and prints the
+// per-executor and per-job timings that show the straggler.
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <map>
+#include <thread>
+
+#include "commands.h"
+#include "tailcut/client/client.h"
+#include "tailcut/common/clock.h"
+#include "tailcut/common/log.h"
+#include "tailcut/scheduler/server.h"
+
+extern char** environ;
+
+namespace tailcut::cli {
+namespace {
+
+const char kDemoUsage[] = R"(usage: tailcut demo [options]
+
+Starts a local scheduler and executor daemons (one of them fail-slow), runs
+fan-out jobs of sleep tasks, and prints per-executor and per-job timings.
+Needs nothing else running; takes about 10-30 s.
+
+  --executors N        executor daemons (default 4; the last one is fail-slow)
+  --slots N            slots per executor (default 4)
+  --tasks N            tasks per job (default 96)
+  --jobs N             jobs, run one after another (default 3)
+  --task-ms MS         median task time (default 40)
+  --slow-factor F      the fail-slow executor's slowdown (default 5)
+  --keep-logs          keep the executors' log files (printed at the end)
+)";
+
+std::filesystem::path SelfDir() {
+  std::error_code ec;
+  auto p = std::filesystem::read_symlink("/proc/self/exe", ec);
+  return ec ? std::filesystem::current_path() : p.parent_path();
+}
+
+pid_t Spawn(const std::vector<std::string>& argv, const std::string& log_path) {
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_addopen(&fa, STDOUT_FILENO, log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_adddup2(&fa, STDOUT_FILENO, STDERR_FILENO);
+  std::vector<char*> args;
+  for (auto& s : argv) args.push_back(const_cast<char*>(s.c_str()));
+  args.push_back(nullptr);
+  pid_t pid = 0;
+  int rc = posix_spawn(&pid, argv[0].c_str(), &fa, nullptr, args.data(), environ);
+  posix_spawn_file_actions_destroy(&fa);
+  return rc == 0 ? pid : -1;
+}
+
+double Quantile(std::vector<double> v, double q) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  return v[std::min(v.size() - 1, static_cast<size_t>(q * (v.size() - 1) + 0.5))];
+}
+
+}  // namespace
+
+int RunDemo(const Args& a) {
+  if (a.Has("--help") || a.Has("-h")) return std::fputs(kDemoUsage, stdout), kExitOk;
+  int executors = std::max(1, std::atoi(a.Get("--executors", "4").c_str()));
+  int slots = std::max(1, std::atoi(a.Get("--slots", "4").c_str()));
+  int tasks = std::max(1, std::atoi(a.Get("--tasks", "96").c_str()));
+  int jobs = std::max(1, std::atoi(a.Get("--jobs", "3").c_str()));
+  double task_ms = std::max(1.0, std::atof(a.Get("--task-ms", "40").c_str()));
+  double slow = std::max(1.0, std::atof(a.Get("--slow-factor", "5").c_str()));
+
+  auto exe = SelfDir() / "tailcut-executor";
+  if (!std::filesystem::exists(exe)) {
+    std::fprintf(stderr, "tailcut demo: %s not found (build all targets: cmake --build build)\n", exe.c_str());
+    return kExitUsage;
+  }
+  SetLogLevel(LogLevel::kWarn);  // the scheduler runs in this process; keep the demo's output readable
+
+  ServerOptions so;
+  so.executor_endpoint = "tcp://127.0.0.1:*";
+  so.client_endpoint = "tcp://127.0.0.1:*";
+  SchedulerServer server(so);
+  if (Status s = server.Bind(); !s.ok()) {
+    std::fprintf(stderr, "tailcut demo: %s\n", s.message().c_str());
+    return kExitFailed;
+  }
+  std::thread loop([&] { server.Run(); });
+
+  char dir_template[] = "/tmp/tailcut-demo-XXXXXX";
+  std::string log_dir = mkdtemp(dir_template) ? dir_template : "/tmp";
+  std::vector<pid_t> pids;
+  std::printf("tailcut demo: scheduler at %s; starting %d executors x %d slots (executor %d is fail-slow, %.0fx)\n",
+              server.client_endpoint().c_str(), executors, slots, executors, slow);
+  for (int i = 1; i <= executors; ++i) {
+    std::vector<std::string> argv = {exe.string(), "--scheduler", server.executor_endpoint(), "--slots",
+                                     std::to_string(slots), "--name", "demo-" + std::to_string(i), "--log-level",
+                                     "warn"};
+    if (i == executors) {
+      argv.insert(argv.end(), {"--fail-slow-after", "0", "--fail-slow-factor", std::to_string(slow)});
+    }
+    pids.push_back(Spawn(argv, log_dir + "/executor-" + std::to_string(i) + ".log"));
+  }
+
+  int rc = kExitOk;
+  auto shutdown = [&] {
+    for (pid_t p : pids)
+      if (p > 0) kill(p, SIGTERM);
+    for (pid_t p : pids)
+      if (p > 0) waitpid(p, nullptr, 0);
+    server.Stop();
+    loop.join();
+    if (!a.Has("--keep-logs")) {
+      std::error_code ec;
+      std::filesystem::remove_all(log_dir, ec);
+    } else {
+      std::printf("executor logs: %s\n", log_dir.c_str());
+    }
+  };
+
+  ClientOptions co;
+  co.endpoint = server.client_endpoint();
+  Client client(co);
+  SteadyClock clock;
+  std::map<uint64_t, std::string> names;  // executor id -> name
+  while (true) {
+    auto list = client.Executors();
+    if (list.ok() && static_cast<int>(list->size()) >= executors) {
+      for (auto& e : *list) names[e.executor_id()] = e.name();
+      break;
+    }
+    if (clock.Now() > 15) {
+      std::fprintf(stderr, "tailcut demo: executors did not register within 15 s; see logs in %s\n", log_dir.c_str());
+      shutdown();
+      return kExitFailed;
+    }
+    std::fprintf(stderr, "\rwaiting for executors: %zu/%d registered", list.ok() ? list->size() : 0, executors);
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  std::fprintf(stderr, "\r%-50s\r", "");
+
+  std::map<uint64_t, std::vector<double>> per_exec;
+  std::printf("\n%-6s %6s %9s %9s %9s %9s\n", "JOB", "TASKS", "WALL(s)", "p50(ms)", "p99(ms)", "max(ms)");
+  for (int j = 1; j <= jobs; ++j) {
+    wire::JobSpec spec = FanoutJob("sleep", "ms=" + std::to_string(task_ms) + " sigma=0.2 seed=" + std::to_string(j),
+                                   static_cast<uint32_t>(tasks));
+    spec.set_name("demo-fanout-" + std::to_string(j));
+    spec.set_stream_results(true);
+    double t0 = clock.Now();
+    auto id = client.Submit(spec);
+    if (!id.ok()) {
+      std::fprintf(stderr, "tailcut demo: submit failed: %s\n", id.status().message().c_str());
+      rc = kExitFailed;
+      break;
+    }
+    std::vector<double> runs;
+    WaitOptions w;
+    w.on_result = [&](const wire::TaskResult& r) {
+      runs.push_back(r.run_s());
+      per_exec[r.executor_id()].push_back(r.run_s());
+    };
+    auto st = client.Wait(*id, w);
+    double wall = clock.Now() - t0;
+    if (!st.ok() || st->state() != wire::JOB_SUCCEEDED) {
+      std::fprintf(stderr, "tailcut demo: job %d did not succeed: %s\n", j,
+                   st.ok() ? st->reason().c_str() : st.status().message().c_str());
+      rc = kExitFailed;
+      break;
+    }
+    std::printf("%-6d %6d %9.3f %9.1f %9.1f %9.1f\n", j, tasks, wall, Quantile(runs, 0.5) * 1e3,
+                Quantile(runs, 0.99) * 1e3, Quantile(runs, 1.0) * 1e3);
+  }
+
+  std::vector<double> medians;
+  for (auto& [id, v] : per_exec) medians.push_back(Quantile(v, 0.5));
+  double fleet = Quantile(medians, 0.5);
+  std::printf("\n%-10s %6s %9s %9s %9s\n", "EXECUTOR", "TASKS", "p50(ms)", "p99(ms)", "max(ms)");
+  for (auto& [id, v] : per_exec) {
+    double p50 = Quantile(v, 0.5);
+    std::printf("%-10s %6zu %9.1f %9.1f %9.1f%s\n", names[id].c_str(), v.size(), p50 * 1e3, Quantile(v, 0.99) * 1e3,
+                Quantile(v, 1.0) * 1e3, p50 > 2 * fleet ? "   <- straggler (fail-slow)" : "");
+  }
+  shutdown();
+  return rc;
+}
+
+}  // namespace tailcut::cli

@@ -1,0 +1,267 @@
+// tailcut: the command-line tool. One subcommand per verb; see --help.
+#include <cstdio>
+#include <cstring>
+#include <string>
+
+#include "cli_util.h"
+#include "commands.h"
+#include "tailcut/client/client.h"
+#include "tailcut/common/clock.h"
+#include "tailcut/common/log.h"
+
+namespace tailcut::cli {
+namespace {
+
+const char kUsage[] = R"(usage: tailcut COMMAND [options]
+
+commands:
+  demo                 start a local scheduler and 4 executors (one fail-slow),
+                       run a fan-out job, print per-executor and per-job timings
+  submit [JOB.toml]    submit a job (a TOML job file, or --kernel/--tasks flags)
+  status JOB           show a job's state
+  cancel JOB           cancel a job
+  results JOB          committed outputs of a job submitted with return_outputs
+  executors            list executors with their load and health
+
+common options:
+  --scheduler EP       the scheduler's client endpoint (default tcp://127.0.0.1:7701,
+                       or $TAILCUT_SCHEDULER)
+  --json               machine-readable output (the protocol's messages as JSON)
+  --timeout S          seconds to wait for the scheduler's answer (default 10)
+  -h, --help           help for a command: tailcut COMMAND --help
+
+exit codes: 0 ok, 1 the job failed or the request was refused, 2 bad usage,
+            3 no scheduler answered
+)";
+
+const char kSubmitUsage[] = R"(usage: tailcut submit [JOB.toml] [options]
+
+Submits a job. With no file, the flags describe a fan-out of identical tasks.
+
+  --kernel NAME        kernel of every task (noop, sleep, spin, matmul, shell, ...)
+  --args TEXT          kernel arguments, e.g. "ms=50 sigma=0.3"
+  --tasks N            number of tasks (default 1)
+  --k K                finish when any K tasks commit (k_of_n); default: all
+  --gpus G             GPUs per task (0 or 1)
+  --name NAME          job name
+  --wait               wait for the job, with a progress bar; exit 1 if it fails
+  --json, --scheduler EP, --timeout S
+)";
+
+ClientOptions ClientOptionsFrom(const Args& a) {
+  ClientOptions o;
+  const char* env = std::getenv("TAILCUT_SCHEDULER");
+  if (env && *env) o.endpoint = env;
+  o.endpoint = a.Get("--scheduler", o.endpoint);
+  o.timeout_s = std::atof(a.Get("--timeout", "10").c_str());
+  if (o.timeout_s <= 0) o.timeout_s = 10;
+  return o;
+}
+
+int Fail(const Status& s) {
+  std::fprintf(stderr, "tailcut: %s\n", s.message().c_str());
+  return s.code() == Status::Code::kUnavailable ? kExitUnavailable : kExitFailed;
+}
+
+void PrintStatus(const wire::JobStatus& s) {
+  std::printf("job %llu (%s): %s, %u/%u tasks committed, %u running, %u attempts (%u copies, %u failed)",
+              static_cast<unsigned long long>(s.job_id()), s.name().c_str(), JobStateText(s.state()), s.committed(),
+              s.tasks(), s.running(), s.attempts(), s.copies(), s.failed_attempts());
+  if (s.finished_at_s() > 0) std::printf(", %.3f s", s.finished_at_s() - s.submitted_at_s());
+  std::printf("\n");
+  if (!s.reason().empty()) std::printf("  reason: %s\n", s.reason().c_str());
+}
+
+int WaitAndReport(Client& client, JobId id, const Args& a) {
+  SteadyClock clock;
+  WaitOptions w;
+  bool json = a.Has("--json");
+  w.on_progress = [&](const wire::JobStatus& s) {
+    if (!json) ProgressBar("job " + std::to_string(id), s.committed(), s.tasks(), clock.Now());
+  };
+  auto st = client.Wait(id, w);
+  EndProgress();
+  if (!st.ok()) return Fail(st.status());
+  if (json) {
+    std::printf("%s\n", ToJson(*st).c_str());
+  } else {
+    PrintStatus(*st);
+  }
+  return st->state() == wire::JOB_SUCCEEDED ? kExitOk : kExitFailed;
+}
+
+int Submit(const Args& a) {
+  if (a.Has("--help") || a.Has("-h")) return std::fputs(kSubmitUsage, stdout), kExitOk;
+  wire::JobSpec job;
+  if (!a.positional().empty()) {
+    auto j = LoadJobFile(a.positional()[0]);
+    if (!j.ok()) {
+      std::fprintf(stderr, "tailcut: %s\n", j.status().message().c_str());
+      return kExitUsage;
+    }
+    job = *j;
+  } else if (a.Has("--kernel")) {
+    long tasks = std::atol(a.Get("--tasks", "1").c_str());
+    if (tasks <= 0) {
+      std::fprintf(stderr, "tailcut: --tasks must be a positive number\n");
+      return kExitUsage;
+    }
+    job = FanoutJob(a.Get("--kernel"), a.Get("--args"), static_cast<uint32_t>(tasks));
+    job.mutable_template_()->mutable_demand()->set_gpus(std::atoi(a.Get("--gpus", "0").c_str()));
+    if (a.Has("--k")) {
+      job.mutable_rule()->set_kind(wire::CompletionRule::K_OF_N);
+      job.mutable_rule()->set_k(std::atoi(a.Get("--k").c_str()));
+    }
+  } else {
+    std::fprintf(stderr, "tailcut: submit needs a job file or --kernel (try tailcut submit --help)\n");
+    return kExitUsage;
+  }
+  if (a.Has("--name")) job.set_name(a.Get("--name"));
+  Client client(ClientOptionsFrom(a));
+  auto id = client.Submit(job);
+  if (!id.ok()) return Fail(id.status());
+  if (a.Has("--wait")) return WaitAndReport(client, *id, a);
+  if (a.Has("--json")) {
+    wire::JobSubmitted s;
+    s.set_job_id(*id);
+    s.set_tasks(job.tasks_size() + job.template_count());
+    std::printf("%s\n", ToJson(s).c_str());
+  } else {
+    std::printf("submitted job %llu\n", static_cast<unsigned long long>(*id));
+  }
+  return kExitOk;
+}
+
+bool JobArg(const Args& a, const char* verb, JobId* id) {
+  if (a.positional().size() != 1) {
+    std::fprintf(stderr, "usage: tailcut %s JOB [--json] [--scheduler EP]\n", verb);
+    return false;
+  }
+  char* end = nullptr;
+  *id = std::strtoull(a.positional()[0].c_str(), &end, 10);
+  if (*end != '\0' || *id == 0) {
+    std::fprintf(stderr, "tailcut: '%s' is not a job id\n", a.positional()[0].c_str());
+    return false;
+  }
+  return true;
+}
+
+int StatusCmd(const Args& a) {
+  JobId id;
+  if (!JobArg(a, "status", &id)) return kExitUsage;
+  Client client(ClientOptionsFrom(a));
+  auto s = client.GetStatus(id);
+  if (!s.ok()) return Fail(s.status());
+  if (a.Has("--json")) {
+    std::printf("%s\n", ToJson(*s).c_str());
+  } else {
+    PrintStatus(*s);
+  }
+  return kExitOk;
+}
+
+int CancelCmd(const Args& a) {
+  JobId id;
+  if (!JobArg(a, "cancel", &id)) return kExitUsage;
+  Client client(ClientOptionsFrom(a));
+  auto s = client.Cancel(id);
+  if (!s.ok()) return Fail(s.status());
+  if (a.Has("--json")) {
+    std::printf("%s\n", ToJson(*s).c_str());
+  } else {
+    PrintStatus(*s);
+  }
+  return kExitOk;
+}
+
+int ResultsCmd(const Args& a) {
+  JobId id;
+  if (!JobArg(a, "results", &id)) return kExitUsage;
+  Client client(ClientOptionsFrom(a));
+  auto r = client.Results(id);
+  if (!r.ok()) return Fail(r.status());
+  wire::TaskResults all;
+  all.set_job_id(id);
+  for (auto& x : *r) *all.add_results() = x;
+  if (a.Has("--json")) {
+    std::printf("%s\n", ToJson(all).c_str());
+  } else {
+    for (auto& x : *r)
+      std::printf("task %u  executor %llu  %.4f s  %s\n", x.task_index(),
+                  static_cast<unsigned long long>(x.executor_id()), x.run_s(), x.output().c_str());
+  }
+  return kExitOk;
+}
+
+const char* HealthText(const wire::ExecutorInfo& e) {
+  if (e.quarantined()) return "quarantined";
+  switch (e.health().state()) {
+    case wire::ExecutorHealth::SUSPECT: return "suspect";
+    case wire::ExecutorHealth::FAIL_SLOW: return "fail-slow";
+    case wire::ExecutorHealth::RECOVERED: return "recovered";
+    default: return "healthy";
+  }
+}
+
+int ExecutorsCmd(const Args& a) {
+  Client client(ClientOptionsFrom(a));
+  auto r = client.Executors();
+  if (!r.ok()) return Fail(r.status());
+  if (a.Has("--json")) {
+    wire::ExecutorList l;
+    for (auto& e : *r) *l.add_executors() = e;
+    std::printf("%s\n", ToJson(l).c_str());
+    return kExitOk;
+  }
+  std::printf("%-4s %-24s %5s %4s %7s %9s %-11s %6s %9s\n", "ID", "NAME", "SLOTS", "GPUS", "RUNNING", "FINISHED",
+              "HEALTH", "SPEED", "SEEN");
+  for (auto& e : *r)
+    std::printf("%-4llu %-24s %5u %4u %7u %9llu %-11s %5.2fx %7.1fs\n", static_cast<unsigned long long>(e.executor_id()),
+                e.name().c_str(), e.cpu_slots(), e.gpus(), e.running(), static_cast<unsigned long long>(e.finished()),
+                HealthText(e), e.health().speed_factor(), e.last_seen_s_ago());
+  if (r->empty()) std::printf("(no executors registered)\n");
+  return kExitOk;
+}
+
+struct Command {
+  const char* name;
+  int (*run)(const Args&);
+  std::vector<std::string> switches;
+};
+
+}  // namespace
+}  // namespace tailcut::cli
+
+int main(int argc, char** argv) {
+  using namespace tailcut::cli;
+  tailcut::SetLogComponent("tailcut");
+  const std::vector<Command> commands = {
+      {"submit", Submit, {"--wait", "--json", "--help", "-h"}},
+      {"status", StatusCmd, {"--json"}},
+      {"cancel", CancelCmd, {"--json"}},
+      {"results", ResultsCmd, {"--json"}},
+      {"executors", ExecutorsCmd, {"--json"}},
+      {"demo", RunDemo, {"--json", "--help", "-h", "--keep-logs"}},
+  };
+  if (argc < 2 || !std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h") || !std::strcmp(argv[1], "help")) {
+    std::fputs(kUsage, stdout);
+    return argc < 2 ? kExitUsage : kExitOk;
+  }
+  if (!std::strcmp(argv[1], "--version")) {
+    std::puts("tailcut 0.1.0 (protocol 1)");
+    return kExitOk;
+  }
+  std::string verb = argv[1];
+  for (const Command& c : commands) {
+    if (verb != c.name) continue;
+    Args args;
+    std::string error;
+    if (!Args::Parse(argc, argv, 2, c.switches, &args, &error)) {
+      std::fprintf(stderr, "tailcut %s: %s\n", c.name, error.c_str());
+      return kExitUsage;
+    }
+    return c.run(args);
+  }
+  std::fprintf(stderr, "tailcut: unknown command '%s' (try tailcut --help)\n", verb.c_str());
+  return kExitUsage;
+}

@@ -1,0 +1,248 @@
+// The scheduler daemon over real ZeroMQ sockets on loopback, with a
+// scripted executor (a raw DEALER) so every message is under the test's
+// control: registration, batched work, results, bad input, loss.
+#include <catch2/catch.hpp>
+
+#include <random>
+#include <thread>
+
+#include "tailcut/client/client.h"
+#include "tailcut/common/wire.h"
+#include "tailcut/scheduler/server.h"
+
+using namespace tailcut;
+
+namespace {
+
+struct RunningServer {
+  explicit RunningServer(double lost_after_s = 1.0) {
+    ServerOptions o;
+    o.executor_endpoint = "tcp://127.0.0.1:*";
+    o.client_endpoint = "tcp://127.0.0.1:*";
+    o.heartbeat_ms = 50;
+    o.core.lost_after_s = lost_after_s;
+    server = std::make_unique<SchedulerServer>(o);
+    REQUIRE(server->Bind().ok());
+    thread = std::thread([this] { server->Run(); });
+  }
+  ~RunningServer() {
+    server->Stop();
+    thread.join();
+  }
+  ClientOptions ClientOpts() const {
+    ClientOptions c;
+    c.endpoint = server->client_endpoint();
+    c.timeout_s = 5;
+    return c;
+  }
+  std::unique_ptr<SchedulerServer> server;
+  std::thread thread;
+};
+
+// A hand-driven executor.
+struct ScriptedExecutor {
+  ScriptedExecutor(zmq::context_t& ctx, const std::string& endpoint) : sock(ctx, zmq::socket_type::dealer) {
+    sock.set(zmq::sockopt::linger, 0);
+    sock.connect(endpoint);
+  }
+  void Send(const wire::ExecutorMessage& m) { sock.send(ToFrame(m), zmq::send_flags::none); }
+  void Register(uint32_t slots, std::vector<std::string> kernels = {"noop", "sleep"}) {
+    wire::ExecutorMessage m;
+    m.set_version(kProtocolVersion);
+    m.mutable_register_()->set_name("scripted");
+    m.mutable_register_()->set_cpu_slots(slots);
+    for (auto& k : kernels) m.mutable_register_()->add_kernels(k);
+    Send(m);
+  }
+  // Next message that is not a heartbeat; false after `seconds`.
+  bool Next(wire::SchedulerToExecutor* out, double seconds = 5) {
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+    while (std::chrono::steady_clock::now() < deadline) {
+      zmq::pollitem_t item{sock.handle(), 0, ZMQ_POLLIN, 0};
+      zmq::poll(&item, 1, std::chrono::milliseconds(50));
+      if (!(item.revents & ZMQ_POLLIN)) continue;
+      zmq::message_t f;
+      (void)sock.recv(f);
+      REQUIRE(FromFrame(f, out));
+      if (!out->has_heartbeat()) return true;
+    }
+    return false;
+  }
+  void Heartbeat() {
+    wire::ExecutorMessage m;
+    m.set_version(kProtocolVersion);
+    m.mutable_report();
+    Send(m);
+  }
+  void Complete(const std::vector<uint64_t>& attempts) {
+    wire::ExecutorMessage m;
+    m.set_version(kProtocolVersion);
+    for (uint64_t a : attempts) {
+      auto* r = m.mutable_report()->add_results();
+      r->set_attempt_id(a);
+      r->set_outcome(wire::AttemptResult::OK);
+      r->set_output("done " + std::to_string(a));
+      r->set_run_s(0.001);
+    }
+    Send(m);
+  }
+  zmq::socket_t sock;
+};
+
+}  // namespace
+
+TEST_CASE("server: register, batched work, results, job succeeds") {
+  RunningServer rs;
+  zmq::context_t ctx;
+  ScriptedExecutor ex(ctx, rs.server->executor_endpoint());
+  ex.Register(4);
+  wire::SchedulerToExecutor msg;
+  REQUIRE(ex.Next(&msg));
+  REQUIRE(msg.has_registered());
+  CHECK(msg.registered().executor_id() > 0);
+
+  Client client(rs.ClientOpts());
+  wire::JobSpec job = FanoutJob("noop", "", 8);
+  job.set_return_outputs(true);
+  auto id = client.Submit(job);
+  REQUIRE(id.ok());
+  int done = 0;
+  while (done < 8) {
+    REQUIRE(ex.Next(&msg));
+    REQUIRE(msg.has_work());
+    CHECK(msg.work().assign_size() <= 4 + 4 * 512);
+    std::vector<uint64_t> ids;
+    for (auto& a : msg.work().assign()) {
+      CHECK(a.kernel() == "noop");
+      ids.push_back(a.attempt_id());
+    }
+    ex.Complete(ids);
+    done += static_cast<int>(ids.size());
+  }
+  auto st = client.Wait(*id);
+  REQUIRE(st.ok());
+  CHECK(st->state() == wire::JOB_SUCCEEDED);
+  auto outs = client.Results(*id);
+  REQUIRE(outs.ok());
+  CHECK(outs->size() == 8);
+  auto execs = client.Executors();
+  REQUIRE(execs.ok());
+  REQUIRE(execs->size() == 1);
+  CHECK(execs->at(0).finished() == 8);
+}
+
+TEST_CASE("server: bad input gets an error and the daemon keeps serving") {
+  RunningServer rs;
+  zmq::context_t ctx;
+  // Random bytes on the executor socket.
+  ScriptedExecutor junk(ctx, rs.server->executor_endpoint());
+  std::mt19937 rng(7);
+  for (int i = 0; i < 50; ++i) {
+    std::string bytes(1 + rng() % 200, '\0');
+    for (auto& c : bytes) c = static_cast<char>(rng());
+    junk.sock.send(zmq::buffer(bytes));
+  }
+  wire::SchedulerToExecutor reply;
+  REQUIRE(junk.Next(&reply));
+  CHECK(reply.has_error());
+  // Wrong protocol version.
+  wire::ExecutorMessage old;
+  old.set_version(99);
+  old.mutable_register_()->set_name("old");
+  junk.Send(old);
+  bool saw_version_error = false;
+  while (junk.Next(&reply, 2))
+    if (reply.error().code() == wire::Error::VERSION_MISMATCH) saw_version_error = true;
+  CHECK(saw_version_error);
+  // Reports before registering.
+  junk.Heartbeat();
+  REQUIRE(junk.Next(&reply));
+  CHECK(reply.error().code() == wire::Error::UNKNOWN_EXECUTOR);
+
+  // Random bytes and multi-frame garbage on the client socket.
+  zmq::socket_t raw(ctx, zmq::socket_type::dealer);
+  raw.set(zmq::sockopt::linger, 0);
+  raw.connect(rs.server->client_endpoint());
+  for (int i = 0; i < 50; ++i) {
+    std::string bytes(1 + rng() % 200, '\0');
+    for (auto& c : bytes) c = static_cast<char>(rng());
+    raw.send(zmq::buffer(bytes), zmq::send_flags::sndmore);
+    raw.send(zmq::buffer(bytes));
+  }
+  zmq::pollitem_t item{raw.handle(), 0, ZMQ_POLLIN, 0};
+  zmq::poll(&item, 1, std::chrono::milliseconds(5000));
+  REQUIRE(item.revents & ZMQ_POLLIN);
+  zmq::message_t f;
+  (void)raw.recv(f);
+  wire::ClientReply cr;
+  REQUIRE(FromFrame(f, &cr));
+  CHECK(cr.error().code() == wire::Error::BAD_MESSAGE);
+
+  // Still serving: a real executor registers and a job runs.
+  ScriptedExecutor ex(ctx, rs.server->executor_endpoint());
+  ex.Register(2);
+  REQUIRE(ex.Next(&reply));
+  REQUIRE(reply.has_registered());
+  Client client(rs.ClientOpts());
+  // A kernel nobody offers: a clear error naming it.
+  auto unknown = client.Submit(FanoutJob("frobnicate", "", 3));
+  REQUIRE_FALSE(unknown.ok());
+  CHECK(unknown.status().message().find("frobnicate") != std::string::npos);
+  CHECK(unknown.status().message().find("UNKNOWN_KERNEL") != std::string::npos);
+  // A job no executor can run: infeasible.
+  wire::JobSpec gpu = FanoutJob("noop", "", 1);
+  gpu.mutable_template_()->mutable_demand()->set_gpus(1);
+  auto infeasible = client.Submit(gpu);
+  REQUIRE_FALSE(infeasible.ok());
+  CHECK(infeasible.status().message().find("INFEASIBLE") != std::string::npos);
+  // Unknown job.
+  CHECK_FALSE(client.GetStatus(12345).ok());
+  auto id = client.Submit(FanoutJob("noop", "", 2));
+  REQUIRE(id.ok());
+  REQUIRE(ex.Next(&reply));
+  REQUIRE(reply.has_work());
+  std::vector<uint64_t> ids;
+  for (auto& a : reply.work().assign()) ids.push_back(a.attempt_id());
+  ex.Complete(ids);
+  auto st = client.Wait(*id);
+  REQUIRE(st.ok());
+  CHECK(st->state() == wire::JOB_SUCCEEDED);
+}
+
+TEST_CASE("server: a silent executor is declared lost and its work moves") {
+  RunningServer rs(/*lost_after_s=*/0.3);
+  zmq::context_t ctx;
+  ScriptedExecutor a(ctx, rs.server->executor_endpoint());
+  a.Register(2);
+  wire::SchedulerToExecutor msg;
+  REQUIRE(a.Next(&msg));
+  Client client(rs.ClientOpts());
+  auto id = client.Submit(FanoutJob("sleep", "ms=1", 2));
+  REQUIRE(id.ok());
+  REQUIRE(a.Next(&msg));
+  REQUIRE(msg.work().assign_size() == 2);
+  // a goes silent; b joins and keeps heartbeating.
+  ScriptedExecutor b(ctx, rs.server->executor_endpoint());
+  b.Register(2);
+  REQUIRE(b.Next(&msg));
+  REQUIRE(msg.has_registered());
+  std::vector<uint64_t> ids;
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (ids.size() < 2 && std::chrono::steady_clock::now() < deadline) {
+    b.Heartbeat();
+    if (b.Next(&msg, 0.1) && msg.has_work())
+      for (auto& x : msg.work().assign()) ids.push_back(x.attempt_id());
+  }
+  REQUIRE(ids.size() == 2);
+  b.Complete(ids);
+  auto st = client.Wait(*id);
+  REQUIRE(st.ok());
+  CHECK(st->state() == wire::JOB_SUCCEEDED);
+  CHECK(st->attempts() == 4);
+  // The lost executor's late report is refused: it must register again.
+  a.Heartbeat();
+  bool told = false;
+  while (a.Next(&msg, 1))
+    if (msg.has_error() && msg.error().code() == wire::Error::UNKNOWN_EXECUTOR) told = true;
+  CHECK(told);
+}
