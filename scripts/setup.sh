@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Installs what is missing (Debian 12 packages), then configures and builds
+# tailcut into ./build. Safe to re-run: it only installs and rebuilds what
+# changed. Usage: scripts/setup.sh [extra cmake -D options]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+packages=(build-essential cmake pkg-config libboost-fiber-dev libzmq3-dev cppzmq-dev
+          libtomlplusplus-dev catch2 libbenchmark-dev libprotobuf-dev protobuf-compiler)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "setup: installing ${missing[*]}"
+  sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+
+jobs=$(nproc 2>/dev/null || echo 2)
+cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo "$@" >/dev/null
+cmake --build build -j "$jobs"
+echo "setup: built into ./build (binaries in build/bin)"

@@ -1,0 +1,140 @@
+// End to end: the real tailcut-scheduler and tailcut-executor binaries on
+// loopback, driven through the client library.
+#include <catch2/catch.hpp>
+
+#include <netinet/in.h>
+#include <sys/socket.h>
+
+#include <filesystem>
+#include <memory>
+#include <set>
+
+#include "daemon_process.h"
+#include "tailcut/client/client.h"
+
+using namespace tailcut;
+using tailcut::testing::DaemonProcess;
+
+namespace tailcut::testing {
+int FreePort() {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
+  socklen_t len = sizeof a;
+  getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
+  close(fd);
+  return ntohs(a.sin_port);
+}
+}  // namespace tailcut::testing
+
+namespace {
+
+struct Cluster {
+  explicit Cluster(int executors, int slots = 2) {
+    std::string dir = std::filesystem::temp_directory_path() / ("tailcut-it-" + std::to_string(getpid()));
+    std::filesystem::create_directories(dir);
+    exec_ep = "tcp://127.0.0.1:" + std::to_string(tailcut::testing::FreePort());
+    client_ep = "tcp://127.0.0.1:" + std::to_string(tailcut::testing::FreePort());
+    scheduler = std::make_unique<DaemonProcess>(
+        std::vector<std::string>{TAILCUT_SCHEDULER_BIN, "--executor-endpoint", exec_ep, "--client-endpoint", client_ep,
+                                 "--set", "scheduler.heartbeat_ms=100", "--set", "core.lost_after_s=1.0"},
+        dir + "/scheduler.log");
+    for (int i = 0; i < executors; ++i)
+      this->executors.push_back(std::make_unique<DaemonProcess>(
+          std::vector<std::string>{TAILCUT_EXECUTOR_BIN, "--scheduler", exec_ep, "--slots", std::to_string(slots),
+                                   "--name", "it-" + std::to_string(i)},
+          dir + "/executor-" + std::to_string(i) + ".log"));
+    ClientOptions o;
+    o.endpoint = client_ep;
+    o.timeout_s = 10;
+    client = std::make_unique<Client>(o);
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+    while (std::chrono::steady_clock::now() < deadline) {
+      auto list = client->Executors();
+      if (list.ok() && static_cast<int>(list->size()) == executors) return;
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    FAIL("executors did not register; logs in " << dir);
+  }
+  std::string exec_ep, client_ep;
+  std::unique_ptr<DaemonProcess> scheduler;
+  std::vector<std::unique_ptr<DaemonProcess>> executors;
+  std::unique_ptr<Client> client;
+};
+
+}  // namespace
+
+TEST_CASE("daemons: a 10,000-task noop job completes") {
+  Cluster c(1);
+  auto id = c.client->Submit(FanoutJob("noop", "", 10000));
+  REQUIRE(id.ok());
+  WaitOptions w;
+  w.timeout_s = 60;
+  auto st = c.client->Wait(*id, w);
+  REQUIRE(st.ok());
+  CHECK(st->state() == wire::JOB_SUCCEEDED);
+  CHECK(st->committed() == 10000);
+}
+
+TEST_CASE("daemons: an executor killed mid-job; every task still commits exactly once") {
+  Cluster c(3);
+  wire::JobSpec job = FanoutJob("sleep", "ms=150", 60);
+  job.set_return_outputs(true);
+  auto id = c.client->Submit(job);
+  REQUIRE(id.ok());
+  std::this_thread::sleep_for(std::chrono::milliseconds(400));
+  c.executors[0]->Stop(SIGKILL);  // dies without a goodbye
+  WaitOptions w;
+  w.timeout_s = 60;
+  auto st = c.client->Wait(*id, w);
+  REQUIRE(st.ok());
+  CHECK(st->state() == wire::JOB_SUCCEEDED);
+  CHECK(st->attempts() > 60);  // the dead executor's attempts ran again
+  auto results = c.client->Results(*id);
+  REQUIRE(results.ok());
+  std::set<uint32_t> tasks;
+  for (const auto& r : *results) CHECK(tasks.insert(r.task_index()).second);  // no task twice
+  CHECK(tasks.size() == 60);
+  auto execs = c.client->Executors();
+  REQUIRE(execs.ok());
+  CHECK(execs->size() == 2);
+  CHECK(c.scheduler->Alive());
+}
+
+TEST_CASE("daemons: bad jobs get clear errors and both daemons keep serving") {
+  Cluster c(1);
+  auto unknown = c.client->Submit(FanoutJob("no-such-kernel", "", 1));
+  REQUIRE_FALSE(unknown.ok());
+  CHECK(unknown.status().message().find("no-such-kernel") != std::string::npos);
+  wire::JobSpec gpu = FanoutJob("noop", "", 1);
+  gpu.mutable_template_()->mutable_demand()->set_gpus(1);
+  auto infeasible = c.client->Submit(gpu);
+  REQUIRE_FALSE(infeasible.ok());
+  CHECK(infeasible.status().message().find("gpu") != std::string::npos);
+  // A kernel that fails: retried, then the job fails with the kernel's error.
+  wire::JobSpec failing = FanoutJob("shell", "exit 7", 1);
+  failing.set_max_attempts(2);
+  auto fid = c.client->Submit(failing);
+  REQUIRE(fid.ok());
+  auto fst = c.client->Wait(*fid);
+  REQUIRE(fst.ok());
+  CHECK(fst->state() == wire::JOB_FAILED);
+  CHECK(fst->reason().find("7") != std::string::npos);
+  CHECK(fst->failed_attempts() == 2);
+  // Bad kernel arguments fail the attempt, not the executor.
+  auto bad_args = c.client->Submit(FanoutJob("sleep", "ms=abc", 1));
+  REQUIRE(bad_args.ok());
+  auto bst = c.client->Wait(*bad_args);
+  REQUIRE(bst.ok());
+  CHECK(bst->state() == wire::JOB_FAILED);
+  // Still serving.
+  auto ok = c.client->Submit(FanoutJob("noop", "", 10));
+  REQUIRE(ok.ok());
+  auto st = c.client->Wait(*ok);
+  REQUIRE(st.ok());
+  CHECK(st->state() == wire::JOB_SUCCEEDED);
+  CHECK(c.scheduler->Alive());
+  CHECK(c.executors[0]->Alive());
+}
