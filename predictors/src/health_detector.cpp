@@ -53,6 +53,7 @@ void CusumHealthDetector::Observe(ExecutorId e, double ratio, Time now) {
   ++x.in_state;
   x.fast += (x.n == 1 ? 1.0 : 0.2) * (v - x.fast);
 
+  const NodeHealth prev_state = x.st.state;
   auto enter = [&](NodeHealth s) {
     x.st.state = s;
     x.st.since = now;
@@ -84,8 +85,14 @@ void CusumHealthDetector::Observe(ExecutorId e, double ratio, Time now) {
       }
       const uint32_t post = std::min(x.run, o_.window);
       if (post >= o_.confirm_min) {
-        const double level = QuantileOfLast(x, post, o_.validate_quantile);
-        if (level >= slow_level && level >= x.baseline + margin) enter(NodeHealth::kFailSlow);
+        // "The validate_quantile order statistic of the post-change samples is
+        // >= bar" without sorting: at most floor(q (post-1)) samples below bar.
+        const double bar = std::max(slow_level, x.baseline + margin);
+        const uint32_t allowed = static_cast<uint32_t>(std::clamp(o_.validate_quantile, 0.0, 1.0) * (post - 1));
+        uint32_t below = 0;
+        for (uint32_t i = 0; i < post; ++i)
+          below += x.ring[(x.head + o_.window - 1 - i) % o_.window] < bar;
+        if (below <= allowed) enter(NodeHealth::kFailSlow);
       }
       break;
     }
@@ -101,11 +108,16 @@ void CusumHealthDetector::Observe(ExecutorId e, double ratio, Time now) {
       break;
   }
 
-  // Speed factor: the post-change level while suspect / fail-slow, else fast EWMA.
-  if (x.st.state == NodeHealth::kSuspect) {
-    x.st.speed_factor = std::exp(MedianOfLast(x, std::max<uint32_t>(1, std::min(x.run, o_.window))));
-  } else if (x.st.state == NodeHealth::kFailSlow) {
-    x.st.speed_factor = std::exp(MedianOfLast(x, std::max<uint32_t>(o_.confirm_min, std::min(x.in_state, o_.window))));
+  // Speed factor: the post-change level while suspect / fail-slow (median at
+  // entry, then a fast EWMA: no sort per observation), else the fast EWMA.
+  const NodeHealth now_state = x.st.state;
+  if (now_state == NodeHealth::kSuspect || now_state == NodeHealth::kFailSlow) {
+    if (now_state != prev_state) {
+      x.level = MedianOfLast(x, std::max<uint32_t>(1, std::min(std::max(x.run, o_.confirm_min), o_.window)));
+    } else {
+      x.level += 0.2 * (v - x.level);
+    }
+    x.st.speed_factor = std::exp(x.level);
   } else {
     x.st.speed_factor = std::exp(x.fast);
   }

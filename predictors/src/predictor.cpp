@@ -5,6 +5,7 @@
 #include "tailcut/predictors/executor_speed.h"
 #include "tailcut/predictors/health_detector.h"
 #include "tailcut/predictors/quantile_predictor.h"
+#include "tailcut/predictors/quantile_sketch.h"
 #include "tailcut/predictors/regression_predictor.h"
 #include "tailcut/predictors/straggler.h"
 
@@ -128,9 +129,9 @@ void PredictorSuite::Observe(const AttemptRecord& r) {
   const double d = r.Duration();
   if (!(d > 0)) return;
   // Ratio against the prediction made before this result is learned.
-  const LatencyEstimate typical = latency_->Predict(r.task_class, r.input_size, 0);
-  if (typical.known() && typical.median > 0 && r.executor != 0) {
-    const double ratio = d / typical.median;
+  const LogTimeDist dist = latency_->Distribution(r.task_class, r.input_size);
+  if (dist.known() && r.executor != 0) {
+    const double ratio = d / std::exp(dist.offset + dist.residuals->Quantile(0.5));
     speed_->Observe(r.executor, ratio);
     Time now = r.finished >= 0 ? r.finished : (r.started >= 0 ? r.started + d : 0);
     health_->Observe(r.executor, ratio, now);

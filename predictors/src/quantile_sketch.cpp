@@ -55,11 +55,18 @@ void BinnedQuantiles::Refresh() const {
   }
   prefix_[counts_.size()] = s;
   cached_n_ = n_;
+  for (int k = 0; k < 5; ++k) cached_q_[k] = QuantileUncached(kCachedQ[k]);
 }
 
 double BinnedQuantiles::Quantile(double q) const {
   if (n_ == 0) return 0;
   Refresh();
+  for (int k = 0; k < 5; ++k)
+    if (q == kCachedQ[k]) return cached_q_[k];
+  return QuantileUncached(q);
+}
+
+double BinnedQuantiles::QuantileUncached(double q) const {
   const uint64_t total = prefix_.back();
   if (total == 0) return 0;
   q = std::clamp(q, 0.0, 1.0);

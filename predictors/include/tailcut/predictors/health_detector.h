@@ -41,6 +41,7 @@ class CusumHealthDetector final : public NodeHealthDetector {
     uint32_t in_state = 0;   // samples since the last transition
     double baseline = 0;     // healthy log level
     double fast = 0;         // fast EWMA of the log ratio
+    double level = 0;        // log level while suspect / fail-slow
     uint64_t n = 0;
     std::vector<float> ring;
     uint32_t head = 0, size = 0;

@@ -3,7 +3,8 @@
 // 0.01 bin is ~1% relative resolution). The bin range grows on demand up to
 // max_bins; values beyond clamp into the edge bins. Quantile/CDF queries use
 // a prefix-sum cache that is refreshed lazily once ~1.5% new samples (or any
-// sample while n < 64) arrived, so queries are O(1) amortised.
+// sample while n < 64) arrived, so queries are O(1) amortised; the common
+// quantiles (p25, p50, p75, p90, p99) are precomputed at each refresh.
 #pragma once
 
 #include <cstddef>
@@ -32,6 +33,8 @@ class BinnedQuantiles {
 
  private:
   void Refresh() const;
+  double QuantileUncached(double q) const;
+  static constexpr double kCachedQ[5] = {0.25, 0.5, 0.75, 0.9, 0.99};
   int64_t BinOf(double v) const;
   double width_;
   uint32_t max_bins_;
@@ -41,6 +44,7 @@ class BinnedQuantiles {
   double min_ = 0, max_ = 0;
   mutable std::vector<uint64_t> prefix_;  // prefix_[i] = sum counts_[0..i)
   mutable uint64_t cached_n_ = 0;
+  mutable double cached_q_[5] = {0, 0, 0, 0, 0};  // kCachedQ at the last refresh
 };
 
 }  // namespace tailcut
