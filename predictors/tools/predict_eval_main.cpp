@@ -113,6 +113,12 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "tailcut-predict-eval: %s\n", st.ToString().c_str());
     return 2;
   }
+  for (const std::string& k : cfg.Unused()) {
+    if (k.rfind("predictor.", 0) == 0) {
+      std::fprintf(stderr, "tailcut-predict-eval: unknown predictor option '%s' (see docs/PREDICTORS.md)\n", k.c_str());
+      return 2;
+    }
+  }
   auto rep = EvaluateTrace(trace, opts);
   if (!rep.ok()) {
     std::fprintf(stderr, "tailcut-predict-eval: %s\n", rep.status().ToString().c_str());

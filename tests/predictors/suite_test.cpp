@@ -157,3 +157,41 @@ TEST_CASE("PredictorSuite: an invalid latency name falls back to quantile", "[pr
   CHECK(s.latency().name() == "quantile");
   CHECK(MakeLatencyPredictor(o) == nullptr);
 }
+
+TEST_CASE("configs/predictors.toml: every key is known and every value is the default", "[predictors][options]") {
+  auto cfg = Config::LoadFile(std::string(TAILCUT_SOURCE_DIR) + "/configs/predictors.toml");
+  REQUIRE(cfg.ok());
+  PredictorOptions o;
+  o.latency = "regression";  // must be overwritten by the file
+  o.health.threshold = 99;
+  REQUIRE(LoadPredictorOptions(cfg.value(), "predictor", &o).ok());
+  CHECK(cfg.value().CheckAllUsed().ok());
+  PredictorOptions d;
+  CHECK(o.latency == d.latency);
+  CHECK(o.min_samples == d.min_samples);
+  CHECK(o.exclude_fail_slow == d.exclude_fail_slow);
+  CHECK(o.sketch.bin_width == d.sketch.bin_width);
+  CHECK(o.sketch.max_bins == d.sketch.max_bins);
+  CHECK(o.regression.forget == d.regression.forget);
+  CHECK(o.regression.huber_k == d.regression.huber_k);
+  CHECK(o.regression.min_samples == d.regression.min_samples);
+  CHECK(o.straggler.factor == d.straggler.factor);
+  CHECK(o.straggler.sigmas == d.straggler.sigmas);
+  CHECK(o.straggler.progress_sigma == d.straggler.progress_sigma);
+  CHECK(o.straggler.min_progress == d.straggler.min_progress);
+  CHECK(o.straggler.use_speed == d.straggler.use_speed);
+  CHECK(o.speed.alpha == d.speed.alpha);
+  CHECK(o.speed.min_samples == d.speed.min_samples);
+  CHECK(o.health.fail_slow_factor == d.health.fail_slow_factor);
+  CHECK(o.health.margin == d.health.margin);
+  CHECK(o.health.drift == d.health.drift);
+  CHECK(o.health.threshold == d.health.threshold);
+  CHECK(o.health.clip == d.health.clip);
+  CHECK(o.health.confirm_min == d.health.confirm_min);
+  CHECK(o.health.validate_quantile == d.health.validate_quantile);
+  CHECK(o.health.window == d.health.window);
+  CHECK(o.health.recover_factor == d.health.recover_factor);
+  CHECK(o.health.recover_window == d.health.recover_window);
+  CHECK(o.health.recovered_hold_s == d.health.recovered_hold_s);
+  CHECK(o.health.baseline_alpha == d.health.baseline_alpha);
+}
