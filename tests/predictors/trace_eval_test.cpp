@@ -144,3 +144,50 @@ TEST_CASE("EvaluateRows: no labels, no fail-slow column", "[predictors][eval]") 
   CHECK(r.episodes.empty());
   CHECK(r.mae_s > 0);
 }
+
+TEST_CASE("EvaluateRows: fail-slow episode that ends; recovery is not a false alarm", "[predictors][eval]") {
+  TraceGenOptions g;
+  g.executors = 8;
+  g.tasks = 20000;
+  g.fail_slow_executor = 2;
+  g.fail_slow_onset = 500;
+  g.fail_slow_end = 1500;
+  g.seed = 17;
+  auto rows = GenerateTrace(g);
+  EvalReport r = EvaluateRows(rows, EvalOptions{});
+  REQUIRE(r.episodes.size() == 1);
+  CHECK(r.episodes[0].detected);
+  CHECK(r.episodes[0].end >= 1500);
+  CHECK(r.episodes[0].delay_tasks <= 10);
+  CHECK(r.false_alarms == 0);
+  CHECK(r.fail_slow_alarms == 1);
+
+  // The suite itself goes FAIL_SLOW -> RECOVERED -> HEALTHY along the way.
+  PredictorSuite s;
+  std::vector<NodeHealth> seen;
+  for (size_t i = 0; i < rows.size(); ++i) {  // start order == end order per executor
+    s.Observe(rows[i].ToRecord(i + 1));
+    for (auto& [e, st] : s.HealthTransitions())
+      if (e == 2) seen.push_back(st.state);
+  }
+  REQUIRE(seen.size() >= 3);
+  CHECK(seen[seen.size() - 3] == NodeHealth::kFailSlow);
+  CHECK(seen[seen.size() - 2] == NodeHealth::kRecovered);
+  CHECK(seen.back() == NodeHealth::kHealthy);
+}
+
+TEST_CASE("EvaluateRows: assessment without progress is a weaker signal", "[predictors][eval]") {
+  TraceGenOptions g;
+  g.tasks = 5000;
+  g.straggler_prob = 0.05;
+  g.seed = 23;
+  auto rows = GenerateTrace(g);
+  EvalOptions o;
+  EvalReport with = EvaluateRows(rows, o);
+  o.progress = false;
+  o.assess_at = 2.0;
+  EvalReport without = EvaluateRows(rows, o);
+  CHECK(with.straggler.F1() > 0.9);
+  CHECK(without.straggler.F1() < with.straggler.F1());
+  CHECK(with.straggler_monitor.tp == without.straggler_monitor.tp);  // monitor mode ignores EvalOptions.progress
+}
