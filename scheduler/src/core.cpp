@@ -174,8 +174,11 @@ bool Feasible(const Executor& e, const TaskDef& d) {
 
 class SchedulerCore::Impl final : public ClusterView {
  public:
-  Impl(CoreOptions o, const Clock* clock, PolicyChain policies)
-      : opt_(o), clock_(clock), policies_(std::move(policies)) {}
+  Impl(CoreOptions o, const Clock* clock, PolicyChain policies, std::unique_ptr<PredictorSuite> predictors)
+      : opt_(o),
+        clock_(clock),
+        policies_(std::move(policies)),
+        predictors_(predictors ? std::move(predictors) : std::make_unique<PredictorSuite>()) {}
 
   // ------------------------------------------------------------ events --
   StatusOr<JobId> SubmitJob(JobDef def) {
@@ -242,6 +245,7 @@ class SchedulerCore::Impl final : public ClusterView {
     for (AttemptId a : ids) DropAttempt(a, AttemptOutcome::kExecutorLost, 0, "");
     total_slots_ -= it->second.desc.slots;
     executors_epoch_++;
+    predictors_->ForgetExecutor(id);
     if (lost) {
       TC_LOG(Warn) << "executor " << id << " (" << it->second.desc.name << ") lost: " << reason << "; "
                    << ids.size() << " attempts rescheduled";
@@ -303,10 +307,15 @@ class SchedulerCore::Impl final : public ClusterView {
     if (task.failures >= job.def.max_attempts) {
       task.phase = TaskPhase::kDead;
       job.dead++;
-      if (!CanStillComplete(job))
+      if (!CanStillComplete(job)) {
         FinishJob(job, JobState::kFailed,
                   "task " + std::to_string(a.task) + " failed " + std::to_string(task.failures) +
                       " times; last error: " + error);
+      } else if (job.committed + job.dead == job.Count()) {  // a quorum with nothing left to wait for
+        FinishJob(job, JobState::kSucceeded,
+                  "quorum closed: " + std::to_string(job.committed) + " of " + std::to_string(job.Count()) +
+                      " reported, the rest failed");
+      }
     } else {
       Requeue(job, a.task);
     }
@@ -408,6 +417,7 @@ class SchedulerCore::Impl final : public ClusterView {
       i.quarantined = e.quarantined;
       i.last_seen = e.last_seen;
       i.labels = e.desc.labels;
+      i.health = predictors_->Health(id);
       out.push_back(std::move(i));
     }
     return out;
@@ -485,7 +495,7 @@ class SchedulerCore::Impl final : public ClusterView {
     return extra_live_ >= cap ? 0 : cap - extra_live_;
   }
   uint32_t TotalSlots() const override { return total_slots_; }
-  const PredictorSuite* Predictors() const override { return nullptr; }
+  const PredictorSuite* Predictors() const override { return predictors_.get(); }
 
  private:
   // ---------------------------------------------------------- helpers --
@@ -739,23 +749,25 @@ class SchedulerCore::Impl final : public ClusterView {
       MarkFree(*e);
     }
     Time now = Now();
-    if (!observers_.empty()) {
-      const TaskDef& d = job.def.Task(a.task);
-      AttemptRecord r;
-      r.job = a.job;
-      r.task = a.task;
-      r.attempt = a.id;
-      r.executor = a.executor;
-      r.task_class = d.ClassName();
-      r.input_size = d.input_size;
-      r.queued = a.queued;
-      r.started = a.started;
-      r.finished = now;
-      r.run_s = run_s > 0 ? run_s : (a.started >= 0 ? now - a.started : 0);
-      r.outcome = outcome;
-      r.copy = a.copy;
-      for (CoreObserver* o : observers_) o->OnAttemptEnded(r);
-    }
+    const TaskDef& d = job.def.Task(a.task);
+    AttemptRecord r;
+    r.job = a.job;
+    r.task = a.task;
+    r.attempt = a.id;
+    r.executor = a.executor;
+    r.task_class = d.ClassName();
+    r.input_size = d.input_size;
+    r.queued = a.queued;
+    r.started = a.started;
+    r.finished = now;
+    r.run_s = run_s > 0 ? run_s : (a.started >= 0 ? now - a.started : 0);
+    r.outcome = outcome;
+    r.copy = a.copy;
+    predictors_->Observe(r);
+    for (auto& [e, state] : predictors_->HealthTransitions())
+      TC_LOG(Info) << "executor " << e << " health: " << NodeHealthName(state.state) << " (speed factor "
+                   << state.speed_factor << ")";
+    for (CoreObserver* o : observers_) o->OnAttemptEnded(r);
     attempts_.erase(a.id);
   }
 
@@ -926,6 +938,7 @@ class SchedulerCore::Impl final : public ClusterView {
   CoreOptions opt_;
   const Clock* clock_;
   PolicyChain policies_;
+  std::unique_ptr<PredictorSuite> predictors_;
   std::vector<CoreObserver*> observers_;
 
   std::unordered_map<JobId, Job> jobs_;
@@ -948,8 +961,9 @@ class SchedulerCore::Impl final : public ClusterView {
   bool dirty_ = false;
 };
 
-SchedulerCore::SchedulerCore(CoreOptions options, const Clock* clock, PolicyChain policies)
-    : impl_(std::make_unique<Impl>(options, clock, std::move(policies))) {}
+SchedulerCore::SchedulerCore(CoreOptions options, const Clock* clock, PolicyChain policies,
+                             std::unique_ptr<PredictorSuite> predictors)
+    : impl_(std::make_unique<Impl>(options, clock, std::move(policies), std::move(predictors))) {}
 SchedulerCore::~SchedulerCore() = default;
 
 StatusOr<JobId> SchedulerCore::SubmitJob(JobDef job) { return impl_->SubmitJob(std::move(job)); }

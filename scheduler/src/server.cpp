@@ -17,7 +17,7 @@ Status LoadServerOptions(const Config& cfg, ServerOptions* o) {
                    cfg.Get("scheduler.client_endpoint", &o->client_endpoint),
                    cfg.Get("scheduler.heartbeat_ms", &o->heartbeat_ms), cfg.Get("scheduler.tick_s", &o->tick_s),
                    ValidateEndpoint(o->executor_endpoint), ValidateEndpoint(o->client_endpoint),
-                   LoadCoreOptions(cfg, "core", &o->core)}) {
+                   LoadCoreOptions(cfg, "core", &o->core), LoadPredictorOptions(cfg, "predictor", &o->predictor)}) {
     if (!s.ok()) return s;
   }
   if (o->heartbeat_ms == 0) return Status::InvalidArgument("scheduler.heartbeat_ms must be > 0");
@@ -28,6 +28,15 @@ Status LoadServerOptions(const Config& cfg, ServerOptions* o) {
 }
 
 namespace {
+
+wire::ExecutorHealth::State HealthToWire(NodeHealth h) {
+  switch (h) {
+    case NodeHealth::kSuspect: return wire::ExecutorHealth::SUSPECT;
+    case NodeHealth::kFailSlow: return wire::ExecutorHealth::FAIL_SLOW;
+    case NodeHealth::kRecovered: return wire::ExecutorHealth::RECOVERED;
+    default: return wire::ExecutorHealth::HEALTHY;
+  }
+}
 
 // Messages drained per socket before the loop ticks the core again.
 constexpr int kMaxDrain = 4096;
@@ -48,7 +57,7 @@ class SchedulerServer::Impl {
  public:
   Impl(ServerOptions o, PolicyChain policies)
       : opt_(std::move(o)),
-        core_(opt_.core, &clock_, std::move(policies)),
+        core_(opt_.core, &clock_, std::move(policies), std::make_unique<PredictorSuite>(opt_.predictor)),
         executors_(ctx_, zmq::socket_type::router),
         clients_(ctx_, zmq::socket_type::router) {}
 
@@ -324,7 +333,8 @@ class SchedulerServer::Impl {
           x->set_finished(e.finished);
           x->set_quarantined(e.quarantined);
           x->set_last_seen_s_ago(now - e.last_seen);
-          x->mutable_health()->set_speed_factor(1.0);
+          x->mutable_health()->set_state(HealthToWire(e.health.state));
+          x->mutable_health()->set_speed_factor(e.health.speed_factor);
         }
         break;
       }

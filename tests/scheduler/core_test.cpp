@@ -288,3 +288,25 @@ TEST_CASE("long tasks are never queued behind running ones") {
   h.Finish(h.launches[0].attempt, 0.5);  // 0.5 s tasks
   CHECK(h.LiveOn(e).size() == 2);
 }
+
+TEST_CASE("a quorum round without a deadline closes once every task has reported or failed") {
+  CoreOptions o;
+  o.max_attempts = 1;
+  CoreHarness h(o);
+  h.Exec(4);
+  JobDef j = CoreHarness::Fanout(4);
+  j.rule.kind = CompletionKind::kQuorum;
+  j.rule.k = 4;
+  j.rule.min_count = 2;
+  auto id = h.core.SubmitJob(j);
+  h.Drain();
+  h.Finish(h.launches[0].attempt);
+  h.Finish(h.launches[1].attempt);
+  h.core.AttemptFailed(h.launches[2].attempt, "device lost", 0.1);
+  h.Drain();
+  CHECK_FALSE(h.finished.count(*id));
+  h.core.AttemptFailed(h.launches[3].attempt, "device lost", 0.1);
+  h.Drain();
+  REQUIRE(h.finished.count(*id));
+  CHECK(h.finished[*id].state == JobState::kSucceeded);
+}

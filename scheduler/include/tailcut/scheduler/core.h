@@ -24,6 +24,7 @@
 #include "tailcut/common/config.h"
 #include "tailcut/common/ids.h"
 #include "tailcut/common/status.h"
+#include "tailcut/predictors/predictor.h"
 #include "tailcut/scheduler/job.h"
 #include "tailcut/scheduler/policy.h"
 
@@ -104,6 +105,7 @@ struct ExecutorStatusInfo {
   bool quarantined = false;
   Time last_seen = 0;
   std::vector<std::pair<std::string, std::string>> labels;
+  NodeHealthState health;  // from the node-health detector
 };
 
 struct CommittedOutput { TaskIndex task; AttemptId attempt; ExecutorId executor; double run_s; std::string output; };
@@ -118,7 +120,10 @@ class CoreObserver {
 
 class SchedulerCore {
  public:
-  SchedulerCore(CoreOptions options, const Clock* clock, PolicyChain policies = {});
+  // Every finished attempt updates `predictors` (a default suite when null);
+  // policies read it through ClusterView::Predictors().
+  SchedulerCore(CoreOptions options, const Clock* clock, PolicyChain policies = {},
+                std::unique_ptr<PredictorSuite> predictors = nullptr);
   ~SchedulerCore();
   SchedulerCore(const SchedulerCore&) = delete;
   SchedulerCore& operator=(const SchedulerCore&) = delete;

@@ -22,6 +22,7 @@ struct ServerOptions {
   uint32_t heartbeat_ms = 200;                     // executors report this often
   double tick_s = 0.01;                            // core Tick cadence
   CoreOptions core;                                // keys under [core]
+  PredictorOptions predictor;                      // keys under [predictor]
 };
 Status LoadServerOptions(const Config& cfg, ServerOptions* out);
 
