@@ -1,0 +1,193 @@
+// Latency predictors, straggler scoring and fail-slow node detection.
+//
+// The scheduler core owns one PredictorSuite. It feeds it every finished
+// AttemptRecord and asks it, for running attempts, how long they will still
+// take and how likely they are to be stragglers, and, for executors, whether
+// they are fail-slow. See docs/PREDICTORS.md for the model and every option.
+//
+// Nothing here is thread-safe: the owner serialises calls (the scheduler
+// core is single-threaded). Const methods may refresh internal caches.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "tailcut/common/attempt_record.h"
+#include "tailcut/common/clock.h"
+#include "tailcut/common/config.h"
+#include "tailcut/common/ids.h"
+#include "tailcut/common/status.h"
+
+namespace tailcut {
+
+// Predicted run-time distribution of one task (seconds).
+struct LatencyEstimate {
+  double median = 0;
+  double p90 = 0;
+  double p99 = 0;
+  uint64_t samples = 0;  // observations the estimate rests on; 0 = unknown
+  bool known() const { return samples > 0; }
+};
+
+struct RunningAttempt {
+  AttemptId attempt = 0;
+  ExecutorId executor = 0;
+  std::string_view task_class;
+  double input_size = 0;  // 0 when unknown
+  double elapsed = 0;     // seconds it has been running
+  double progress = -1;   // 0..1, -1 unknown
+};
+
+struct StragglerEstimate {
+  double time_left = 0;       // expected remaining seconds (0 when unknown)
+  double expected_total = 0;  // elapsed + time_left
+  double p_straggler = 0;     // P(total run time > straggler threshold), see docs
+};
+
+enum class NodeHealth { kHealthy, kSuspect, kFailSlow, kRecovered };
+const char* NodeHealthName(NodeHealth h);  // "healthy", "suspect", "fail_slow", "recovered"
+
+struct NodeHealthState {
+  NodeHealth state = NodeHealth::kHealthy;
+  double speed_factor = 1.0;  // run time / expected; 3 = 3x slower
+  Time since = 0;             // when it entered `state`
+};
+
+// The run-time distribution for a set of task features, in log space:
+// ln(run time) = offset + R, where R is drawn from `residuals` (a sketch of
+// log-residuals). Shared by both predictors so straggler scoring is identical.
+class BinnedQuantiles;
+struct LogTimeDist {
+  double offset = 0;
+  const BinnedQuantiles* residuals = nullptr;  // null = unknown
+  uint64_t samples = 0;
+  bool known() const { return residuals != nullptr && samples > 0; }
+};
+
+class LatencyPredictor {
+ public:
+  virtual ~LatencyPredictor() = default;
+  virtual std::string_view name() const = 0;
+  // Learns from committed attempts with a positive Duration(); every other
+  // outcome is ignored (their times are censored or meaningless).
+  virtual void Observe(const AttemptRecord& r) = 0;
+  // `executor` is ignored by the predictors themselves (the suite applies
+  // per-executor speed); estimates are for a typical executor.
+  virtual LatencyEstimate Predict(std::string_view task_class, double input_size,
+                                  ExecutorId executor) const = 0;
+  virtual StragglerEstimate Assess(const RunningAttempt& a) const = 0;
+
+  // Added: the distribution behind Predict, for straggler scoring.
+  virtual LogTimeDist Distribution(std::string_view task_class, double input_size) const = 0;
+};
+
+// ---- Options (all keys under "<prefix>.", defaults documented in docs/PREDICTORS.md)
+
+struct SketchOptions {
+  double bin_width = 0.01;    // log-space bin width: ~1% relative resolution
+  uint32_t max_bins = 4096;   // memory cap per sketch (values beyond clamp to edge bins)
+};
+
+struct RegressionOptions {
+  double forget = 1.0;        // exponential forgetting per observation (1 = none)
+  double huber_k = 3.0;       // down-weight residuals beyond k robust sigmas
+  uint32_t min_samples = 8;   // below: predict with the class median only
+};
+
+struct StragglerOptions {
+  double factor = 1.5;           // threshold >= factor x typical median ...
+  double sigmas = 3.0;           // ... and >= median x exp(sigmas x robust sigma)
+  double progress_sigma = 0.25;  // log-space spread of a LATE estimate at 50% progress
+  double min_progress = 0.02;    // below: progress is treated as unknown
+  bool use_speed = true;         // shift the distribution by the executor's speed
+};
+
+struct SpeedOptions {
+  double alpha = 0.1;         // EWMA weight of the newest log ratio
+  uint32_t min_samples = 3;   // SpeedFactor() is 1.0 until then
+};
+
+struct HealthOptions {
+  double fail_slow_factor = 1.5;  // confirmed level must be >= this x normal
+  double margin = 0.10;           // ... and >= (1+margin) x the executor's own baseline
+  double drift = 0;               // CUSUM allowance (log); 0 = ln(fail_slow_factor)/2
+  double threshold = 4.0;         // CUSUM alarm level (log units)
+  double clip = 2.0;              // |log ratio| clipped to this before use
+  uint32_t confirm_min = 6;       // post-change samples needed to validate
+  double validate_quantile = 0.25;  // level of the post-change samples that must be slow
+  uint32_t window = 32;           // ring of recent log ratios kept per executor
+  double recover_factor = 1.2;    // FAIL_SLOW -> RECOVERED when recent median below
+  uint32_t recover_window = 5;    // ... over this many latest samples
+  double recovered_hold_s = 60;   // RECOVERED -> HEALTHY after this long healthy
+  double baseline_alpha = 0.02;   // EWMA of the executor's healthy level
+};
+
+struct PredictorOptions {
+  std::string latency = "quantile";  // quantile | regression
+  uint32_t min_samples = 5;          // class observations before estimates are known
+  bool exclude_fail_slow = true;     // do not learn latency from FAIL_SLOW executors
+  SketchOptions sketch;
+  RegressionOptions regression;
+  StragglerOptions straggler;
+  SpeedOptions speed;
+  HealthOptions health;
+};
+
+// Reads "<prefix>.latency", "<prefix>.min_samples", "<prefix>.sketch.bin_width",
+// ... (see docs/PREDICTORS.md); absent keys keep the values already in *out.
+Status LoadPredictorOptions(const Config& cfg, std::string_view prefix, PredictorOptions* out);
+Status ValidatePredictorOptions(const PredictorOptions& o);
+
+// Factory: "quantile" or "regression"; null for anything else.
+std::unique_ptr<LatencyPredictor> MakeLatencyPredictor(const PredictorOptions& opts);
+
+class NodeHealthDetector {
+ public:
+  virtual ~NodeHealthDetector() = default;
+  // slowdown_ratio = run time / predicted median for that task.
+  virtual void Observe(ExecutorId executor, double slowdown_ratio, Time now) = 0;
+  virtual NodeHealthState State(ExecutorId executor) const = 0;
+  virtual void Forget(ExecutorId executor) = 0;
+};
+
+class ExecutorSpeedTracker;
+
+class PredictorSuite {
+ public:
+  explicit PredictorSuite(PredictorOptions opts = {});
+  ~PredictorSuite();
+  PredictorSuite(PredictorSuite&&) noexcept;
+  PredictorSuite& operator=(PredictorSuite&&) noexcept;
+
+  // Updates the latency model, executor speed and health. Health time is
+  // r.finished (or started + Duration() when finished is unset).
+  void Observe(const AttemptRecord& r);
+  // With executor != 0 the median/p90/p99 are scaled by SpeedFactor(executor).
+  LatencyEstimate Predict(std::string_view task_class, double input_size, ExecutorId executor) const;
+  StragglerEstimate Assess(const RunningAttempt& a) const;
+  NodeHealthState Health(ExecutorId e) const;
+  double SpeedFactor(ExecutorId e) const;
+  void ForgetExecutor(ExecutorId e);
+  // Health changes since the last call, oldest first.
+  std::vector<std::pair<ExecutorId, NodeHealthState>> HealthTransitions();
+
+  // Added accessors.
+  const PredictorOptions& options() const { return opts_; }
+  const LatencyPredictor& latency() const { return *latency_; }
+
+ private:
+  void NoteHealth(ExecutorId e);
+  PredictorOptions opts_;
+  std::unique_ptr<LatencyPredictor> latency_;
+  std::unique_ptr<ExecutorSpeedTracker> speed_;
+  std::unique_ptr<NodeHealthDetector> health_;
+  std::unordered_map<ExecutorId, NodeHealth> last_state_;
+  std::vector<std::pair<ExecutorId, NodeHealthState>> transitions_;
+};
+
+}  // namespace tailcut

@@ -1,0 +1,28 @@
+// Per-task-class streaming quantiles of ln(run time). Ignores input size.
+#pragma once
+
+#include <string>
+#include <unordered_map>
+
+#include "tailcut/predictors/predictor.h"
+#include "tailcut/predictors/quantile_sketch.h"
+#include "tailcut/predictors/string_map.h"
+
+namespace tailcut {
+
+class QuantilePredictor final : public LatencyPredictor {
+ public:
+  explicit QuantilePredictor(const PredictorOptions& opts = {});
+  std::string_view name() const override { return "quantile"; }
+  void Observe(const AttemptRecord& r) override;
+  LatencyEstimate Predict(std::string_view task_class, double input_size, ExecutorId executor) const override;
+  StragglerEstimate Assess(const RunningAttempt& a) const override;
+  LogTimeDist Distribution(std::string_view task_class, double input_size) const override;
+  size_t classes() const { return classes_.size(); }
+
+ private:
+  PredictorOptions opts_;
+  StringMap<BinnedQuantiles> classes_;
+};
+
+}  // namespace tailcut

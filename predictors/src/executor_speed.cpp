@@ -1,0 +1,29 @@
+#include "tailcut/predictors/executor_speed.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace tailcut {
+
+void ExecutorSpeedTracker::Observe(ExecutorId e, double ratio) {
+  if (!(ratio > 0) || !std::isfinite(ratio)) return;
+  Entry& en = m_[e];
+  const double x = std::log(ratio);
+  // Warm up with a plain mean so the first sample does not dominate.
+  const double alpha = std::max(o_.alpha, 1.0 / static_cast<double>(en.n + 1));
+  en.log_ewma += alpha * (x - en.log_ewma);
+  ++en.n;
+}
+
+double ExecutorSpeedTracker::Speed(ExecutorId e) const {
+  auto it = m_.find(e);
+  if (it == m_.end() || it->second.n < o_.min_samples) return 1.0;
+  return std::exp(it->second.log_ewma);
+}
+
+uint64_t ExecutorSpeedTracker::Samples(ExecutorId e) const {
+  auto it = m_.find(e);
+  return it == m_.end() ? 0 : it->second.n;
+}
+
+}  // namespace tailcut

@@ -1,0 +1,187 @@
+#include "tailcut/predictors/predictor.h"
+
+#include <cmath>
+
+#include "tailcut/predictors/executor_speed.h"
+#include "tailcut/predictors/health_detector.h"
+#include "tailcut/predictors/quantile_predictor.h"
+#include "tailcut/predictors/regression_predictor.h"
+#include "tailcut/predictors/straggler.h"
+
+namespace tailcut {
+
+const char* NodeHealthName(NodeHealth h) {
+  switch (h) {
+    case NodeHealth::kHealthy: return "healthy";
+    case NodeHealth::kSuspect: return "suspect";
+    case NodeHealth::kFailSlow: return "fail_slow";
+    case NodeHealth::kRecovered: return "recovered";
+  }
+  return "unknown";
+}
+
+namespace {
+
+struct KeyReader {
+  const Config& cfg;
+  std::string prefix;
+  Status st;
+  template <typename T>
+  void operator()(std::string_view key, T* out) {
+    if (!st.ok()) return;
+    st = cfg.Get(prefix.empty() ? std::string(key) : prefix + "." + std::string(key), out);
+  }
+};
+
+Status Bad(std::string_view key, std::string_view why) {
+  return Status::InvalidArgument("predictor option " + std::string(key) + ": " + std::string(why));
+}
+
+}  // namespace
+
+Status ValidatePredictorOptions(const PredictorOptions& o) {
+  if (o.latency != "quantile" && o.latency != "regression")
+    return Bad("latency", "must be \"quantile\" or \"regression\", got \"" + o.latency + "\"");
+  if (o.min_samples < 1) return Bad("min_samples", "must be >= 1");
+  if (!(o.sketch.bin_width > 0 && o.sketch.bin_width <= 1)) return Bad("sketch.bin_width", "must be in (0, 1]");
+  if (o.sketch.max_bins < 16) return Bad("sketch.max_bins", "must be >= 16");
+  if (!(o.regression.forget > 0 && o.regression.forget <= 1)) return Bad("regression.forget", "must be in (0, 1]");
+  if (o.regression.huber_k < 0) return Bad("regression.huber_k", "must be >= 0 (0 disables)");
+  if (o.regression.min_samples < 2) return Bad("regression.min_samples", "must be >= 2");
+  if (!(o.straggler.factor >= 1)) return Bad("straggler.factor", "must be >= 1");
+  if (o.straggler.sigmas < 0) return Bad("straggler.sigmas", "must be >= 0");
+  if (!(o.straggler.progress_sigma > 0)) return Bad("straggler.progress_sigma", "must be > 0");
+  if (!(o.straggler.min_progress > 0 && o.straggler.min_progress < 1)) return Bad("straggler.min_progress", "must be in (0, 1)");
+  if (!(o.speed.alpha > 0 && o.speed.alpha <= 1)) return Bad("speed.alpha", "must be in (0, 1]");
+  const HealthOptions& h = o.health;
+  if (!(h.fail_slow_factor > 1)) return Bad("health.fail_slow_factor", "must be > 1");
+  if (h.margin < 0) return Bad("health.margin", "must be >= 0");
+  if (h.drift < 0) return Bad("health.drift", "must be >= 0 (0 = automatic)");
+  if (!(h.threshold > 0)) return Bad("health.threshold", "must be > 0");
+  if (!(h.clip > 0)) return Bad("health.clip", "must be > 0");
+  if (h.confirm_min < 1) return Bad("health.confirm_min", "must be >= 1");
+  if (!(h.validate_quantile >= 0 && h.validate_quantile <= 1)) return Bad("health.validate_quantile", "must be in [0, 1]");
+  if (h.window < 1 || h.window > 1024) return Bad("health.window", "must be in [1, 1024]");
+  if (h.recover_window < 1) return Bad("health.recover_window", "must be >= 1");
+  if (!(h.recover_factor >= 1)) return Bad("health.recover_factor", "must be >= 1");
+  if (h.recovered_hold_s < 0) return Bad("health.recovered_hold_s", "must be >= 0");
+  if (!(h.baseline_alpha >= 0 && h.baseline_alpha <= 1)) return Bad("health.baseline_alpha", "must be in [0, 1]");
+  return Status::Ok();
+}
+
+Status LoadPredictorOptions(const Config& cfg, std::string_view prefix, PredictorOptions* out) {
+  KeyReader r{cfg, std::string(prefix), Status::Ok()};
+  PredictorOptions& o = *out;
+  r("latency", &o.latency);
+  r("min_samples", &o.min_samples);
+  r("exclude_fail_slow", &o.exclude_fail_slow);
+  r("sketch.bin_width", &o.sketch.bin_width);
+  r("sketch.max_bins", &o.sketch.max_bins);
+  r("regression.forget", &o.regression.forget);
+  r("regression.huber_k", &o.regression.huber_k);
+  r("regression.min_samples", &o.regression.min_samples);
+  r("straggler.factor", &o.straggler.factor);
+  r("straggler.sigmas", &o.straggler.sigmas);
+  r("straggler.progress_sigma", &o.straggler.progress_sigma);
+  r("straggler.min_progress", &o.straggler.min_progress);
+  r("straggler.use_speed", &o.straggler.use_speed);
+  r("speed.alpha", &o.speed.alpha);
+  r("speed.min_samples", &o.speed.min_samples);
+  r("health.fail_slow_factor", &o.health.fail_slow_factor);
+  r("health.margin", &o.health.margin);
+  r("health.drift", &o.health.drift);
+  r("health.threshold", &o.health.threshold);
+  r("health.clip", &o.health.clip);
+  r("health.confirm_min", &o.health.confirm_min);
+  r("health.window", &o.health.window);
+  r("health.validate_quantile", &o.health.validate_quantile);
+  r("health.recover_factor", &o.health.recover_factor);
+  r("health.recover_window", &o.health.recover_window);
+  r("health.recovered_hold_s", &o.health.recovered_hold_s);
+  r("health.baseline_alpha", &o.health.baseline_alpha);
+  if (!r.st.ok()) return r.st;
+  return ValidatePredictorOptions(o);
+}
+
+std::unique_ptr<LatencyPredictor> MakeLatencyPredictor(const PredictorOptions& opts) {
+  if (opts.latency == "quantile") return std::make_unique<QuantilePredictor>(opts);
+  if (opts.latency == "regression") return std::make_unique<RegressionPredictor>(opts);
+  return nullptr;
+}
+
+PredictorSuite::PredictorSuite(PredictorOptions opts) : opts_(std::move(opts)) {
+  latency_ = MakeLatencyPredictor(opts_);
+  if (!latency_) {  // invalid name: fall back to the default rather than crash
+    opts_.latency = "quantile";
+    latency_ = MakeLatencyPredictor(opts_);
+  }
+  speed_ = std::make_unique<ExecutorSpeedTracker>(opts_.speed);
+  health_ = std::make_unique<CusumHealthDetector>(opts_.health);
+}
+
+PredictorSuite::~PredictorSuite() = default;
+PredictorSuite::PredictorSuite(PredictorSuite&&) noexcept = default;
+PredictorSuite& PredictorSuite::operator=(PredictorSuite&&) noexcept = default;
+
+void PredictorSuite::Observe(const AttemptRecord& r) {
+  if (r.outcome != AttemptOutcome::kCommitted) return;
+  const double d = r.Duration();
+  if (!(d > 0)) return;
+  // Ratio against the prediction made before this result is learned.
+  const LatencyEstimate typical = latency_->Predict(r.task_class, r.input_size, 0);
+  if (typical.known() && typical.median > 0 && r.executor != 0) {
+    const double ratio = d / typical.median;
+    speed_->Observe(r.executor, ratio);
+    Time now = r.finished >= 0 ? r.finished : (r.started >= 0 ? r.started + d : 0);
+    health_->Observe(r.executor, ratio, now);
+    NoteHealth(r.executor);
+  }
+  if (opts_.exclude_fail_slow && r.executor != 0 && health_->State(r.executor).state == NodeHealth::kFailSlow) return;
+  latency_->Observe(r);
+}
+
+void PredictorSuite::NoteHealth(ExecutorId e) {
+  NodeHealthState s = health_->State(e);
+  auto it = last_state_.find(e);
+  NodeHealth prev = it == last_state_.end() ? NodeHealth::kHealthy : it->second;
+  if (s.state != prev) transitions_.emplace_back(e, s);
+  last_state_[e] = s.state;
+}
+
+LatencyEstimate PredictorSuite::Predict(std::string_view task_class, double input_size, ExecutorId executor) const {
+  LatencyEstimate e = latency_->Predict(task_class, input_size, executor);
+  if (executor != 0 && e.known()) {
+    const double s = speed_->Speed(executor);
+    e.median *= s;
+    e.p90 *= s;
+    e.p99 *= s;
+  }
+  return e;
+}
+
+StragglerEstimate PredictorSuite::Assess(const RunningAttempt& a) const {
+  const double s = a.executor != 0 ? speed_->Speed(a.executor) : 1.0;
+  return AssessFromDistribution(latency_->Distribution(a.task_class, a.input_size), a, opts_.straggler, s);
+}
+
+NodeHealthState PredictorSuite::Health(ExecutorId e) const { return health_->State(e); }
+
+double PredictorSuite::SpeedFactor(ExecutorId e) const { return speed_->Speed(e); }
+
+void PredictorSuite::ForgetExecutor(ExecutorId e) {
+  speed_->Forget(e);
+  health_->Forget(e);
+  auto it = last_state_.find(e);
+  if (it != last_state_.end()) {
+    if (it->second != NodeHealth::kHealthy) transitions_.emplace_back(e, NodeHealthState{});
+    last_state_.erase(it);
+  }
+}
+
+std::vector<std::pair<ExecutorId, NodeHealthState>> PredictorSuite::HealthTransitions() {
+  std::vector<std::pair<ExecutorId, NodeHealthState>> out;
+  out.swap(transitions_);
+  return out;
+}
+
+}  // namespace tailcut
