@@ -52,9 +52,10 @@ void LatePolicy::OnTick(const ClusterView& v, std::vector<Proposal>* out) {
       rate = a.progress / el;  // LATE: progress score / elapsed
       left = (1 - a.progress) / rate;
     } else if (median > 0) {
-      // No progress reports: a task past its median is expected to run as
-      // long again (heavy tail), so total = max(median, 2 x elapsed).
-      double total = std::max(median, 2 * el);
+      // No progress reports: a task past its median is expected to run on
+      // as long as it has overrun (heavy tail): total = max(median, 2 x
+      // elapsed - median).
+      double total = std::max(median, 2 * el - median);
       rate = 1 / total;
       left = total - el;
     } else {
@@ -96,8 +97,8 @@ void LatePolicy::OnTick(const ClusterView& v, std::vector<Proposal>* out) {
   std::vector<const Est*> cands;
   for (auto& e : ests) {
     if (!e.candidate || e.rel_rate > slow_cut) continue;
-    // Relative to the job's median (when known) and to the running tasks.
-    bool slow = e.rel_rate * o_.min_slowdown <= (e.has_median ? std::min(1.0, med_rate) : med_rate);
+    // Relative to the job's typical rate when known, else to the running tasks.
+    bool slow = e.rel_rate * o_.min_slowdown <= (e.has_median ? 1.0 : med_rate);
     if (slow) cands.push_back(&e);
   }
   std::sort(cands.begin(), cands.end(), [](const Est* a, const Est* b) { return a->time_left > b->time_left; });

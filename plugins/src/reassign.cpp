@@ -19,6 +19,7 @@ Status LoadReassignOptions(const Config& cfg, const std::string& prefix, Reassig
       .Get("max_probation_s", &o->max_probation_s)
       .Get("copy_running", &o->copy_running)
       .Get("use_predictor", &o->use_predictor)
+      .Get("restart", &o->restart)
       .Check(o->factor > 1, "factor must be > 1")
       .Check(o->min_samples >= 1, "min_samples must be >= 1")
       .Check(o->alpha > 0 && o->alpha <= 1, "alpha must be in (0, 1]")
@@ -91,12 +92,30 @@ void ReassignPolicy::OnTick(const ClusterView& v, std::vector<Proposal>* out) {
   if (!o_.copy_running || flagged.empty()) return;
   auto jobs = JobsById(v);
   uint32_t allowed = v.CopiesAllowed();
+  uint64_t free = 0;
+  for (const ExecutorView& e : execs)
+    if (!e.quarantined && !flagged.count(e.id) && e.slots > e.used_slots) free += e.slots - e.used_slots;
   v.ForEachRunningAttempt([&](const AttemptView& a) {
-    if (!flagged.count(a.executor) || a.task_live != 1 || allowed == 0) return;
+    if (!flagged.count(a.executor) || a.task_live != 1) return;
     auto jt = jobs.find(a.job);
     if (jt == jobs.end() || !PlainJob(jt->second)) return;
-    --allowed;
-    out->push_back(Proposal::LaunchCopy(a.job, a.task, "reassign: off fail-slow executor " + std::to_string(a.executor)));
+    if (free > 0 && allowed > 0) {
+      --allowed;
+      --free;
+      out->push_back(Proposal::LaunchCopy(a.job, a.task, "reassign: off fail-slow executor " + std::to_string(a.executor)));
+      return;
+    }
+    // No room for a copy: restart it elsewhere (it is requeued ahead of new
+    // work) when that is expected to finish sooner, i.e. when the remaining
+    // time on the slow executor, slowdown x median - elapsed, exceeds a
+    // fresh run, median. Mantri's kill-and-restart rule.
+    if (!o_.restart) return;
+    double median = v.MedianRunTime(a.job);
+    double slowdown = pred ? pred->Health(a.executor).speed_factor : s.tracker.Slowdown(a.executor);
+    if (slowdown < o_.factor) slowdown = o_.factor;
+    if (median > 0 && Elapsed(v, a) < (slowdown - 1) * median)
+      out->push_back(Proposal::CancelAttempt(a.attempt, "reassign: restart off fail-slow executor " +
+                                                            std::to_string(a.executor)));
   });
 }
 

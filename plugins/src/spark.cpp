@@ -55,9 +55,11 @@ void SparkPolicy::OnTick(const ClusterView& v, std::vector<Proposal>* out) {
     else if (o_.task_duration_threshold_s > 0)
       r.threshold = std::max(o_.task_duration_threshold_s, o_.min_runtime_s);
     if (r.threshold >= 0 && o_.efficiency > 0 && median > 0 && j.def) {
-      double total = 0;
-      for (TaskIndex t = 0; t < j.tasks; ++t) total += j.def->Task(t).input_size;
-      if (total > 0) r.avg_rate = (total / j.tasks) / median;
+      // Typical rate: median input over median committed run time.
+      std::vector<double> in;
+      for (TaskIndex t = 0; t < j.tasks; ++t) in.push_back(j.def->Task(t).input_size);
+      double med_in = Quantile(std::move(in), 0.5);
+      if (med_in > 0) r.avg_rate = med_in / median;
     }
     rules[id] = r;
   }

@@ -20,6 +20,9 @@ struct ReassignOptions {
   double max_probation_s = 240;  // probation doubles on each re-quarantine up to this
   bool copy_running = true;    // launch copies of the executor's running attempts
   bool use_predictor = true;   // trust PredictorSuite::Health when available
+  // With no free slot for a copy: cancel (requeue elsewhere) attempts that
+  // would finish sooner restarted, elapsed < (slowdown - 1) x median.
+  bool restart = true;
 };
 Status LoadReassignOptions(const Config& cfg, const std::string& prefix, ReassignOptions* o);
 
