@@ -352,3 +352,15 @@ TEST_CASE("registry: names, default chain, parameters and errors") {
   CHECK(MakePolicyChain("clone", *good).ok());
   CHECK(good->Unused().empty());
 }
+
+TEST_CASE("configs/policies/*.toml load, and every key in them is a real parameter") {
+  for (const char* f : {"spark", "late", "clone", "hedge", "reassign", "predictive", "coded", "quorum"}) {
+    INFO(f);
+    auto cfg = Config::LoadFile(std::string(TAILCUT_SOURCE_DIR) + "/configs/policies/" + f + ".toml");
+    REQUIRE(cfg.ok());
+    std::string chain = std::string(f) == "coded" ? "coded,gradient_code" : f;
+    auto c = MakePolicyChain(chain, *cfg);
+    REQUIRE(c.ok());
+    CHECK(cfg->CheckAllUsed().ok());
+  }
+}
