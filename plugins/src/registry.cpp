@@ -4,6 +4,16 @@
 #include <map>
 #include <sstream>
 
+#include "tailcut/plugins/clone.h"
+#include "tailcut/plugins/coded.h"
+#include "tailcut/plugins/hedge.h"
+#include "tailcut/plugins/late.h"
+#include "tailcut/plugins/plugin_api.h"
+#include "tailcut/plugins/predictive.h"
+#include "tailcut/plugins/quorum.h"
+#include "tailcut/plugins/reassign.h"
+#include "tailcut/plugins/spark.h"
+
 namespace tailcut {
 namespace {
 
@@ -11,7 +21,17 @@ using Factory = std::function<StatusOr<std::unique_ptr<MitigationPolicy>>(const 
 
 // Name -> factory; each built-in policy adds one line here.
 const std::map<std::string, Factory>& Factories() {
-  static const std::map<std::string, Factory> f = {};
+  static const std::map<std::string, Factory> f = {
+      {"spark", MakeSparkPolicy},
+      {"late", MakeLatePolicy},
+      {"clone", MakeClonePolicy},
+      {"hedge", MakeHedgePolicy},
+      {"reassign", MakeReassignPolicy},
+      {"predictive", MakePredictivePolicy},
+      {"coded", MakeCodedPolicy},
+      {"gradient_code", MakeGradientCodePolicy},
+      {"quorum", MakeQuorumPolicy},
+  };
   return f;
 }
 
@@ -35,7 +55,8 @@ std::vector<std::string> BuiltinPolicyNames() {
   return names;
 }
 
-std::vector<std::string> DefaultPolicyChain() { return {}; }
+// Reasoning in docs/POLICIES.md ("The default chain").
+std::vector<std::string> DefaultPolicyChain() { return {"clone", "spark", "reassign"}; }
 
 StatusOr<PolicyChain> MakePolicyChain(const std::string& chain, const Config& cfg) {
   PolicyChain out;
@@ -49,9 +70,34 @@ StatusOr<PolicyChain> MakePolicyChain(const std::string& chain, const Config& cf
       }
       continue;
     }
+    if (name.rfind("plugin:", 0) == 0) {  // plugin:PATH or plugin:PATH#NAME
+      std::string spec = name.substr(7), pname;
+      if (auto h = spec.rfind('#'); h != std::string::npos) {
+        pname = spec.substr(h + 1);
+        spec = spec.substr(0, h);
+      }
+      auto p = LoadPluginPolicy(spec, pname, cfg);
+      if (!p.ok()) return p.status();
+      out.push_back(std::move(p).value());
+      continue;
+    }
+    if (name == "external") {  // every [[policies.external]] entry, in order
+      size_t n = cfg.ArraySize("policies.external");
+      for (size_t i = 0; i < n; ++i) {
+        std::string pre = "policies.external." + std::to_string(i) + ".";
+        std::string path, pname;
+        if (Status s = cfg.Get(pre + "path", &path); !s.ok()) return s;
+        if (Status s = cfg.Get(pre + "name", &pname); !s.ok()) return s;
+        if (path.empty()) return Status::InvalidArgument(pre + "path is missing");
+        auto p = LoadPluginPolicy(path, pname, cfg, pre);
+        if (!p.ok()) return p.status();
+        out.push_back(std::move(p).value());
+      }
+      continue;
+    }
     auto it = Factories().find(name);
     if (it == Factories().end()) {
-      std::string known = "none, default";
+      std::string known = "none, default, external, plugin:PATH[#NAME]";
       for (auto& n : BuiltinPolicyNames()) known += ", " + n;
       return Status::InvalidArgument("unknown policy '" + name + "' (known: " + known + ")");
     }

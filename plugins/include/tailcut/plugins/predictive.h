@@ -1,0 +1,45 @@
+// `predictive`: act on predictions (Wrangler / NURD style): keep new work
+// off executors predicted slow, and speculate early on attempts likely to
+// straggle. Without a PredictorSuite it falls back to its own per-executor
+// slowdown estimate and to the spark rule with a lower multiplier.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <unordered_set>
+
+#include "tailcut/common/config.h"
+#include "tailcut/common/status.h"
+#include "tailcut/plugins/spark.h"
+#include "tailcut/scheduler/policy.h"
+
+namespace tailcut {
+
+struct PredictiveOptions {
+  double speed_threshold = 1.5;   // avoid executors with speed factor >= this
+  double p_straggler = 0.7;       // speculate when P(straggler) >= this
+  double min_runtime_s = 0.1;     // attempts younger than this are not judged
+  uint32_t min_samples = 3;       // own estimate: finished attempts per executor
+  // Fallback without predictors: spark with these values.
+  double fallback_quantile = 0.5;
+  double fallback_multiplier = 1.5;
+  bool speculate_coded = false;
+};
+Status LoadPredictiveOptions(const Config& cfg, const std::string& prefix, PredictiveOptions* o);
+
+class PredictivePolicy final : public MitigationPolicy {
+ public:
+  explicit PredictivePolicy(PredictiveOptions o = {});
+  std::string_view name() const override { return "predictive"; }
+  void OnTick(const ClusterView& v, std::vector<Proposal>* out) override;
+  bool AvoidExecutor(const ClusterView& v, ExecutorId e) const override;
+
+ private:
+  struct State;
+  PredictiveOptions o_;
+  std::shared_ptr<State> st_;
+};
+
+StatusOr<std::unique_ptr<MitigationPolicy>> MakePredictivePolicy(const Config& cfg, const std::string& prefix);
+
+}  // namespace tailcut

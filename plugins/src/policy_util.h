@@ -1,0 +1,152 @@
+// Shared pieces of the built-in policies (internal header).
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "tailcut/common/config.h"
+#include "tailcut/common/status.h"
+#include "tailcut/scheduler/policy.h"
+
+namespace tailcut::policy_util {
+
+// Elapsed time of an attempt: since it started, or since it was queued when
+// the executor has not reported a start.
+inline double Elapsed(const ClusterView& v, const AttemptView& a) {
+  return v.Now() - (a.started >= 0 ? a.started : a.queued);
+}
+
+// q-quantile (0..1) by nearest rank; 0 for an empty vector.
+inline double Quantile(std::vector<double> v, double q) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  double pos = std::clamp(q, 0.0, 1.0) * static_cast<double>(v.size() - 1);
+  size_t lo = static_cast<size_t>(std::floor(pos));
+  size_t hi = std::min(lo + 1, v.size() - 1);
+  double f = pos - static_cast<double>(lo);
+  return v[lo] * (1 - f) + v[hi] * f;
+}
+
+inline double Quantile(const std::vector<float>& v, double q) {
+  return Quantile(std::vector<double>(v.begin(), v.end()), q);
+}
+
+// Speculative policies leave k_of_n (coded) and quorum jobs alone: coding and
+// over-selection already are their redundancy (see docs/POLICIES.md).
+inline bool PlainJob(const JobView& j) { return j.def && j.def->rule.kind == CompletionKind::kAll; }
+
+// Jobs by id for one tick.
+inline std::unordered_map<JobId, JobView> JobsById(const ClusterView& v) {
+  std::unordered_map<JobId, JobView> m;
+  v.ForEachJob([&](const JobView& j) { m[j.id] = j; });
+  return m;
+}
+
+// Remembers which (job, task) pairs a policy already copied, so each task
+// gets at most one copy from it; forgets jobs that are no longer running.
+class CopiedTasks {
+ public:
+  bool Has(JobId j, TaskIndex t) const {
+    auto it = m_.find(j);
+    return it != m_.end() && it->second.count(t);
+  }
+  void Add(JobId j, TaskIndex t) { m_[j].insert(t); }
+  void Prune(const std::unordered_map<JobId, JobView>& running) {
+    for (auto it = m_.begin(); it != m_.end();) it = running.count(it->first) ? std::next(it) : m_.erase(it);
+  }
+
+ private:
+  std::unordered_map<JobId, std::unordered_set<TaskIndex>> m_;
+};
+
+// Self-contained per-executor slowdown estimate, for running without
+// predictors. Each tick it notes the started attempts it sees; an attempt
+// that has disappeared since the previous tick ended about now, and its
+// duration divided by its job's median committed run time (taken while it
+// was running) is one sample of that executor's slowdown. Superseded
+// attempts count too: their duration is a lower bound, and being beaten by
+// a copy is itself evidence of slowness. Samples feed an EWMA.
+class SlowdownTracker {
+ public:
+  struct Options {
+    double alpha = 0.3;        // EWMA weight of the newest sample
+    uint32_t min_samples = 3;  // Slowdown() is 1 until then
+  };
+  explicit SlowdownTracker(Options o) : o_(o) {}
+
+  void Update(const ClusterView& v) {
+    Time now = v.Now();
+    std::unordered_map<AttemptId, Seen> cur;
+    v.ForEachRunningAttempt([&](const AttemptView& a) {
+      if (a.started < 0) return;
+      Seen s{a.executor, a.job, a.started, v.MedianRunTime(a.job)};
+      auto it = seen_.find(a.attempt);
+      if (s.median <= 0 && it != seen_.end()) s.median = it->second.median;
+      cur.emplace(a.attempt, s);
+    });
+    for (auto& [id, s] : seen_) {
+      if (cur.count(id) || s.median <= 0) continue;
+      ExecutorView ev;
+      if (!v.FindExecutor(s.executor, &ev)) {  // executor left: forget it
+        stats_.erase(s.executor);
+        continue;
+      }
+      double ratio = std::max(now - s.started, 0.0) / s.median;
+      Stat& st = stats_[s.executor];
+      st.ewma = st.samples == 0 ? ratio : (1 - o_.alpha) * st.ewma + o_.alpha * ratio;
+      st.samples++;
+    }
+    seen_.swap(cur);
+  }
+
+  // Estimated run time on `e` / typical run time; 1 when unknown.
+  double Slowdown(ExecutorId e) const {
+    auto it = stats_.find(e);
+    if (it == stats_.end() || it->second.samples < o_.min_samples) return 1.0;
+    return it->second.ewma;
+  }
+  uint32_t Samples(ExecutorId e) const {
+    auto it = stats_.find(e);
+    return it == stats_.end() ? 0 : it->second.samples;
+  }
+  // Starts over for `e` (e.g. after a release from quarantine).
+  void Forget(ExecutorId e) { stats_.erase(e); }
+
+ private:
+  struct Seen {
+    ExecutorId executor;
+    JobId job;
+    Time started;
+    double median;
+  };
+  struct Stat {
+    double ewma = 1;
+    uint32_t samples = 0;
+  };
+  Options o_;
+  std::unordered_map<AttemptId, Seen> seen_;
+  std::unordered_map<ExecutorId, Stat> stats_;
+};
+
+// Parameter reading: `Get` keeps the default when the key is absent.
+struct Params {
+  const Config& cfg;
+  const std::string& prefix;
+  Status status = Status::Ok();
+  template <typename T>
+  Params& Get(const char* key, T* out) {
+    if (status.ok()) status = cfg.Get(prefix + key, out);
+    return *this;
+  }
+  Params& Check(bool ok, const std::string& what) {
+    if (status.ok() && !ok) status = Status::InvalidArgument(prefix + what);
+    return *this;
+  }
+};
+
+}  // namespace tailcut::policy_util
