@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "tailcut/common/log.h"
+#include "tailcut/plugins/registry.h"
 #include "tailcut/scheduler/server.h"
 
 namespace {
@@ -25,6 +26,9 @@ options:
                              has a default, so the file is optional)
       --executor-endpoint EP where executors connect (default tcp://*:7700)
       --client-endpoint EP   where clients connect   (default tcp://*:7701)
+      --policy CHAIN         mitigation policies, e.g. clone,spark,reassign; "none"
+                             turns mitigation off (default "default", see
+                             docs/POLICIES.md)
       --set KEY=VALUE        override any config key, e.g. --set core.max_attempts=5
       --log-level LEVEL      debug|info|warn|error (default info)
   -h, --help                 this text
@@ -61,6 +65,8 @@ int main(int argc, char** argv) {
       overrides.push_back("scheduler.executor_endpoint=\"" + value("--executor-endpoint") + "\"");
     } else if (a == "--client-endpoint") {
       overrides.push_back("scheduler.client_endpoint=\"" + value("--client-endpoint") + "\"");
+    } else if (a == "--policy") {
+      overrides.push_back("policies.chain=\"" + value("--policy") + "\"");
     } else if (a == "--set") {
       overrides.push_back(value("--set"));
     } else if (a == "--log-level") {
@@ -90,12 +96,18 @@ int main(int argc, char** argv) {
   SetLogLevel(lv);
   ServerOptions options;
   Status s = LoadServerOptions(*cfg, &options);
-  if (s.ok()) s = cfg->CheckAllUsed();
-  if (!s.ok()) {
-    std::fprintf(stderr, "tailcut-scheduler: %s\n", s.message().c_str());
+  std::string chain = "default";
+  if (s.ok()) s = cfg->Get("policies.chain", &chain);
+  auto policies = s.ok() ? MakePolicyChain(chain, *cfg) : StatusOr<PolicyChain>(s);
+  if (policies.ok()) s = cfg->CheckAllUsed();
+  if (!policies.ok() || !s.ok()) {
+    std::fprintf(stderr, "tailcut-scheduler: %s\n", (policies.ok() ? s : policies.status()).message().c_str());
     return 2;
   }
-  SchedulerServer server(options);
+  std::string names;
+  for (auto& p : *policies) names += (names.empty() ? "" : ",") + std::string(p->name());
+  TC_LOG(Info) << "mitigation policies: " << (names.empty() ? "none" : names);
+  SchedulerServer server(options, std::move(policies).value());
   if (Status b = server.Bind(); !b.ok()) {
     std::fprintf(stderr, "tailcut-scheduler: %s\n", b.message().c_str());
     return 1;
