@@ -1,6 +1,7 @@
 // In-process executor against a fake scheduler (a ROUTER on a free port).
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <map>
 #include <set>
@@ -90,6 +91,7 @@ struct ReportLog {
   std::map<AttemptId, wire::AttemptResult> results;
   std::set<AttemptId> with_progress;
   int reports = 0;
+  int most_results_in_one_report = 0;
   int duplicate_results = 0;
   bool goodbye = false;
   int registers = 0;
@@ -99,6 +101,7 @@ struct ReportLog {
     if (m.has_register_()) ++registers;
     if (!m.has_report()) return;
     ++reports;
+    most_results_in_one_report = std::max(most_results_in_one_report, m.report().results_size());
     for (auto& s : m.report().started()) ++started[s.attempt_id()];
     for (auto& r : m.report().results()) {
       if (results.count(r.attempt_id())) ++duplicate_results;
@@ -198,7 +201,8 @@ TEST_CASE("executor registers, runs a batch and reports each attempt once") {
   CHECK(log.results[16].outcome() == wire::AttemptResult::FAILED);
   CHECK(log.results[16].error().find("unknown kernel 'no-such-kernel'") == 0);
   CHECK(log.duplicate_results == 0);
-  CHECK(log.reports < 16);  // batched, not one Report per event
+  // Batched: the ten inline noops of one Work come back in one Report.
+  CHECK(log.most_results_in_one_report >= 10);
 
   REQUIRE(ex.Stop().ok());
   REQUIRE(log.Until(sched, [&] { return log.goodbye; }));
