@@ -32,6 +32,20 @@ wire::AttemptResult MakeResult(AttemptId id, wire::AttemptResult::Outcome outcom
   return r;
 }
 
+// Runs an instant kernel (noop) right here and records start + result.
+void RunInstant(const Kernel& kernel, const AttemptSpec& spec, RuntimeEvents* out) {
+  CancelToken token;
+  KernelContext ctx(spec.args, &token);
+  auto t0 = std::chrono::steady_clock::now();
+  StatusOr<std::string> result = kernel.fn(ctx);
+  wire::AttemptResult r = result.ok() ? MakeResult(spec.id, wire::AttemptResult::OK)
+                                      : MakeResult(spec.id, wire::AttemptResult::FAILED, result.status().message());
+  if (result.ok()) r.set_output(std::move(result).value());
+  r.set_run_s(SecondsSince(t0));
+  out->started.push_back(spec.id);
+  out->results.push_back(std::move(r));
+}
+
 }  // namespace
 
 struct AttemptRuntime::Attempt {
@@ -70,7 +84,6 @@ double AttemptRuntime::ElapsedS() const { return SecondsSince(start_); }
 void AttemptRuntime::Submit(std::vector<AttemptSpec> batch) {
   RuntimeEvents done;  // failures and inline-run attempts, emitted together
   bool queued_any = false;
-  const bool inline_ok = !faults_ || faults_->options().delay_prob <= 0;
   {
     std::unique_lock<boost::fibers::mutex> lock(mu_);
     if (stopping_) return;
@@ -86,18 +99,9 @@ void AttemptRuntime::Submit(std::vector<AttemptSpec> batch) {
                                               "' (this executor offers: " + kernels_->NamesList() + ")"));
         continue;
       }
-      if (kernel->traits.instant && inline_ok && queued_ == 0) {
+      if (kernel->traits.instant && InstantInline() && queued_ == 0) {
         // Cheap path: no fiber, no queue, no cross-thread wake-up.
-        CancelToken token;
-        KernelContext ctx(spec.args, &token);
-        auto t0 = std::chrono::steady_clock::now();
-        StatusOr<std::string> out = kernel->fn(ctx);
-        wire::AttemptResult r = out.ok() ? MakeResult(spec.id, wire::AttemptResult::OK)
-                                         : MakeResult(spec.id, wire::AttemptResult::FAILED, out.status().message());
-        if (out.ok()) r.set_output(std::move(out).value());
-        r.set_run_s(SecondsSince(t0));
-        done.started.push_back(spec.id);
-        done.results.push_back(std::move(r));
+        RunInstant(*kernel, spec, &done);
         continue;
       }
       auto a = std::make_unique<Attempt>();
@@ -110,13 +114,21 @@ void AttemptRuntime::Submit(std::vector<AttemptSpec> batch) {
     }
   }
   if (queued_any) work_cv_.notify_all();
-  if (!done.empty()) {
+  EmitAll(&done);
+}
+
+bool AttemptRuntime::InstantInline() const { return !faults_ || faults_->options().delay_prob <= 0; }
+
+void AttemptRuntime::EmitAll(RuntimeEvents* batch) {
+  if (batch->empty()) return;
+  bool wake;
+  {
     std::lock_guard<std::mutex> lock(events_mu_);
-    bool was_empty = events_.empty();
-    for (AttemptId id : done.started) events_.started.push_back(id);
-    for (auto& r : done.results) events_.results.push_back(std::move(r));
-    if (was_empty && on_events_) on_events_();
+    wake = events_.empty();
+    for (AttemptId id : batch->started) events_.started.push_back(id);
+    for (auto& r : batch->results) events_.results.push_back(std::move(r));
   }
+  if (wake && on_events_) on_events_();
 }
 
 void AttemptRuntime::Cancel(AttemptId id) {
@@ -175,6 +187,8 @@ void AttemptRuntime::Shutdown() {
 }
 
 void AttemptRuntime::SlotLoop() {
+  std::vector<std::unique_ptr<Attempt>> instant;  // a run of queued noops
+  RuntimeEvents instant_events;
   for (;;) {
     std::unique_ptr<Attempt> a;
     {
@@ -185,9 +199,35 @@ void AttemptRuntime::SlotLoop() {
       queue_.pop_front();
       if (a->cancel.cancelled()) continue;  // cancelled while queued; already reported
       --queued_;
-      ++running_;
-      a->running = true;
-      a->ctx.emplace(a->spec.args, &a->cancel, faults_ ? faults_->TimeFactorAt(ElapsedS()) : 1.0);
+      if (a->kernel->traits.instant && InstantInline()) {
+        // Take the whole run of instant attempts behind it: one lock, one
+        // batch of events. They finish now, so they leave live_ at once (a
+        // cancel for them is then too late, as for any finished attempt).
+        instant.push_back(std::move(a));
+        while (!queue_.empty() && instant.size() < 1024) {
+          auto& next = queue_.front();
+          if (!next->cancel.cancelled()) {
+            if (!next->kernel->traits.instant) break;
+            --queued_;
+            instant.push_back(std::move(next));
+          }
+          queue_.pop_front();
+        }
+        for (auto& i : instant) live_.erase(i->spec.id);
+      } else {
+        ++running_;
+        a->running = true;
+        a->ctx.emplace(a->spec.args, &a->cancel, faults_ ? faults_->TimeFactorAt(ElapsedS()) : 1.0);
+      }
+    }
+    if (!instant.empty()) {
+      for (auto& i : instant) RunInstant(*i->kernel, i->spec, &instant_events);
+      instant.clear();
+      EmitAll(&instant_events);
+      instant_events.started.clear();
+      instant_events.results.clear();
+      boost::this_fiber::yield();  // fairness towards the other slot fibers
+      continue;
     }
     RunAttempt(a.get());
   }

@@ -127,14 +127,24 @@ TEST_CASE("noop runs inline when nothing is queued, and stays cheap") {
 
   // Behind a queued attempt, a noop waits its turn (FIFO).
   Collector c{&rt};
-  rt.Submit({Spec(2001, "sleep", "ms=60000"), Spec(2002, "sleep", "ms=60000"), Spec(2003, "noop")});
+  // Queued noops run in one batch on a slot; a cancelled one is skipped.
+  rt.Submit({Spec(2001, "sleep", "ms=60000"), Spec(2002, "sleep", "ms=60000"), Spec(2003, "noop"),
+             Spec(2004, "noop"), Spec(2005, "noop"), Spec(2006, "sleep", "ms=1"), Spec(2007, "noop")});
   REQUIRE(c.WaitFor([&] { return c.started.count(2001); }));
   CHECK(c.results.count(2003) == 0);
+  rt.Cancel(2004);
   rt.Cancel(2001);
   REQUIRE(c.WaitFor([&] { return c.started.count(2002); }));
   rt.Cancel(2002);
-  REQUIRE(c.WaitFor([&] { return c.results.count(2003); }));
-  CHECK(c.results[2003].outcome() == wire::AttemptResult::OK);
+  REQUIRE(c.WaitFor([&] { return c.results.size() == 7; }));
+  for (AttemptId id : {2003, 2005, 2006, 2007}) {
+    CHECK(c.results[id].outcome() == wire::AttemptResult::OK);
+    CHECK(c.started[id] == 1);
+  }
+  CHECK(c.results[2004].outcome() == wire::AttemptResult::CANCELLED);
+  CHECK(c.started.count(2004) == 0);
+  CHECK(c.duplicate_results == 0);
+  CHECK(rt.counts().queued == 0);
 }
 
 TEST_CASE("unknown kernels, failing kernels and duplicate ids") {

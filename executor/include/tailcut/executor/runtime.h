@@ -82,7 +82,8 @@ class AttemptRuntime {
   void SlotLoop();
   void RunAttempt(Attempt* a);
   void Emit(AttemptId started, wire::AttemptResult* result);
-  void EmitBatch(std::vector<wire::AttemptResult>* results);
+  void EmitAll(RuntimeEvents* batch);
+  bool InstantInline() const;  // instant kernels may skip fibers (no delay faults)
   double ElapsedS() const;
 
   const RuntimeOptions options_;
