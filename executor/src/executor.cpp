@@ -249,6 +249,7 @@ class Executor::Loop {
                          : ack.lost_after_ms()    ? ack.lost_after_ms()
                                                   : 10 * static_cast<uint32_t>(heartbeat_.count()));
     next_heartbeat_ = SteadyClock::now() + heartbeat_;
+    next_status_log_ = SteadyClock::now() + std::chrono::seconds(30);
     register_tries_ = 0;
     if (first) {
       TC_LOG(Info) << "registered as executor " << executor_id_ << " (" << o_.slots << " slots, heartbeat "
@@ -303,9 +304,21 @@ class Executor::Loop {
         FlushEvents(/*heartbeat=*/true);
         next_heartbeat_ = now + heartbeat_;
       }
+      if (now >= next_status_log_) LogStatus(now);
     } else if (now >= next_register_) {
       SendRegister();
     }
+  }
+
+  // One readable line every kStatusLogInterval while work is flowing.
+  void LogStatus(TimePoint now) {
+    static constexpr auto kStatusLogInterval = std::chrono::seconds(30);
+    next_status_log_ = now + kStatusLogInterval;
+    auto c = runtime_.counts();
+    if (finished_ == finished_at_last_log_ && c.running == 0 && c.queued == 0) return;
+    TC_LOG(Info) << "executor " << executor_id_ << ": " << c.running << "/" << o_.slots << " slots busy, " << c.queued
+                 << " queued, " << finished_ << " finished (+" << finished_ - finished_at_last_log_ << ")";
+    finished_at_last_log_ = finished_;
   }
 
   // Moves runtime events into pending_ and sends them as one Report. Heartbeat
@@ -315,6 +328,7 @@ class Executor::Loop {
     runtime_.DrainEvents(&events_);
     for (AttemptId id : events_.started) pending_.add_started()->set_attempt_id(id);
     for (wire::AttemptResult& r : events_.results) pending_.add_results()->Swap(&r);
+    finished_ += events_.results.size();
     if (!heartbeat && pending_.started_size() == 0 && pending_.results_size() == 0) return;
     wire::ExecutorMessage msg;
     msg.set_version(kProtocolVersion);
@@ -362,6 +376,9 @@ class Executor::Loop {
   TimePoint next_register_{};
   TimePoint waiting_since_{};
   TimePoint last_wait_log_{};
+  TimePoint next_status_log_{};
+  uint64_t finished_ = 0;              // results reported since start
+  uint64_t finished_at_last_log_ = 0;
   int register_tries_ = 0;
   bool register_unsent_ = false;
   RuntimeEvents events_;   // reused drain buffer
