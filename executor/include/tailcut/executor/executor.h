@@ -1,0 +1,65 @@
+// The executor: registers with the scheduler over ZeroMQ, runs the attempts
+// it is given on an AttemptRuntime and reports back in batches. The daemon
+// (tailcut-executor) is a thin main() around this; tests run it in-process.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+
+#include "tailcut/common/config.h"
+#include "tailcut/common/status.h"
+#include "tailcut/executor/faults.h"
+#include "tailcut/executor/kernel.h"
+
+namespace tailcut::executor {
+
+inline constexpr const char* kDefaultSchedulerEndpoint = "tcp://127.0.0.1:7700";
+
+struct ExecutorOptions {
+  std::string scheduler = kDefaultSchedulerEndpoint;
+  std::string name;                    // empty: "host:pid"
+  uint32_t slots = 0;                  // 0: number of CPU cores
+  uint32_t threads = 0;                // 0: hardware concurrency
+  uint32_t heartbeat_ms = 1000;        // until RegisterAck says otherwise
+  uint32_t lost_after_ms = 0;          // 0: RegisterAck's, else 10 heartbeats
+  uint32_t register_retry_ms = 1000;   // Register resend while unacknowledged
+  uint32_t goodbye_linger_ms = 200;    // max wait to flush Goodbye at exit
+  std::map<std::string, std::string> labels;
+  FaultOptions faults;
+};
+
+// Reads the keys documented in configs/executor.toml. Unknown keys are left
+// unread; call config.CheckAllUsed() afterwards to reject them.
+StatusOr<ExecutorOptions> ExecutorOptionsFromConfig(const Config& config);
+
+// Fills 0/empty fields with machine defaults (cores, host:pid).
+ExecutorOptions ResolveDefaults(ExecutorOptions options);
+
+class Executor {
+ public:
+  explicit Executor(ExecutorOptions options, KernelRegistry kernels = BuiltinKernels());
+  ~Executor();
+  Executor(const Executor&) = delete;
+  Executor& operator=(const Executor&) = delete;
+
+  // Connects and serves until Stop(); then says Goodbye and returns. Errors
+  // only for setup failures (bad endpoint, socket errors).
+  Status Run();
+  // Thread-safe and async-signal-safe: Run() returns soon after.
+  void Stop();
+
+  const ExecutorOptions& options() const { return options_; }
+
+ private:
+  class Loop;
+  void Wake();
+  ExecutorOptions options_;
+  KernelRegistry kernels_;
+  int wake_fd_ = -1;  // eventfd: runtime events and Stop() wake the loop
+  std::atomic<bool> stop_requested_{false};
+};
+
+}  // namespace tailcut::executor

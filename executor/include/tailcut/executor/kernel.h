@@ -1,0 +1,105 @@
+// Kernels: the named functions an executor runs for attempts.
+//
+// A kernel receives a KernelContext (its argument bytes, cancellation,
+// progress, cooperative sleep) and returns output bytes or an error Status.
+// Kernels run as fibers: they must not block the worker thread for long
+// (sleep via ctx.SleepFor, yield via ctx.Yield, hand blocking work to a
+// thread or child process), so other attempts on the same thread progress.
+#pragma once
+
+#include <atomic>
+#include <functional>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <boost/fiber/condition_variable.hpp>
+#include <boost/fiber/mutex.hpp>
+
+#include "tailcut/common/status.h"
+
+namespace tailcut::executor {
+
+// A cancellation flag whose waiters wake as soon as it is raised. Fiber-aware:
+// SleepFor suspends only the calling fiber; Cancel may be called from any
+// thread.
+class CancelToken {
+ public:
+  void Cancel();
+  bool cancelled() const { return cancelled_.load(std::memory_order_acquire); }
+  // Sleeps `seconds` of wall time or until cancelled. True if it slept fully.
+  bool SleepFor(double seconds);
+
+ private:
+  std::atomic<bool> cancelled_{false};
+  boost::fibers::mutex mu_;
+  boost::fibers::condition_variable cv_;
+};
+
+class KernelContext {
+ public:
+  // `time_factor` stretches SleepFor and reported durations (fault injection:
+  // 2.0 makes sleep/spin kernels take twice as long).
+  KernelContext(std::string_view args, CancelToken* cancel, double time_factor = 1.0)
+      : args_(args), cancel_(cancel), time_factor_(time_factor) {}
+
+  std::string_view args() const { return args_; }
+  bool cancelled() const { return cancel_->cancelled(); }
+  // Fraction done, clamped to 0..1; sent to the scheduler with heartbeats.
+  void ReportProgress(float fraction);
+  float progress() const { return progress_.load(std::memory_order_relaxed); }
+  // Cooperative sleep of `seconds` × time_factor; false if cancelled.
+  bool SleepFor(double seconds);
+  // Lets other fibers on this thread run (call it in CPU loops).
+  void Yield();
+  double time_factor() const { return time_factor_; }
+
+ private:
+  std::string_view args_;
+  CancelToken* cancel_;
+  double time_factor_;
+  std::atomic<float> progress_{0.0f};
+};
+
+using KernelFn = std::function<StatusOr<std::string>(KernelContext&)>;
+
+struct KernelTraits {
+  // The kernel applies ctx.time_factor() itself (sleep, spin). For the
+  // others the runtime adds (factor-1) × measured run time after they return.
+  bool self_timed = false;
+  // Finishes instantly and never blocks (noop): the runtime may run it
+  // inline, without a fiber, when nothing is queued ahead of it.
+  bool instant = false;
+};
+
+struct Kernel {
+  KernelFn fn;
+  KernelTraits traits;
+};
+
+class KernelRegistry {
+ public:
+  // Fails if `name` is empty or already registered.
+  Status Register(std::string name, KernelFn fn, KernelTraits traits = {});
+  // nullptr when unknown.
+  const Kernel* Find(std::string_view name) const;
+  std::vector<std::string> Names() const;  // sorted
+  // "noop, sleep, spin" — for error messages.
+  std::string NamesList() const;
+
+ private:
+  std::map<std::string, Kernel, std::less<>> kernels_;
+};
+
+// noop, sleep, spin, matmul, shell (see docs/KERNELS.md).
+void RegisterBuiltinKernels(KernelRegistry* registry);
+KernelRegistry BuiltinKernels();
+
+// The matmul kernel's arithmetic, exposed for tests: the deterministic
+// input matrix (row-major n×n) for `seed`, and the checksum (sum of C = A·B)
+// computed with the blocked multiply.
+std::vector<double> MatmulInput(int n, uint64_t seed);
+double MatmulChecksum(const std::vector<double>& a, const std::vector<double>& b, int n);
+
+}  // namespace tailcut::executor

@@ -1,0 +1,112 @@
+// AttemptRuntime: runs attempts as fibers on a few worker threads, at most
+// `slots` at once, the rest queued FIFO. Submit/Cancel never block on
+// kernels, so the network thread can call them; finished work comes back as
+// batched events via DrainEvents, announced by the `on_events` callback.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include <boost/fiber/condition_variable.hpp>
+#include <boost/fiber/mutex.hpp>
+
+#include "tailcut.pb.h"
+#include "tailcut/common/ids.h"
+#include "tailcut/executor/faults.h"
+#include "tailcut/executor/kernel.h"
+
+namespace tailcut::executor {
+
+struct AttemptSpec {
+  AttemptId id = 0;
+  std::string kernel;
+  std::string args;
+};
+
+// Everything that happened since the previous DrainEvents.
+struct RuntimeEvents {
+  std::vector<AttemptId> started;
+  std::vector<wire::AttemptResult> results;
+  bool empty() const { return started.empty() && results.empty(); }
+};
+
+struct RuntimeOptions {
+  uint32_t slots = 1;    // attempts running at once
+  uint32_t threads = 1;  // worker threads carrying the slot fibers
+};
+
+class AttemptRuntime {
+ public:
+  // `on_events` is called (from any thread, with no lock held) when events
+  // become available after a DrainEvents emptied them. Keep it cheap: it
+  // should only wake the consumer. `faults` may be null.
+  AttemptRuntime(RuntimeOptions options, const KernelRegistry* kernels, FaultInjector* faults,
+                 std::function<void()> on_events);
+  ~AttemptRuntime();  // Shutdown()
+  AttemptRuntime(const AttemptRuntime&) = delete;
+  AttemptRuntime& operator=(const AttemptRuntime&) = delete;
+
+  // Queues attempts in order. Unknown kernels and duplicate ids are answered
+  // with a FAILED result (duplicates of a live attempt are ignored).
+  void Submit(std::vector<AttemptSpec> batch);
+  // Queued: removed at once. Running: its kernel is told to stop. Either way
+  // a CANCELLED result follows. Unknown ids are ignored (already finished).
+  void Cancel(AttemptId id);
+  // Cancels everything and forgets pending events: used when the scheduler
+  // is lost and the attempts are void. Returns how many were dropped.
+  size_t DropAll();
+  // Cancels everything and joins the workers. Idempotent.
+  void Shutdown();
+
+  void DrainEvents(RuntimeEvents* out);
+  // Progress of every running attempt.
+  std::vector<wire::AttemptProgress> Progress() const;
+
+  struct Counts {
+    uint32_t queued = 0;
+    uint32_t running = 0;
+  };
+  Counts counts() const;
+  uint32_t slots() const { return options_.slots; }
+
+ private:
+  struct Attempt;
+  void SlotLoop();
+  void RunAttempt(Attempt* a);
+  void Emit(AttemptId started, wire::AttemptResult* result);
+  void EmitAll(RuntimeEvents* batch);
+  bool InstantInline() const;  // instant kernels may skip fibers (no delay faults)
+  double ElapsedS() const;
+
+  const RuntimeOptions options_;
+  const KernelRegistry* kernels_;
+  FaultInjector* faults_;
+  std::function<void()> on_events_;
+  const std::chrono::steady_clock::time_point start_;
+
+  // Guards the queue and the live-attempt index. A fiber mutex because slot
+  // fibers wait on work_cv_ under it; plain threads may lock it too.
+  mutable boost::fibers::mutex mu_;
+  boost::fibers::condition_variable work_cv_;
+  std::deque<std::unique_ptr<Attempt>> queue_;  // may hold cancelled ones
+  std::unordered_map<AttemptId, Attempt*> live_;  // queued or running
+  uint32_t queued_ = 0;                           // live entries in queue_
+  uint32_t running_ = 0;
+  bool stopping_ = false;
+
+  std::mutex events_mu_;
+  RuntimeEvents events_;
+
+  std::vector<std::thread> workers_;
+  std::once_flag shutdown_once_;
+};
+
+}  // namespace tailcut::executor

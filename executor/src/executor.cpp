@@ -1,0 +1,420 @@
+// Executor: the ZeroMQ side. One thread polls the scheduler socket and an
+// eventfd; kernels run on the AttemptRuntime's workers and never block it.
+#include "tailcut/executor/executor.h"
+
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <random>
+#include <thread>
+
+#include <zmq.hpp>
+
+#include "gpu_detect.h"
+#include "tailcut/common/log.h"
+#include "tailcut/common/wire.h"
+#include "tailcut/executor/runtime.h"
+
+namespace tailcut::executor {
+namespace {
+
+using SteadyClock = std::chrono::steady_clock;
+using TimePoint = SteadyClock::time_point;
+using Millis = std::chrono::milliseconds;
+
+std::string HostName() {
+  char buf[256] = {};
+  if (gethostname(buf, sizeof buf - 1) != 0) return "localhost";
+  return buf;
+}
+
+std::string RandomHex(int digits) {
+  static const char kHex[] = "0123456789abcdef";
+  std::random_device rd;
+  std::string s;
+  for (int i = 0; i < digits; ++i) s += kHex[rd() & 15];
+  return s;
+}
+
+const char* ErrorCodeName(wire::Error::Code code) {
+  const std::string& n = wire::Error::Code_Name(code);
+  return n.empty() ? "?" : n.c_str();
+}
+
+}  // namespace
+
+// ------------------------------------------------------------- options --
+
+StatusOr<ExecutorOptions> ExecutorOptionsFromConfig(const Config& c) {
+  ExecutorOptions o;
+  Status s;
+  auto get = [&](std::string_view key, auto* out) {
+    if (s.ok()) s = c.Get(key, out);
+  };
+  get("scheduler", &o.scheduler);
+  get("name", &o.name);
+  get("slots", &o.slots);
+  get("threads", &o.threads);
+  get("heartbeat_ms", &o.heartbeat_ms);
+  get("lost_after_ms", &o.lost_after_ms);
+  get("register_retry_ms", &o.register_retry_ms);
+  get("goodbye_linger_ms", &o.goodbye_linger_ms);
+  get("faults.slowdown", &o.faults.slowdown);
+  get("faults.fail_slow_after_s", &o.faults.fail_slow_after_s);
+  get("faults.fail_slow_factor", &o.faults.fail_slow_factor);
+  get("faults.delay_prob", &o.faults.delay_prob);
+  get("faults.delay_ms", &o.faults.delay_ms);
+  get("faults.crash_after_s", &o.faults.crash_after_s);
+  int64_t seed = 0;
+  get("faults.seed", &seed);
+  o.faults.seed = static_cast<uint64_t>(seed);
+  for (const std::string& key : c.Children("labels")) {
+    std::string value;
+    get("labels." + key, &value);
+    o.labels[key] = value;
+  }
+  if (!s.ok()) return s;
+  if (Status v = ValidateEndpoint(o.scheduler); !v.ok()) return v;
+  if (o.heartbeat_ms == 0) return Status::InvalidArgument("heartbeat_ms must be > 0");
+  if (o.faults.slowdown <= 0 || o.faults.fail_slow_factor <= 0)
+    return Status::InvalidArgument("faults.slowdown and faults.fail_slow_factor must be > 0");
+  if (o.faults.delay_prob < 0 || o.faults.delay_prob > 1)
+    return Status::InvalidArgument("faults.delay_prob must be in [0, 1]");
+  return o;
+}
+
+ExecutorOptions ResolveDefaults(ExecutorOptions o) {
+  const uint32_t cores = std::max(1u, std::thread::hardware_concurrency());
+  if (o.slots == 0) o.slots = cores;
+  if (o.threads == 0) o.threads = cores;
+  o.threads = std::min(o.threads, o.slots);  // a thread without a slot idles
+  if (o.name.empty()) o.name = HostName() + ":" + std::to_string(getpid());
+  if (o.register_retry_ms == 0) o.register_retry_ms = 1000;
+  if (o.heartbeat_ms == 0) o.heartbeat_ms = 1000;
+  return o;
+}
+
+// ---------------------------------------------------------------- loop --
+
+class Executor::Loop {
+ public:
+  Loop(Executor* ex, const ExecutorOptions& o)
+      : ex_(ex),
+        o_(o),
+        faults_(o.faults),
+        runtime_(RuntimeOptions{o.slots, o.threads}, &ex->kernels_, &faults_, [ex] { ex->Wake(); }),
+        start_(SteadyClock::now()),
+        heartbeat_(Millis(o.heartbeat_ms)),
+        lost_after_(Millis(o.lost_after_ms ? o.lost_after_ms : 10 * o.heartbeat_ms)) {}
+
+  Status Run() {
+    socket_ = zmq::socket_t(context_, zmq::socket_type::dealer);
+    // Same identity across reconnects, unique across executors.
+    socket_.set(zmq::sockopt::routing_id, o_.name + "/" + RandomHex(8));
+    socket_.set(zmq::sockopt::sndhwm, 0);  // never drop a batched Report
+    socket_.set(zmq::sockopt::rcvhwm, 0);
+    // Queue only to a live connection: a Register retried while the scheduler
+    // is down is not piled up; unsent Reports wait in pending_ instead.
+    socket_.set(zmq::sockopt::immediate, 1);
+    socket_.set(zmq::sockopt::linger, 0);
+    socket_.connect(o_.scheduler);
+    TC_LOG(Info) << "executor " << o_.name << ": " << o_.slots << " slots on " << o_.threads
+                 << " threads, kernels: " << ex_->kernels_.NamesList();
+    if (o_.faults.any()) {
+      const FaultOptions& f = o_.faults;
+      TC_LOG(Warn) << "fault injection on: slowdown=" << f.slowdown << " fail_slow_after_s=" << f.fail_slow_after_s
+                   << " fail_slow_factor=" << f.fail_slow_factor << " delay_prob=" << f.delay_prob
+                   << " delay_ms=" << f.delay_ms << " crash_after_s=" << f.crash_after_s << " seed=" << f.seed;
+    }
+    SendRegister();
+    while (!ex_->stop_requested_.load()) {
+      if (faults_.CrashDue(ElapsedS())) {
+        TC_LOG(Warn) << "fault injection: crashing now (crash_after_s=" << o_.faults.crash_after_s << ")";
+        _exit(137);  // no Goodbye, no cleanup: a dead executor
+      }
+      bool want_out = register_unsent_ || pending_.started_size() > 0 || pending_.results_size() > 0;
+      zmq::pollitem_t items[] = {
+          {socket_.handle(), 0, static_cast<short>(ZMQ_POLLIN | (want_out ? ZMQ_POLLOUT : 0)), 0},
+          {nullptr, ex_->wake_fd_, ZMQ_POLLIN, 0},
+      };
+      zmq::poll(items, 2, Millis(PollTimeout()));
+      if (items[1].revents & ZMQ_POLLIN) {
+        uint64_t n;
+        [[maybe_unused]] ssize_t r = read(ex_->wake_fd_, &n, sizeof n);
+      }
+      if (items[0].revents & ZMQ_POLLIN) ReceiveAll();
+      if (register_unsent_ && (items[0].revents & ZMQ_POLLOUT)) SendRegister();
+      FlushEvents(/*heartbeat=*/false);
+      OnTimers();
+    }
+    Shutdown();
+    return Status::Ok();
+  }
+
+ private:
+  enum class State { kRegistering, kRegistered };
+
+  double ElapsedS() const { return std::chrono::duration<double>(SteadyClock::now() - start_).count(); }
+
+  long PollTimeout() const {
+    TimePoint now = SteadyClock::now();
+    TimePoint next = now + Millis(1000);
+    if (state_ == State::kRegistered) {
+      next = std::min({next, next_heartbeat_, last_heard_ + lost_after_});
+    } else {
+      next = std::min(next, next_register_);
+    }
+    if (o_.faults.crash_after_s > 0)
+      next = std::min(next, start_ + std::chrono::duration_cast<SteadyClock::duration>(
+                                         std::chrono::duration<double>(o_.faults.crash_after_s)));
+    auto ms = std::chrono::duration_cast<Millis>(next - now).count() + 1;
+    return std::max<long>(0, ms);
+  }
+
+  // True if the frame went out; false if no connection can take it now.
+  bool Send(const wire::ExecutorMessage& msg) {
+    return socket_.send(ToFrame(msg), zmq::send_flags::dontwait).has_value();
+  }
+
+  void SendRegister() {
+    wire::ExecutorMessage msg;
+    msg.set_version(kProtocolVersion);
+    wire::Register* reg = msg.mutable_register_();
+    reg->set_name(o_.name);
+    reg->set_host(HostName());
+    reg->set_cpu_slots(o_.slots);
+    for (const wire::GpuInfo& g : DetectGpus()) *reg->add_gpus() = g;
+    for (const auto& [k, v] : o_.labels) (*reg->mutable_labels())[k] = v;
+    for (const std::string& k : ex_->kernels_.Names()) reg->add_kernels(k);
+    register_unsent_ = !Send(msg);
+    TimePoint now = SteadyClock::now();
+    if (register_tries_ == 0) {
+      TC_LOG(Info) << "registering with scheduler at " << o_.scheduler;
+      waiting_since_ = now;
+    } else if (now - last_wait_log_ >= Millis(5000)) {
+      TC_LOG(Info) << "waiting for scheduler at " << o_.scheduler << "... ("
+                   << std::chrono::duration_cast<std::chrono::seconds>(now - waiting_since_).count() << " s)";
+      last_wait_log_ = now;
+    }
+    if (register_tries_ == 0) last_wait_log_ = now;
+    ++register_tries_;
+    next_register_ = now + Millis(o_.register_retry_ms);
+  }
+
+  void ReceiveAll() {
+    for (;;) {
+      zmq::message_t frame;
+      if (!socket_.recv(frame, zmq::recv_flags::dontwait)) return;
+      if (frame.more()) {  // the protocol is one frame per message
+        while (frame.more() && socket_.recv(frame, zmq::recv_flags::dontwait)) {
+        }
+        TC_LOG(Warn) << "multi-frame message from scheduler; ignored";
+        continue;
+      }
+      Handle(frame);
+    }
+  }
+
+  void Handle(const zmq::message_t& frame) {
+    wire::SchedulerToExecutor in;
+    if (!FromFrame(frame, &in)) {
+      TC_LOG(Warn) << "malformed frame from scheduler (" << frame.size() << " bytes); ignored";
+      return;
+    }
+    if (in.version() != kProtocolVersion) {
+      TC_LOG(Warn) << "scheduler message with protocol version " << in.version() << " (this executor speaks "
+                   << kProtocolVersion << "); ignored";
+      return;
+    }
+    last_heard_ = SteadyClock::now();
+    switch (in.body_case()) {
+      case wire::SchedulerToExecutor::kRegistered: OnRegistered(in.registered()); break;
+      case wire::SchedulerToExecutor::kWork: OnWork(in.mutable_work()); break;
+      case wire::SchedulerToExecutor::kHeartbeat: break;
+      case wire::SchedulerToExecutor::kError: OnError(in.error()); break;
+      default: TC_LOG(Warn) << "scheduler message without a body; ignored"; break;
+    }
+  }
+
+  void OnRegistered(const wire::RegisterAck& ack) {
+    bool first = state_ != State::kRegistered;
+    state_ = State::kRegistered;
+    register_unsent_ = false;
+    executor_id_ = ack.executor_id();
+    heartbeat_ = Millis(ack.heartbeat_interval_ms() ? ack.heartbeat_interval_ms() : o_.heartbeat_ms);
+    lost_after_ = Millis(o_.lost_after_ms         ? o_.lost_after_ms
+                         : ack.lost_after_ms()    ? ack.lost_after_ms()
+                                                  : 10 * static_cast<uint32_t>(heartbeat_.count()));
+    next_heartbeat_ = SteadyClock::now() + heartbeat_;
+    next_status_log_ = SteadyClock::now() + std::chrono::seconds(30);
+    register_tries_ = 0;
+    if (first) {
+      TC_LOG(Info) << "registered as executor " << executor_id_ << " (" << o_.slots << " slots, heartbeat "
+                   << heartbeat_.count() << " ms, lost after " << lost_after_.count() << " ms)";
+    } else {
+      TC_LOG(Debug) << "repeated RegisterAck (executor " << executor_id_ << ")";
+    }
+  }
+
+  void OnWork(wire::Work* work) {
+    if (work->assign_size() > 0) {
+      std::vector<AttemptSpec> batch;
+      batch.reserve(work->assign_size());
+      for (wire::Assignment& a : *work->mutable_assign())
+        batch.push_back(AttemptSpec{a.attempt_id(), std::move(*a.mutable_kernel()), std::move(*a.mutable_args())});
+      runtime_.Submit(std::move(batch));
+    }
+    for (uint64_t id : work->cancel()) runtime_.Cancel(id);
+    if (GetLogLevel() <= LogLevel::kDebug) {
+      auto c = runtime_.counts();
+      TC_LOG(Debug) << "work: +" << work->assign_size() << " assigned, " << work->cancel_size() << " cancels; "
+                    << c.running << " running, " << c.queued << " queued";
+    }
+  }
+
+  void OnError(const wire::Error& e) {
+    if (e.code() == wire::Error::UNKNOWN_EXECUTOR) {
+      Lost("scheduler does not know this executor (restarted?): " + e.message());
+      return;
+    }
+    TC_LOG(Warn) << "scheduler error " << ErrorCodeName(e.code()) << ": " << e.message();
+  }
+
+  // Our attempts are void on the scheduler's side: drop them, register anew.
+  void Lost(const std::string& why) {
+    size_t dropped = runtime_.DropAll();
+    pending_.Clear();
+    state_ = State::kRegistering;
+    register_tries_ = 0;
+    TC_LOG(Warn) << why << "; dropped " << dropped << " attempts, registering again";
+    SendRegister();
+  }
+
+  void OnTimers() {
+    TimePoint now = SteadyClock::now();
+    if (state_ == State::kRegistered) {
+      if (now - last_heard_ >= lost_after_) {
+        Lost("no word from scheduler for " + std::to_string(lost_after_.count()) + " ms");
+        return;
+      }
+      if (now >= next_heartbeat_) {
+        FlushEvents(/*heartbeat=*/true);
+        next_heartbeat_ = now + heartbeat_;
+      }
+      if (now >= next_status_log_) LogStatus(now);
+    } else if (now >= next_register_) {
+      SendRegister();
+    }
+  }
+
+  // One readable line every kStatusLogInterval while work is flowing.
+  void LogStatus(TimePoint now) {
+    static constexpr auto kStatusLogInterval = std::chrono::seconds(30);
+    next_status_log_ = now + kStatusLogInterval;
+    auto c = runtime_.counts();
+    if (finished_ == finished_at_last_log_ && c.running == 0 && c.queued == 0) return;
+    TC_LOG(Info) << "executor " << executor_id_ << ": " << c.running << "/" << o_.slots << " slots busy, " << c.queued
+                 << " queued, " << finished_ << " finished (+" << finished_ - finished_at_last_log_ << ")";
+    finished_at_last_log_ = finished_;
+  }
+
+  // Moves runtime events into pending_ and sends them as one Report. Heartbeat
+  // Reports also carry progress and signals, and go out even when empty.
+  void FlushEvents(bool heartbeat) {
+    if (state_ != State::kRegistered) return;  // events wait in the runtime
+    runtime_.DrainEvents(&events_);
+    for (AttemptId id : events_.started) pending_.add_started()->set_attempt_id(id);
+    for (wire::AttemptResult& r : events_.results) pending_.add_results()->Swap(&r);
+    finished_ += events_.results.size();
+    if (!heartbeat && pending_.started_size() == 0 && pending_.results_size() == 0) return;
+    wire::ExecutorMessage msg;
+    msg.set_version(kProtocolVersion);
+    wire::Report* report = msg.mutable_report();
+    report->Swap(&pending_);
+    auto counts = runtime_.counts();
+    report->mutable_signals()->set_load(static_cast<double>(counts.running) / runtime_.slots());
+    if (heartbeat)
+      for (const wire::AttemptProgress& p : runtime_.Progress()) *report->add_progress() = p;
+    if (Send(msg)) return;
+    // No connection right now: keep the events (not the stale progress).
+    report->clear_progress();
+    report->clear_signals();
+    pending_.Swap(report);
+  }
+
+  void Shutdown() {
+    if (state_ == State::kRegistered) {
+      wire::ExecutorMessage bye;
+      bye.set_version(kProtocolVersion);
+      bye.mutable_goodbye()->set_reason("executor shutting down");
+      // A short linger lets the Goodbye out without hanging on a dead peer.
+      if (Send(bye)) socket_.set(zmq::sockopt::linger, static_cast<int>(o_.goodbye_linger_ms));
+    }
+    runtime_.Shutdown();
+    socket_.close();
+    context_.close();
+    TC_LOG(Info) << "executor stopped";
+  }
+
+  Executor* ex_;
+  const ExecutorOptions& o_;
+  FaultInjector faults_;
+  AttemptRuntime runtime_;
+  zmq::context_t context_{1};
+  zmq::socket_t socket_;
+  const TimePoint start_;
+
+  State state_ = State::kRegistering;
+  uint64_t executor_id_ = 0;
+  Millis heartbeat_;
+  Millis lost_after_;
+  TimePoint last_heard_{};
+  TimePoint next_heartbeat_{};
+  TimePoint next_register_{};
+  TimePoint waiting_since_{};
+  TimePoint last_wait_log_{};
+  TimePoint next_status_log_{};
+  uint64_t finished_ = 0;              // results reported since start
+  uint64_t finished_at_last_log_ = 0;
+  int register_tries_ = 0;
+  bool register_unsent_ = false;
+  RuntimeEvents events_;   // reused drain buffer
+  wire::Report pending_;   // started/results not yet sent
+};
+
+// ------------------------------------------------------------ Executor --
+
+Executor::Executor(ExecutorOptions options, KernelRegistry kernels)
+    : options_(ResolveDefaults(std::move(options))),
+      kernels_(std::move(kernels)),
+      wake_fd_(eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) {}
+
+Executor::~Executor() {
+  if (wake_fd_ >= 0) close(wake_fd_);
+}
+
+Status Executor::Run() {
+  if (wake_fd_ < 0) return Status::IoError("eventfd failed");
+  if (Status s = ValidateEndpoint(options_.scheduler); !s.ok()) return s;
+  try {
+    Loop loop(this, options_);
+    return loop.Run();
+  } catch (const zmq::error_t& e) {
+    return Status::IoError(std::string("zmq: ") + e.what() + " (scheduler endpoint " + options_.scheduler + ")");
+  }
+}
+
+void Executor::Stop() {
+  stop_requested_.store(true);
+  Wake();
+}
+
+void Executor::Wake() {
+  uint64_t one = 1;
+  [[maybe_unused]] ssize_t r = write(wake_fd_, &one, sizeof one);  // async-signal-safe
+}
+
+}  // namespace tailcut::executor

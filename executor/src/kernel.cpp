@@ -1,0 +1,66 @@
+// KernelRegistry, KernelContext and CancelToken.
+#include "tailcut/executor/kernel.h"
+
+#include <algorithm>
+#include <chrono>
+
+#include <boost/fiber/operations.hpp>
+
+namespace tailcut::executor {
+
+void CancelToken::Cancel() {
+  {
+    std::unique_lock<boost::fibers::mutex> lock(mu_);
+    cancelled_.store(true, std::memory_order_release);
+  }
+  cv_.notify_all();
+}
+
+bool CancelToken::SleepFor(double seconds) {
+  if (seconds <= 0) return !cancelled();
+  auto deadline = std::chrono::steady_clock::now() +
+                  std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                      std::chrono::duration<double>(seconds));
+  std::unique_lock<boost::fibers::mutex> lock(mu_);
+  // wait_until returns the predicate: true means cancelled.
+  return !cv_.wait_until(lock, deadline, [this] { return cancelled(); });
+}
+
+void KernelContext::ReportProgress(float fraction) {
+  progress_.store(std::clamp(fraction, 0.0f, 1.0f), std::memory_order_relaxed);
+}
+
+bool KernelContext::SleepFor(double seconds) { return cancel_->SleepFor(seconds * time_factor_); }
+
+void KernelContext::Yield() { boost::this_fiber::yield(); }
+
+Status KernelRegistry::Register(std::string name, KernelFn fn, KernelTraits traits) {
+  if (name.empty()) return Status::InvalidArgument("kernel name must not be empty");
+  if (!fn) return Status::InvalidArgument("kernel '" + name + "' has no function");
+  if (kernels_.count(name)) return Status::InvalidArgument("kernel '" + name + "' is already registered");
+  kernels_.emplace(std::move(name), Kernel{std::move(fn), traits});
+  return Status::Ok();
+}
+
+const Kernel* KernelRegistry::Find(std::string_view name) const {
+  auto it = kernels_.find(name);
+  return it == kernels_.end() ? nullptr : &it->second;
+}
+
+std::vector<std::string> KernelRegistry::Names() const {
+  std::vector<std::string> out;
+  out.reserve(kernels_.size());
+  for (const auto& [name, k] : kernels_) out.push_back(name);
+  return out;
+}
+
+std::string KernelRegistry::NamesList() const {
+  std::string out;
+  for (const auto& [name, k] : kernels_) {
+    if (!out.empty()) out += ", ";
+    out += name;
+  }
+  return out;
+}
+
+}  // namespace tailcut::executor

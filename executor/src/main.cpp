@@ -1,0 +1,163 @@
+// tailcut-executor: a thin daemon around tailcut::executor::Executor.
+#include <signal.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "tailcut/common/config.h"
+#include "tailcut/common/log.h"
+#include "tailcut/common/wire.h"
+#include "tailcut/executor/executor.h"
+
+namespace {
+
+constexpr int kExitUsage = 2;
+
+const char kUsage[] = R"(usage: tailcut-executor [options]
+
+Runs tasks for a tailcut scheduler.
+
+  --config FILE          TOML config (see configs/executor.toml)
+  --scheduler ENDPOINT   scheduler executor endpoint (default tcp://127.0.0.1:7700)
+  --slots N              attempts run at once (default: CPU cores)
+  --threads N            worker threads (default: hardware concurrency)
+  --name NAME            executor name (default host:pid)
+  --label K=V            label offered to tasks; repeatable
+  --set KEY=VALUE        override any config key (TOML value); repeatable
+  --log-level LEVEL      debug|info|warn|error (default info)
+fault injection (stragglers on demand, see docs/EXECUTOR.md):
+  --slowdown F           every kernel takes F times longer
+  --fail-slow-after T    from T seconds after start ...
+  --fail-slow-factor F   ... every kernel takes F times longer (again)
+  --delay-prob P         each attempt, with probability P ...
+  --delay-ms D           ... runs D ms longer
+  --crash-after T        exit abruptly (code 137, no Goodbye) after T seconds
+  --fault-seed N         seed for --delay-prob draws
+  --help, --version
+)";
+
+std::string TomlString(const std::string& s) {
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\') out += '\\';
+    out += c;
+  }
+  return out + "\"";
+}
+
+int UsageError(const std::string& message) {
+  std::fprintf(stderr, "tailcut-executor: %s\n(try --help)\n", message.c_str());
+  return kExitUsage;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace tailcut;
+  SetLogComponent("executor");
+
+  // Flags become config overrides, applied in order after the file, so
+  // "--set slots=4" and "--slots 4" behave identically.
+  std::string config_path;
+  std::vector<std::string> overrides;
+  struct Flag {
+    const char* name;
+    const char* key;
+    bool is_string;
+  };
+  static const Flag kFlags[] = {
+      {"--scheduler", "scheduler", true},
+      {"--slots", "slots", false},
+      {"--threads", "threads", false},
+      {"--name", "name", true},
+      {"--log-level", "log_level", true},
+      {"--slowdown", "faults.slowdown", false},
+      {"--fail-slow-after", "faults.fail_slow_after_s", false},
+      {"--fail-slow-factor", "faults.fail_slow_factor", false},
+      {"--delay-prob", "faults.delay_prob", false},
+      {"--delay-ms", "faults.delay_ms", false},
+      {"--crash-after", "faults.crash_after_s", false},
+      {"--fault-seed", "faults.seed", false},
+  };
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    if (arg == "--help" || arg == "-h") {
+      std::fputs(kUsage, stdout);
+      return 0;
+    }
+    if (arg == "--version") {
+      std::printf("tailcut-executor %s (protocol %u)\n", TAILCUT_VERSION, kProtocolVersion);
+      return 0;
+    }
+    const std::string name = arg.substr(0, arg.find('='));
+    const Flag* flag = nullptr;
+    for (const Flag& f : kFlags)
+      if (name == f.name) flag = &f;
+    if (!flag && name != "--config" && name != "--set" && name != "--label")
+      return UsageError("unknown option " + arg);
+    std::string value;
+    if (auto eq = arg.find('='); arg.rfind("--", 0) == 0 && eq != std::string::npos) {
+      value = arg.substr(eq + 1);  // --flag=value
+      arg = arg.substr(0, eq);
+    } else if (i + 1 < argc) {
+      value = argv[++i];
+    } else {
+      return UsageError("missing value for " + arg);
+    }
+    if (arg == "--config") {
+      config_path = value;
+    } else if (arg == "--set") {
+      overrides.push_back(value);
+    } else if (arg == "--label") {
+      auto eq = value.find('=');
+      if (eq == std::string::npos || eq == 0) return UsageError("--label wants K=V, got '" + value + "'");
+      overrides.push_back("labels." + value.substr(0, eq) + "=" + TomlString(value.substr(eq + 1)));
+    } else {
+      overrides.push_back(std::string(flag->key) + "=" + (flag->is_string ? TomlString(value) : value));
+    }
+  }
+
+  StatusOr<Config> config = config_path.empty() ? Config::Parse("", "<defaults>") : Config::LoadFile(config_path);
+  if (!config.ok()) return UsageError(config.status().message());
+  for (const std::string& o : overrides)
+    if (Status s = config->Override(o); !s.ok()) return UsageError(s.message());
+  std::string level_text = "info";
+  if (Status s = config->Get("log_level", &level_text); !s.ok()) return UsageError(s.message());
+  LogLevel level;
+  if (!ParseLogLevel(level_text, &level)) return UsageError("log level must be debug|info|warn|error, got '" + level_text + "'");
+  SetLogLevel(level);
+  auto options = executor::ExecutorOptionsFromConfig(*config);
+  if (!options.ok()) return UsageError(options.status().message());
+  if (Status s = config->CheckAllUsed(); !s.ok()) return UsageError(s.message());
+
+  // Block SIGINT/SIGTERM in every thread; one thread waits for them.
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGINT);
+  sigaddset(&stop_signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+
+  executor::Executor ex(std::move(options).value());
+  std::atomic<bool> finished{false};
+  std::thread signal_waiter([&] {
+    int sig = 0;
+    sigwait(&stop_signals, &sig);
+    if (finished.load()) return;
+    TC_LOG(Info) << "got " << strsignal(sig) << "; saying goodbye";
+    ex.Stop();
+  });
+  Status run = ex.Run();
+  finished.store(true);
+  kill(getpid(), SIGTERM);  // releases the waiter if no signal came
+  signal_waiter.join();
+  if (!run.ok()) {
+    TC_LOG(Error) << run.message();
+    return 1;
+  }
+  return 0;
+}

@@ -1,0 +1,315 @@
+// AttemptRuntime: slot fibers pull attempts from one FIFO queue.
+//
+// Why long-lived slot fibers instead of one fiber per attempt: `slots` fibers
+// bound concurrency by construction and an attempt costs no fiber creation
+// (tiny tasks stay cheap). Instant kernels (noop) skip the queue entirely when
+// nothing is waiting ahead of them.
+#include "tailcut/executor/runtime.h"
+
+#include <optional>
+
+#include <boost/fiber/fiber.hpp>
+#include <boost/fiber/fixedsize_stack.hpp>
+#include <boost/fiber/operations.hpp>
+
+#include "tailcut/common/log.h"
+
+namespace tailcut::executor {
+namespace {
+
+// Virtual size; only touched pages cost memory. Generous for sanitizers.
+constexpr size_t kFiberStackBytes = 256 * 1024;
+
+double SecondsSince(std::chrono::steady_clock::time_point t) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+}
+
+wire::AttemptResult MakeResult(AttemptId id, wire::AttemptResult::Outcome outcome, std::string error = {}) {
+  wire::AttemptResult r;
+  r.set_attempt_id(id);
+  r.set_outcome(outcome);
+  if (!error.empty()) r.set_error(std::move(error));
+  return r;
+}
+
+// Runs an instant kernel (noop) right here and records start + result.
+void RunInstant(const Kernel& kernel, const AttemptSpec& spec, RuntimeEvents* out) {
+  CancelToken token;
+  KernelContext ctx(spec.args, &token);
+  auto t0 = std::chrono::steady_clock::now();
+  StatusOr<std::string> result = kernel.fn(ctx);
+  wire::AttemptResult r = result.ok() ? MakeResult(spec.id, wire::AttemptResult::OK)
+                                      : MakeResult(spec.id, wire::AttemptResult::FAILED, result.status().message());
+  if (result.ok()) r.set_output(std::move(result).value());
+  r.set_run_s(SecondsSince(t0));
+  out->started.push_back(spec.id);
+  out->results.push_back(std::move(r));
+}
+
+}  // namespace
+
+struct AttemptRuntime::Attempt {
+  AttemptSpec spec;
+  const Kernel* kernel = nullptr;
+  CancelToken cancel;
+  std::optional<KernelContext> ctx;  // exists while running
+  bool running = false;              // guarded by mu_
+  bool void_result = false;          // DropAll: finish silently; guarded by mu_
+};
+
+AttemptRuntime::AttemptRuntime(RuntimeOptions options, const KernelRegistry* kernels, FaultInjector* faults,
+                               std::function<void()> on_events)
+    : options_{std::max(options.slots, 1u), std::clamp(options.threads, 1u, std::max(options.slots, 1u))},
+      kernels_(kernels),
+      faults_(faults),
+      on_events_(std::move(on_events)),
+      start_(std::chrono::steady_clock::now()) {
+  for (uint32_t t = 0; t < options_.threads; ++t) {
+    // Slot s lives on thread s % threads; fibers stay on their thread.
+    uint32_t my_slots = options_.slots / options_.threads + (t < options_.slots % options_.threads ? 1 : 0);
+    workers_.emplace_back([this, my_slots] {
+      std::vector<boost::fibers::fiber> fibers;
+      for (uint32_t i = 0; i < my_slots; ++i)
+        fibers.emplace_back(std::allocator_arg, boost::fibers::fixedsize_stack(kFiberStackBytes),
+                            [this] { SlotLoop(); });
+      for (auto& f : fibers) f.join();
+    });
+  }
+}
+
+AttemptRuntime::~AttemptRuntime() { Shutdown(); }
+
+double AttemptRuntime::ElapsedS() const { return SecondsSince(start_); }
+
+void AttemptRuntime::Submit(std::vector<AttemptSpec> batch) {
+  RuntimeEvents done;  // failures and inline-run attempts, emitted together
+  bool queued_any = false;
+  {
+    std::unique_lock<boost::fibers::mutex> lock(mu_);
+    if (stopping_) return;
+    for (AttemptSpec& spec : batch) {
+      if (live_.count(spec.id)) {
+        TC_LOG(Warn) << "attempt " << spec.id << " assigned twice; ignoring the second";
+        continue;
+      }
+      const Kernel* kernel = kernels_->Find(spec.kernel);
+      if (!kernel) {
+        done.results.push_back(MakeResult(spec.id, wire::AttemptResult::FAILED,
+                                          "unknown kernel '" + spec.kernel +
+                                              "' (this executor offers: " + kernels_->NamesList() + ")"));
+        continue;
+      }
+      if (kernel->traits.instant && InstantInline() && queued_ == 0) {
+        // Cheap path: no fiber, no queue, no cross-thread wake-up.
+        RunInstant(*kernel, spec, &done);
+        continue;
+      }
+      auto a = std::make_unique<Attempt>();
+      a->kernel = kernel;
+      a->spec = std::move(spec);
+      live_[a->spec.id] = a.get();
+      queue_.push_back(std::move(a));
+      ++queued_;
+      queued_any = true;
+    }
+  }
+  if (queued_any) work_cv_.notify_all();
+  EmitAll(&done);
+}
+
+bool AttemptRuntime::InstantInline() const { return !faults_ || faults_->options().delay_prob <= 0; }
+
+void AttemptRuntime::EmitAll(RuntimeEvents* batch) {
+  if (batch->empty()) return;
+  bool wake;
+  {
+    std::lock_guard<std::mutex> lock(events_mu_);
+    wake = events_.empty();
+    for (AttemptId id : batch->started) events_.started.push_back(id);
+    for (auto& r : batch->results) events_.results.push_back(std::move(r));
+  }
+  if (wake && on_events_) on_events_();
+}
+
+void AttemptRuntime::Cancel(AttemptId id) {
+  {
+    std::unique_lock<boost::fibers::mutex> lock(mu_);
+    auto it = live_.find(id);
+    if (it == live_.end()) return;
+    Attempt* a = it->second;
+    a->cancel.Cancel();
+    if (a->running) return;  // its slot reports CANCELLED when the kernel stops
+    // Queued: the slot that pops it skips it (lazy removal keeps this O(1)).
+    live_.erase(it);
+    --queued_;
+  }
+  auto r = MakeResult(id, wire::AttemptResult::CANCELLED);
+  Emit(0, &r);
+}
+
+size_t AttemptRuntime::DropAll() {
+  size_t dropped = 0;
+  {
+    std::unique_lock<boost::fibers::mutex> lock(mu_);
+    for (auto it = live_.begin(); it != live_.end();) {
+      Attempt* a = it->second;
+      a->cancel.Cancel();
+      ++dropped;
+      if (a->running) {
+        a->void_result = true;
+        ++it;
+      } else {
+        it = live_.erase(it);
+      }
+    }
+    queued_ = 0;
+  }
+  std::lock_guard<std::mutex> lock(events_mu_);
+  events_.started.clear();
+  events_.results.clear();
+  return dropped;
+}
+
+void AttemptRuntime::Shutdown() {
+  std::call_once(shutdown_once_, [this] {
+    {
+      std::unique_lock<boost::fibers::mutex> lock(mu_);
+      stopping_ = true;
+      for (auto& [id, a] : live_) a->cancel.Cancel();
+    }
+    work_cv_.notify_all();
+    for (auto& w : workers_) w.join();
+    std::unique_lock<boost::fibers::mutex> lock(mu_);
+    queue_.clear();
+    live_.clear();
+    queued_ = 0;
+  });
+}
+
+void AttemptRuntime::SlotLoop() {
+  std::vector<std::unique_ptr<Attempt>> instant;  // a run of queued noops
+  RuntimeEvents instant_events;
+  for (;;) {
+    std::unique_ptr<Attempt> a;
+    {
+      std::unique_lock<boost::fibers::mutex> lock(mu_);
+      work_cv_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
+      if (stopping_) return;
+      a = std::move(queue_.front());
+      queue_.pop_front();
+      if (a->cancel.cancelled()) continue;  // cancelled while queued; already reported
+      --queued_;
+      if (a->kernel->traits.instant && InstantInline()) {
+        // Take the whole run of instant attempts behind it: one lock, one
+        // batch of events. They finish now, so they leave live_ at once (a
+        // cancel for them is then too late, as for any finished attempt).
+        instant.push_back(std::move(a));
+        while (!queue_.empty() && instant.size() < 1024) {
+          auto& next = queue_.front();
+          if (!next->cancel.cancelled()) {
+            if (!next->kernel->traits.instant) break;
+            --queued_;
+            instant.push_back(std::move(next));
+          }
+          queue_.pop_front();
+        }
+        for (auto& i : instant) live_.erase(i->spec.id);
+      } else {
+        ++running_;
+        a->running = true;
+        a->ctx.emplace(a->spec.args, &a->cancel, faults_ ? faults_->TimeFactorAt(ElapsedS()) : 1.0);
+      }
+    }
+    if (!instant.empty()) {
+      for (auto& i : instant) RunInstant(*i->kernel, i->spec, &instant_events);
+      instant.clear();
+      EmitAll(&instant_events);
+      instant_events.started.clear();
+      instant_events.results.clear();
+      boost::this_fiber::yield();  // fairness towards the other slot fibers
+      continue;
+    }
+    RunAttempt(a.get());
+  }
+}
+
+void AttemptRuntime::RunAttempt(Attempt* a) {
+  Emit(a->spec.id, nullptr);
+  const auto t0 = std::chrono::steady_clock::now();
+  KernelContext& ctx = *a->ctx;
+  StatusOr<std::string> out = Status::Unavailable("cancelled");
+  bool ran = true;
+  if (double extra_ms = faults_ ? faults_->DrawExtraDelayMs() : 0; extra_ms > 0)
+    ran = a->cancel.SleepFor(extra_ms / 1000.0);
+  if (ran) {
+    try {
+      out = a->kernel->fn(ctx);
+    } catch (const std::exception& e) {  // kernels are a boundary: never kill the executor
+      out = Status::Internal(std::string("kernel threw: ") + e.what());
+    } catch (...) {
+      out = Status::Internal("kernel threw a non-standard exception");
+    }
+    // Fault injection for kernels that do not stretch their own time.
+    if (!a->kernel->traits.self_timed && ctx.time_factor() > 1.0 && out.ok())
+      a->cancel.SleepFor((ctx.time_factor() - 1.0) * SecondsSince(t0));
+  }
+  wire::AttemptResult r;
+  r.set_attempt_id(a->spec.id);
+  if (a->cancel.cancelled()) {
+    r.set_outcome(wire::AttemptResult::CANCELLED);
+  } else if (out.ok()) {
+    r.set_outcome(wire::AttemptResult::OK);
+    r.set_output(std::move(out).value());
+  } else {
+    r.set_outcome(wire::AttemptResult::FAILED);
+    r.set_error(out.status().message());
+  }
+  r.set_run_s(SecondsSince(t0));
+  bool void_result;
+  {
+    std::unique_lock<boost::fibers::mutex> lock(mu_);
+    void_result = a->void_result;
+    live_.erase(a->spec.id);
+    a->running = false;
+    --running_;
+  }
+  if (!void_result) Emit(0, &r);
+}
+
+void AttemptRuntime::Emit(AttemptId started, wire::AttemptResult* result) {
+  bool wake;
+  {
+    std::lock_guard<std::mutex> lock(events_mu_);
+    wake = events_.empty();
+    if (started) events_.started.push_back(started);
+    if (result) events_.results.push_back(std::move(*result));
+  }
+  if (wake && on_events_) on_events_();
+}
+
+void AttemptRuntime::DrainEvents(RuntimeEvents* out) {
+  out->started.clear();
+  out->results.clear();
+  std::lock_guard<std::mutex> lock(events_mu_);
+  std::swap(*out, events_);
+}
+
+std::vector<wire::AttemptProgress> AttemptRuntime::Progress() const {
+  std::vector<wire::AttemptProgress> out;
+  std::unique_lock<boost::fibers::mutex> lock(mu_);
+  for (const auto& [id, a] : live_) {
+    if (!a->running) continue;
+    wire::AttemptProgress p;
+    p.set_attempt_id(id);
+    p.set_fraction(a->ctx->progress());
+    out.push_back(p);
+  }
+  return out;
+}
+
+AttemptRuntime::Counts AttemptRuntime::counts() const {
+  std::unique_lock<boost::fibers::mutex> lock(mu_);
+  return {queued_, running_};
+}
+
+}  // namespace tailcut::executor

@@ -1,0 +1,326 @@
+// In-process executor against a fake scheduler (a ROUTER on a free port).
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <map>
+#include <set>
+#include <thread>
+
+#include <zmq.hpp>
+
+#include "tailcut/common/config.h"
+#include "tailcut/common/ids.h"
+#include "tailcut/common/wire.h"
+#include "tailcut/executor/executor.h"
+
+using namespace tailcut;
+using namespace tailcut::executor;
+using namespace std::chrono_literals;
+
+namespace {
+
+constexpr auto kGuard = 20s;  // failure guard only
+
+class FakeScheduler {
+ public:
+  FakeScheduler() : router_(ctx_, zmq::socket_type::router) {
+    router_.set(zmq::sockopt::linger, 0);
+    router_.bind("tcp://127.0.0.1:*");
+    endpoint_ = router_.get(zmq::sockopt::last_endpoint);
+  }
+  const std::string& endpoint() const { return endpoint_; }
+  const std::string& peer() const { return peer_; }
+
+  // Next message from the executor, or false after the guard time.
+  bool Recv(wire::ExecutorMessage* msg, std::chrono::milliseconds timeout = kGuard) {
+    zmq::pollitem_t item{router_.handle(), 0, ZMQ_POLLIN, 0};
+    if (zmq::poll(&item, 1, timeout) == 0) return false;
+    zmq::message_t id, body;
+    REQUIRE(router_.recv(id));
+    REQUIRE(id.more());
+    REQUIRE(router_.recv(body));
+    REQUIRE_FALSE(body.more());
+    peer_ = id.to_string();
+    REQUIRE(FromFrame(body, msg));
+    REQUIRE(msg->version() == kProtocolVersion);
+    return true;
+  }
+
+  // Skips messages until one with a Register body arrives.
+  bool RecvRegister(wire::Register* reg) {
+    auto deadline = std::chrono::steady_clock::now() + kGuard;
+    wire::ExecutorMessage m;
+    while (std::chrono::steady_clock::now() < deadline) {
+      if (!Recv(&m, 100ms)) continue;
+      if (m.has_register_()) {
+        *reg = m.register_();
+        return true;
+      }
+    }
+    return false;
+  }
+
+  void SendRaw(const std::string& bytes) {
+    router_.send(zmq::buffer(peer_), zmq::send_flags::sndmore);
+    router_.send(zmq::buffer(bytes));
+  }
+  void Send(wire::SchedulerToExecutor msg, bool set_version = true) {
+    if (set_version) msg.set_version(kProtocolVersion);
+    router_.send(zmq::buffer(peer_), zmq::send_flags::sndmore);
+    router_.send(ToFrame(msg), zmq::send_flags::none);
+  }
+  void Ack(uint64_t id, uint32_t heartbeat_ms = 100, uint32_t lost_after_ms = 10000) {
+    wire::SchedulerToExecutor m;
+    m.mutable_registered()->set_executor_id(id);
+    m.mutable_registered()->set_heartbeat_interval_ms(heartbeat_ms);
+    m.mutable_registered()->set_lost_after_ms(lost_after_ms);
+    Send(m);
+  }
+
+ private:
+  zmq::context_t ctx_{1};
+  zmq::socket_t router_;
+  std::string endpoint_;
+  std::string peer_;
+};
+
+// Collects Reports; asserts every attempt is started and finished once.
+struct ReportLog {
+  std::map<AttemptId, int> started;
+  std::map<AttemptId, wire::AttemptResult> results;
+  std::set<AttemptId> with_progress;
+  int reports = 0;
+  int most_results_in_one_report = 0;
+  int duplicate_results = 0;
+  bool goodbye = false;
+  int registers = 0;
+
+  void Add(const wire::ExecutorMessage& m) {
+    if (m.has_goodbye()) goodbye = true;
+    if (m.has_register_()) ++registers;
+    if (!m.has_report()) return;
+    ++reports;
+    most_results_in_one_report = std::max(most_results_in_one_report, m.report().results_size());
+    for (auto& s : m.report().started()) ++started[s.attempt_id()];
+    for (auto& r : m.report().results()) {
+      if (results.count(r.attempt_id())) ++duplicate_results;
+      results[r.attempt_id()] = r;
+    }
+    for (auto& p : m.report().progress()) with_progress.insert(p.attempt_id());
+  }
+  template <typename Pred>
+  bool Until(FakeScheduler& s, Pred pred) {
+    auto deadline = std::chrono::steady_clock::now() + kGuard;
+    while (!pred()) {
+      if (std::chrono::steady_clock::now() > deadline) return false;
+      wire::ExecutorMessage m;
+      if (s.Recv(&m, 100ms)) Add(m);
+    }
+    return true;
+  }
+};
+
+// Runs an Executor on a thread for the scope of a test.
+class RunningExecutor {
+ public:
+  explicit RunningExecutor(ExecutorOptions o) : ex_(std::move(o)) {
+    thread_ = std::thread([this] { status_ = ex_.Run(); });
+  }
+  ~RunningExecutor() { Stop(); }
+  Status Stop() {
+    if (thread_.joinable()) {
+      ex_.Stop();
+      thread_.join();
+    }
+    return status_;
+  }
+
+ private:
+  Executor ex_;
+  Status status_;
+  std::thread thread_;
+};
+
+ExecutorOptions TestOptions(const FakeScheduler& s) {
+  ExecutorOptions o;
+  o.scheduler = s.endpoint();
+  o.name = "test-exec";
+  o.slots = 2;
+  o.threads = 1;
+  o.heartbeat_ms = 100;
+  o.register_retry_ms = 100;
+  o.labels["zone"] = "lab";
+  return o;
+}
+
+wire::Assignment* Assign(wire::SchedulerToExecutor* m, AttemptId id, const std::string& kernel,
+                         const std::string& args = "") {
+  wire::Assignment* a = m->mutable_work()->add_assign();
+  a->set_attempt_id(id);
+  a->set_job_id(1);
+  a->set_task_index(static_cast<uint32_t>(id));
+  a->set_kernel(kernel);
+  a->set_args(args);
+  return a;
+}
+
+}  // namespace
+
+TEST_CASE("executor registers, runs a batch and reports each attempt once") {
+  FakeScheduler sched;
+  RunningExecutor ex(TestOptions(sched));
+  wire::Register reg;
+  REQUIRE(sched.RecvRegister(&reg));
+  CHECK(reg.name() == "test-exec");
+  CHECK(reg.cpu_slots() == 2);
+  CHECK(reg.gpus_size() == 0);
+  CHECK(reg.labels().at("zone") == "lab");
+  CHECK(std::vector<std::string>(reg.kernels().begin(), reg.kernels().end()) ==
+        std::vector<std::string>{"matmul", "noop", "shell", "sleep", "spin"});
+  CHECK(sched.peer().rfind("test-exec/", 0) == 0);  // routing id: name + random
+  sched.Ack(7);
+
+  wire::SchedulerToExecutor work;
+  for (AttemptId id = 1; id <= 10; ++id) Assign(&work, id, "noop");
+  for (AttemptId id = 11; id <= 13; ++id) Assign(&work, id, "sleep", "ms=5");
+  Assign(&work, 14, "matmul", "n=16");
+  Assign(&work, 15, "shell", "echo hi");
+  Assign(&work, 16, "no-such-kernel");
+  sched.Send(work);
+
+  ReportLog log;
+  REQUIRE(log.Until(sched, [&] { return log.results.size() == 16; }));
+  for (AttemptId id = 1; id <= 15; ++id) {
+    INFO("attempt " << id);
+    CHECK(log.started[id] == 1);
+    CHECK(log.results[id].outcome() == wire::AttemptResult::OK);
+  }
+  CHECK(log.results[14].output().rfind("checksum=", 0) == 0);
+  CHECK(log.results[15].output() == "hi\n");
+  CHECK(log.results[16].outcome() == wire::AttemptResult::FAILED);
+  CHECK(log.results[16].error().find("unknown kernel 'no-such-kernel'") == 0);
+  CHECK(log.duplicate_results == 0);
+  // Batched: the ten inline noops of one Work come back in one Report.
+  CHECK(log.most_results_in_one_report >= 10);
+
+  REQUIRE(ex.Stop().ok());
+  REQUIRE(log.Until(sched, [&] { return log.goodbye; }));
+}
+
+TEST_CASE("executor cancels, survives bad frames and re-registers on UNKNOWN_EXECUTOR") {
+  FakeScheduler sched;
+  RunningExecutor ex(TestOptions(sched));
+  wire::Register reg;
+  REQUIRE(sched.RecvRegister(&reg));
+  sched.Ack(1);
+
+  wire::SchedulerToExecutor work;
+  Assign(&work, 100, "sleep", "ms=60000");
+  sched.Send(work);
+  ReportLog log;
+  REQUIRE(log.Until(sched, [&] { return log.started.count(100); }));
+  // Heartbeat Reports carry the progress of running attempts.
+  REQUIRE(log.Until(sched, [&] { return log.with_progress.count(100); }));
+
+  wire::SchedulerToExecutor cancel;
+  cancel.mutable_work()->add_cancel(100);
+  sched.Send(cancel);
+  REQUIRE(log.Until(sched, [&] { return log.results.count(100); }));
+  CHECK(log.results[100].outcome() == wire::AttemptResult::CANCELLED);
+
+  // Garbage, a wrong protocol version and an empty body are all ignored.
+  sched.SendRaw("\xff\xff\xff\xff\x0f not a protobuf");
+  wire::SchedulerToExecutor wrong_version;
+  wrong_version.set_version(99);
+  Assign(&wrong_version, 200, "noop");
+  sched.Send(wrong_version, /*set_version=*/false);
+  sched.Send(wire::SchedulerToExecutor{});
+  wire::SchedulerToExecutor other_error;
+  *other_error.mutable_error() = MakeError(wire::Error::INVALID_ARGUMENT, "just a test");
+  sched.Send(other_error);
+  wire::SchedulerToExecutor next;
+  Assign(&next, 201, "noop");
+  sched.Send(next);
+  REQUIRE(log.Until(sched, [&] { return log.results.count(201); }));
+  CHECK(log.results[201].outcome() == wire::AttemptResult::OK);
+  CHECK(log.results.count(200) == 0);
+
+  // The scheduler restarted: it does not know us; we register again.
+  wire::SchedulerToExecutor unknown;
+  *unknown.mutable_error() = MakeError(wire::Error::UNKNOWN_EXECUTOR, "who are you?");
+  sched.Send(unknown);
+  REQUIRE(sched.RecvRegister(&reg));
+  sched.Ack(2);
+  wire::SchedulerToExecutor after;
+  Assign(&after, 300, "sleep", "ms=1");
+  sched.Send(after);
+  REQUIRE(log.Until(sched, [&] { return log.results.count(300); }));
+  CHECK(log.results[300].outcome() == wire::AttemptResult::OK);
+  CHECK(log.duplicate_results == 0);
+}
+
+TEST_CASE("executor drops its attempts and re-registers when the scheduler goes silent") {
+  FakeScheduler sched;
+  RunningExecutor ex(TestOptions(sched));
+  wire::Register reg;
+  REQUIRE(sched.RecvRegister(&reg));
+  sched.Ack(1, /*heartbeat_ms=*/50, /*lost_after_ms=*/300);
+  wire::SchedulerToExecutor work;
+  Assign(&work, 1, "sleep", "ms=60000");
+  sched.Send(work);
+  ReportLog log;
+  REQUIRE(log.Until(sched, [&] { return log.started.count(1); }));
+  // Silence from here on: the executor must give up on us and register again.
+  REQUIRE(log.Until(sched, [&] { return log.registers > 0; }));
+  sched.Ack(2, 50, 10000);
+  wire::SchedulerToExecutor more;
+  Assign(&more, 2, "noop");
+  sched.Send(more);
+  REQUIRE(log.Until(sched, [&] { return log.results.count(2); }));
+  CHECK(log.results.count(1) == 0);  // void: never reported
+}
+
+TEST_CASE("executor waits for a scheduler that is not there yet and stops cleanly") {
+  ExecutorOptions o;
+  o.scheduler = "tcp://127.0.0.1:1";  // nothing listens here
+  o.slots = 1;
+  o.register_retry_ms = 50;
+  RunningExecutor ex(o);
+  std::this_thread::sleep_for(150ms);
+  CHECK(ex.Stop().ok());
+}
+
+TEST_CASE("the shipped config file parses and every key is known") {
+  auto config = Config::LoadFile(std::string(TAILCUT_SOURCE_DIR) + "/configs/executor.toml");
+  REQUIRE(config.ok());
+  std::string level;
+  REQUIRE(config->Get("log_level", &level).ok());  // read by the daemon
+  auto o = ExecutorOptionsFromConfig(*config);
+  REQUIRE(o.ok());
+  CHECK(config->CheckAllUsed().ok());
+  CHECK(o->scheduler == "tcp://127.0.0.1:7700");
+  CHECK(o->slots == 0);
+  CHECK(o->faults.slowdown == 1.0);
+  CHECK_FALSE(o->faults.any());
+
+  REQUIRE(config->Override("faults.slowdown=2.5").ok());
+  REQUIRE(config->Override("labels.zone=\"eu\"").ok());
+  REQUIRE(config->Override("typo_key=1").ok());
+  o = ExecutorOptionsFromConfig(*config);
+  REQUIRE(o.ok());
+  CHECK(o->faults.slowdown == 2.5);
+  CHECK(o->labels.at("zone") == "eu");
+  CHECK_FALSE(config->CheckAllUsed().ok());
+
+  REQUIRE(config->Override("scheduler=\"nonsense\"").ok());
+  CHECK_FALSE(ExecutorOptionsFromConfig(*config).ok());
+}
+
+TEST_CASE("defaults resolve to machine values") {
+  ExecutorOptions o = ResolveDefaults(ExecutorOptions{});
+  CHECK(o.slots >= 1);
+  CHECK(o.threads >= 1);
+  CHECK(o.threads <= o.slots);
+  CHECK(o.name.find(':') != std::string::npos);
+}

@@ -1,0 +1,150 @@
+#include <catch2/catch.hpp>
+
+#include <chrono>
+#include <thread>
+
+#include "tailcut/executor/kernel.h"
+
+using namespace tailcut;
+using namespace tailcut::executor;
+using namespace std::chrono_literals;
+
+namespace {
+
+StatusOr<std::string> RunKernel(const char* name, std::string_view args, double time_factor = 1.0) {
+  static const KernelRegistry registry = BuiltinKernels();
+  const Kernel* k = registry.Find(name);
+  REQUIRE(k != nullptr);
+  CancelToken token;
+  KernelContext ctx(args, &token, time_factor);
+  return k->fn(ctx);
+}
+
+double Seconds(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+}  // namespace
+
+TEST_CASE("registry lists, finds and rejects duplicate kernels") {
+  KernelRegistry r = BuiltinKernels();
+  CHECK(r.Names() == std::vector<std::string>{"matmul", "noop", "shell", "sleep", "spin"});
+  CHECK(r.NamesList() == "matmul, noop, shell, sleep, spin");
+  CHECK(r.Find("sleep") != nullptr);
+  CHECK(r.Find("nope") == nullptr);
+  CHECK_FALSE(r.Register("noop", [](KernelContext&) -> StatusOr<std::string> { return std::string(); }).ok());
+  CHECK_FALSE(r.Register("", [](KernelContext&) -> StatusOr<std::string> { return std::string(); }).ok());
+  CHECK(r.Find("noop")->traits.instant);
+}
+
+TEST_CASE("noop returns empty output") {
+  auto out = RunKernel("noop", "");
+  REQUIRE(out.ok());
+  CHECK(out->empty());
+}
+
+TEST_CASE("sleep sleeps about ms, stretched by the time factor") {
+  auto t0 = std::chrono::steady_clock::now();
+  REQUIRE(RunKernel("sleep", "ms=20").ok());
+  CHECK(Seconds(t0) >= 0.019);
+  t0 = std::chrono::steady_clock::now();
+  REQUIRE(RunKernel("sleep", "ms=10", 3.0).ok());
+  CHECK(Seconds(t0) >= 0.029);
+  CHECK_FALSE(RunKernel("sleep", "ms=abc").ok());
+  CHECK_FALSE(RunKernel("sleep", "ms=-1").ok());
+  CHECK_FALSE(RunKernel("sleep", "garbage").ok());
+  REQUIRE(RunKernel("sleep", "ms=1 sigma=0.5 seed=3").ok());
+}
+
+TEST_CASE("sleep wakes early on cancellation and reports progress") {
+  KernelRegistry r = BuiltinKernels();
+  const Kernel* k = r.Find("sleep");
+  REQUIRE(k);
+  CancelToken token;
+  KernelContext ctx("ms=60000", &token);
+  std::thread canceller([&] {
+    std::this_thread::sleep_for(50ms);
+    token.Cancel();
+  });
+  auto t0 = std::chrono::steady_clock::now();
+  auto out = k->fn(ctx);
+  canceller.join();
+  CHECK_FALSE(out.ok());
+  CHECK(Seconds(t0) < 30.0);  // failure guard only: far below 60 s
+}
+
+TEST_CASE("spin burns about ms of CPU and stops when cancelled") {
+  auto t0 = std::chrono::steady_clock::now();
+  REQUIRE(RunKernel("spin", "ms=15").ok());
+  CHECK(Seconds(t0) >= 0.014);
+
+  KernelRegistry r = BuiltinKernels();
+  CancelToken token;
+  KernelContext ctx("ms=60000", &token);
+  std::thread canceller([&] {
+    std::this_thread::sleep_for(30ms);
+    token.Cancel();
+  });
+  t0 = std::chrono::steady_clock::now();
+  auto out = r.Find("spin")->fn(ctx);
+  canceller.join();
+  CHECK_FALSE(out.ok());
+  CHECK(Seconds(t0) < 30.0);
+  CHECK(ctx.progress() < 1.0f);
+}
+
+TEST_CASE("matmul checksum matches a naive multiply") {
+  for (int n : {1, 7, 64, 100}) {
+    auto a = MatmulInput(n, 42), b = MatmulInput(n, 43);
+    double naive = 0;
+    for (int i = 0; i < n; ++i)
+      for (int j = 0; j < n; ++j) {
+        double c = 0;
+        for (int k = 0; k < n; ++k) c += a[i * n + k] * b[k * n + j];
+        naive += c;
+      }
+    double blocked = MatmulChecksum(a, b, n);
+    CHECK(blocked == Approx(naive).epsilon(1e-9).margin(1e-9));
+
+    auto out = RunKernel("matmul", "n=" + std::to_string(n) + " seed=42");
+    REQUIRE(out.ok());
+    REQUIRE(out->rfind("checksum=", 0) == 0);
+    CHECK(std::stod(out->substr(9)) == Approx(naive).epsilon(1e-9).margin(1e-9));
+  }
+  // Deterministic: same seed, same output; different seed, different output.
+  CHECK(RunKernel("matmul", "n=32 seed=5").value() == RunKernel("matmul", "n=32 seed=5").value());
+  CHECK(RunKernel("matmul", "n=32 seed=5").value() != RunKernel("matmul", "n=32 seed=6").value());
+  CHECK_FALSE(RunKernel("matmul", "n=0").ok());
+  CHECK_FALSE(RunKernel("matmul", "n=100000").ok());
+}
+
+TEST_CASE("shell captures stdout and reports exit codes with stderr") {
+  auto ok = RunKernel("shell", "echo hello; echo world");
+  REQUIRE(ok.ok());
+  CHECK(ok.value() == "hello\nworld\n");
+
+  auto fail = RunKernel("shell", "echo partial; echo 'it broke' >&2; exit 3");
+  REQUIRE_FALSE(fail.ok());
+  CHECK(fail.status().message() == "exit code 3: it broke");
+
+  auto big = RunKernel("shell", "head -c 3000000 /dev/zero");
+  REQUIRE(big.ok());
+  CHECK(big->size() == (1u << 20));  // capped at 1 MiB
+
+  CHECK_FALSE(RunKernel("shell", "").ok());
+}
+
+TEST_CASE("shell kills the child on cancellation") {
+  KernelRegistry r = BuiltinKernels();
+  CancelToken token;
+  KernelContext ctx("sleep 30; echo never", &token);
+  std::thread canceller([&] {
+    std::this_thread::sleep_for(100ms);
+    token.Cancel();
+  });
+  auto t0 = std::chrono::steady_clock::now();
+  auto out = r.Find("shell")->fn(ctx);
+  canceller.join();
+  CHECK_FALSE(out.ok());
+  CHECK(Seconds(t0) < 20.0);
+}
