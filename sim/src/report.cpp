@@ -126,7 +126,7 @@ std::string CdfSvg(const std::vector<SimResult>& results, const std::string& tit
   if (!std::isfinite(lo)) lo = 0.1, hi = 1;
   double dlo = std::floor(std::log10(lo)), dhi = std::ceil(std::log10(hi));
   if (dhi <= dlo) dhi = dlo + 1;
-  auto X = [&](double v) { return L + pw * (std::log10(std::max(v, lo)) - dlo) / (dhi - dlo); };
+  auto X = [&](double v) { return L + pw * (std::log10(std::max(v, std::pow(10.0, dlo))) - dlo) / (dhi - dlo); };
   auto Y = [&](double f) { return T + ph * (1 - f); };
   std::ostringstream s;
   s.setf(std::ios::fixed);
@@ -168,13 +168,12 @@ std::string CdfSvg(const std::vector<SimResult>& results, const std::string& tit
     std::sort(v.begin(), v.end());
     if (v.empty()) continue;
     size_t n = v.size(), step = std::max<size_t>(1, n / 1000);
+    size_t tail = n - std::min<size_t>(n, 200);  // the last 200 points exactly
     s << "<polyline fill=\"none\" stroke-width=\"2\" stroke=\"" << kColors[p % 10] << "\" points=\"";
     s.precision(2);
     s << X(v[0]) << "," << Y(0) << " ";
-    for (size_t i = 0; i < n; i += step) s << X(v[i]) << "," << Y(static_cast<double>(i + 1) / n) << " ";
-    // Keep the tail exact: the last 1% point by point (capped).
-    for (size_t i = std::max(n - std::min<size_t>(n, 200), size_t{0}); i < n; ++i)
-      s << X(v[i]) << "," << Y(static_cast<double>(i + 1) / n) << " ";
+    for (size_t i = 0; i < tail; i += step) s << X(v[i]) << "," << Y(static_cast<double>(i + 1) / n) << " ";
+    for (size_t i = tail; i < n; ++i) s << X(v[i]) << "," << Y(static_cast<double>(i + 1) / n) << " ";
     s.precision(1);
     s << "\"/>\n";
   }
