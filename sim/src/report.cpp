@@ -105,8 +105,9 @@ Status WriteLatencyCsv(const std::string& path, const std::vector<SimResult>& re
   char buf[64];
   for (auto& r : results)
     for (size_t i = 0; i < r.latencies.size(); ++i) {
+      if (std::isnan(r.latencies[i])) continue;  // unfinished
       std::snprintf(buf, sizeof buf, "%.9g", r.latencies[i]);
-      f << r.policy << ',' << r.job_ids[i] << ',' << buf << '\n';
+      f << r.policy << ',' << i + 1 << ',' << buf << '\n';
     }
   f.close();
   if (!f) return Status::IoError("error writing '" + path + "'");
@@ -164,7 +165,9 @@ std::string CdfSvg(const std::vector<SimResult>& results, const std::string& tit
     << ") rotate(-90)\" text-anchor=\"middle\">fraction of jobs finished within x</text>\n";
   // One step line per policy, at most ~1000 points each.
   for (size_t p = 0; p < results.size(); ++p) {
-    std::vector<double> v = results[p].latencies;
+    std::vector<double> v;
+    for (double x : results[p].latencies)
+      if (!std::isnan(x)) v.push_back(x);
     std::sort(v.begin(), v.end());
     if (v.empty()) continue;
     size_t n = v.size(), step = std::max<size_t>(1, n / 1000);

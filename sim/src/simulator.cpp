@@ -20,7 +20,10 @@ double Quantile(const std::vector<double>& sorted, double q) {
 }
 
 void Summarise(SimResult* r) {
-  std::vector<double> v = r->latencies;
+  std::vector<double> v;
+  v.reserve(r->latencies.size());
+  for (double x : r->latencies)
+    if (!std::isnan(x)) v.push_back(x);
   std::sort(v.begin(), v.end());
   double sum = 0;
   for (double x : v) sum += x;
@@ -145,8 +148,8 @@ class Simulator::Impl final : public CoreObserver {
     if (r.outcome == AttemptOutcome::kCommitted) result_.committed_s += r.run_s;
   }
   void OnJobFinished(const JobStatusInfo& j) override {
-    result_.latencies.push_back(j.finished - j.submitted);
-    result_.job_ids.push_back(j.id);
+    if (j.id > result_.latencies.size()) result_.latencies.resize(j.id, std::nan(""));
+    result_.latencies[j.id - 1] = j.finished - j.submitted;
     ++result_.jobs;
     if (j.state != JobState::kSucceeded) ++result_.failed;
     jobs_.erase(j.id);
@@ -274,6 +277,7 @@ class Simulator::Impl final : public CoreObserver {
       if (w.arrival == WorkloadModel::Arrival::kClosed && MoreToSubmit()) Push(Ev::kArrival, clock_.Now(), 0);
       return;
     }
+    if (*id > result_.latencies.size()) result_.latencies.resize(*id, std::nan(""));
     jobs_.emplace(*id, std::move(info));
   }
 

@@ -33,13 +33,14 @@ struct SimResult {
   double virtual_s = 0;          // virtual time at the end
   uint64_t events = 0;           // events processed
   double wall_s = 0;             // wall time of Run()
-  std::vector<double> latencies; // per job, in finish order (job ids below)
-  std::vector<uint64_t> job_ids;
+  // Per job, indexed by core job id - 1 (= submission order); NaN for a
+  // job still unfinished at the stop. 8 bytes per job, nothing per attempt.
+  std::vector<double> latencies;
 };
 
 // Nearest-rank quantile of sorted values: the ceil(q n)-th smallest.
 double Quantile(const std::vector<double>& sorted, double q);
-// Fills mean/p50/.../p999 from r->latencies.
+// Fills mean/p50/.../p999 from r->latencies (finished jobs).
 void Summarise(SimResult* r);
 
 class Simulator {
