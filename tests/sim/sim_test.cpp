@@ -238,6 +238,49 @@ TEST_CASE("trace replay: recorded durations on the listed executor, job's median
   CHECK(r.tasks == 4);
 }
 
+// Speculates once on every attempt that has run for `after_s`.
+class CopyAfter final : public MitigationPolicy {
+ public:
+  explicit CopyAfter(double after_s) : after_s_(after_s) {}
+  std::string_view name() const override { return "test-copy"; }
+  void OnTick(const ClusterView& v, std::vector<Proposal>* out) override {
+    v.ForEachRunningAttempt([&](const AttemptView& a) {
+      if (a.started >= 0 && a.task_live == 1 && v.Now() - a.started >= after_s_)
+        out->push_back(Proposal::LaunchCopy(a.job, a.task, "test"));
+    });
+  }
+
+ private:
+  double after_s_;
+};
+
+TEST_CASE("a speculative copy that loses is cancelled; its run counts as extra work") {
+  Scenario sc = ScenarioFrom(R"(
+[core]
+policy_interval_s = 0.5
+redundancy_budget = 1.0
+[cluster]
+executors = 2
+[workload]
+arrival = "closed"
+jobs = 1
+[[workload.class]]
+tasks = 1
+task_time = 10.0
+)");
+  PolicyChain chain;
+  chain.push_back(std::make_unique<CopyAfter>(1.0));
+  SimResult r = Run(sc, std::move(chain));
+  REQUIRE(r.jobs == 1);
+  CHECK(r.copies == 1);
+  CHECK(r.attempts == 2);
+  CHECK(r.latencies[0] == Approx(10.0));
+  // The copy started at t = 1 and was stopped when the original won at 10.
+  CHECK(r.committed_s == Approx(10.0));
+  CHECK(r.machine_s == Approx(19.0));
+  CHECK(r.extra_work == Approx(0.9));
+}
+
 TEST_CASE("policy entries: commas split runs, '+' chains; outputs") {
   CHECK(SplitPolicies("none, spark ,clone+spark,") == std::vector<std::string>{"none", "spark", "clone+spark"});
   Scenario sc = ScenarioFrom(kSmall);
