@@ -49,7 +49,7 @@ TEST_CASE("no redundancy: E[T] = H_k / mu") {
   }
 }
 
-TEST_CASE("replication at start, losers cancelled: E[T] = H_k / ((c+1) mu), machine time unchanged") {
+TEST_CASE("replication at start with losers cancelled: E[T] = H_k / ((c+1) mu) and machine time unchanged") {
   const int k = 10;
   for (uint32_t c : {1u, 2u}) {
     std::string core = "redundancy_budget = " + std::to_string(c + 1) + "\nmin_copies = 100000\n";
@@ -69,7 +69,7 @@ TEST_CASE("replication at start, losers cancelled: E[T] = H_k / ((c+1) mu), mach
   }
 }
 
-TEST_CASE("(n,k) coding, any k of n: E[T] = (H_n - H_{n-k}) / mu") {
+TEST_CASE("(n k) coding with any k of n: E[T] = (H_n - H_{n-k}) / mu") {
   for (auto [n, k] : {std::pair{15, 10}, std::pair{12, 4}}) {
     SimResult r = Run(ScenarioFrom(ClosedLoop(n, n, "rule = \"k_of_n\"\nk = " + std::to_string(k) + "\n")));
     REQUIRE(r.jobs == kTrials);

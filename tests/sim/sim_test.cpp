@@ -29,7 +29,7 @@ tasks = { dist = "uniform", min = 1, max = 20 }
 task_time = { dist = "lognormal", median = 1.0, sigma = 0.8, straggler_p = 0.05, straggler_factor = 6 }
 )";
 
-TEST_CASE("same seed, same metrics; another seed, other metrics") {
+TEST_CASE("same seed gives same metrics and another seed other metrics") {
   Scenario sc = ScenarioFrom(kSmall);
   SimResult a = Run(sc, {}, 7), b = Run(sc, {}, 7), c = Run(sc, {}, 8);
   REQUIRE(a.jobs == 300);
@@ -124,7 +124,7 @@ task_time = 10.0
   CHECK(r.latencies[1] == Approx(10.0));
 }
 
-TEST_CASE("crashed executor: its attempts vanish, the core reschedules them, every job completes") {
+TEST_CASE("crashed executor attempts vanish and the core reschedules them so every job completes") {
   Scenario sc = ScenarioFile("executor_crash.toml");
   SimResult r = Run(sc);
   CHECK(r.jobs == sc.workload.jobs);
@@ -193,7 +193,7 @@ TEST_CASE("quorum rounds close at k reports or at the deadline") {
   CHECK(r.extra_work > 0);  // over-selected clients were cancelled
 }
 
-TEST_CASE("every scenario file loads; unknown keys are errors") {
+TEST_CASE("every scenario file loads and unknown keys are errors") {
   for (const char* f : {"healthy.toml", "random_stragglers.toml", "fail_slow.toml", "heavy_tail.toml",
                         "executor_crash.toml", "job_mix.toml", "federated.toml", "datacenter.toml"}) {
     INFO(f);
@@ -254,7 +254,7 @@ class CopyAfter final : public MitigationPolicy {
   double after_s_;
 };
 
-TEST_CASE("a speculative copy that loses is cancelled; its run counts as extra work") {
+TEST_CASE("a speculative copy that loses is cancelled and its run counts as extra work") {
   Scenario sc = ScenarioFrom(R"(
 [core]
 policy_interval_s = 0.5
@@ -281,7 +281,7 @@ task_time = 10.0
   CHECK(r.extra_work == Approx(0.9));
 }
 
-TEST_CASE("policy entries: commas split runs, '+' chains; outputs") {
+TEST_CASE("policy entries split on commas and chain on plus and outputs") {
   CHECK(SplitPolicies("none, spark ,clone+spark,") == std::vector<std::string>{"none", "spark", "clone+spark"});
   Scenario sc = ScenarioFrom(kSmall);
   auto none = RunPolicy(sc, "none", 1);
