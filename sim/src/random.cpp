@@ -1,0 +1,132 @@
+#include "tailcut/sim/random.h"
+
+#include <cmath>
+#include <sstream>
+
+namespace tailcut::sim {
+
+uint64_t Mix(uint64_t x) {
+  x += 0x9e3779b97f4a7c15ULL;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+
+namespace {
+constexpr double kTwoPi = 6.283185307179586476925286766559;
+// Exp(1) from a uniform in [0, 1): -log(1 - u), never infinite.
+double UnitExp(double u) { return -std::log1p(-u); }
+// N(0,1) from two uniforms (Box-Muller, cosine branch).
+double UnitNormal(double u1, double u2) { return std::sqrt(-2.0 * std::log1p(-u1)) * std::cos(kTwoPi * u2); }
+}  // namespace
+
+double Rng::Exp(double mean) { return mean * UnitExp(Uniform()); }
+double Rng::Normal() {
+  double u1 = Uniform();
+  return UnitNormal(u1, Uniform());
+}
+uint64_t Rng::Below(uint64_t n) {
+  if (n <= 1) return 0;
+  // Rejection keeps it exactly uniform.
+  uint64_t limit = UINT64_MAX - UINT64_MAX % n;
+  uint64_t x;
+  do x = gen_(); while (x >= limit);
+  return x % n;
+}
+
+Distribution Distribution::Constant(double v) {
+  Distribution d;
+  d.kind = Kind::kConstant;
+  d.value = v;
+  return d;
+}
+Distribution Distribution::Exponential(double mean) {
+  Distribution d;
+  d.kind = Kind::kExp;
+  d.mean = mean;
+  return d;
+}
+
+double Distribution::Sample(Rng& rng) const { return SampleBits(rng.Bits()); }
+
+double Distribution::SampleBits(uint64_t bits) const {
+  double u1 = ToUnit(Mix(bits));
+  double x = 0;
+  switch (kind) {
+    case Kind::kConstant: x = value; break;
+    case Kind::kUniform: x = min + (max - min) * u1; break;
+    case Kind::kExp: x = mean * UnitExp(u1); break;
+    case Kind::kShiftedExp: x = shift + mean * UnitExp(u1); break;
+    case Kind::kPareto: x = scale / std::pow(1.0 - u1, 1.0 / alpha); break;
+    case Kind::kLognormal: x = median * std::exp(sigma * UnitNormal(u1, ToUnit(Mix(bits ^ 0x5bd1e995ULL)))); break;
+  }
+  if (straggler_p > 0 && ToUnit(Mix(bits ^ 0xc2b2ae3d27d4eb4fULL)) < straggler_p) x *= straggler_factor;
+  return x < 0 ? 0 : x;
+}
+
+double Distribution::Mean() const {
+  double m = 0;
+  switch (kind) {
+    case Kind::kConstant: m = value; break;
+    case Kind::kUniform: m = 0.5 * (min + max); break;
+    case Kind::kExp: m = mean; break;
+    case Kind::kShiftedExp: m = shift + mean; break;
+    case Kind::kPareto: m = alpha > 1 ? alpha * scale / (alpha - 1) : INFINITY; break;
+    case Kind::kLognormal: m = median * std::exp(0.5 * sigma * sigma); break;
+  }
+  return m * (1 - straggler_p + straggler_p * straggler_factor);
+}
+
+std::string Distribution::Describe() const {
+  std::ostringstream s;
+  switch (kind) {
+    case Kind::kConstant: s << "constant(" << value << ")"; break;
+    case Kind::kUniform: s << "uniform(" << min << ", " << max << ")"; break;
+    case Kind::kExp: s << "exp(mean " << mean << ")"; break;
+    case Kind::kShiftedExp: s << shift << " + exp(mean " << mean << ")"; break;
+    case Kind::kPareto: s << "pareto(x_m " << scale << ", alpha " << alpha << ")"; break;
+    case Kind::kLognormal: s << "lognormal(median " << median << ", sigma " << sigma << ")"; break;
+  }
+  if (straggler_p > 0) s << " x" << straggler_factor << " w.p. " << straggler_p;
+  return s.str();
+}
+
+Status LoadDistribution(const Config& cfg, const std::string& key, Distribution* out) {
+  if (!cfg.Has(key)) return Status::Ok();
+  double bare = 0;
+  if (!cfg.Has(key + ".dist")) {
+    // A bare number: constant.
+    Status s = cfg.Get(key, &bare);
+    if (!s.ok()) return Status::InvalidArgument("'" + key + "' must be a number or a table with 'dist'");
+    *out = Distribution::Constant(bare);
+    return Status::Ok();
+  }
+  std::string name;
+  Distribution d;
+  const std::string p = key + ".";
+  for (Status s : {cfg.Get(p + "dist", &name), cfg.Get(p + "value", &d.value), cfg.Get(p + "min", &d.min),
+                   cfg.Get(p + "max", &d.max), cfg.Get(p + "mean", &d.mean), cfg.Get(p + "shift", &d.shift),
+                   cfg.Get(p + "scale", &d.scale), cfg.Get(p + "alpha", &d.alpha), cfg.Get(p + "median", &d.median),
+                   cfg.Get(p + "sigma", &d.sigma), cfg.Get(p + "straggler_p", &d.straggler_p),
+                   cfg.Get(p + "straggler_factor", &d.straggler_factor)}) {
+    if (!s.ok()) return s;
+  }
+  if (name == "constant") d.kind = Distribution::Kind::kConstant;
+  else if (name == "uniform") d.kind = Distribution::Kind::kUniform;
+  else if (name == "exp" || name == "exponential") d.kind = Distribution::Kind::kExp;
+  else if (name == "shifted_exp") d.kind = Distribution::Kind::kShiftedExp;
+  else if (name == "pareto") d.kind = Distribution::Kind::kPareto;
+  else if (name == "lognormal") d.kind = Distribution::Kind::kLognormal;
+  else
+    return Status::InvalidArgument("'" + key + ".dist' = '" + name +
+                                   "': want constant, uniform, exp, shifted_exp, pareto or lognormal");
+  if (d.kind == Distribution::Kind::kPareto && (d.alpha <= 0 || d.scale <= 0))
+    return Status::InvalidArgument("'" + key + "': pareto needs alpha > 0 and scale > 0");
+  if (d.straggler_p < 0 || d.straggler_p > 1) return Status::InvalidArgument("'" + key + ".straggler_p' must be in [0, 1]");
+  if (d.mean < 0 || d.sigma < 0 || d.median < 0 || d.value < 0 || d.straggler_factor < 0)
+    return Status::InvalidArgument("'" + key + "': parameters must be >= 0");
+  *out = d;
+  return Status::Ok();
+}
+
+}  // namespace tailcut::sim

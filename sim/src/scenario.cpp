@@ -1,0 +1,241 @@
+#include "tailcut/sim/scenario.h"
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+namespace tailcut::sim {
+namespace {
+
+Status All(std::initializer_list<Status> list) {
+  for (const Status& s : list)
+    if (!s.ok()) return s;
+  return Status::Ok();
+}
+
+Status LoadClass(const Config& cfg, const std::string& p, JobClass* c) {
+  std::string rule = "all";
+  if (Status s = All({cfg.Get(p + "name", &c->name), cfg.Get(p + "weight", &c->weight), cfg.Get(p + "rule", &rule),
+                      cfg.Get(p + "k", &c->k), cfg.Get(p + "overselect", &c->overselect),
+                      cfg.Get(p + "min_count", &c->min_count), cfg.Get(p + "deadline_s", &c->deadline_s)});
+      !s.ok())
+    return s;
+  c->tasks_set = cfg.Has(p + "tasks");
+  if (Status s = LoadDistribution(cfg, p + "tasks", &c->tasks); !s.ok()) return s;
+  if (Status s = LoadDistribution(cfg, p + "task_time", &c->task_time); !s.ok()) return s;
+  if (rule == "all") c->rule = CompletionKind::kAll;
+  else if (rule == "k_of_n") c->rule = CompletionKind::kKOfN;
+  else if (rule == "quorum") c->rule = CompletionKind::kQuorum;
+  else return Status::InvalidArgument(p + "rule = '" + rule + "': want all, k_of_n or quorum");
+  if (c->weight < 0) return Status::InvalidArgument(p + "weight must be >= 0");
+  if (c->rule != CompletionKind::kAll && c->k == 0)
+    return Status::InvalidArgument(p + "k must be >= 1 for rule " + rule);
+  if (c->rule == CompletionKind::kQuorum && !c->tasks_set)
+    c->tasks = Distribution::Constant(std::ceil(c->k * (1 + c->overselect) - 1e-9));
+  return Status::Ok();
+}
+
+std::string DirOf(const std::string& path) {
+  auto slash = path.find_last_of('/');
+  return slash == std::string::npos ? "." : path.substr(0, slash);
+}
+
+}  // namespace
+
+StatusOr<Scenario> LoadScenario(const std::string& path) {
+  auto cfg = Config::LoadFile(path);
+  if (!cfg.ok()) return cfg.status();
+  auto sc = ParseScenario(std::move(cfg).value(), DirOf(path));
+  if (sc.ok()) sc->origin = path;
+  return sc;
+}
+
+StatusOr<Scenario> ParseScenario(Config cfg, const std::string& base_dir) {
+  Scenario sc;
+  sc.origin = cfg.origin();
+  int64_t seed = 1;
+  if (Status s = All({cfg.Get("name", &sc.name), cfg.Get("seed", &seed), cfg.Get("max_time_s", &sc.max_time_s)});
+      !s.ok())
+    return s;
+  sc.seed = static_cast<uint64_t>(seed);
+
+  // Core: the simulator sends no heartbeats unless lost_after_s > 0.
+  sc.core.lost_after_s = 0;
+  if (Status s = LoadCoreOptions(cfg, "core", &sc.core); !s.ok()) return s;
+  sc.heartbeats = sc.core.lost_after_s > 0;
+
+  // Cluster.
+  ClusterModel& cl = sc.cluster;
+  if (Status s = All({cfg.Get("cluster.executors", &cl.executors), cfg.Get("cluster.slots", &cl.slots),
+                      LoadDistribution(cfg, "cluster.speed", &cl.speed),
+                      LoadDistribution(cfg, "cluster.network", &cl.network)});
+      !s.ok())
+    return s;
+  if (cl.executors == 0 || cl.slots == 0) return Status::InvalidArgument("cluster.executors and cluster.slots must be >= 1");
+  for (size_t i = 0, n = cfg.ArraySize("cluster.fail_slow"); i < n; ++i) {
+    std::string p = "cluster.fail_slow." + std::to_string(i) + ".";
+    FailSlowFault f;
+    if (Status s = All({cfg.Get(p + "executor", &f.executor), cfg.Get(p + "at_s", &f.at_s),
+                        cfg.Get(p + "factor", &f.factor), cfg.Get(p + "duration_s", &f.duration_s)});
+        !s.ok())
+      return s;
+    if (f.executor >= cl.executors) return Status::InvalidArgument(p + "executor is out of range");
+    if (f.factor <= 0) return Status::InvalidArgument(p + "factor must be > 0");
+    cl.fail_slow.push_back(f);
+  }
+  for (size_t i = 0, n = cfg.ArraySize("cluster.crash"); i < n; ++i) {
+    std::string p = "cluster.crash." + std::to_string(i) + ".";
+    CrashFault c;
+    if (Status s = All({cfg.Get(p + "executor", &c.executor), cfg.Get(p + "at_s", &c.at_s),
+                        cfg.Get(p + "detect_s", &c.detect_s)});
+        !s.ok())
+      return s;
+    if (c.executor >= cl.executors) return Status::InvalidArgument(p + "executor is out of range");
+    cl.crashes.push_back(c);
+  }
+
+  // Workload.
+  WorkloadModel& w = sc.workload;
+  std::string arrival = "poisson", trace_file;
+  int64_t jobs = static_cast<int64_t>(w.jobs), tasks = 0;
+  if (Status s = All({cfg.Get("workload.arrival", &arrival), cfg.Get("workload.rate", &w.rate),
+                      cfg.Get("workload.outstanding", &w.outstanding), cfg.Get("workload.think_s", &w.think_s),
+                      cfg.Get("workload.jobs", &jobs), cfg.Get("workload.tasks", &tasks),
+                      cfg.Get("workload.trace", &trace_file)});
+      !s.ok())
+    return s;
+  if (jobs < 0 || tasks < 0) return Status::InvalidArgument("workload.jobs and workload.tasks must be >= 0");
+  w.jobs = static_cast<uint64_t>(jobs);
+  w.tasks = static_cast<uint64_t>(tasks);
+  if (arrival == "poisson") w.arrival = WorkloadModel::Arrival::kPoisson;
+  else if (arrival == "closed") w.arrival = WorkloadModel::Arrival::kClosed;
+  else if (arrival == "trace") w.arrival = WorkloadModel::Arrival::kTrace;
+  else return Status::InvalidArgument("workload.arrival = '" + arrival + "': want poisson, closed or trace");
+  if (w.arrival == WorkloadModel::Arrival::kPoisson && w.rate <= 0)
+    return Status::InvalidArgument("workload.rate must be > 0");
+  if (w.arrival == WorkloadModel::Arrival::kClosed && w.outstanding == 0)
+    return Status::InvalidArgument("workload.outstanding must be >= 1");
+  for (size_t i = 0, n = cfg.ArraySize("workload.class"); i < n; ++i) {
+    JobClass c;
+    if (Status s = LoadClass(cfg, "workload.class." + std::to_string(i) + ".", &c); !s.ok()) return s;
+    w.classes.push_back(c);
+  }
+  if (w.classes.empty()) w.classes.push_back(JobClass{});
+  double total_weight = 0;
+  for (auto& c : w.classes) total_weight += c.weight;
+  if (total_weight <= 0) return Status::InvalidArgument("workload.class weights must not all be 0");
+  if (w.arrival == WorkloadModel::Arrival::kTrace) {
+    if (trace_file.empty()) return Status::InvalidArgument("workload.arrival = 'trace' needs workload.trace = FILE");
+    if (trace_file[0] != '/') trace_file = base_dir + "/" + trace_file;
+    auto t = LoadTraceCsv(trace_file);
+    if (!t.ok()) return t.status();
+    sc.trace = std::move(t).value();
+    if (!cfg.Has("workload.jobs")) w.jobs = sc.trace.size();
+  }
+
+  // Live benchmark keys (reserved).
+  LiveModel& l = sc.live;
+  if (Status s = All({cfg.Get("live.executors", &l.executors), cfg.Get("live.slots", &l.slots),
+                      cfg.Get("live.kernel", &l.kernel), cfg.Get("live.task_ms", &l.task_ms),
+                      cfg.Get("live.sigma", &l.sigma), cfg.Get("live.jobs", &l.jobs),
+                      cfg.Get("live.tasks_per_job", &l.tasks_per_job),
+                      cfg.Get("live.fail_slow_executor", &l.fail_slow_executor),
+                      cfg.Get("live.fail_slow_factor", &l.fail_slow_factor),
+                      cfg.Get("live.fail_slow_at_s", &l.fail_slow_at_s)});
+      !s.ok())
+    return s;
+
+  // Everything but [policies.*] must have been read by now.
+  std::vector<std::string> unknown;
+  for (auto& k : cfg.Unused())
+    if (k.rfind("policies.", 0) != 0) unknown.push_back(k);
+  if (!unknown.empty()) {
+    std::string msg = sc.origin + ": unknown key";
+    for (size_t i = 0; i < unknown.size(); ++i) msg += (i ? ", '" : " '") + unknown[i] + "'";
+    return Status::InvalidArgument(msg);
+  }
+  sc.config = std::move(cfg);
+  return sc;
+}
+
+StatusOr<std::vector<TraceJob>> LoadTraceCsv(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return Status::IoError("cannot open trace '" + path + "'");
+  std::string line;
+  size_t lineno = 0;
+  struct Row {
+    std::string job;
+    int64_t task;
+    TraceTask t;
+    double start;
+    bool slow;
+  };
+  std::vector<Row> rows;
+  while (std::getline(in, line)) {
+    ++lineno;
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (line.empty() || line[0] == '#') continue;
+    std::vector<std::string> f;
+    std::stringstream ss(line);
+    std::string cell;
+    while (std::getline(ss, cell, ',')) f.push_back(cell);
+    if (lineno == 1 && !f.empty() && f[0] == "job") continue;  // header
+    if (f.size() < 5)
+      return Status::InvalidArgument(path + ":" + std::to_string(lineno) +
+                                     ": want job,task,executor,start,end[,task_class,input_size,straggler,fail_slow]");
+    try {
+      Row r;
+      r.job = f[0];
+      r.task = std::stoll(f[1]);
+      r.t.executor = static_cast<uint32_t>(std::stoul(f[2]));
+      r.start = std::stod(f[3]);
+      r.t.duration = std::max(0.0, std::stod(f[4]) - r.start);
+      r.t.task_class = f.size() > 5 ? f[5] : "";
+      r.t.input_size = f.size() > 6 && !f[6].empty() ? std::stod(f[6]) : 0;
+      auto flag = [&](size_t i) { return f.size() > i && !f[i].empty() && f[i] != "0" && f[i] != "false"; };
+      r.slow = flag(7) || flag(8);
+      rows.push_back(std::move(r));
+    } catch (const std::exception&) {
+      return Status::InvalidArgument(path + ":" + std::to_string(lineno) + ": bad number");
+    }
+  }
+  if (rows.empty()) return Status::InvalidArgument(path + ": no rows");
+  // Group by job, in order of first appearance; tasks by task number.
+  std::map<std::string, size_t> index;
+  std::vector<std::vector<Row*>> groups;
+  for (auto& r : rows) {
+    auto [it, fresh] = index.emplace(r.job, groups.size());
+    if (fresh) groups.emplace_back();
+    groups[it->second].push_back(&r);
+  }
+  double t0 = rows[0].start;
+  for (auto& r : rows) t0 = std::min(t0, r.start);
+  std::vector<TraceJob> jobs;
+  for (auto& g : groups) {
+    std::stable_sort(g.begin(), g.end(), [](const Row* a, const Row* b) { return a->task < b->task; });
+    TraceJob j;
+    j.submit = g[0]->start;
+    std::vector<double> normal;
+    for (Row* r : g) {
+      j.submit = std::min(j.submit, r->start);
+      if (!r->slow) normal.push_back(r->t.duration);
+    }
+    j.submit -= t0;
+    double median = 0;
+    if (!normal.empty()) {
+      std::sort(normal.begin(), normal.end());
+      median = normal[normal.size() / 2];
+    }
+    for (Row* r : g) {
+      r->t.normal = r->slow && !normal.empty() ? median : r->t.duration;
+      j.tasks.push_back(r->t);
+    }
+    jobs.push_back(std::move(j));
+  }
+  std::stable_sort(jobs.begin(), jobs.end(), [](const TraceJob& a, const TraceJob& b) { return a.submit < b.submit; });
+  return jobs;
+}
+
+}  // namespace tailcut::sim
