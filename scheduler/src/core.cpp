@@ -672,7 +672,9 @@ class SchedulerCore::Impl final : public ClusterView {
 
   // Pipelining for tiny tasks: queued attempts allowed per slot.
   uint32_t QueuePerSlot(const Job& job) const {
-    if (job.typical_run_s < 0) return 0;  // nothing known yet
+    // One lucky fast task must not turn a job into a pipelined one.
+    constexpr uint32_t kMinSamples = 4;
+    if (job.typical_run_s < 0 || job.committed < kMinSamples) return 0;
     if (job.typical_run_s <= opt_.pipeline_s / opt_.max_queue_per_slot) return opt_.max_queue_per_slot;
     return static_cast<uint32_t>(opt_.pipeline_s / job.typical_run_s);
   }

@@ -276,6 +276,8 @@ TEST_CASE("tiny tasks are pipelined beyond slots once their run time is known") 
   h.Drain();
   REQUIRE(h.launches.size() == 2);  // run time unknown: only the slots
   h.Finish(h.launches[0].attempt, 1e-6);
+  CHECK(h.LiveOn(e).size() == 2);  // one sample is not enough to pipeline
+  for (int i = 0; i < 3; ++i) h.Finish(h.LiveOn(e)[0], 1e-6);
   // Now known to be tiny: the executor may queue up to max_queue_per_slot.
   CHECK(h.LiveOn(e).size() == 2 * (1 + h.core.options().max_queue_per_slot));
 }
