@@ -66,7 +66,7 @@ struct Cluster {
 
 }  // namespace
 
-TEST_CASE("daemons: a 10,000-task noop job completes") {
+TEST_CASE("daemons: a 10000-task noop job completes") {
   Cluster c(1);
   auto id = c.client->Submit(FanoutJob("noop", "", 10000));
   REQUIRE(id.ok());
@@ -78,7 +78,7 @@ TEST_CASE("daemons: a 10,000-task noop job completes") {
   CHECK(st->committed() == 10000);
 }
 
-TEST_CASE("daemons: an executor killed mid-job; every task still commits exactly once") {
+TEST_CASE("daemons: an executor killed mid-job and every task still commits exactly once") {
   Cluster c(3);
   wire::JobSpec job = FanoutJob("sleep", "ms=150", 60);
   job.set_return_outputs(true);

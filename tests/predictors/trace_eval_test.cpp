@@ -145,7 +145,7 @@ TEST_CASE("EvaluateRows: no labels, no fail-slow column", "[predictors][eval]") 
   CHECK(r.mae_s > 0);
 }
 
-TEST_CASE("EvaluateRows: fail-slow episode that ends; recovery is not a false alarm", "[predictors][eval]") {
+TEST_CASE("EvaluateRows: fail-slow episode that ends and recovery is not a false alarm", "[predictors][eval]") {
   TraceGenOptions g;
   g.executors = 8;
   g.tasks = 20000;

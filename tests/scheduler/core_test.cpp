@@ -73,7 +73,7 @@ TEST_CASE("a job no executor can run is rejected with the reason") {
   CHECK_FALSE(h.core.SubmitJob(bad_k).ok());
 }
 
-TEST_CASE("an infeasible job waits for the grace period, then fails; wait_for_resources waits") {
+TEST_CASE("an infeasible job waits for the grace period, then fails but wait_for_resources waits") {
   CoreOptions o;
   o.infeasible_grace_s = 5;
   o.lost_after_s = 0;
@@ -102,7 +102,7 @@ TEST_CASE("an infeasible job waits for the grace period, then fails; wait_for_re
   CHECK(h.finished[*waiting].state == JobState::kSucceeded);
 }
 
-TEST_CASE("the first finisher commits exactly once; other attempts are cancelled") {
+TEST_CASE("the first finisher commits exactly once and other attempts are cancelled") {
   struct CopyEverything : MitigationPolicy {
     std::string_view name() const override { return "copy-all"; }
     void OnTick(const ClusterView& v, std::vector<Proposal>* out) override {
