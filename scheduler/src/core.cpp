@@ -74,7 +74,8 @@ Status LoadCoreOptions(const Config& cfg, std::string_view prefix, CoreOptions* 
                    cfg.Get(p + "redundancy_budget", &o->redundancy_budget), cfg.Get(p + "min_copies", &o->min_copies),
                    cfg.Get(p + "policy_interval_s", &o->policy_interval_s), cfg.Get(p + "pipeline_s", &o->pipeline_s),
                    cfg.Get(p + "max_queue_per_slot", &o->max_queue_per_slot),
-                   cfg.Get(p + "job_retention", &o->job_retention)}) {
+                   cfg.Get(p + "job_retention", &o->job_retention),
+                   cfg.Get(p + "max_quarantined_share", &o->max_quarantined_share)}) {
     if (!s.ok()) return s;
   }
   if (o->max_attempts == 0) return Status::InvalidArgument(p + "max_attempts must be at least 1");
@@ -941,7 +942,10 @@ class SchedulerCore::Impl final : public ClusterView {
         if (!e || e->quarantined) return;
         size_t quarantined = 0;
         for (auto& [id, x] : executors_) quarantined += x.quarantined;
-        if (2 * (quarantined + 1) > executors_.size()) return;  // keep at least half the fleet
+        size_t cap = static_cast<size_t>(opt_.max_quarantined_share * executors_.size());
+        if (executors_.size() >= 3) cap = std::max<size_t>(cap, 1);
+        cap = std::min(cap, executors_.size() / 2);  // never more than half the fleet
+        if (quarantined + 1 > cap) return;
         e->quarantined = true;
         TC_LOG(Info) << policy << ": quarantine executor " << e->id << " (" << e->desc.name << "): " << p.reason;
         commands_.push_back(ExecutorChangedCmd{e->id, ExecutorChangedCmd::Change::kQuarantined, p.reason});

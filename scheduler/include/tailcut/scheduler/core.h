@@ -44,6 +44,10 @@ struct CoreOptions {
   double pipeline_s = 0.005;
   uint32_t max_queue_per_slot = 512;
   uint32_t job_retention = 1000;      // finished jobs kept for status queries
+  // Quarantined executors are capped at this share of the fleet (at least
+  // one when there are three or more), so a noisy detector cannot starve
+  // the cluster of capacity.
+  double max_quarantined_share = 0.1;
 };
 Status LoadCoreOptions(const Config& cfg, std::string_view prefix, CoreOptions* out);
 
