@@ -8,6 +8,7 @@
 #include "tailcut/client/client.h"
 #include "tailcut/common/clock.h"
 #include "tailcut/common/log.h"
+#include "tailcut/predictors/commands.h"
 
 namespace tailcut::cli {
 namespace {
@@ -22,6 +23,9 @@ commands:
   cancel JOB           cancel a job
   results JOB          committed outputs of a job submitted with return_outputs
   executors            list executors with their load and health
+  predict-eval TRACE   replay an attempt trace through the predictors: latency
+                       error, straggler precision/recall/F1, fail-slow delay
+  trace-gen            write a synthetic attempt trace with known ground truth
   sim SCENARIO.toml    simulate a scenario per policy (virtual time)
 
 common options:
@@ -254,6 +258,9 @@ int main(int argc, char** argv) {
     return kExitOk;
   }
   std::string verb = argv[1];
+  // Tools that parse their own arguments (argv[0] becomes the verb).
+  if (verb == "predict-eval") return tailcut::PredictEvalCommand(argc - 1, argv + 1);
+  if (verb == "trace-gen") return tailcut::TraceGenCommand(argc - 1, argv + 1);
   for (const Command& c : commands) {
     if (verb != c.name) continue;
     Args args;
