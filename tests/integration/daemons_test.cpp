@@ -6,6 +6,7 @@
 #include <sys/socket.h>
 
 #include <filesystem>
+#include <fstream>
 #include <memory>
 #include <set>
 
@@ -32,20 +33,25 @@ int FreePort() {
 namespace {
 
 struct Cluster {
-  explicit Cluster(int executors, int slots = 2) {
-    std::string dir = std::filesystem::temp_directory_path() / ("tailcut-it-" + std::to_string(getpid()));
+  // `executor_flags[i]` are extra flags for executor i (e.g. fault injection).
+  explicit Cluster(int executors, int slots = 2, std::vector<std::string> scheduler_flags = {},
+                   std::vector<std::vector<std::string>> executor_flags = {}) {
+    dir = std::filesystem::temp_directory_path() / ("tailcut-it-" + std::to_string(getpid()));
     std::filesystem::create_directories(dir);
     exec_ep = "tcp://127.0.0.1:" + std::to_string(tailcut::testing::FreePort());
     client_ep = "tcp://127.0.0.1:" + std::to_string(tailcut::testing::FreePort());
-    scheduler = std::make_unique<DaemonProcess>(
-        std::vector<std::string>{TAILCUT_SCHEDULER_BIN, "--executor-endpoint", exec_ep, "--client-endpoint", client_ep,
-                                 "--set", "scheduler.heartbeat_ms=100", "--set", "core.lost_after_s=1.0"},
-        dir + "/scheduler.log");
-    for (int i = 0; i < executors; ++i)
-      this->executors.push_back(std::make_unique<DaemonProcess>(
-          std::vector<std::string>{TAILCUT_EXECUTOR_BIN, "--scheduler", exec_ep, "--slots", std::to_string(slots),
-                                   "--name", "it-" + std::to_string(i)},
-          dir + "/executor-" + std::to_string(i) + ".log"));
+    std::vector<std::string> sched = {TAILCUT_SCHEDULER_BIN, "--executor-endpoint", exec_ep, "--client-endpoint",
+                                      client_ep, "--set", "scheduler.heartbeat_ms=100", "--set",
+                                      "core.lost_after_s=1.0"};
+    sched.insert(sched.end(), scheduler_flags.begin(), scheduler_flags.end());
+    scheduler = std::make_unique<DaemonProcess>(sched, dir + "/scheduler.log");
+    for (int i = 0; i < executors; ++i) {
+      std::vector<std::string> args = {TAILCUT_EXECUTOR_BIN, "--scheduler", exec_ep, "--slots", std::to_string(slots),
+                                       "--name", "it-" + std::to_string(i)};
+      if (i < static_cast<int>(executor_flags.size()))
+        args.insert(args.end(), executor_flags[i].begin(), executor_flags[i].end());
+      this->executors.push_back(std::make_unique<DaemonProcess>(args, dir + "/executor-" + std::to_string(i) + ".log"));
+    }
     ClientOptions o;
     o.endpoint = client_ep;
     o.timeout_s = 10;
@@ -58,7 +64,13 @@ struct Cluster {
     }
     FAIL("executors did not register; logs in " << dir);
   }
-  std::string exec_ep, client_ep;
+  ~Cluster() {
+    executors.clear();  // stop the daemons before removing their logs
+    scheduler.reset();
+    std::error_code ec;
+    std::filesystem::remove_all(dir, ec);
+  }
+  std::string dir, exec_ep, client_ep;
   std::unique_ptr<DaemonProcess> scheduler;
   std::vector<std::unique_ptr<DaemonProcess>> executors;
   std::unique_ptr<Client> client;
@@ -67,7 +79,7 @@ struct Cluster {
 }  // namespace
 
 TEST_CASE("daemons: a 10000-task noop job completes") {
-  Cluster c(1);
+  Cluster c(1, 2, {"--policy", "none"});
   auto id = c.client->Submit(FanoutJob("noop", "", 10000));
   REQUIRE(id.ok());
   WaitOptions w;
@@ -137,4 +149,23 @@ TEST_CASE("daemons: bad jobs get clear errors and both daemons keep serving") {
   CHECK(st->state() == wire::JOB_SUCCEEDED);
   CHECK(c.scheduler->Alive());
   CHECK(c.executors[0]->Alive());
+}
+
+TEST_CASE("daemons: an external plugin named in the config loads and copies a straggling task") {
+  std::string config = std::filesystem::temp_directory_path() / ("tailcut-it-plugin-" + std::to_string(getpid()) + ".toml");
+  {
+    std::ofstream f(config);
+    f << "[policies]\nchain = \"external\"\n[[policies.external]]\npath = \"" << TAILCUT_EXAMPLE_PLUGIN_PATH
+      << "\"\nname = \"fixed_delay\"\ndelay_s = 0.2\n";
+  }
+  // Executor 0 is 20x slower: its 50 ms tasks take a second.
+  Cluster c(2, 2, {"--config", config, "--set", "core.redundancy_budget=0.5"}, {{"--slowdown", "20"}});
+  auto id = c.client->Submit(FanoutJob("sleep", "ms=50", 4));
+  REQUIRE(id.ok());
+  auto st = c.client->Wait(*id);
+  REQUIRE(st.ok());
+  CHECK(st->state() == wire::JOB_SUCCEEDED);
+  CHECK(st->copies() >= 1);  // the plugin acted
+  CHECK(st->finished_at_s() - st->submitted_at_s() < 0.9);  // copies beat the 1 s stragglers
+  std::filesystem::remove(config);
 }
