@@ -19,6 +19,7 @@
 #include "tailcut/client/client.h"
 #include "tailcut/common/clock.h"
 #include "tailcut/common/log.h"
+#include "tailcut/plugins/registry.h"
 #include "tailcut/scheduler/server.h"
 
 extern char** environ;
@@ -29,8 +30,9 @@ namespace {
 const char kDemoUsage[] = R"(usage: tailcut demo [options]
 
 Starts a local scheduler and executor daemons (one of them fail-slow), runs
-fan-out jobs of sleep tasks, and prints per-executor and per-job timings.
-Needs nothing else running; takes about 10-30 s.
+fan-out jobs of sleep tasks, and prints per-executor and per-job timings:
+once with no mitigation, once with the default policy chain.
+Needs nothing else running; takes about 5-30 s.
 
   --executors N        executor daemons (default 4; the last one is fail-slow)
   --slots N            slots per executor (default 4)
@@ -67,50 +69,54 @@ double Quantile(std::vector<double> v, double q) {
   return v[std::min(v.size() - 1, static_cast<size_t>(q * (v.size() - 1) + 0.5))];
 }
 
-}  // namespace
+struct PhaseResult {
+  std::vector<double> job_walls;
+  uint32_t copies = 0;
+  bool ok = true;
+};
 
-int RunDemo(const Args& a) {
-  if (a.Has("--help") || a.Has("-h")) return std::fputs(kDemoUsage, stdout), kExitOk;
-  int executors = std::max(1, std::atoi(a.Get("--executors", "4").c_str()));
-  int slots = std::max(1, std::atoi(a.Get("--slots", "4").c_str()));
-  int tasks = std::max(1, std::atoi(a.Get("--tasks", "96").c_str()));
-  int jobs = std::max(1, std::atoi(a.Get("--jobs", "3").c_str()));
-  double task_ms = std::max(1.0, std::atof(a.Get("--task-ms", "40").c_str()));
-  double slow = std::max(1.0, std::atof(a.Get("--slow-factor", "5").c_str()));
+struct DemoSettings {
+  int executors, slots, tasks, jobs;
+  double task_ms, slow;
+  std::filesystem::path exe;
+  bool keep_logs;
+};
 
-  auto exe = SelfDir() / "tailcut-executor";
-  if (!std::filesystem::exists(exe)) {
-    std::fprintf(stderr, "tailcut demo: %s not found (build all targets: cmake --build build)\n", exe.c_str());
-    return kExitUsage;
+// One cluster under one policy chain: start it, run the jobs, print the
+// per-job and per-executor tables, stop it.
+PhaseResult RunPhase(const DemoSettings& d, const std::string& policy) {
+  PhaseResult out;
+  auto chain = MakePolicyChain(policy, Config());
+  if (!chain.ok()) {
+    std::fprintf(stderr, "tailcut demo: %s\n", chain.status().message().c_str());
+    out.ok = false;
+    return out;
   }
-  SetLogLevel(LogLevel::kWarn);  // the scheduler runs in this process; keep the demo's output readable
-
   ServerOptions so;
   so.executor_endpoint = "tcp://127.0.0.1:*";
   so.client_endpoint = "tcp://127.0.0.1:*";
-  SchedulerServer server(so);
+  so.heartbeat_ms = 100;
+  so.core.lost_after_s = 1.0;
+  SchedulerServer server(so, std::move(chain).value());
   if (Status s = server.Bind(); !s.ok()) {
     std::fprintf(stderr, "tailcut demo: %s\n", s.message().c_str());
-    return kExitFailed;
+    out.ok = false;
+    return out;
   }
   std::thread loop([&] { server.Run(); });
 
   char dir_template[] = "/tmp/tailcut-demo-XXXXXX";
   std::string log_dir = mkdtemp(dir_template) ? dir_template : "/tmp";
   std::vector<pid_t> pids;
-  std::printf("tailcut demo: scheduler at %s; starting %d executors x %d slots (executor %d is fail-slow, %.0fx)\n",
-              server.client_endpoint().c_str(), executors, slots, executors, slow);
-  for (int i = 1; i <= executors; ++i) {
-    std::vector<std::string> argv = {exe.string(), "--scheduler", server.executor_endpoint(), "--slots",
-                                     std::to_string(slots), "--name", "demo-" + std::to_string(i), "--log-level",
+  std::printf("\n== policy: %s ==  (scheduler %s, %d executors x %d slots, executor %d fail-slow %.0fx)\n",
+              policy.c_str(), server.client_endpoint().c_str(), d.executors, d.slots, d.executors, d.slow);
+  for (int i = 1; i <= d.executors; ++i) {
+    std::vector<std::string> argv = {d.exe.string(), "--scheduler", server.executor_endpoint(), "--slots",
+                                     std::to_string(d.slots), "--name", "demo-" + std::to_string(i), "--log-level",
                                      "warn"};
-    if (i == executors) {
-      argv.insert(argv.end(), {"--fail-slow-after", "0", "--fail-slow-factor", std::to_string(slow)});
-    }
+    if (i == d.executors) argv.insert(argv.end(), {"--fail-slow-after", "0", "--fail-slow-factor", std::to_string(d.slow)});
     pids.push_back(Spawn(argv, log_dir + "/executor-" + std::to_string(i) + ".log"));
   }
-
-  int rc = kExitOk;
   auto shutdown = [&] {
     for (pid_t p : pids)
       if (p > 0) kill(p, SIGTERM);
@@ -118,7 +124,7 @@ int RunDemo(const Args& a) {
       if (p > 0) waitpid(p, nullptr, 0);
     server.Stop();
     loop.join();
-    if (!a.Has("--keep-logs")) {
+    if (!d.keep_logs) {
       std::error_code ec;
       std::filesystem::remove_all(log_dir, ec);
     } else {
@@ -131,34 +137,36 @@ int RunDemo(const Args& a) {
   Client client(co);
   SteadyClock clock;
   std::map<uint64_t, std::string> names;  // executor id -> name
+  bool tty = isatty(STDERR_FILENO);
   while (true) {
     auto list = client.Executors();
-    if (list.ok() && static_cast<int>(list->size()) >= executors) {
+    if (list.ok() && static_cast<int>(list->size()) >= d.executors) {
       for (auto& e : *list) names[e.executor_id()] = e.name();
       break;
     }
     if (clock.Now() > 15) {
       std::fprintf(stderr, "tailcut demo: executors did not register within 15 s; see logs in %s\n", log_dir.c_str());
       shutdown();
-      return kExitFailed;
+      out.ok = false;
+      return out;
     }
-    std::fprintf(stderr, "\rwaiting for executors: %zu/%d registered", list.ok() ? list->size() : 0, executors);
+    if (tty) std::fprintf(stderr, "\rwaiting for executors: %zu/%d registered", list.ok() ? list->size() : 0, d.executors);
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
-  std::fprintf(stderr, "\r%-50s\r", "");
+  if (tty) std::fprintf(stderr, "\r%-50s\r", "");
 
   std::map<uint64_t, std::vector<double>> per_exec;
-  std::printf("\n%-6s %6s %9s %9s %9s %9s\n", "JOB", "TASKS", "WALL(s)", "p50(ms)", "p99(ms)", "max(ms)");
-  for (int j = 1; j <= jobs; ++j) {
-    wire::JobSpec spec = FanoutJob("sleep", "ms=" + std::to_string(task_ms) + " sigma=0.2 seed=" + std::to_string(j),
-                                   static_cast<uint32_t>(tasks));
+  std::printf("%-6s %6s %7s %9s %9s %9s\n", "JOB", "TASKS", "COPIES", "WALL(s)", "p50(ms)", "max(ms)");
+  for (int j = 1; j <= d.jobs; ++j) {
+    wire::JobSpec spec = FanoutJob("sleep", "ms=" + std::to_string(d.task_ms) + " sigma=0.2 seed=" + std::to_string(j),
+                                   static_cast<uint32_t>(d.tasks));
     spec.set_name("demo-fanout-" + std::to_string(j));
     spec.set_stream_results(true);
     double t0 = clock.Now();
     auto id = client.Submit(spec);
     if (!id.ok()) {
       std::fprintf(stderr, "tailcut demo: submit failed: %s\n", id.status().message().c_str());
-      rc = kExitFailed;
+      out.ok = false;
       break;
     }
     std::vector<double> runs;
@@ -172,24 +180,59 @@ int RunDemo(const Args& a) {
     if (!st.ok() || st->state() != wire::JOB_SUCCEEDED) {
       std::fprintf(stderr, "tailcut demo: job %d did not succeed: %s\n", j,
                    st.ok() ? st->reason().c_str() : st.status().message().c_str());
-      rc = kExitFailed;
+      out.ok = false;
       break;
     }
-    std::printf("%-6d %6d %9.3f %9.1f %9.1f %9.1f\n", j, tasks, wall, Quantile(runs, 0.5) * 1e3,
-                Quantile(runs, 0.99) * 1e3, Quantile(runs, 1.0) * 1e3);
+    out.job_walls.push_back(wall);
+    out.copies += st->copies();
+    std::printf("%-6d %6d %7u %9.3f %9.1f %9.1f\n", j, d.tasks, st->copies(), wall, Quantile(runs, 0.5) * 1e3,
+                Quantile(runs, 1.0) * 1e3);
   }
 
   std::vector<double> medians;
   for (auto& [id, v] : per_exec) medians.push_back(Quantile(v, 0.5));
   double fleet = Quantile(medians, 0.5);
-  std::printf("\n%-10s %6s %9s %9s %9s\n", "EXECUTOR", "TASKS", "p50(ms)", "p99(ms)", "max(ms)");
+  std::printf("%-10s %6s %9s %9s %9s\n", "EXECUTOR", "TASKS", "p50(ms)", "p99(ms)", "max(ms)");
   for (auto& [id, v] : per_exec) {
     double p50 = Quantile(v, 0.5);
     std::printf("%-10s %6zu %9.1f %9.1f %9.1f%s\n", names[id].c_str(), v.size(), p50 * 1e3, Quantile(v, 0.99) * 1e3,
                 Quantile(v, 1.0) * 1e3, p50 > 2 * fleet ? "   <- straggler (fail-slow)" : "");
   }
   shutdown();
-  return rc;
+  return out;
+}
+
+}  // namespace
+
+int RunDemo(const Args& a) {
+  if (a.Has("--help") || a.Has("-h")) return std::fputs(kDemoUsage, stdout), kExitOk;
+  DemoSettings d;
+  d.executors = std::max(2, std::atoi(a.Get("--executors", "4").c_str()));
+  d.slots = std::max(1, std::atoi(a.Get("--slots", "4").c_str()));
+  d.tasks = std::max(1, std::atoi(a.Get("--tasks", "96").c_str()));
+  d.jobs = std::max(1, std::atoi(a.Get("--jobs", "3").c_str()));
+  d.task_ms = std::max(1.0, std::atof(a.Get("--task-ms", "40").c_str()));
+  d.slow = std::max(1.0, std::atof(a.Get("--slow-factor", "5").c_str()));
+  d.keep_logs = a.Has("--keep-logs");
+  d.exe = SelfDir() / "tailcut-executor";
+  if (!std::filesystem::exists(d.exe)) {
+    std::fprintf(stderr, "tailcut demo: %s not found (build all targets: cmake --build build)\n", d.exe.c_str());
+    return kExitUsage;
+  }
+  SetLogLevel(LogLevel::kWarn);  // the scheduler runs in this process; keep the demo's output readable
+  std::printf("tailcut demo: %d fan-out jobs of %d sleep tasks (%.0f ms median), first without mitigation,\n"
+              "then with the default policy chain.\n",
+              d.jobs, d.tasks, d.task_ms);
+  std::vector<std::pair<std::string, PhaseResult>> phases;
+  for (const char* policy : {"none", "default"}) {
+    phases.emplace_back(policy, RunPhase(d, policy));
+    if (!phases.back().second.ok) return kExitFailed;
+  }
+  std::printf("\n%-10s %14s %14s %8s\n", "POLICY", "JOB WALL p50", "JOB WALL max", "COPIES");
+  for (auto& [name, r] : phases)
+    std::printf("%-10s %13.3fs %13.3fs %8u\n", name.c_str(), Quantile(r.job_walls, 0.5), Quantile(r.job_walls, 1.0),
+                r.copies);
+  return kExitOk;
 }
 
 }  // namespace tailcut::cli
