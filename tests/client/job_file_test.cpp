@@ -1,0 +1,48 @@
+#include <catch2/catch.hpp>
+
+#include <cstdio>
+#include <fstream>
+
+#include "tailcut/client/client.h"
+
+using namespace tailcut;
+
+TEST_CASE("the example job files load") {
+  auto fan = LoadJobFile(TAILCUT_SOURCE_DIR "/configs/jobs/fanout.toml");
+  REQUIRE(fan.ok());
+  CHECK(fan->template_count() == 200);
+  CHECK(fan->template_().kernel() == "sleep");
+  auto kofn = LoadJobFile(TAILCUT_SOURCE_DIR "/configs/jobs/k_of_n.toml");
+  REQUIRE(kofn.ok());
+  CHECK(kofn->rule().kind() == wire::CompletionRule::K_OF_N);
+  CHECK(kofn->rule().k() == 8);
+  auto mixed = LoadJobFile(TAILCUT_SOURCE_DIR "/configs/jobs/mixed.toml");
+  REQUIRE(mixed.ok());
+  REQUIRE(mixed->tasks_size() == 3);
+  CHECK(mixed->tasks(0).features().input_size() == 128);
+  CHECK(mixed->tasks(2).demand().cpu_slots() == 1);
+  CHECK(mixed->return_outputs());
+}
+
+TEST_CASE("bad job files say what is wrong") {
+  std::string path = "/tmp/tailcut-job-test.toml";
+  auto load = [&](const std::string& text) {
+    std::ofstream(path) << text;
+    auto j = LoadJobFile(path);
+    std::remove(path.c_str());
+    return j;
+  };
+  auto typo = load("name = \"x\"\ncuont = 3\n[template]\nkernel = \"noop\"\n");
+  REQUIRE_FALSE(typo.ok());
+  CHECK(typo.status().message().find("cuont") != std::string::npos);
+  auto rule = load("rule = \"some\"\n[template]\nkernel = \"noop\"\n");
+  REQUIRE_FALSE(rule.ok());
+  CHECK(rule.status().message().find("rule") != std::string::npos);
+  auto labelled = load("[[task]]\nkernel = \"noop\"\n[task.labels]\nzone = \"edge\"\n");
+  REQUIRE(labelled.ok());
+  CHECK(labelled->tasks(0).demand().labels().at("zone") == "edge");
+  auto empty = load("name = \"nothing\"\n");
+  REQUIRE_FALSE(empty.ok());
+  CHECK(empty.status().message().find("no tasks") != std::string::npos);
+  CHECK_FALSE(LoadJobFile("/nonexistent/job.toml").ok());
+}
