@@ -437,6 +437,7 @@ class SchedulerCore::Impl final : public ClusterView {
   }
   size_t LiveAttempts() const { return attempts_.size(); }
   size_t RunningJobs() const { return running_jobs_.size(); }
+  std::vector<JobId> RunningJobIds() const { return {running_jobs_.begin(), running_jobs_.end()}; }
   void AddObserver(CoreObserver* o) { observers_.push_back(o); }
   const CoreOptions& options() const { return opt_; }
 
@@ -1022,6 +1023,7 @@ bool SchedulerCore::HasExecutor(ExecutorId e) const { return impl_->HasExecutor(
 ExecutorId SchedulerCore::ExecutorOfAttempt(AttemptId a) const { return impl_->ExecutorOfAttempt(a); }
 size_t SchedulerCore::LiveAttempts() const { return impl_->LiveAttempts(); }
 size_t SchedulerCore::RunningJobs() const { return impl_->RunningJobs(); }
+std::vector<JobId> SchedulerCore::RunningJobIds() const { return impl_->RunningJobIds(); }
 const PredictorSuite* SchedulerCore::Predictors() const { return impl_->Predictors(); }
 void SchedulerCore::AddObserver(CoreObserver* observer) { impl_->AddObserver(observer); }
 const CoreOptions& SchedulerCore::options() const { return impl_->options(); }

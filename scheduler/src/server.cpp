@@ -103,8 +103,12 @@ class SchedulerServer::Impl {
       }
       Flush();
     }
-    TC_LOG(Info) << "stopping: " << core_.RunningJobs() << " jobs running, " << core_.LiveAttempts()
-                 << " attempts live";
+    // Running jobs end now: tell executors to stop their attempts and
+    // watching clients why, rather than leaving them waiting.
+    std::vector<JobId> running = core_.RunningJobIds();
+    for (JobId id : running) (void)core_.CancelJob(id, "scheduler shut down");
+    Flush();
+    TC_LOG(Info) << "stopped; " << running.size() << " running jobs were cancelled";
   }
 
   void Stop() { stop_.store(true); }

@@ -246,3 +246,29 @@ TEST_CASE("server: a silent executor is declared lost and its work moves") {
     if (msg.has_error() && msg.error().code() == wire::Error::UNKNOWN_EXECUTOR) told = true;
   CHECK(told);
 }
+
+TEST_CASE("server: shutting down tells watching clients their jobs were cancelled") {
+  auto rs = std::make_unique<RunningServer>();
+  zmq::context_t ctx;
+  ScriptedExecutor ex(ctx, rs->server->executor_endpoint());
+  ex.Register(1);
+  wire::SchedulerToExecutor msg;
+  REQUIRE(ex.Next(&msg));
+  Client client(rs->ClientOpts());
+  auto id = client.Submit(FanoutJob("sleep", "ms=100000", 1));
+  REQUIRE(id.ok());
+  REQUIRE(ex.Next(&msg));
+  REQUIRE(msg.work().assign_size() == 1);
+  std::thread stopper([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    rs.reset();  // stops and joins the server
+  });
+  auto st = client.Wait(*id);
+  stopper.join();
+  REQUIRE(st.ok());
+  CHECK(st->state() == wire::JOB_CANCELLED);
+  CHECK(st->reason() == "scheduler shut down");
+  // The executor was told to stop the attempt.
+  REQUIRE(ex.Next(&msg));
+  REQUIRE(msg.work().cancel_size() == 1);
+}

@@ -165,6 +165,7 @@ class SchedulerCore {
   ExecutorId ExecutorOfAttempt(AttemptId a) const;  // 0 if not live
   size_t LiveAttempts() const;
   size_t RunningJobs() const;
+  std::vector<JobId> RunningJobIds() const;
   const PredictorSuite* Predictors() const;
   void AddObserver(CoreObserver* observer);
   const CoreOptions& options() const;
