@@ -151,11 +151,13 @@ bool JobArg(const Args& a, const char* verb, JobId* id) {
   return true;
 }
 
-int StatusCmd(const Args& a) {
+// `status` and `cancel`: one job id in, the job's status out.
+int JobStatusVerb(const Args& a, const char* verb,
+                  StatusOr<wire::JobStatus> (Client::*call)(JobId)) {
   JobId id;
-  if (!JobArg(a, "status", &id)) return kExitUsage;
+  if (!JobArg(a, verb, &id)) return kExitUsage;
   Client client(ClientOptionsFrom(a));
-  auto s = client.GetStatus(id);
+  auto s = (client.*call)(id);
   if (!s.ok()) return Fail(s.status());
   if (a.Has("--json")) {
     std::printf("%s\n", ToJson(*s).c_str());
@@ -165,19 +167,8 @@ int StatusCmd(const Args& a) {
   return kExitOk;
 }
 
-int CancelCmd(const Args& a) {
-  JobId id;
-  if (!JobArg(a, "cancel", &id)) return kExitUsage;
-  Client client(ClientOptionsFrom(a));
-  auto s = client.Cancel(id);
-  if (!s.ok()) return Fail(s.status());
-  if (a.Has("--json")) {
-    std::printf("%s\n", ToJson(*s).c_str());
-  } else {
-    PrintStatus(*s);
-  }
-  return kExitOk;
-}
+int StatusCmd(const Args& a) { return JobStatusVerb(a, "status", &Client::GetStatus); }
+int CancelCmd(const Args& a) { return JobStatusVerb(a, "cancel", &Client::Cancel); }
 
 int ResultsCmd(const Args& a) {
   JobId id;
