@@ -23,6 +23,8 @@ commands:
   results JOB          committed outputs of a job submitted with return_outputs
   executors            list executors with their load and health
   sim SCENARIO.toml    simulate a scenario per policy (virtual time)
+  train                distributed gradient descent on a local cluster with one
+                       5x straggler: uncoded vs gradient-coded (docs/GPU.md)
 
 common options:
   --scheduler EP       the scheduler's client endpoint (default tcp://127.0.0.1:7701,
@@ -244,6 +246,7 @@ int main(int argc, char** argv) {
       {"executors", ExecutorsCmd, {"--json"}},
       {"demo", RunDemo, {"--json", "--help", "-h", "--keep-logs"}},
       {"sim", RunSim, {"--json", "--help", "-h"}},
+      {"train", RunTrain, {"--json", "--help", "-h", "--gpu"}},
   };
   if (argc < 2 || !std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h") || !std::strcmp(argv[1], "help")) {
     std::fputs(kUsage, stdout);
