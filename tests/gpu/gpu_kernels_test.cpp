@@ -37,7 +37,7 @@ Ran RunKernel(const std::string& kernel, const std::string& args, uint32_t gpus)
 
 std::vector<double> Vec(const Ran& r) {
   REQUIRE(r.out.ok());
-  auto v = coded::DecodeVector(*r.out);
+  auto v = coded::DecodeVector(r.out.value());
   REQUIRE(v.ok());
   return *v;
 }
@@ -216,7 +216,7 @@ TEST_CASE("gpu: GPU twins agree with the CPU twins") {
   }
 }
 
-TEST_CASE("gpu: executors advertise their GPUs; a GPU job is infeasible without one") {
+TEST_CASE("gpu: executors advertise their GPUs and a GPU job is infeasible without one") {
   ServerOptions so;
   so.executor_endpoint = "tcp://127.0.0.1:*";
   so.client_endpoint = "tcp://127.0.0.1:*";
