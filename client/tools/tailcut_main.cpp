@@ -27,6 +27,8 @@ commands:
                        error, straggler precision/recall/F1, fail-slow delay
   trace-gen            write a synthetic attempt trace with known ground truth
   sim SCENARIO.toml    simulate a scenario per policy (virtual time)
+  train                distributed gradient descent on a local cluster with one
+                       5x straggler: uncoded vs gradient-coded (docs/GPU.md)
 
 common options:
   --scheduler EP       the scheduler's client endpoint (default tcp://127.0.0.1:7701,
@@ -239,6 +241,7 @@ int main(int argc, char** argv) {
       {"executors", ExecutorsCmd, {"--json"}},
       {"demo", RunDemo, {"--json", "--help", "-h", "--keep-logs"}},
       {"sim", RunSim, {"--json", "--help", "-h"}},
+      {"train", RunTrain, {"--json", "--help", "-h", "--gpu"}},
   };
   if (argc < 2 || !std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h") || !std::strcmp(argv[1], "help")) {
     std::fputs(kUsage, stdout);

@@ -1,4 +1,5 @@
-// The built-in kernels: noop, sleep, spin, matmul, shell (docs/KERNELS.md).
+// The built-in kernels: noop, sleep, spin, matmul, shell, coded_matmul,
+// gradient_worker (docs/KERNELS.md, docs/GPU.md).
 #include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
@@ -13,6 +14,7 @@
 #include <random>
 
 #include "tailcut/common/kernel_args.h"
+#include "gpu_kernels.h"
 #include "tailcut/executor/kernel.h"
 
 extern char** environ;
@@ -119,6 +121,14 @@ StatusOr<std::string> MatmulKernel(KernelContext& ctx) {
   const int size = static_cast<int>(n);
   const auto a = MatmulInput(size, static_cast<uint64_t>(seed));
   const auto b = MatmulInput(size, static_cast<uint64_t>(seed) + 1);
+  char text[64];
+  if (UseGpu(ctx)) {  // the GPU twin: cuBLAS dgemm, same checksum up to rounding
+    auto sum = GpuMatmulChecksum(a, b, size, ctx);
+    if (!sum.ok()) return sum.status();
+    ctx.ReportProgress(1.0f);
+    std::snprintf(text, sizeof text, "checksum=%.17g", *sum);
+    return std::string(text);
+  }
   std::vector<double> c(static_cast<size_t>(size) * size, 0.0);
   for (int i0 = 0; i0 < size; i0 += kBlock) {
     if (ctx.cancelled()) return Cancelled();
@@ -128,7 +138,6 @@ StatusOr<std::string> MatmulKernel(KernelContext& ctx) {
   }
   double sum = 0;
   for (double v : c) sum += v;
-  char text[64];
   std::snprintf(text, sizeof text, "checksum=%.17g", sum);
   return std::string(text);
 }
@@ -271,6 +280,8 @@ void RegisterBuiltinKernels(KernelRegistry* r) {
   r->Register("spin", SpinKernel, KernelTraits{.self_timed = true});
   r->Register("matmul", MatmulKernel);
   r->Register("shell", ShellKernel);
+  r->Register("coded_matmul", CodedMatmulKernel);
+  r->Register("gradient_worker", GradientWorkerKernel);
 }
 
 KernelRegistry BuiltinKernels() {

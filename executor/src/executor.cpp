@@ -14,6 +14,7 @@
 #include <zmq.hpp>
 
 #include "gpu_detect.h"
+#include "gpu_signals.h"
 #include "tailcut/common/log.h"
 #include "tailcut/common/wire.h"
 #include "tailcut/executor/runtime.h"
@@ -264,7 +265,8 @@ class Executor::Loop {
       std::vector<AttemptSpec> batch;
       batch.reserve(work->assign_size());
       for (wire::Assignment& a : *work->mutable_assign())
-        batch.push_back(AttemptSpec{a.attempt_id(), std::move(*a.mutable_kernel()), std::move(*a.mutable_args())});
+        batch.push_back(AttemptSpec{a.attempt_id(), std::move(*a.mutable_kernel()), std::move(*a.mutable_args()),
+                                    a.demand().gpus()});
       runtime_.Submit(std::move(batch));
     }
     for (uint64_t id : work->cancel()) runtime_.Cancel(id);
@@ -336,6 +338,7 @@ class Executor::Loop {
     report->Swap(&pending_);
     auto counts = runtime_.counts();
     report->mutable_signals()->set_load(static_cast<double>(counts.running) / runtime_.slots());
+    report->mutable_signals()->set_gpu_throttle_reasons(ReadGpuThrottleReasons());  // 0 without NVML
     if (heartbeat)
       for (const wire::AttemptProgress& p : runtime_.Progress()) *report->add_progress() = p;
     if (Send(msg)) return;

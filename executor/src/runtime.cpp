@@ -218,6 +218,10 @@ void AttemptRuntime::SlotLoop() {
         ++running_;
         a->running = true;
         a->ctx.emplace(a->spec.args, &a->cancel, faults_ ? faults_->TimeFactorAt(ElapsedS()) : 1.0);
+        if (a->spec.gpus > 0) {
+          int devices = GpuCount();
+          a->ctx->SetGpu(a->spec.gpus, devices > 0 ? static_cast<int>(next_gpu_++ % devices) : 0);
+        }
       }
     }
     if (!instant.empty()) {

@@ -1,7 +1,9 @@
 #include "tailcut/plugins/coded_jobs.h"
 
+#include <cctype>
+#include <cmath>
+#include <cstdlib>
 #include <cstdio>
-#include <sstream>
 
 namespace tailcut::coded {
 namespace {
@@ -12,30 +14,46 @@ void Put(std::string* out, double d) {
   *out += buf;
 }
 
-// Reads whitespace-separated tokens; any failure sticks.
+// Reads whitespace-separated tokens; any failure sticks. A plain cursor with
+// strtol/strtod: these args are megabytes of numbers, and an istringstream
+// costs several times more per token.
 struct Reader {
-  std::istringstream in;
+  const char* p;
+  const char* end;
   bool ok = true;
-  explicit Reader(const std::string& s) : in(s) {}
+  explicit Reader(const std::string& s) : p(s.c_str()), end(s.c_str() + s.size()) {}
+  void SkipSpace() {
+    while (p < end && std::isspace(static_cast<unsigned char>(*p))) ++p;
+  }
+  bool AtTokenEnd(const char* q) const { return q == end || std::isspace(static_cast<unsigned char>(*q)); }
   std::string Word() {
-    std::string w;
-    if (!(in >> w)) ok = false;
-    return w;
+    SkipSpace();
+    const char* b = p;
+    while (p < end && !std::isspace(static_cast<unsigned char>(*p))) ++p;
+    if (b == p) ok = false;
+    return std::string(b, p);
   }
   long Int(long lo, long hi) {
-    long v = 0;
-    if (!(in >> v) || v < lo || v > hi) ok = false;
+    SkipSpace();
+    char* q = nullptr;
+    long v = std::strtol(p, &q, 10);
+    if (q == p || !AtTokenEnd(q) || v < lo || v > hi) ok = false;
+    p = q;
     return v;
   }
   double Real() {
-    std::string w;
-    if (!(in >> w)) {
+    SkipSpace();
+    if (p == end) {
       ok = false;
       return 0;
     }
-    char* end = nullptr;
-    double d = std::strtod(w.c_str(), &end);
-    if (end == w.c_str() || *end) ok = false;
+    char* q = nullptr;
+    double d = std::strtod(p, &q);
+    if (q == p || !AtTokenEnd(q)) {
+      ok = false;
+      return 0;
+    }
+    p = q;
     return d;
   }
   void Reals(size_t n, double* out) {
@@ -70,24 +88,37 @@ std::string MatmulArgs(int block, const coding::Matrix& a, const std::vector<dou
   return out;
 }
 
-StatusOr<std::string> RunMatmulKernel(const std::string& args) {
+StatusOr<MatVecTask> ParseMatmulArgs(const std::string& args) {
   Reader r(args);
   if (r.Word() != "tcmm1") return Status::InvalidArgument("coded_matmul: args are not tcmm1");
-  r.Int(0, kMaxDim);  // block index: informational
+  MatVecTask t;
+  t.block = static_cast<int>(r.Int(0, kMaxDim));  // block index: informational
   long rows = r.Int(0, kMaxDim), cols = r.Int(0, kMaxDim);
   if (!r.ok || rows * cols > kMaxDim) return Status::InvalidArgument("coded_matmul: bad block shape");
-  std::vector<double> a(static_cast<size_t>(rows * cols));
-  r.Reals(a.size(), a.data());
+  t.rows = rows;
+  t.cols = cols;
+  t.a.resize(static_cast<size_t>(rows * cols));
+  r.Reals(t.a.size(), t.a.data());
   long xl = r.Int(0, kMaxDim);
   if (r.ok && xl != cols) return Status::InvalidArgument("coded_matmul: x has " + std::to_string(xl) +
                                                          " values for a block with " + std::to_string(cols) + " columns");
-  std::vector<double> x(static_cast<size_t>(cols));
-  r.Reals(x.size(), x.data());
+  t.x.resize(static_cast<size_t>(cols));
+  r.Reals(t.x.size(), t.x.data());
   if (!r.ok) return Status::InvalidArgument("coded_matmul: malformed args");
-  std::vector<double> y(static_cast<size_t>(rows), 0.0);
-  for (long i = 0; i < rows; ++i)
-    for (long j = 0; j < cols; ++j) y[i] += a[i * cols + j] * x[j];
-  return EncodeVector(y);
+  return t;
+}
+
+std::vector<double> ComputeMatVec(const MatVecTask& t) {
+  std::vector<double> y(static_cast<size_t>(t.rows), 0.0);
+  for (long i = 0; i < t.rows; ++i)
+    for (long j = 0; j < t.cols; ++j) y[i] += t.a[i * t.cols + j] * t.x[j];
+  return y;
+}
+
+StatusOr<std::string> RunMatmulKernel(const std::string& args) {
+  auto t = ParseMatmulArgs(args);
+  if (!t.ok()) return t.status();
+  return EncodeVector(ComputeMatVec(*t));
 }
 
 StatusOr<JobDef> MakeCodedMatVecJob(const coding::MdsCode& code, const coding::Matrix& a,
@@ -139,10 +170,47 @@ std::vector<double> LsqGradient(const LsqPartition& p, const std::vector<double>
   return g;
 }
 
+namespace {
+double Sigmoid(double z) {
+  if (z >= 0) return 1.0 / (1.0 + std::exp(-z));
+  double e = std::exp(z);
+  return e / (1.0 + e);
+}
+}  // namespace
+
+const char* LossName(Loss loss) { return loss == Loss::kLogistic ? "logistic" : "lsq"; }
+
+std::vector<double> LogisticGradient(const LsqPartition& p, const std::vector<double>& w) {
+  int dim = p.x.cols();
+  std::vector<double> g(static_cast<size_t>(dim), 0.0);
+  for (int i = 0; i < p.x.rows(); ++i) {
+    double z = 0;
+    for (int j = 0; j < dim; ++j) z += p.x(i, j) * w[j];
+    double r = Sigmoid(z) - p.y[i];
+    for (int j = 0; j < dim; ++j) g[j] += p.x(i, j) * r;
+  }
+  return g;
+}
+
+double PartitionLoss(Loss loss, const LsqPartition& p, const std::vector<double>& w) {
+  double sum = 0;
+  for (int i = 0; i < p.x.rows(); ++i) {
+    double z = 0;
+    for (int j = 0; j < p.x.cols(); ++j) z += p.x(i, j) * w[j];
+    if (loss == Loss::kLogistic) {
+      // log(1 + e^z) - y z, computed without overflow.
+      sum += (z > 0 ? z + std::log1p(std::exp(-z)) : std::log1p(std::exp(z))) - p.y[i] * z;
+    } else {
+      sum += 0.5 * (z - p.y[i]) * (z - p.y[i]);
+    }
+  }
+  return sum;
+}
+
 std::string GradientArgs(int worker, const std::vector<double>& coeffs, const std::vector<const LsqPartition*>& parts,
-                         const std::vector<double>& w) {
-  std::string out = "tcgw1 " + std::to_string(worker) + " " + std::to_string(w.size()) + " " +
-                    std::to_string(parts.size());
+                         const std::vector<double>& w, Loss loss) {
+  std::string out = loss == Loss::kLeastSquares ? std::string("tcgw1 ") : std::string("tcgw2 ") + LossName(loss) + " ";
+  out += std::to_string(worker) + " " + std::to_string(w.size()) + " " + std::to_string(parts.size());
   for (size_t t = 0; t < parts.size(); ++t) {
     Put(&out, coeffs[t]);
     out += " " + std::to_string(parts[t]->x.rows());
@@ -153,45 +221,70 @@ std::string GradientArgs(int worker, const std::vector<double>& coeffs, const st
   return out;
 }
 
-StatusOr<std::string> RunGradientKernel(const std::string& args) {
+StatusOr<GradientTask> ParseGradientArgs(const std::string& args) {
   Reader r(args);
-  if (r.Word() != "tcgw1") return Status::InvalidArgument("gradient_worker: args are not tcgw1");
-  r.Int(0, kMaxDim);  // worker: informational
+  GradientTask t;
+  std::string magic = r.Word();
+  if (magic == "tcgw2") {
+    std::string loss = r.Word();
+    if (loss == "lsq") {
+      t.loss = Loss::kLeastSquares;
+    } else if (loss == "logistic") {
+      t.loss = Loss::kLogistic;
+    } else {
+      return Status::InvalidArgument("gradient_worker: unknown loss '" + loss + "' (lsq, logistic)");
+    }
+  } else if (magic != "tcgw1") {
+    return Status::InvalidArgument("gradient_worker: args are not tcgw1/tcgw2");
+  }
+  t.worker = static_cast<int>(r.Int(0, kMaxDim));  // informational
   long dim = r.Int(1, kMaxDim), np = r.Int(0, 1 << 16);
   if (!r.ok) return Status::InvalidArgument("gradient_worker: bad header");
-  std::vector<double> coeff(static_cast<size_t>(np));
-  std::vector<LsqPartition> parts(static_cast<size_t>(np));
-  for (long t = 0; t < np && r.ok; ++t) {
-    coeff[t] = r.Real();
+  t.dim = dim;
+  t.coeff.resize(static_cast<size_t>(np));
+  t.parts.resize(static_cast<size_t>(np));
+  for (long i = 0; i < np && r.ok; ++i) {
+    t.coeff[i] = r.Real();
     long rows = r.Int(0, kMaxDim);
     if (!r.ok || rows * dim > kMaxDim) return Status::InvalidArgument("gradient_worker: bad partition shape");
-    parts[t].x = coding::Matrix(static_cast<int>(rows), static_cast<int>(dim));
-    r.Reals(parts[t].x.data().size(), parts[t].x.data().data());
-    parts[t].y.resize(static_cast<size_t>(rows));
-    r.Reals(parts[t].y.size(), parts[t].y.data());
+    t.parts[i].x = coding::Matrix(static_cast<int>(rows), static_cast<int>(dim));
+    r.Reals(t.parts[i].x.data().size(), t.parts[i].x.data().data());
+    t.parts[i].y.resize(static_cast<size_t>(rows));
+    r.Reals(t.parts[i].y.size(), t.parts[i].y.data());
   }
-  std::vector<double> w(static_cast<size_t>(dim));
-  r.Reals(w.size(), w.data());
+  t.w.resize(static_cast<size_t>(dim));
+  r.Reals(t.w.size(), t.w.data());
   if (!r.ok) return Status::InvalidArgument("gradient_worker: malformed args");
-  std::vector<double> g(static_cast<size_t>(dim), 0.0);
-  for (long t = 0; t < np; ++t) {
-    std::vector<double> gt = LsqGradient(parts[t], w);
-    for (long j = 0; j < dim; ++j) g[j] += coeff[t] * gt[j];
-  }
-  return EncodeVector(g);
+  return t;
 }
 
-StatusOr<JobDef> MakeGradientRoundJob(const coding::GradientCode& code, const std::vector<LsqPartition>& parts,
-                                      const std::vector<double>& w, std::string name) {
+std::vector<double> ComputeGradient(const GradientTask& t) {
+  std::vector<double> g(static_cast<size_t>(t.dim), 0.0);
+  for (size_t i = 0; i < t.parts.size(); ++i) {
+    std::vector<double> gt =
+        t.loss == Loss::kLogistic ? LogisticGradient(t.parts[i], t.w) : LsqGradient(t.parts[i], t.w);
+    for (long j = 0; j < t.dim; ++j) g[j] += t.coeff[i] * gt[j];
+  }
+  return g;
+}
+
+StatusOr<std::string> RunGradientKernel(const std::string& args) {
+  auto t = ParseGradientArgs(args);
+  if (!t.ok()) return t.status();
+  return EncodeVector(ComputeGradient(*t));
+}
+
+StatusOr<GradientRoundJobs> GradientRoundJobs::Create(const coding::GradientCode& code,
+                                                      const std::vector<LsqPartition>& parts, long dim, Loss loss) {
   int n = code.n();
   if (static_cast<int>(parts.size()) != n)
     return Status::InvalidArgument("gradient round: " + std::to_string(parts.size()) + " partitions for n = " +
                                    std::to_string(n) + " workers");
   for (auto& p : parts)
-    if (p.x.cols() != static_cast<int>(w.size()) || static_cast<int>(p.y.size()) != p.x.rows())
+    if (p.x.cols() != dim || static_cast<long>(p.y.size()) != p.x.rows())
       return Status::InvalidArgument("gradient round: partition shape does not match w / y");
-  JobDef j;
-  j.name = std::move(name);
+  GradientRoundJobs j;
+  const std::vector<double> no_w;
   for (int i = 0; i < n; ++i) {
     std::vector<int> ps = code.PartitionsOf(i);
     std::vector<double> coeffs;
@@ -202,16 +295,42 @@ StatusOr<JobDef> MakeGradientRoundJob(const coding::GradientCode& code, const st
       pp.push_back(&parts[p]);
       rows += parts[p].x.rows();
     }
+    // GradientArgs with an empty w, then the header's dim patched in.
+    std::string args = GradientArgs(i, coeffs, pp, no_w, loss);
+    std::string header = loss == Loss::kLeastSquares ? "tcgw1 " : std::string("tcgw2 ") + LossName(loss) + " ";
+    header += std::to_string(i) + " ";
+    args.replace(0, header.size() + 1, header + std::to_string(dim));  // "... <worker> 0" -> "... <worker> <dim>"
+    j.prefix_.push_back(std::move(args));
+    j.rows_.push_back(rows);
+  }
+  j.k_ = static_cast<uint32_t>(n - code.s());
+  return j;
+}
+
+JobDef GradientRoundJobs::Round(const std::vector<double>& w, std::string name) const {
+  JobDef j;
+  j.name = std::move(name);
+  std::string tail;
+  for (double d : w) Put(&tail, d);
+  for (size_t i = 0; i < prefix_.size(); ++i) {
     TaskDef t;
     t.kernel = kGradientKernel;
-    t.args = GradientArgs(i, coeffs, pp, w);
-    t.input_size = rows;
+    t.args.reserve(prefix_[i].size() + tail.size());
+    t.args = prefix_[i] + tail;
+    t.input_size = rows_[i];
     j.tasks.push_back(std::move(t));
   }
   j.rule.kind = CompletionKind::kKOfN;
-  j.rule.k = static_cast<uint32_t>(n - code.s());
+  j.rule.k = k_;
   j.return_outputs = true;
   return j;
+}
+
+StatusOr<JobDef> MakeGradientRoundJob(const coding::GradientCode& code, const std::vector<LsqPartition>& parts,
+                                      const std::vector<double>& w, std::string name, Loss loss) {
+  auto jobs = GradientRoundJobs::Create(code, parts, static_cast<long>(w.size()), loss);
+  if (!jobs.ok()) return jobs.status();
+  return jobs->Round(w, std::move(name));
 }
 
 StatusOr<std::vector<double>> DecodeGradientRound(const coding::GradientCode& code,

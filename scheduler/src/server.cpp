@@ -49,6 +49,7 @@ struct Watcher {
 struct Peer {
   std::string route;
   double last_sent = 0;
+  uint32_t gpu_throttle = 0;  // last NodeSignals.gpu_throttle_reasons
 };
 
 }  // namespace
@@ -225,6 +226,7 @@ class SchedulerServer::Impl {
     }
     ExecutorId e = it->second;
     core_.ExecutorSeen(e);
+    if (r.has_signals()) NoteGpuThrottle(e, r.signals().gpu_throttle_reasons());
     // Only accept news about attempts that really run on this executor.
     for (const auto& s : r.started())
       if (core_.ExecutorOfAttempt(s.attempt_id()) == e) core_.AttemptStarted(s.attempt_id());
@@ -238,6 +240,21 @@ class SchedulerServer::Impl {
         default: core_.AttemptDropped(res.attempt_id(), "executor dropped it: " + res.error()); break;
       }
     }
+  }
+
+  // GPU clock throttling (NVML reason bits) is recorded and logged when it
+  // changes. Feeding it into node health as a slowdown hint is future work
+  // (docs/GPU.md): the detector already sees the slower run times.
+  void NoteGpuThrottle(ExecutorId e, uint32_t reasons) {
+    auto p = peers_.find(e);
+    if (p == peers_.end() || p->second.gpu_throttle == reasons) return;
+    if (reasons) {
+      TC_LOG(Warn) << "executor " << e << ": GPU clocks throttled (NVML reasons 0x" << std::hex << reasons
+                   << std::dec << ")";
+    } else {
+      TC_LOG(Info) << "executor " << e << ": GPU clocks no longer throttled";
+    }
+    p->second.gpu_throttle = reasons;
   }
 
   void OnGoodbye(const std::string& route, const wire::Goodbye& g) {

@@ -177,7 +177,7 @@ TEST_CASE("executor registers, runs a batch and reports each attempt once") {
   CHECK(reg.gpus_size() == 0);
   CHECK(reg.labels().at("zone") == "lab");
   CHECK(std::vector<std::string>(reg.kernels().begin(), reg.kernels().end()) ==
-        std::vector<std::string>{"matmul", "noop", "shell", "sleep", "spin"});
+        std::vector<std::string>{"coded_matmul", "gradient_worker", "matmul", "noop", "shell", "sleep", "spin"});
   CHECK(sched.peer().rfind("test-exec/", 0) == 0);  // routing id: name + random
   sched.Ack(7);
 

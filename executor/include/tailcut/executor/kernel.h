@@ -55,11 +55,27 @@ class KernelContext {
   void Yield();
   double time_factor() const { return time_factor_; }
 
+  // GPUs the attempt asked for (Resources.gpus) and the device it may use.
+  // Kernels with a GPU twin take the GPU path when gpus() >= 1 and this
+  // executor has a CUDA device (docs/GPU.md); else they run on the CPU.
+  void SetGpu(uint32_t gpus, int device) {
+    gpus_ = gpus;
+    gpu_device_ = device;
+  }
+  uint32_t gpus() const { return gpus_; }
+  int gpu_device() const { return gpu_device_; }
+  // Set by a kernel that actually ran on the GPU (tests, logs).
+  void MarkRanOnGpu() { ran_on_gpu_ = true; }
+  bool ran_on_gpu() const { return ran_on_gpu_; }
+
  private:
   std::string_view args_;
   CancelToken* cancel_;
   double time_factor_;
   std::atomic<float> progress_{0.0f};
+  uint32_t gpus_ = 0;
+  int gpu_device_ = 0;
+  bool ran_on_gpu_ = false;
 };
 
 using KernelFn = std::function<StatusOr<std::string>(KernelContext&)>;
@@ -92,7 +108,8 @@ class KernelRegistry {
   std::map<std::string, Kernel, std::less<>> kernels_;
 };
 
-// noop, sleep, spin, matmul, shell (see docs/KERNELS.md).
+// noop, sleep, spin, matmul, shell, coded_matmul, gradient_worker (see
+// docs/KERNELS.md and docs/GPU.md).
 void RegisterBuiltinKernels(KernelRegistry* registry);
 KernelRegistry BuiltinKernels();
 
@@ -101,5 +118,11 @@ KernelRegistry BuiltinKernels();
 // computed with the blocked multiply.
 std::vector<double> MatmulInput(int n, uint64_t seed);
 double MatmulChecksum(const std::vector<double>& a, const std::vector<double>& b, int n);
+
+// CUDA devices usable by this process: 0 when built without CUDA
+// (TAILCUT_WITH_CUDA) or when no driver/device is present, with the reason
+// in `why`. Probed once per process.
+int GpuCount(std::string* why = nullptr);
+bool BuiltWithCuda();
 
 }  // namespace tailcut::executor

@@ -29,6 +29,7 @@ struct AttemptSpec {
   AttemptId id = 0;
   std::string kernel;
   std::string args;
+  uint32_t gpus = 0;  // Resources.gpus of the task: 1 selects GPU twins
 };
 
 // Everything that happened since the previous DrainEvents.
@@ -90,6 +91,7 @@ class AttemptRuntime {
   const KernelRegistry* kernels_;
   FaultInjector* faults_;
   std::function<void()> on_events_;
+  uint32_t next_gpu_ = 0;  // round-robin device for GPU attempts; guarded by mu_
   const std::chrono::steady_clock::time_point start_;
 
   // Guards the queue and the live-attempt index. A fiber mutex because slot

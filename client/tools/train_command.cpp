@@ -1,0 +1,342 @@
+// tailcut train: a real coded workload end to end.
+//
+// Starts a scheduler (in this process) and n executor daemons, one of them a
+// 5x straggler, generates a regression data set split over the n workers,
+// and runs distributed full-batch gradient descent twice: (a) uncoded — each
+// round waits for all n workers — and (b) gradient coding (Tandon et al.) —
+// each round finishes with any n - s workers and decodes the exact gradient.
+// Both follow the same iterates, so they must reach the same loss; coding
+// should make each round faster because it never waits for the straggler.
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <random>
+#include <thread>
+
+#include "commands.h"
+#include "tailcut/client/client.h"
+#include "tailcut/coding/gradient_code.h"
+#include "tailcut/common/log.h"
+#include "tailcut/plugins/coded_jobs.h"
+#include "tailcut/scheduler/server.h"
+
+extern char** environ;
+
+namespace tailcut::cli {
+namespace {
+
+const char kTrainUsage[] = R"(usage: tailcut train [options]
+
+Distributed gradient descent on a local cluster (a scheduler in this process,
+N executor daemons, the last one a straggler), run twice over the same data:
+uncoded (k_of_n with k = N: every worker, every iteration) and gradient-coded
+(any N - S of N workers; docs/GPU.md). Prints per-iteration time statistics,
+the final loss of both (they must agree to 1e-6 relative) and the speedup.
+Exit code 1 when the losses differ or coding was not faster.
+
+  --model lsq|logistic   least squares (default) or logistic regression
+  --workers N            workers = executors = data partitions (default 6)
+  --stragglers S         stragglers tolerated by the code (default 1)
+  --code fr|cyclic       fractional or cyclic repetition (default fr)
+  --iters T              gradient steps per run (default 15)
+  --rows R               rows per partition (default 2000)
+  --dim D                features (default 16)
+  --slowdown F           the straggling executor's slowdown (default 5)
+  --lr L                 step size on the mean gradient (default 0.5 lsq, 2 logistic)
+  --seed N               data seed (default 1)
+  --gpu                  tasks request a GPU (Resources.gpus = 1): needs CUDA executors
+  --json                 one JSON object instead of the table
+)";
+
+std::filesystem::path SelfDir() {
+  std::error_code ec;
+  auto p = std::filesystem::read_symlink("/proc/self/exe", ec);
+  return ec ? std::filesystem::current_path() : p.parent_path();
+}
+
+pid_t Spawn(const std::vector<std::string>& argv, const std::string& log_path) {
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_addopen(&fa, STDOUT_FILENO, log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_adddup2(&fa, STDOUT_FILENO, STDERR_FILENO);
+  std::vector<char*> args;
+  for (auto& s : argv) args.push_back(const_cast<char*>(s.c_str()));
+  args.push_back(nullptr);
+  pid_t pid = 0;
+  int rc = posix_spawn(&pid, argv[0].c_str(), &fa, nullptr, args.data(), environ);
+  posix_spawn_file_actions_destroy(&fa);
+  return rc == 0 ? pid : -1;
+}
+
+double Quantile(std::vector<double> v, double q) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  return v[std::min(v.size() - 1, static_cast<size_t>(q * (v.size() - 1) + 0.5))];
+}
+
+double Mean(const std::vector<double>& v) {
+  double s = 0;
+  for (double x : v) s += x;
+  return v.empty() ? 0 : s / static_cast<double>(v.size());
+}
+
+wire::JobSpec ToWire(const JobDef& d, bool gpu) {
+  wire::JobSpec spec;
+  spec.set_name(d.name);
+  for (const TaskDef& t : d.tasks) {
+    wire::TaskSpec* w = spec.add_tasks();
+    w->set_kernel(t.kernel);
+    w->set_args(t.args);
+    w->mutable_demand()->set_cpu_slots(1);
+    if (gpu) w->mutable_demand()->set_gpus(1);
+    w->mutable_features()->set_input_size(t.input_size);
+  }
+  spec.mutable_rule()->set_kind(d.rule.kind == CompletionKind::kKOfN ? wire::CompletionRule::K_OF_N
+                                                                      : wire::CompletionRule::ALL);
+  spec.mutable_rule()->set_k(d.rule.k);
+  spec.set_return_outputs(true);
+  spec.set_stream_results(true);
+  return spec;
+}
+
+struct RunStats {
+  std::vector<double> iter_s;
+  std::vector<double> task_s;  // executor-measured run time of committed tasks
+  double loss = 0;
+  int used_straggler = 0;  // iterations that waited for the straggler's result
+};
+
+double TotalLoss(coded::Loss loss, const std::vector<coded::LsqPartition>& parts, const std::vector<double>& w,
+                 double rows) {
+  double sum = 0;
+  for (const auto& p : parts) sum += coded::PartitionLoss(loss, p, w);
+  return sum / rows;
+}
+
+}  // namespace
+
+int RunTrain(const Args& a) {
+  if (a.Has("--help") || a.Has("-h")) return std::fputs(kTrainUsage, stdout), kExitOk;
+  const std::string model = a.Get("--model", "lsq");
+  if (model != "lsq" && model != "logistic") {
+    std::fprintf(stderr, "tailcut train: --model must be lsq or logistic\n");
+    return kExitUsage;
+  }
+  const coded::Loss loss = model == "logistic" ? coded::Loss::kLogistic : coded::Loss::kLeastSquares;
+  const int n = std::max(2, std::atoi(a.Get("--workers", "6").c_str()));
+  const int s = std::clamp(std::atoi(a.Get("--stragglers", "1").c_str()), 0, n - 1);
+  const std::string code_kind = a.Get("--code", "fr");
+  const int iters = std::max(1, std::atoi(a.Get("--iters", "15").c_str()));
+  const int rows = std::max(1, std::atoi(a.Get("--rows", "2000").c_str()));
+  const int dim = std::max(1, std::atoi(a.Get("--dim", "16").c_str()));
+  const double slowdown = std::max(1.0, std::atof(a.Get("--slowdown", "5").c_str()));
+  const double lr = std::atof(a.Get("--lr", loss == coded::Loss::kLogistic ? "2" : "0.5").c_str());
+  const uint64_t seed = std::strtoull(a.Get("--seed", "1").c_str(), nullptr, 10);
+  const bool gpu = a.Has("--gpu");
+  const bool json = a.Has("--json");
+
+  auto uncoded_code = coding::GradientCode::FractionalRepetition(n, 0);  // B = I, k = n
+  auto coded_code = code_kind == "cyclic" ? coding::GradientCode::CyclicRepetition(n, s)
+                                          : coding::GradientCode::FractionalRepetition(n, s);
+  if (code_kind != "fr" && code_kind != "cyclic") {
+    std::fprintf(stderr, "tailcut train: --code must be fr or cyclic\n");
+    return kExitUsage;
+  }
+  if (!uncoded_code.ok() || !coded_code.ok()) {
+    std::fprintf(stderr, "tailcut train: %s\n",
+                 (!coded_code.ok() ? coded_code.status() : uncoded_code.status()).message().c_str());
+    return kExitUsage;
+  }
+
+  // The data: X ~ N(0,1); least squares y = X w* + 0.1 noise, logistic
+  // y ~ Bernoulli(sigmoid(X w*)). Values are rounded to multiples of 2^-6
+  // (X) and 2^-10 (y) so their exact text form is short: the kernels' args
+  // are text, and shorter numbers mean less to send and parse.
+  auto quantize = [](double v, double scale) { return std::round(v * scale) / scale; };
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<double> normal(0.0, 1.0);
+  std::uniform_real_distribution<double> uniform(0.0, 1.0);
+  std::vector<double> w_true(static_cast<size_t>(dim));
+  for (double& v : w_true) v = normal(rng) * 2.0 / std::sqrt(static_cast<double>(dim));
+  std::vector<coded::LsqPartition> parts(static_cast<size_t>(n));
+  for (auto& p : parts) {
+    p.x = coding::Matrix(rows, dim);
+    p.y.resize(static_cast<size_t>(rows));
+    for (int i = 0; i < rows; ++i) {
+      double z = 0;
+      for (int j = 0; j < dim; ++j) {
+        p.x(i, j) = quantize(normal(rng), 64);
+        z += p.x(i, j) * w_true[j];
+      }
+      p.y[i] = loss == coded::Loss::kLogistic ? (uniform(rng) < 1.0 / (1.0 + std::exp(-z)) ? 1.0 : 0.0)
+                                              : quantize(z + 0.1 * normal(rng), 1024);
+    }
+  }
+  const double total_rows = static_cast<double>(n) * rows;
+  auto uncoded_jobs = coded::GradientRoundJobs::Create(*uncoded_code, parts, dim, loss);
+  auto coded_jobs = coded::GradientRoundJobs::Create(*coded_code, parts, dim, loss);
+  if (!uncoded_jobs.ok() || !coded_jobs.ok()) {
+    std::fprintf(stderr, "tailcut train: %s\n", uncoded_jobs.status().message().c_str());
+    return kExitFailed;
+  }
+
+  auto exe = SelfDir() / "tailcut-executor";
+  if (!std::filesystem::exists(exe)) {
+    std::fprintf(stderr, "tailcut train: %s not found (build all targets: cmake --build build)\n", exe.c_str());
+    return kExitUsage;
+  }
+  SetLogLevel(LogLevel::kWarn);
+  ServerOptions so;
+  so.executor_endpoint = "tcp://127.0.0.1:*";
+  so.client_endpoint = "tcp://127.0.0.1:*";
+  SchedulerServer server(so);
+  if (Status st = server.Bind(); !st.ok()) {
+    std::fprintf(stderr, "tailcut train: %s\n", st.message().c_str());
+    return kExitFailed;
+  }
+  std::thread loop([&] { server.Run(); });
+  char dir_template[] = "/tmp/tailcut-train-XXXXXX";
+  std::string log_dir = mkdtemp(dir_template) ? dir_template : "/tmp";
+  std::vector<pid_t> pids;
+  for (int i = 1; i <= n; ++i) {
+    std::vector<std::string> argv = {exe.string(), "--scheduler", server.executor_endpoint(), "--slots", "1",
+                                     "--threads", "1", "--name", "train-" + std::to_string(i), "--log-level", "warn"};
+    if (i == n) argv.insert(argv.end(), {"--slowdown", std::to_string(slowdown)});
+    pids.push_back(Spawn(argv, log_dir + "/executor-" + std::to_string(i) + ".log"));
+  }
+  auto shutdown = [&] {
+    for (pid_t p : pids)
+      if (p > 0) kill(p, SIGTERM);
+    for (pid_t p : pids)
+      if (p > 0) waitpid(p, nullptr, 0);
+    server.Stop();
+    loop.join();
+    std::error_code ec;
+    std::filesystem::remove_all(log_dir, ec);
+  };
+
+  ClientOptions co;
+  co.endpoint = server.client_endpoint();
+  Client client(co);
+  uint64_t straggler_id = 0;
+  int gpus = 0;
+  for (auto start = std::chrono::steady_clock::now();;) {
+    auto list = client.Executors();
+    if (list.ok() && static_cast<int>(list->size()) >= n) {
+      for (auto& e : *list) {
+        if (e.name() == "train-" + std::to_string(n)) straggler_id = e.executor_id();
+        gpus += static_cast<int>(e.gpus());
+      }
+      break;
+    }
+    if (std::chrono::steady_clock::now() - start > std::chrono::seconds(15)) {
+      std::fprintf(stderr, "tailcut train: executors did not register within 15 s\n");
+      shutdown();
+      return kExitFailed;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  if (gpu && gpus == 0) {
+    std::fprintf(stderr, "tailcut train: --gpu but no executor advertises a GPU (see docs/GPU.md)\n");
+    shutdown();
+    return kExitFailed;
+  }
+
+  // One run of gradient descent from w = 0; round 0 is a warm-up (connections,
+  // first allocations) and not timed.
+  auto run = [&](const coded::GradientRoundJobs& jobs, const coding::GradientCode& code, const char* name,
+                 RunStats* out) -> Status {
+    std::vector<double> w(static_cast<size_t>(dim), 0.0);
+    for (int it = 0; it <= iters; ++it) {
+      auto t0 = std::chrono::steady_clock::now();
+      wire::JobSpec spec = ToWire(jobs.Round(w, std::string(name) + "-" + std::to_string(it)), gpu);
+      auto id = client.Submit(spec);
+      if (!id.ok()) return id.status();
+      std::vector<CommittedOutput> outputs;
+      bool straggler = false;
+      WaitOptions wo;
+      wo.on_result = [&](const wire::TaskResult& r) {
+        // stream_results and Wait's watch may both deliver a result: keep one.
+        for (const auto& o : outputs)
+          if (o.task == r.task_index()) return;
+        outputs.push_back(CommittedOutput{r.task_index(), r.attempt_id(), r.executor_id(), r.run_s(), r.output()});
+        if (it > 0) out->task_s.push_back(r.run_s());
+        straggler |= r.executor_id() == straggler_id;
+      };
+      auto st = client.Wait(*id, wo);
+      if (!st.ok()) return st.status();
+      if (st->state() != wire::JOB_SUCCEEDED) return Status::Internal(std::string(name) + ": round failed: " + st->reason());
+      auto g = coded::DecodeGradientRound(code, outputs);
+      if (!g.ok()) return g.status();
+      for (int j = 0; j < dim; ++j) w[j] -= lr * (*g)[j] / total_rows;
+      if (it == 0) continue;  // warm-up: the step counts, the time does not
+      out->iter_s.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+      out->used_straggler += straggler;
+    }
+    out->loss = TotalLoss(loss, parts, w, total_rows);
+    return Status::Ok();
+  };
+
+  const double initial_loss = TotalLoss(loss, parts, std::vector<double>(static_cast<size_t>(dim), 0.0), total_rows);
+  if (!json)
+    std::printf("tailcut train: %s regression, %d workers x %d rows x %d features, %d iterations (+1 warm-up), "
+                "executor train-%d is a %.0fx straggler%s\n",
+                model.c_str(), n, rows, dim, iters, n, slowdown, gpu ? ", tasks on GPUs" : "");
+  RunStats uncoded, coded;
+  Status st = run(*uncoded_jobs, *uncoded_code, "uncoded", &uncoded);
+  if (st.ok()) st = run(*coded_jobs, *coded_code, "coded", &coded);
+  shutdown();
+  if (!st.ok()) {
+    std::fprintf(stderr, "tailcut train: %s\n", st.message().c_str());
+    return kExitFailed;
+  }
+
+  const double rel = std::abs(coded.loss - uncoded.loss) / std::max(std::abs(uncoded.loss), 1e-300);
+  const double speedup = Mean(uncoded.iter_s) / std::max(Mean(coded.iter_s), 1e-12);
+  const bool losses_agree = rel < 1e-6;
+  const bool faster = speedup > 1.0;
+  const std::string code_name = std::string(code_kind == "cyclic" ? "cyclic" : "fractional") + " repetition";
+  if (json) {
+    auto stats = [](const RunStats& r) {
+      char buf[256];
+      std::snprintf(buf, sizeof buf,
+                    "{\"mean_s\": %.6f, \"p50_s\": %.6f, \"p99_s\": %.6f, \"final_loss\": %.17g, "
+                    "\"straggler_waits\": %d, \"task_p50_s\": %.6f, \"task_max_s\": %.6f}",
+                    Mean(r.iter_s), Quantile(r.iter_s, 0.5), Quantile(r.iter_s, 0.99), r.loss, r.used_straggler,
+                    Quantile(r.task_s, 0.5), Quantile(r.task_s, 1.0));
+      return std::string(buf);
+    };
+    std::printf("{\"model\": \"%s\", \"workers\": %d, \"stragglers\": %d, \"code\": \"%s\", \"iterations\": %d, "
+                "\"slowdown\": %g, \"gpu\": %s, \"initial_loss\": %.17g, \"uncoded\": %s, \"coded\": %s, "
+                "\"loss_rel_diff\": %.3e, \"speedup\": %.3f, \"losses_agree\": %s, \"coded_faster\": %s}\n",
+                model.c_str(), n, s, code_name.c_str(), iters, slowdown, gpu ? "true" : "false", initial_loss,
+                stats(uncoded).c_str(), stats(coded).c_str(), rel, speedup, losses_agree ? "true" : "false",
+                faster ? "true" : "false");
+  } else {
+    std::printf("\n%-28s %9s %9s %9s %20s %16s\n", "RUN", "mean(ms)", "p50(ms)", "p99(ms)", "final loss",
+                "waited-straggler");
+    auto row = [&](const std::string& label, const RunStats& r) {
+      std::printf("%-28s %9.1f %9.1f %9.1f %20.12g %10d/%d\n", label.c_str(), Mean(r.iter_s) * 1e3,
+                  Quantile(r.iter_s, 0.5) * 1e3, Quantile(r.iter_s, 0.99) * 1e3, r.loss, r.used_straggler, iters);
+    };
+    row("uncoded (all " + std::to_string(n) + ")", uncoded);
+    row("coded " + code_name.substr(0, code_name.find(' ')) + " (any " + std::to_string(n - s) + " of " +
+            std::to_string(n) + ")",
+        coded);
+    std::printf("\ninitial loss %.12g; final loss relative difference %.3e (%s 1e-6)\n", initial_loss, rel,
+                losses_agree ? "<" : ">=");
+    std::printf("speedup per iteration (uncoded mean / coded mean): %.2fx%s\n", speedup,
+                faster ? "" : "  <- coding was NOT faster");
+  }
+  return losses_agree && faster ? kExitOk : kExitFailed;
+}
+
+}  // namespace tailcut::cli

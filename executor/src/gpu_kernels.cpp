@@ -1,0 +1,82 @@
+// coded_matmul / gradient_worker for executors, and the GPU side of matmul.
+// The CPU twins are plugins' Compute* functions; the GPU twins are
+// tailcut_cuda_kernels (executor/cuda), awaited with FiberWaitStream.
+#include "gpu_kernels.h"
+
+#include "tailcut/plugins/coded_jobs.h"
+
+#ifdef TAILCUT_WITH_CUDA
+#include "cuda_wait.h"
+#include "tailcut/cuda/gpu_ops.h"
+#endif
+
+namespace tailcut::executor {
+
+bool UseGpu(const KernelContext& ctx) { return ctx.gpus() >= 1 && GpuCount() > 0; }
+
+#ifdef TAILCUT_WITH_CUDA
+namespace {
+Status GpuStatus(const std::string& error) {
+  if (error == "cancelled") return Status::Unavailable("cancelled");
+  return Status::Internal("GPU: " + error);
+}
+}  // namespace
+
+StatusOr<double> GpuMatmulChecksum(const std::vector<double>& a, const std::vector<double>& b, int n,
+                                   KernelContext& ctx) {
+  double checksum = 0;
+  std::string e = cuda::MatmulChecksum(ctx.gpu_device(), a.data(), b.data(), n, FiberWaiter(ctx), &checksum);
+  if (!e.empty()) return GpuStatus(e);
+  ctx.MarkRanOnGpu();
+  return checksum;
+}
+#else
+StatusOr<double> GpuMatmulChecksum(const std::vector<double>&, const std::vector<double>&, int, KernelContext&) {
+  return Status::Unavailable("built without CUDA");
+}
+#endif
+
+StatusOr<std::string> CodedMatmulKernel(KernelContext& ctx) {
+  auto t = coded::ParseMatmulArgs(std::string(ctx.args()));
+  if (!t.ok()) return t.status();
+  if (ctx.cancelled()) return Status::Unavailable("cancelled");
+#ifdef TAILCUT_WITH_CUDA
+  if (UseGpu(ctx)) {
+    std::vector<double> y(static_cast<size_t>(t->rows));
+    std::string e = cuda::MatVec(ctx.gpu_device(), t->a.data(), t->rows, t->cols, t->x.data(), FiberWaiter(ctx),
+                                 y.data());
+    if (!e.empty()) return GpuStatus(e);
+    ctx.MarkRanOnGpu();
+    ctx.ReportProgress(1.0f);
+    return coded::EncodeVector(y);
+  }
+#endif
+  std::vector<double> y = coded::ComputeMatVec(*t);
+  ctx.ReportProgress(1.0f);
+  return coded::EncodeVector(y);
+}
+
+StatusOr<std::string> GradientWorkerKernel(KernelContext& ctx) {
+  auto t = coded::ParseGradientArgs(std::string(ctx.args()));
+  if (!t.ok()) return t.status();
+  if (ctx.cancelled()) return Status::Unavailable("cancelled");
+#ifdef TAILCUT_WITH_CUDA
+  if (UseGpu(ctx)) {
+    std::vector<cuda::GradPart> parts;
+    for (size_t i = 0; i < t->parts.size(); ++i)
+      parts.push_back({t->coeff[i], t->parts[i].x.rows(), t->parts[i].x.data().data(), t->parts[i].y.data()});
+    std::vector<double> g(static_cast<size_t>(t->dim));
+    std::string e = cuda::CodedGradient(ctx.gpu_device(), t->loss == coded::Loss::kLogistic, t->dim, parts,
+                                        t->w.data(), FiberWaiter(ctx), g.data());
+    if (!e.empty()) return GpuStatus(e);
+    ctx.MarkRanOnGpu();
+    ctx.ReportProgress(1.0f);
+    return coded::EncodeVector(g);
+  }
+#endif
+  std::vector<double> g = coded::ComputeGradient(*t);
+  ctx.ReportProgress(1.0f);
+  return coded::EncodeVector(g);
+}
+
+}  // namespace tailcut::executor
