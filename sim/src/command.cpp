@@ -50,7 +50,7 @@ int RunSimCommand(const SimCommandOptions& o) {
     std::fputs(kSimUsage, stderr);
     return 2;
   }
-  if (!std::getenv("TC_DBG") && GetLogLevel() < LogLevel::kWarn) SetLogLevel(LogLevel::kWarn);  // the core's per-job lines are noise here
+  if (GetLogLevel() < LogLevel::kWarn) SetLogLevel(LogLevel::kWarn);  // the core's per-job lines are noise here
   auto wall0 = std::chrono::steady_clock::now();
   auto sc = LoadScenario(o.scenario);
   if (!sc.ok()) {
