@@ -47,7 +47,7 @@ struct ReassignPolicy::State {
 
 ReassignPolicy::ReassignPolicy(ReassignOptions o)
     : o_(o),
-      st_(std::make_shared<State>(SlowdownTracker::Options{o.alpha, std::max(o.min_samples, o.window), o.window})) {}
+      st_(std::make_shared<State>(SlowdownTracker::Options{o.alpha, o.min_samples, o.window})) {}
 
 void ReassignPolicy::OnTick(const ClusterView& v, std::vector<Proposal>* out) {
   State& s = *st_;
