@@ -11,6 +11,7 @@
 
 #include "tailcut/common/config.h"
 #include "tailcut/common/status.h"
+#include "tailcut/predictors/predictor.h"
 #include "tailcut/scheduler/policy.h"
 
 namespace tailcut::policy_util {
@@ -70,12 +71,20 @@ class CopiedTasks {
 // duration divided by its job's median committed run time (taken while it
 // was running) is one sample of that executor's slowdown. Superseded
 // attempts count too: their duration is a lower bound, and being beaten by
-// a copy is itself evidence of slowness. Samples feed an EWMA.
+// a copy is itself evidence of slowness. Samples feed an EWMA and a ring of
+// the last `window` samples (for robust, quantile-based judgements).
+//
+// Reference run time: with a PredictorSuite that knows the task's class, the
+// suite's typical (executor-independent) median for it; otherwise the job's
+// median committed run time. The job median alone is biased early in a job
+// (the first commits are its fastest tasks), which made every executor look
+// slow now and then.
 class SlowdownTracker {
  public:
   struct Options {
     double alpha = 0.3;        // EWMA weight of the newest sample
     uint32_t min_samples = 3;  // Slowdown() is 1 until then
+    uint32_t window = 8;       // recent samples kept for RecentQuantile()
   };
   explicit SlowdownTracker(Options o) : o_(o) {}
 
@@ -84,7 +93,7 @@ class SlowdownTracker {
     std::unordered_map<AttemptId, Seen> cur;
     v.ForEachRunningAttempt([&](const AttemptView& a) {
       if (a.started < 0) return;
-      Seen s{a.executor, a.job, a.started, v.MedianRunTime(a.job)};
+      Seen s{a.executor, a.job, a.started, Reference(v, a)};
       auto it = seen_.find(a.attempt);
       if (s.median <= 0 && it != seen_.end()) s.median = it->second.median;
       cur.emplace(a.attempt, s);
@@ -100,8 +109,21 @@ class SlowdownTracker {
       Stat& st = stats_[s.executor];
       st.ewma = st.samples == 0 ? ratio : (1 - o_.alpha) * st.ewma + o_.alpha * ratio;
       st.samples++;
+      if (st.recent.size() < std::max<uint32_t>(o_.window, 1)) {
+        st.recent.push_back(static_cast<float>(ratio));
+      } else {
+        st.recent[st.next] = static_cast<float>(ratio);
+        st.next = (st.next + 1) % st.recent.size();
+      }
     }
     seen_.swap(cur);
+  }
+
+  // q-quantile of the last `window` samples of `e`; 1 before min_samples.
+  double RecentQuantile(ExecutorId e, double q) const {
+    auto it = stats_.find(e);
+    if (it == stats_.end() || it->second.samples < o_.min_samples) return 1.0;
+    return Quantile(it->second.recent, q);
   }
 
   // Estimated run time on `e` / typical run time; 1 when unknown.
@@ -127,7 +149,21 @@ class SlowdownTracker {
   struct Stat {
     double ewma = 1;
     uint32_t samples = 0;
+    std::vector<float> recent;  // ring of the last `window` ratios
+    size_t next = 0;
   };
+
+  static double Reference(const ClusterView& v, const AttemptView& a) {
+    if (const PredictorSuite* pred = v.Predictors()) {
+      JobView j;
+      if (v.FindJob(a.job, &j) && j.def && a.task < j.def->TaskCount()) {
+        const TaskDef& d = j.def->Task(a.task);
+        LatencyEstimate est = pred->Predict(d.ClassName(), d.input_size, 0);
+        if (est.known() && est.median > 0) return est.median;
+      }
+    }
+    return v.MedianRunTime(a.job);
+  }
   Options o_;
   std::unordered_map<AttemptId, Seen> seen_;
   std::unordered_map<ExecutorId, Stat> stats_;

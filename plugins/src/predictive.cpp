@@ -1,5 +1,7 @@
 #include "tailcut/plugins/predictive.h"
 
+#include <map>
+
 #include "policy_util.h"
 #include "tailcut/predictors/predictor.h"
 
@@ -11,6 +13,9 @@ Status LoadPredictiveOptions(const Config& cfg, const std::string& prefix, Predi
   Params p{cfg, prefix};
   p.Get("speed_threshold", &o->speed_threshold)
       .Get("p_straggler", &o->p_straggler)
+      .Get("restart", &o->restart)
+      .Get("restart_p", &o->restart_p)
+      .Get("restart_ratio", &o->restart_ratio)
       .Get("min_runtime_s", &o->min_runtime_s)
       .Get("min_samples", &o->min_samples)
       .Get("fallback_quantile", &o->fallback_quantile)
@@ -18,6 +23,8 @@ Status LoadPredictiveOptions(const Config& cfg, const std::string& prefix, Predi
       .Get("speculate_coded", &o->speculate_coded)
       .Check(o->speed_threshold > 1, "speed_threshold must be > 1")
       .Check(o->p_straggler > 0 && o->p_straggler <= 1, "p_straggler must be in (0, 1]")
+      .Check(o->restart_p > 0 && o->restart_p <= 1, "restart_p must be in (0, 1]")
+      .Check(o->restart_ratio >= 1, "restart_ratio must be >= 1")
       .Check(o->min_runtime_s >= 0, "min_runtime_s must be >= 0")
       .Check(o->fallback_quantile > 0 && o->fallback_quantile <= 1, "fallback_quantile must be in (0, 1]")
       .Check(o->fallback_multiplier >= 1, "fallback_multiplier must be >= 1");
@@ -61,17 +68,19 @@ void PredictivePolicy::OnTick(const ClusterView& v, std::vector<Proposal>* out) 
   auto jobs = JobsById(v);
   s.copied.Prune(jobs);
   uint32_t allowed = v.CopiesAllowed();
-  v.ForEachRunningAttempt([&](const AttemptView& a) {
-    if (a.task_live != 1) {
-      s.copied.Add(a.job, a.task);
-      return;
-    }
-    auto jt = jobs.find(a.job);
-    if (allowed == 0 || jt == jobs.end() || s.copied.Has(a.job, a.task)) return;
-    if (!o_.speculate_coded && !PlainJob(jt->second)) return;
+  uint64_t free = 0;  // slots a copy could take right now
+  v.ForEachExecutor([&](const ExecutorView& e) {
+    if (!e.quarantined && e.slots > e.used_slots) free += e.slots - e.used_slots;
+  });
+  struct Judged {
+    AttemptView a;
+    StragglerEstimate est;
+    double fresh = 0;  // typical run time of a fresh attempt
+  };
+  auto judge = [&](const AttemptView& a, const JobView& j, Judged* out) {
     double el = Elapsed(v, a);
-    if (el < o_.min_runtime_s) return;
-    const TaskDef& d = jt->second.def->Task(a.task);
+    if (el < o_.min_runtime_s) return false;
+    const TaskDef& d = j.def->Task(a.task);
     RunningAttempt ra;
     ra.attempt = a.attempt;
     ra.executor = a.executor;
@@ -79,11 +88,58 @@ void PredictivePolicy::OnTick(const ClusterView& v, std::vector<Proposal>* out) 
     ra.input_size = d.input_size;
     ra.elapsed = el;
     ra.progress = a.progress;
-    StragglerEstimate est = pred->Assess(ra);
-    if (est.p_straggler < o_.p_straggler) return;
+    out->a = a;
+    out->est = pred->Assess(ra);
+    out->fresh = pred->Predict(d.ClassName(), d.input_size, 0).median;
+    return true;
+  };
+  auto hopeless = [&](const Judged& x) {
+    return o_.restart && x.est.p_straggler >= o_.restart_p && x.fresh > 0 && x.est.time_left >= o_.restart_ratio * x.fresh;
+  };
+  std::map<std::pair<JobId, TaskIndex>, std::vector<AttemptView>> multi;  // tasks with copies
+  v.ForEachRunningAttempt([&](const AttemptView& a) {
+    auto jt = jobs.find(a.job);
+    if (jt == jobs.end()) return;
+    if (!o_.speculate_coded && !PlainJob(jt->second)) return;
+    if (a.task_live != 1) {
+      s.copied.Add(a.job, a.task);
+      if (o_.restart) multi[{a.job, a.task}].push_back(a);
+      return;
+    }
+    if (allowed == 0 || free == 0 || s.copied.Has(a.job, a.task)) return;
+    Judged x;
+    if (!judge(a, jt->second, &x) || x.est.p_straggler < o_.p_straggler) return;
     --allowed;
-    out->push_back(Proposal::LaunchCopy(a.job, a.task, "predictive: p_straggler " + std::to_string(est.p_straggler)));
+    --free;
+    out->push_back(Proposal::LaunchCopy(a.job, a.task, "predictive: p_straggler " + std::to_string(x.est.p_straggler)));
+    if (hopeless(x))  // Mantri: P(fresh run < time left) is high: kill and restart
+      out->push_back(Proposal::CancelAttempt(
+          a.attempt, "predictive: restart, p_straggler " + std::to_string(x.est.p_straggler) + ", time left " +
+                         std::to_string(x.est.time_left) + " s vs fresh " + std::to_string(x.fresh) + " s"));
   });
+  // A task already racing copies: cancel the attempts that are hopeless while
+  // another one is not (its slot is better used elsewhere).
+  for (auto& [key, as] : multi) {
+    if (as.size() < 2) continue;
+    const JobView& j = jobs[key.first];
+    std::vector<Judged> js;
+    bool any_fine = false;
+    for (const AttemptView& a : as) {
+      Judged x;
+      if (!judge(a, j, &x)) {  // too young to judge: counts as fine
+        any_fine = true;
+        continue;
+      }
+      if (hopeless(x))
+        js.push_back(x);
+      else
+        any_fine = true;
+    }
+    if (!any_fine) continue;
+    for (const Judged& x : js)
+      out->push_back(Proposal::CancelAttempt(
+          x.a.attempt, "predictive: drop hopeless attempt, p_straggler " + std::to_string(x.est.p_straggler)));
+  }
 }
 
 bool PredictivePolicy::AvoidExecutor(const ClusterView& v, ExecutorId e) const {

@@ -56,7 +56,7 @@ std::vector<std::string> BuiltinPolicyNames() {
 }
 
 // Reasoning in docs/POLICIES.md ("The default chain").
-std::vector<std::string> DefaultPolicyChain() { return {"clone", "spark", "reassign"}; }
+std::vector<std::string> DefaultPolicyChain() { return {"clone", "predictive", "reassign"}; }
 
 StatusOr<PolicyChain> MakePolicyChain(const std::string& chain, const Config& cfg) {
   PolicyChain out;

@@ -95,6 +95,40 @@ TEST_CASE("predictive with a predictor avoids slow executors and speculates on l
   CHECK(s.h.clock.Now() - t0 < 4);
 }
 
+TEST_CASE("predictive with restart kills a hopeless attempt instead of racing it") {
+  PredictorSuite suite;
+  Feed feed(&suite);
+  PredictiveOptions o;
+  o.restart = true;
+  o.restart_p = 0.7;
+  o.restart_ratio = 2.0;
+  PolicyChain c;
+  c.push_back(std::make_unique<Wrap>(std::make_unique<PredictivePolicy>(o), &suite));
+  Sim s(Sim::Opts(), std::move(c));
+  s.h.core.AddObserver(&feed);
+  auto slow = s.Exec(1, 10.0);
+  for (int i = 0; i < 4; ++i) s.Exec();
+  s.base = [](const LaunchCmd& l) { return 1.0 + 0.02 * (l.task % 5); };
+  for (int r = 0; r < 3; ++r) {
+    auto j = s.h.core.SubmitJob(CoreHarness::Fanout(4));
+    REQUIRE(j.ok());
+    s.Sync();
+    REQUIRE(s.RunUntil(*j, 100));
+  }
+  Time t0 = s.h.clock.Now();
+  auto all = s.h.core.SubmitJob(CoreHarness::Fanout(5));  // one task must land on the slow executor
+  REQUIRE(all.ok());
+  s.Sync();
+  REQUIRE(s.RunUntil(*all, 100));
+  CHECK(s.h.clock.Now() - t0 < 4);
+  size_t killed = 0;
+  // The original was cancelled when the fresh attempt started (about 1 s
+  // before the task committed), not left running until the copy won.
+  for (auto& r : s.h.recorder.records)
+    killed += r.executor == slow && r.outcome == AttemptOutcome::kCancelled && r.finished < s.h.clock.Now() - 0.5;
+  CHECK(killed >= 1);
+}
+
 TEST_CASE("hedge falls back to the predictor's percentiles for a fresh job") {
   PredictorSuite suite;
   Feed feed(&suite);

@@ -13,15 +13,24 @@
 namespace tailcut {
 
 struct ReassignOptions {
-  double factor = 2.0;         // own estimate: slowdown >= factor is fail-slow
-  uint32_t min_samples = 3;    // finished attempts on the executor before judging
-  double alpha = 0.3;          // EWMA weight of the newest slowdown sample
+  // Own estimate (see docs/POLICIES.md): an executor counts as slow when the
+  // `quantile` of its last `window` slowdown samples is >= factor, i.e. most
+  // of its recent work ran >= factor x typical, not just a few stragglers.
+  double factor = 2.0;
+  uint32_t min_samples = 16;   // finished attempts on the executor before judging
+  uint32_t window = 16;        // recent samples judged
+  double quantile = 0.25;      // low quantile: random stragglers cannot pass
+  double alpha = 0.3;          // EWMA weight of the newest slowdown sample (reports)
   double probation_s = 30;     // quarantined this long, then released on probation
-  double max_probation_s = 240;  // probation doubles on each re-quarantine up to this
-  bool copy_running = true;    // launch copies of the executor's running attempts
-  bool use_predictor = true;   // trust PredictorSuite::Health when available
-  // With no free slot for a copy: cancel (requeue elsewhere) attempts that
-  // would finish sooner restarted, elapsed < (slowdown - 1) x median.
+  double max_probation_s = 600;  // probation doubles on each re-quarantine up to this
+  // After a release, this many new samples before the executor is judged
+  // again (its old samples are kept, so a still-slow node is caught at once).
+  uint32_t probe_samples = 4;
+  bool copy_running = true;    // move the executor's running attempts elsewhere
+  bool use_predictor = true;   // also require PredictorSuite::Health == kFailSlow
+  // Kill-and-restart (Mantri): an attempt with elapsed < (slowdown - 1) x
+  // typical is expected to finish sooner restarted: launch it elsewhere and
+  // cancel the original (or, with no free slot, cancel it: it is requeued).
   bool restart = true;
 };
 Status LoadReassignOptions(const Config& cfg, const std::string& prefix, ReassignOptions* o);
