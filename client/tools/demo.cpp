@@ -36,8 +36,8 @@ Needs nothing else running; takes about 5-30 s.
 
   --executors N        executor daemons (default 4; the last one is fail-slow)
   --slots N            slots per executor (default 4)
-  --tasks N            tasks per job (default 96)
-  --jobs N             jobs, run one after another (default 3)
+  --tasks N            tasks per job (default 16)
+  --jobs N             jobs, run one after another (default 10)
   --task-ms MS         median task time (default 40)
   --slow-factor F      the fail-slow executor's slowdown (default 5)
   --keep-logs          keep the executors' log files (printed at the end)
@@ -209,8 +209,8 @@ int RunDemo(const Args& a) {
   DemoSettings d;
   d.executors = std::max(2, std::atoi(a.Get("--executors", "4").c_str()));
   d.slots = std::max(1, std::atoi(a.Get("--slots", "4").c_str()));
-  d.tasks = std::max(1, std::atoi(a.Get("--tasks", "96").c_str()));
-  d.jobs = std::max(1, std::atoi(a.Get("--jobs", "3").c_str()));
+  d.tasks = std::max(1, std::atoi(a.Get("--tasks", "16").c_str()));
+  d.jobs = std::max(1, std::atoi(a.Get("--jobs", "10").c_str()));
   d.task_ms = std::max(1.0, std::atof(a.Get("--task-ms", "40").c_str()));
   d.slow = std::max(1.0, std::atof(a.Get("--slow-factor", "5").c_str()));
   d.keep_logs = a.Has("--keep-logs");
