@@ -43,9 +43,10 @@ the final loss of both (they must agree to 1e-6 relative) and the speedup.
 Exit code 1 when the losses differ or coding was not faster.
 
   --model lsq|logistic   least squares (default) or logistic regression
-  --workers N            workers = executors = data partitions (default 6)
+  --workers N            workers = executors = data partitions (default 3)
   --stragglers S         stragglers tolerated by the code (default 1)
-  --code fr|cyclic       fractional or cyclic repetition (default fr)
+  --code fr|cyclic       fractional or cyclic repetition (default fr when
+                         S+1 divides N, else cyclic)
   --iters T              gradient steps per run (default 15)
   --rows R               rows per partition (default 2000)
   --dim D                features (default 16)
@@ -131,9 +132,14 @@ int RunTrain(const Args& a) {
     return kExitUsage;
   }
   const coded::Loss loss = model == "logistic" ? coded::Loss::kLogistic : coded::Loss::kLeastSquares;
-  const int n = std::max(2, std::atoi(a.Get("--workers", "6").c_str()));
+  // Three workers by default: one executor process per worker, and this
+  // machine class has two cores. With more workers than cores + 1 the
+  // (s+1)-fold work of coding competes for CPU; on a cluster each worker
+  // has its own machine (docs/GPU.md shows both).
+  const int n = std::max(2, std::atoi(a.Get("--workers", "3").c_str()));
   const int s = std::clamp(std::atoi(a.Get("--stragglers", "1").c_str()), 0, n - 1);
-  const std::string code_kind = a.Get("--code", "fr");
+  // Fractional repetition when (s+1) divides n (exact, best conditioned), else cyclic.
+  const std::string code_kind = a.Get("--code", n % (s + 1) == 0 ? "fr" : "cyclic");
   const int iters = std::max(1, std::atoi(a.Get("--iters", "15").c_str()));
   const int rows = std::max(1, std::atoi(a.Get("--rows", "2000").c_str()));
   const int dim = std::max(1, std::atoi(a.Get("--dim", "16").c_str()));
