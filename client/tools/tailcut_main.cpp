@@ -23,6 +23,8 @@ commands:
   results JOB          committed outputs of a job submitted with return_outputs
   executors            list executors with their load and health
   sim SCENARIO.toml    simulate a scenario per policy (virtual time)
+  bench SCENARIO.toml  run a scenario's [live] section per policy on real local
+                       daemons; same table/JSON as sim
 
 common options:
   --scheduler EP       the scheduler's client endpoint (default tcp://127.0.0.1:7701,
@@ -243,7 +245,8 @@ int main(int argc, char** argv) {
       {"results", ResultsCmd, {"--json"}},
       {"executors", ExecutorsCmd, {"--json"}},
       {"demo", RunDemo, {"--json", "--help", "-h", "--keep-logs"}},
-      {"sim", RunSim, {"--json", "--help", "-h"}},
+      {"sim", RunSim, {"--json", "--help", "-h", "--live-model"}},
+      {"bench", RunBench, {"--json", "--help", "-h"}},
   };
   if (argc < 2 || !std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h") || !std::strcmp(argv[1], "help")) {
     std::fputs(kUsage, stdout);
