@@ -73,14 +73,19 @@ TEST_CASE("live bench: one policy on real executors finishes every job", "[live]
 }
 
 TEST_CASE("live bench: a crashed executor's work is rescheduled", "[live]") {
+  // Closed loop, 2 jobs x 4 tasks in flight on 4 slots: the crashed
+  // executor always holds attempts, which are lost and run again.
   Scenario sc = Small("crash_executor = 1\ncrash_at_s = 0.1\nlost_after_s = 0.5\narrival = \"closed\"\n");
   LiveOptions o;
   o.executor_path = TAILCUT_EXECUTOR_BIN;
   o.progress = false;
+  o.jobs = 40;
   auto r = RunLivePolicy(sc, "none", o);
   REQUIRE(r.ok());
-  CHECK(r->jobs == 8);
+  CHECK(r->jobs == 40);
   CHECK(r->unfinished == 0);
+  CHECK(r->attempts > r->tasks);  // the lost attempts ran again
+  CHECK(r->p999 > 0.4);           // a job waited for the loss to be detected
 }
 
 TEST_CASE("tailcut bench --json prints the keys of tailcut sim --json", "[live][cli]") {
