@@ -42,6 +42,13 @@ JobDef Fanout(uint32_t tasks) {
   return d;
 }
 
+ExecutorDesc Exec(int i, uint32_t slots) {
+  ExecutorDesc d;
+  d.name = "e" + std::to_string(i);
+  d.slots = slots;
+  return d;
+}
+
 // Drives the core's commands like a perfect executor: every launch starts
 // and succeeds at once. Returns the number of tasks completed.
 size_t DrainAndComplete(SchedulerCore& core, std::vector<Command>& cmds) {
@@ -68,7 +75,7 @@ void BM_CoreCycle(benchmark::State& st) {
   o.lost_after_s = 0;
   o.job_retention = 100;
   SchedulerCore core(o, &clock);
-  for (int i = 0; i < 64; ++i) core.AddExecutor({.name = "e" + std::to_string(i), .slots = 4});
+  for (int i = 0; i < 64; ++i) core.AddExecutor(Exec(i, 4));
   std::vector<Command> cmds;
   JobDef job = Fanout(1);
   for (auto _ : st) {
@@ -92,7 +99,7 @@ void BM_CoreFanoutTask(benchmark::State& st) {
   o.lost_after_s = 0;
   o.job_retention = 100;
   SchedulerCore core(o, &clock);
-  for (int i = 0; i < 64; ++i) core.AddExecutor({.name = "e" + std::to_string(i), .slots = 4});
+  for (int i = 0; i < 64; ++i) core.AddExecutor(Exec(i, 4));
   std::vector<Command> cmds;
   JobDef job = Fanout(100);
   size_t tasks = 0;
@@ -116,7 +123,7 @@ void BM_Placement(benchmark::State& st) {
   o.job_retention = 100;
   o.pipeline_s = 0;
   SchedulerCore core(o, &clock);
-  for (int i = 0; i < n; ++i) core.AddExecutor({.name = "e" + std::to_string(i), .slots = 2});
+  for (int i = 0; i < n; ++i) core.AddExecutor(Exec(i, 2));
   // A long job holds half of the slots for the whole benchmark.
   std::vector<Command> cmds;
   (void)core.SubmitJob(Fanout(static_cast<uint32_t>(n)));
