@@ -11,7 +11,7 @@
 //                       and a batched Report (AttemptResult).
 // * BM_PolicyTick:      one OnTick of a policy over a ClusterView with
 //                       10,000 running attempts (100 jobs x 100 running
-//                       tasks, 1,000 executors x 10 slots, 400 committed run
+//                       tasks, 1,000 executors x 10 slots, 900 committed run
 //                       times per job, warmed predictors). Proposals are
 //                       discarded, so every tick sees the same state.
 // Predictor update cost: bench/predictors (BM_SuiteObserve).
@@ -215,7 +215,7 @@ class FakeView final : public ClusterView {
     std::mt19937_64 rng(7);
     std::lognormal_distribution<double> run(0.0, 0.3);  // median 1 s
     std::uniform_real_distribution<double> u(0, 1);
-    const int kJobs = 100, kRunning = 100, kCommitted = 400, kExecs = 1000;  // 80% committed: past spark's quantile
+    const int kJobs = 100, kRunning = 100, kCommitted = 900, kExecs = 1000;  // 90%: spark's quantile
     now_ = 100;
     def_ = Fanout(kRunning + kCommitted);
     for (int e = 1; e <= kExecs; ++e) {
@@ -252,7 +252,7 @@ class FakeView final : public ClusterView {
         a.job = jv.id;
         a.task = static_cast<TaskIndex>(kCommitted + t);
         a.executor = static_cast<ExecutorId>(1 + (a.attempt % kExecs));
-        a.started = now_ - 3 * u(rng);  // some run longer than 1.5x the median
+        a.started = now_ - 5 * u(rng);  // 40% past spark's 3x the ~1 s median
         a.queued = a.started - 0.001;
         a.progress = static_cast<float>(std::min(1.0, (now_ - a.started) / run(rng)));
         attempts_.push_back(a);
