@@ -8,5 +8,6 @@ namespace tailcut::cli {
 int RunDemo(const Args& args);
 int RunSim(const Args& args);
 int RunTrain(const Args& args);
+int RunBench(const Args& args);
 
 }  // namespace tailcut::cli

@@ -31,6 +31,7 @@ int RunSim(const Args& args) {
   o.json = args.Has("--json");
   o.csv = args.Get("--csv");
   o.plot = args.Get("--plot");
+  o.live_model = args.Has("--live-model");
   return sim::RunSimCommand(o);
 }
 

@@ -27,6 +27,8 @@ commands:
                        error, straggler precision/recall/F1, fail-slow delay
   trace-gen            write a synthetic attempt trace with known ground truth
   sim SCENARIO.toml    simulate a scenario per policy (virtual time)
+  bench SCENARIO.toml  run a scenario's [live] section per policy on real local
+                       daemons; same table/JSON as sim
   train                distributed gradient descent on a local cluster with one
                        5x straggler: uncoded vs gradient-coded (docs/GPU.md)
 
@@ -240,7 +242,8 @@ int main(int argc, char** argv) {
       {"results", ResultsCmd, {"--json"}},
       {"executors", ExecutorsCmd, {"--json"}},
       {"demo", RunDemo, {"--json", "--help", "-h", "--keep-logs"}},
-      {"sim", RunSim, {"--json", "--help", "-h"}},
+      {"sim", RunSim, {"--json", "--help", "-h", "--live-model"}},
+      {"bench", RunBench, {"--json", "--help", "-h"}},
       {"train", RunTrain, {"--json", "--help", "-h", "--gpu"}},
   };
   if (argc < 2 || !std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h") || !std::strcmp(argv[1], "help")) {

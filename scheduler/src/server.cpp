@@ -113,6 +113,7 @@ class SchedulerServer::Impl {
   }
 
   void Stop() { stop_.store(true); }
+  void AddObserver(CoreObserver* o) { core_.AddObserver(o); }
   const std::string& executor_endpoint() const { return executor_endpoint_; }
   const std::string& client_endpoint() const { return client_endpoint_; }
 
@@ -490,6 +491,7 @@ SchedulerServer::~SchedulerServer() = default;
 Status SchedulerServer::Bind() { return impl_->Bind(); }
 void SchedulerServer::Run() { impl_->Run(); }
 void SchedulerServer::Stop() { impl_->Stop(); }
+void SchedulerServer::AddObserver(CoreObserver* observer) { impl_->AddObserver(observer); }
 std::string SchedulerServer::executor_endpoint() const { return impl_->executor_endpoint(); }
 std::string SchedulerServer::client_endpoint() const { return impl_->client_endpoint(); }
 

@@ -8,7 +8,7 @@
 namespace tailcut::sim {
 
 const char kSimUsage[] = R"(usage: tailcut sim SCENARIO.toml [--policy LIST] [--seed N] [--json]
-                   [--csv FILE] [--plot FILE.svg]
+                   [--csv FILE] [--plot FILE.svg] [--live-model]
 
 Simulates the scenario on virtual time with the real scheduler core, once per
 policy entry, on the same seeded workload, and compares them side by side.
@@ -23,6 +23,8 @@ policy entry, on the same seeded workload, and compares them side by side.
                   (seconds), extra_work (fraction), copies, and more
   --csv FILE      per-job latencies: policy,job,latency_s
   --plot FILE     SVG of the job-latency CDF per policy (log-x)
+  --live-model    simulate the scenario's [live] section (what `tailcut bench`
+                  runs on real daemons) instead of its main sections
 
 Latency is submit -> job finished. Extra work is (machine time of all
 attempts - machine time of committed attempts) / committed machine time.
@@ -57,6 +59,7 @@ int RunSimCommand(const SimCommandOptions& o) {
     std::fprintf(stderr, "tailcut sim: %s\n", sc.status().message().c_str());
     return 2;
   }
+  if (o.live_model) *sc = LiveAsSimScenario(*sc);
   uint64_t seed = o.has_seed ? o.seed : sc->seed;
   std::vector<std::string> entries = SplitPolicies(o.policies);
   if (entries.empty()) {

@@ -143,9 +143,24 @@ StatusOr<Scenario> ParseScenario(Config cfg, const std::string& base_dir) {
                       cfg.Get("live.tasks_per_job", &l.tasks_per_job),
                       cfg.Get("live.fail_slow_executor", &l.fail_slow_executor),
                       cfg.Get("live.fail_slow_factor", &l.fail_slow_factor),
-                      cfg.Get("live.fail_slow_at_s", &l.fail_slow_at_s)});
+                      cfg.Get("live.fail_slow_at_s", &l.fail_slow_at_s), cfg.Get("live.arrival", &l.arrival),
+                      cfg.Get("live.rate", &l.rate), cfg.Get("live.outstanding", &l.outstanding),
+                      cfg.Get("live.delay_prob", &l.delay_prob), cfg.Get("live.delay_ms", &l.delay_ms),
+                      cfg.Get("live.crash_executor", &l.crash_executor), cfg.Get("live.crash_at_s", &l.crash_at_s),
+                      cfg.Get("live.crash_restart", &l.crash_restart),
+                      cfg.Get("live.lost_after_s", &l.lost_after_s), cfg.Get("live.network_ms", &l.network_ms)});
       !s.ok())
     return s;
+  if (l.executors == 0 || l.slots == 0 || l.tasks_per_job == 0)
+    return Status::InvalidArgument("live.executors, live.slots and live.tasks_per_job must be >= 1");
+  if (l.arrival != "poisson" && l.arrival != "closed")
+    return Status::InvalidArgument("live.arrival = '" + l.arrival + "': want poisson or closed");
+  if (l.rate < 0 || l.task_ms < 0 || l.sigma < 0 || l.delay_prob < 0 || l.delay_prob > 1 || l.delay_ms < 0)
+    return Status::InvalidArgument("live.rate, task_ms, sigma, delay_ms must be >= 0 and delay_prob in [0, 1]");
+  if (l.fail_slow_executor >= static_cast<int64_t>(l.executors) ||
+      l.crash_executor >= static_cast<int64_t>(l.executors))
+    return Status::InvalidArgument("live.fail_slow_executor / live.crash_executor: no such executor");
+  if (l.outstanding == 0) return Status::InvalidArgument("live.outstanding must be >= 1");
 
   // Everything but [policies.*] must have been read by now.
   std::vector<std::string> unknown;

@@ -36,6 +36,10 @@ class SchedulerServer {
   // Serves until Stop() (thread-safe, signal-safe) is called.
   void Run();
   void Stop();
+  // Forwards the core's observer hook (attempt records, finished jobs), for
+  // benchmarks and tracing. Call before Run(); callbacks run on Run()'s
+  // thread, so the observer must synchronise its own readers.
+  void AddObserver(CoreObserver* observer);
   std::string executor_endpoint() const;
   std::string client_endpoint() const;
 

@@ -22,6 +22,7 @@ struct SimCommandOptions {
   bool json = false;             // --json
   std::string csv;               // --csv FILE: policy,job,latency_s
   std::string plot;              // --plot FILE.svg: latency CDF per policy
+  bool live_model = false;       // --live-model: simulate the [live] section
   bool help = false;
 };
 

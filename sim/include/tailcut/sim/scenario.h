@@ -73,21 +73,32 @@ struct TraceJob {
   std::vector<TraceTask> tasks;
 };
 
-// Keys reserved for the live benchmark (bench/ runs these against real
-// daemons; the simulator only reads and documents them).
+// The [live] section: the scenario scaled down to real daemons on loopback
+// (`tailcut bench`, sim/include/tailcut/sim/live.h; docs/BENCHMARKS.md).
+// `tailcut sim --live-model` simulates the same setup (LiveAsSimScenario).
 struct LiveModel {
   uint32_t executors = 4;
   uint32_t slots = 2;
-  std::string kernel = "sleep";
-  double task_ms = 20;
-  double sigma = 0.3;
+  std::string kernel = "sleep";     // sleep | spin | noop
+  double task_ms = 20;              // median task time
+  double sigma = 0.3;               // lognormal noise of the sleep kernel
   uint32_t jobs = 50;
   uint32_t tasks_per_job = 16;
-  int64_t fail_slow_executor = -1;  // -1: none
+  std::string arrival = "poisson";  // poisson | closed
+  double rate = 0;                  // poisson jobs/s; 0 = 50% load of the slots
+  uint32_t outstanding = 2;         // closed: jobs in flight
+  // Faults (executor flags; docs/EXECUTOR.md "Fault injection").
+  int64_t fail_slow_executor = -1;  // -1: none (0-based index)
   double fail_slow_factor = 5;
-  double fail_slow_at_s = 0;
+  double fail_slow_at_s = 0;        // seconds after the workload starts
+  double delay_prob = 0;            // every executor: each attempt waits delay_ms first
+  double delay_ms = 0;              //   with probability delay_prob (random stragglers)
+  int64_t crash_executor = -1;      // -1: none
+  double crash_at_s = 0;            // seconds after the workload starts
+  bool crash_restart = false;       // start a fresh executor in its place
+  double lost_after_s = 1.0;        // the live core's silence-to-lost time
+  double network_ms = 0.15;         // one-way loopback delay assumed by --live-model
 };
-
 struct Scenario {
   std::string name;
   std::string origin;             // file it came from
@@ -105,6 +116,19 @@ struct Scenario {
 // Reads a scenario; unknown keys (outside [policies.*]) are errors.
 StatusOr<Scenario> LoadScenario(const std::string& path);
 StatusOr<Scenario> ParseScenario(Config cfg, const std::string& base_dir);
+
+// The [live] section as a simulation scenario (`tailcut sim --live-model`):
+// live.executors x live.slots at speed 1, a constant live.network_ms one-way
+// delay, one job class of live.tasks_per_job tasks whose time is
+// lognormal(task_ms, sigma) (the sleep kernel's law), random delays as a
+// straggler mixture (p = delay_prob, factor 1 + delay_ms / task_ms), the
+// fail-slow and crash faults (crash detected after live.lost_after_s; a
+// restart is not modelled), and live.arrival / LiveRate() / live.jobs.
+Scenario LiveAsSimScenario(const Scenario& scenario);
+// live.rate, or when 0 the Poisson rate that keeps half the slots busy.
+double LiveRate(const LiveModel& live);
+// Mean task time of the live kernel (seconds), delays included.
+double LiveMeanTaskS(const LiveModel& live);
 
 // Trace CSV: header `job,task,executor,start,end,task_class,input_size,
 // straggler,fail_slow`; one row per task.

@@ -1,0 +1,50 @@
+// `tailcut bench`: a scenario's [live] section on REAL daemons over loopback.
+//
+// Per policy entry: an in-process SchedulerServer (tcp://127.0.0.1:*) with
+// that chain and the scenario's [core] options, `live.executors`
+// tailcut-executor child processes with fault flags derived from [live]
+// (fail-slow, random delays, crash), and a client workload (Poisson or
+// closed loop). Results come back as SimResult, so the table, JSON, CSV and
+// CDF plot are exactly `tailcut sim`'s (docs/BENCHMARKS.md, "Live").
+//
+// Library `tailcut_live` (sim/): it needs the ZeroMQ server and the client
+// library, which the simulator proper (`tailcut_sim`) must not depend on.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "tailcut/common/status.h"
+#include "tailcut/sim/command.h"
+#include "tailcut/sim/scenario.h"
+#include "tailcut/sim/simulator.h"
+
+namespace tailcut::sim {
+
+extern const char kBenchUsage[];
+
+struct LiveOptions {
+  std::string executor_path;  // tailcut-executor; empty: next to this binary
+  uint64_t seed = 1;          // arrivals and the executors' fault seeds
+  uint32_t jobs = 0;          // > 0: overrides live.jobs
+  bool progress = true;       // progress lines on stderr
+  double job_timeout_s = 60;  // a job not done by then counts as unfinished
+};
+
+// Runs scenario.live once with the chain named by `entry` ("clone+spark",
+// "none", "default"). Fields of SimResult: latencies and quantiles are
+// client-side (submit call to final status); machine_s / committed_s /
+// extra_work / attempts / copies come from the core's attempt records
+// (CoreObserver on the server; see docs/BENCHMARKS.md for the definition);
+// virtual_s is the workload's wall time, events 0.
+StatusOr<SimResult> RunLivePolicy(const Scenario& scenario, const std::string& entry, const LiveOptions& options);
+
+struct BenchCommandOptions {
+  SimCommandOptions common;  // scenario, --policy, --seed, --json, --csv, --plot, --help
+  std::string executor;      // --executor PATH
+  uint32_t jobs = 0;         // --jobs N (0: live.jobs)
+};
+// The whole command; exit codes as `tailcut sim`'s.
+int RunBenchCommand(const BenchCommandOptions& options);
+
+}  // namespace tailcut::sim

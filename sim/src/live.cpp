@@ -1,0 +1,430 @@
+// `tailcut bench`: the [live] section of a scenario on real daemons.
+#include "tailcut/sim/live.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <limits>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "tailcut/client/client.h"
+#include "tailcut/common/clock.h"
+#include "tailcut/common/log.h"
+#include "tailcut/plugins/registry.h"
+#include "tailcut/scheduler/server.h"
+#include "tailcut/sim/random.h"
+
+extern char** environ;
+
+namespace tailcut::sim {
+
+const char kBenchUsage[] = R"(usage: tailcut bench SCENARIO.toml [--policy LIST] [--seed N] [--json]
+                     [--csv FILE] [--plot FILE.svg] [--jobs N] [--executor PATH]
+
+Runs the scenario's [live] section on real daemons over loopback, once per
+policy entry: an in-process scheduler with that policy chain, live.executors
+tailcut-executor processes (fault flags from [live]: fail-slow, random
+delays, a crash), and live.jobs fan-out jobs submitted as [live] says
+(Poisson or closed loop). Prints the same table / JSON / CSV / plot as
+`tailcut sim` (try `tailcut sim SCENARIO --live-model` for the simulated
+twin). Progress goes to stderr. Each policy takes a few seconds.
+
+  --policy LIST   comma-separated entries, one run each (default: none);
+                  '+' chains policies in one run: none,spark,clone+spark,default
+  --seed N        arrivals and fault draws (default: the scenario's seed)
+  --json          JSON array with the keys of `tailcut sim --json`
+  --csv FILE      per-job latencies: policy,job,latency_s
+  --plot FILE     SVG of the job-latency CDF per policy (log-x)
+  --jobs N        override live.jobs (quick runs)
+  --executor PATH the executor binary (default: tailcut-executor next to tailcut)
+
+Latency is measured by the client: submit call -> final job status (watch).
+Extra work = (machine time of all attempts - of committed attempts) /
+committed, from the core's attempt records. See docs/BENCHMARKS.md.
+)";
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double Since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+std::filesystem::path SelfDir() {
+  std::error_code ec;
+  auto p = std::filesystem::read_symlink("/proc/self/exe", ec);
+  return ec ? std::filesystem::current_path() : p.parent_path();
+}
+
+pid_t Spawn(const std::vector<std::string>& argv, const std::string& log_path) {
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_addopen(&fa, STDOUT_FILENO, log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_adddup2(&fa, STDOUT_FILENO, STDERR_FILENO);
+  posix_spawn_file_actions_addopen(&fa, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+  std::vector<char*> args;
+  for (auto& s : argv) args.push_back(const_cast<char*>(s.c_str()));
+  args.push_back(nullptr);
+  pid_t pid = 0;
+  int rc = posix_spawn(&pid, argv[0].c_str(), &fa, nullptr, args.data(), environ);
+  posix_spawn_file_actions_destroy(&fa);
+  return rc == 0 ? pid : -1;
+}
+
+std::string Fmt(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", v);
+  return buf;
+}
+
+// Machine time per attempt from the core's records. Committed attempts:
+// the executor-measured run_s. Superseded / cancelled ones: the core's
+// record, i.e. from the scheduler receiving AttemptStarted to the cancel
+// decision (the cancel's loopback trip and the executor's wake-up, well
+// under a millisecond, are not counted); attempts cancelled while still
+// queued on the executor count 0. Attempts on a crashed executor count
+// until the core declares it lost (live.lost_after_s after the crash).
+class AttemptTally final : public CoreObserver {
+ public:
+  void OnAttemptEnded(const AttemptRecord& r) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    attempts_++;
+    if (r.copy) copies_++;
+    double d = r.Duration();
+    machine_ += d;
+    if (r.outcome == AttemptOutcome::kCommitted) committed_ += d;
+  }
+  void Fill(SimResult* out) {
+    std::lock_guard<std::mutex> lock(mu_);
+    out->attempts = attempts_;
+    out->copies = copies_;
+    out->machine_s = machine_;
+    out->committed_s = committed_;
+    out->extra_work = committed_ > 0 ? (machine_ - committed_) / committed_ : 0;
+  }
+
+ private:
+  std::mutex mu_;
+  uint64_t attempts_ = 0, copies_ = 0;
+  double machine_ = 0, committed_ = 0;
+};
+
+// Executor child processes (one log file each) and the crash/restart watch.
+class Fleet {
+ public:
+  Fleet(const LiveModel& l, std::string exe, std::string endpoint, uint64_t seed)
+      : live_(l), exe_(std::move(exe)), endpoint_(std::move(endpoint)), seed_(seed) {
+    char tmpl[] = "/tmp/tailcut-bench-XXXXXX";
+    dir_ = mkdtemp(tmpl) ? tmpl : "/tmp";
+  }
+  ~Fleet() { Stop(); }
+
+  // `offset_s`: seconds from an executor's start to the workload's start,
+  // added to the [live] fault times (which count from the workload start).
+  bool Start(double offset_s) {
+    offset_s_ = offset_s;
+    for (uint32_t i = 0; i < live_.executors; ++i) {
+      pid_t p = Spawn(Argv(i, false), Log(i, false));
+      if (p <= 0) return false;
+      pids_.push_back(p);
+    }
+    watch_ = std::thread([this] { Watch(); });
+    return true;
+  }
+  void Stop() {
+    stop_ = true;
+    if (watch_.joinable()) watch_.join();
+    std::lock_guard<std::mutex> lock(mu_);
+    for (pid_t p : pids_)
+      if (p > 0) kill(p, SIGTERM);
+    for (pid_t& p : pids_)
+      if (p > 0) waitpid(p, nullptr, 0), p = -1;
+  }
+  void RemoveLogs() {
+    std::error_code ec;
+    std::filesystem::remove_all(dir_, ec);
+  }
+  const std::string& dir() const { return dir_; }
+  int crashed() const { return crashed_; }
+
+ private:
+  std::vector<std::string> Argv(uint32_t i, bool replacement) const {
+    std::vector<std::string> a = {exe_, "--scheduler", endpoint_, "--slots", std::to_string(live_.slots),
+                                  "--name", "live-" + std::to_string(i + 1) + (replacement ? "r" : ""),
+                                  "--log-level", "warn"};
+    if (static_cast<int64_t>(i) == live_.fail_slow_executor)
+      a.insert(a.end(), {"--fail-slow-after", Fmt(live_.fail_slow_at_s + (replacement ? 0 : offset_s_)),
+                         "--fail-slow-factor", Fmt(live_.fail_slow_factor)});
+    if (live_.delay_prob > 0 && live_.delay_ms > 0)
+      a.insert(a.end(), {"--delay-prob", Fmt(live_.delay_prob), "--delay-ms", Fmt(live_.delay_ms), "--fault-seed",
+                         std::to_string(seed_ * 1000 + i + (replacement ? 500 : 0))});
+    if (static_cast<int64_t>(i) == live_.crash_executor && !replacement)
+      a.insert(a.end(), {"--crash-after", Fmt(std::max(0.001, live_.crash_at_s + offset_s_))});
+    return a;
+  }
+  std::string Log(uint32_t i, bool replacement) const {
+    return dir_ + "/executor-" + std::to_string(i + 1) + (replacement ? "r" : "") + ".log";
+  }
+  void Watch() {
+    while (!stop_) {
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        for (uint32_t i = 0; i < pids_.size(); ++i) {
+          if (pids_[i] <= 0) continue;
+          int st = 0;
+          if (waitpid(pids_[i], &st, WNOHANG) != pids_[i]) continue;
+          pids_[i] = -1;
+          crashed_++;
+          bool planned = static_cast<int64_t>(i) == live_.crash_executor;
+          if (!planned) std::fprintf(stderr, "bench: executor %u exited unexpectedly (logs in %s)\n", i + 1, dir_.c_str());
+          if (planned && live_.crash_restart) pids_[i] = Spawn(Argv(i, true), Log(i, true));
+        }
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+  }
+
+  LiveModel live_;
+  std::string exe_, endpoint_, dir_;
+  uint64_t seed_;
+  double offset_s_ = 0;
+  std::mutex mu_;
+  std::vector<pid_t> pids_;
+  std::thread watch_;
+  std::atomic<bool> stop_{false};
+  std::atomic<int> crashed_{0};
+};
+
+std::string TaskArgs(const LiveModel& l) {
+  if (l.kernel == "noop") return "";
+  std::string a = "ms=" + Fmt(l.task_ms);
+  if (l.kernel == "sleep" && l.sigma > 0) a += " sigma=" + Fmt(l.sigma);  // no seed: every attempt draws afresh
+  return a;
+}
+
+}  // namespace
+
+StatusOr<SimResult> RunLivePolicy(const Scenario& sc, const std::string& entry, const LiveOptions& o) {
+  const LiveModel& l = sc.live;
+  auto wall0 = Clock::now();
+  std::string chain_name = entry;
+  std::replace(chain_name.begin(), chain_name.end(), '+', ',');
+  auto chain = MakePolicyChain(chain_name, sc.config);
+  if (!chain.ok()) return chain.status();
+  std::string exe = o.executor_path.empty() ? (SelfDir() / "tailcut-executor").string() : o.executor_path;
+  if (!std::filesystem::exists(exe))
+    return Status::InvalidArgument(exe + " not found (build tailcut-executor, or pass --executor PATH)");
+
+  ServerOptions so;
+  so.executor_endpoint = "tcp://127.0.0.1:*";
+  so.client_endpoint = "tcp://127.0.0.1:*";
+  so.core = sc.core;
+  so.core.lost_after_s = l.lost_after_s;  // the simulator's default (0) means "never" live
+  SchedulerServer server(so, std::move(chain).value());
+  AttemptTally tally;
+  server.AddObserver(&tally);
+  if (Status s = server.Bind(); !s.ok()) return s;
+  std::thread loop([&] { server.Run(); });
+  auto stop_server = [&] {
+    server.Stop();
+    loop.join();
+  };
+
+  // Fault times in [live] count from the workload's start; executors count
+  // from their own start. Start the workload a fixed warm-up after spawning
+  // (or when all registered, if later) and shift the fault flags by it.
+  const double kWarmup = 0.6;
+  Fleet fleet(l, exe, server.executor_endpoint(), o.seed);
+  auto spawned = Clock::now();
+  if (!fleet.Start(kWarmup)) {
+    stop_server();
+    return Status::Internal("cannot spawn " + exe);
+  }
+  ClientOptions co;
+  co.endpoint = server.client_endpoint();
+  {
+    Client c(co);
+    while (true) {
+      auto list = c.Executors();
+      if (list.ok() && list->size() >= l.executors) break;
+      if (Since(spawned) > 15) {
+        fleet.Stop();
+        stop_server();
+        return Status::Unavailable("executors did not register within 15 s; logs in " + fleet.dir());
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+  }
+  double left = kWarmup - Since(spawned);
+  if (left > 0) std::this_thread::sleep_for(std::chrono::duration<double>(left));
+
+  const uint32_t jobs = o.jobs ? o.jobs : l.jobs;
+  wire::JobSpec spec = FanoutJob(l.kernel, TaskArgs(l), l.tasks_per_job);
+  spec.set_stream_results(false);
+  // One client per job, connected before the workload starts, so that the
+  // measured latency holds no connection set-up.
+  std::vector<std::unique_ptr<Client>> clients;
+  for (uint32_t j = 0; j < jobs; ++j) clients.push_back(std::make_unique<Client>(co));
+  for (auto& c : clients) (void)c->Executors();
+
+  SimResult r;
+  r.policy = entry;
+  r.latencies.assign(jobs, std::numeric_limits<double>::quiet_NaN());
+  std::vector<int> state(jobs, 0);  // 0 unfinished, 1 succeeded, 2 failed/cancelled
+  std::atomic<uint32_t> done{0}, submitted{0};
+  auto run_job = [&](uint32_t j) {
+    auto t0 = Clock::now();
+    wire::JobSpec s = spec;
+    s.set_name("live-" + std::to_string(j + 1));
+    auto id = clients[j]->Submit(s);
+    if (id.ok()) {
+      WaitOptions w;
+      w.progress_interval_s = 1.0;
+      w.timeout_s = o.job_timeout_s;
+      auto st = clients[j]->Wait(*id, w);
+      if (st.ok() && IsTerminal(st->state())) {
+        r.latencies[j] = Since(t0);
+        state[j] = st->state() == wire::JOB_SUCCEEDED ? 1 : 2;
+      }
+    }
+    done++;
+  };
+
+  auto work0 = Clock::now();
+  std::vector<std::thread> threads;
+  std::thread submitter;
+  if (l.arrival == "closed") {
+    uint32_t n = std::min(l.outstanding, jobs);
+    for (uint32_t k = 0; k < n; ++k)
+      threads.emplace_back([&] {
+        for (uint32_t j; (j = submitted++) < jobs;) run_job(j);
+      });
+  } else {
+    submitter = std::thread([&] {
+      Rng rng(Mix(o.seed ^ 0x6c697665ULL));
+      double rate = LiveRate(l), at = 0;
+      for (uint32_t j = 0; j < jobs; ++j) {
+        if (j) at += rng.Exp(1.0 / rate);
+        auto when = work0 + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(at));
+        std::this_thread::sleep_until(when);
+        submitted++;
+        threads.emplace_back(run_job, j);
+      }
+    });
+  }
+  // Progress on stderr while it runs.
+  bool tty = isatty(STDERR_FILENO);
+  double last_print = -10;
+  std::string label = "bench: " + (sc.name.empty() ? std::string("scenario") : sc.name) + " / " + entry;
+  while (done.load() < jobs) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    double t = Since(work0);
+    if (o.progress && (tty || t - last_print >= 5)) {
+      std::fprintf(stderr, tty ? "\r%s: %u/%u jobs done, %u submitted, %.1f s " : "%s: %u/%u jobs done, %u submitted, %.1f s\n",
+                   label.c_str(), done.load(), jobs, std::min(submitted.load(), jobs), t);
+      last_print = t;
+    }
+  }
+  if (submitter.joinable()) submitter.join();
+  for (auto& t : threads) t.join();
+  r.virtual_s = Since(work0);
+  if (o.progress && tty) std::fputc('\n', stderr);
+  clients.clear();
+  fleet.Stop();
+  stop_server();  // after this the tally is complete (no callbacks left)
+
+  for (uint32_t j = 0; j < jobs; ++j) {
+    if (state[j] == 0) r.unfinished++;
+    else r.jobs++;
+    if (state[j] == 2) r.failed++;
+  }
+  r.tasks = static_cast<uint64_t>(jobs) * l.tasks_per_job;
+  tally.Fill(&r);
+  Summarise(&r);
+  r.wall_s = Since(wall0);
+  if (r.unfinished == 0 && fleet.crashed() <= (l.crash_executor >= 0 ? 1 : 0)) fleet.RemoveLogs();
+  else std::fprintf(stderr, "bench: executor logs kept in %s\n", fleet.dir().c_str());
+  return r;
+}
+
+int RunBenchCommand(const BenchCommandOptions& bo) {
+  const SimCommandOptions& o = bo.common;
+  if (o.help) {
+    std::fputs(kBenchUsage, stdout);
+    return 0;
+  }
+  if (o.scenario.empty()) {
+    std::fputs(kBenchUsage, stderr);
+    return 2;
+  }
+  if (GetLogLevel() < LogLevel::kWarn) SetLogLevel(LogLevel::kWarn);  // the in-process scheduler's per-job lines
+  signal(SIGPIPE, SIG_IGN);
+  auto wall0 = Clock::now();
+  auto sc = LoadScenario(o.scenario);
+  if (!sc.ok()) {
+    std::fprintf(stderr, "tailcut bench: %s\n", sc.status().message().c_str());
+    return 2;
+  }
+  LiveOptions lo;
+  lo.executor_path = bo.executor;
+  lo.seed = o.has_seed ? o.seed : sc->seed;
+  lo.jobs = bo.jobs;
+  std::vector<std::string> entries = SplitPolicies(o.policies);
+  if (entries.empty()) {
+    std::fprintf(stderr, "tailcut bench: --policy names no policy\n");
+    return 2;
+  }
+  std::string name = sc->name.empty() ? o.scenario : sc->name;
+  const LiveModel& l = sc->live;
+  std::fprintf(stderr,
+               "bench: %s live: %u executors x %u slots, %s %s, %u jobs x %u tasks, %s arrivals (%.2f jobs/s)\n",
+               name.c_str(), l.executors, l.slots, l.kernel.c_str(), TaskArgs(l).c_str(), lo.jobs ? lo.jobs : l.jobs,
+               l.tasks_per_job, l.arrival.c_str(), l.arrival == "closed" ? 0.0 : LiveRate(l));
+  std::vector<SimResult> results;
+  for (const std::string& entry : entries) {
+    auto r = RunLivePolicy(*sc, entry, lo);
+    if (!r.ok()) {
+      std::fprintf(stderr, "tailcut bench: policy '%s': %s\n", entry.c_str(), r.status().message().c_str());
+      return r.status().code() == Status::Code::kInvalidArgument ? 2 : 1;
+    }
+    std::fprintf(stderr, "bench: %s, policy %s: %llu jobs, %llu attempts (%llu copies), %.1f s workload, %.1f s wall\n",
+                 name.c_str(), entry.c_str(), static_cast<unsigned long long>(r->jobs),
+                 static_cast<unsigned long long>(r->attempts), static_cast<unsigned long long>(r->copies),
+                 r->virtual_s, r->wall_s);
+    results.push_back(std::move(r).value());
+  }
+  if (o.json) {
+    std::printf("%s\n", ResultsJson(results).c_str());
+  } else {
+    std::printf("scenario %s (live), seed %llu\n", name.c_str(), static_cast<unsigned long long>(lo.seed));
+    PrintTable(stdout, results);
+  }
+  int rc = 0;
+  if (!o.csv.empty())
+    if (Status s = WriteLatencyCsv(o.csv, results); !s.ok()) {
+      std::fprintf(stderr, "tailcut bench: %s\n", s.message().c_str());
+      rc = 1;
+    }
+  if (!o.plot.empty())
+    if (Status s = WriteFile(o.plot, CdfSvg(results, "live job latency CDF: " + name)); !s.ok()) {
+      std::fprintf(stderr, "tailcut bench: %s\n", s.message().c_str());
+      rc = 1;
+    }
+  std::fflush(stdout);
+  std::fprintf(stderr, "bench: total wall time %.1f s\n", Since(wall0));
+  for (auto& r : results)
+    if (r.unfinished) rc = 1;
+  return rc;
+}
+
+}  // namespace tailcut::sim
