@@ -35,9 +35,11 @@ const std::map<std::string, Factory>& Factories() {
   return f;
 }
 
-std::vector<std::string> Split(const std::string& chain) {
+}  // namespace
+
+std::vector<std::string> SplitPolicyList(const std::string& list) {
   std::vector<std::string> out;
-  std::stringstream ss(chain);
+  std::stringstream ss(list);
   std::string item;
   while (std::getline(ss, item, ',')) {
     auto b = item.find_first_not_of(" \t");
@@ -46,8 +48,6 @@ std::vector<std::string> Split(const std::string& chain) {
   }
   return out;
 }
-
-}  // namespace
 
 std::vector<std::string> BuiltinPolicyNames() {
   std::vector<std::string> names;
@@ -60,7 +60,7 @@ std::vector<std::string> DefaultPolicyChain() { return {"clone", "predictive", "
 
 StatusOr<PolicyChain> MakePolicyChain(const std::string& chain, const Config& cfg) {
   PolicyChain out;
-  for (const std::string& name : Split(chain)) {
+  for (const std::string& name : SplitPolicyList(chain)) {
     if (name == "none") continue;
     if (name == "default") {
       for (const std::string& d : DefaultPolicyChain()) {

@@ -1,4 +1,5 @@
 #include "tailcut/sim/command.h"
+#include "tailcut/plugins/registry.h"
 
 #include <chrono>
 #include <sstream>
@@ -31,17 +32,6 @@ attempts - machine time of committed attempts) / committed machine time.
 Wall time and peak RSS are printed to stderr. See docs/SIMULATOR.md.
 )";
 
-std::vector<std::string> SplitPolicies(const std::string& list) {
-  std::vector<std::string> out;
-  std::stringstream ss(list);
-  std::string item;
-  while (std::getline(ss, item, ',')) {
-    auto b = item.find_first_not_of(" \t");
-    auto e = item.find_last_not_of(" \t");
-    if (b != std::string::npos) out.push_back(item.substr(b, e - b + 1));
-  }
-  return out;
-}
 
 int RunSimCommand(const SimCommandOptions& o) {
   if (o.help) {
@@ -61,7 +51,7 @@ int RunSimCommand(const SimCommandOptions& o) {
   }
   if (o.live_model) *sc = LiveAsSimScenario(*sc);
   uint64_t seed = o.has_seed ? o.seed : sc->seed;
-  std::vector<std::string> entries = SplitPolicies(o.policies);
+  std::vector<std::string> entries = SplitPolicyList(o.policies);
   if (entries.empty()) {
     std::fprintf(stderr, "tailcut sim: --policy names no policy\n");
     return 2;

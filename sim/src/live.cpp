@@ -379,7 +379,7 @@ int RunBenchCommand(const BenchCommandOptions& bo) {
   lo.executor_path = bo.executor;
   lo.seed = o.has_seed ? o.seed : sc->seed;
   lo.jobs = bo.jobs;
-  std::vector<std::string> entries = SplitPolicies(o.policies);
+  std::vector<std::string> entries = SplitPolicyList(o.policies);
   if (entries.empty()) {
     std::fprintf(stderr, "tailcut bench: --policy names no policy\n");
     return 2;

@@ -5,6 +5,7 @@
 #include <fstream>
 
 #include "sim_helpers.h"
+#include "tailcut/plugins/registry.h"
 #include "tailcut/sim/command.h"
 #include "tailcut/sim/random.h"
 
@@ -282,7 +283,7 @@ task_time = 10.0
 }
 
 TEST_CASE("policy entries split on commas and chain on plus and outputs") {
-  CHECK(SplitPolicies("none, spark ,clone+spark,") == std::vector<std::string>{"none", "spark", "clone+spark"});
+  CHECK(SplitPolicyList("none, spark ,clone+spark,") == std::vector<std::string>{"none", "spark", "clone+spark"});
   Scenario sc = ScenarioFrom(kSmall);
   auto none = RunPolicy(sc, "none", 1);
   REQUIRE(none.ok());

@@ -15,6 +15,8 @@
 
 namespace tailcut {
 
+// "a, b ,c" -> {"a", "b", "c"}: comma-separated names, blanks trimmed.
+std::vector<std::string> SplitPolicyList(const std::string& list);
 // The names MakePolicyChain accepts (besides "none" and "default").
 std::vector<std::string> BuiltinPolicyNames();
 // The chain "default" expands to.

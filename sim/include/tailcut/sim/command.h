@@ -30,9 +30,6 @@ struct SimCommandOptions {
 // 2 bad usage or scenario). Wall time and peak RSS go to stderr.
 int RunSimCommand(const SimCommandOptions& options);
 
-// "none,clone+spark" -> {"none", "clone+spark"}; empty entries dropped.
-std::vector<std::string> SplitPolicies(const std::string& list);
-
 // Output formats.
 void PrintTable(std::FILE* out, const std::vector<SimResult>& results);
 std::string ResultsJson(const std::vector<SimResult>& results);
