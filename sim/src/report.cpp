@@ -83,6 +83,7 @@ std::string ResultsJson(const std::vector<SimResult>& results) {
       << ", \"p99\": " << Num(r.p99) << ", \"p999\": " << Num(r.p999) << ", \"extra_work\": " << Num(r.extra_work)
       << ", \"copies\": " << r.copies << ", \"failed\": " << r.failed << ", \"unfinished\": " << r.unfinished
       << ", \"tasks\": " << r.tasks << ", \"attempts\": " << r.attempts << ", \"virtual_s\": " << Num(r.virtual_s)
+      << ", \"machine_s\": " << Num(r.machine_s) << ", \"committed_s\": " << Num(r.committed_s)
       << ", \"events\": " << r.events << ", \"wall_s\": " << Num(r.wall_s) << "}";
   }
   o << "]";
