@@ -3,9 +3,7 @@
 // Starts a scheduler (in this process) and executor daemons (child
 // processes, one of them fail-slow), runs fan-out jobs and prints the
 // per-executor and per-job timings that show the straggler.
-#include <fcntl.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -19,10 +17,9 @@
 #include "tailcut/client/client.h"
 #include "tailcut/common/clock.h"
 #include "tailcut/common/log.h"
+#include "tailcut/common/process.h"
 #include "tailcut/plugins/registry.h"
 #include "tailcut/scheduler/server.h"
-
-extern char** environ;
 
 namespace tailcut::cli {
 namespace {
@@ -42,26 +39,6 @@ Needs nothing else running; takes about 5-30 s.
   --slow-factor F      the fail-slow executor's slowdown (default 5)
   --keep-logs          keep the executors' log files (printed at the end)
 )";
-
-std::filesystem::path SelfDir() {
-  std::error_code ec;
-  auto p = std::filesystem::read_symlink("/proc/self/exe", ec);
-  return ec ? std::filesystem::current_path() : p.parent_path();
-}
-
-pid_t Spawn(const std::vector<std::string>& argv, const std::string& log_path) {
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_addopen(&fa, STDOUT_FILENO, log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  posix_spawn_file_actions_adddup2(&fa, STDOUT_FILENO, STDERR_FILENO);
-  std::vector<char*> args;
-  for (auto& s : argv) args.push_back(const_cast<char*>(s.c_str()));
-  args.push_back(nullptr);
-  pid_t pid = 0;
-  int rc = posix_spawn(&pid, argv[0].c_str(), &fa, nullptr, args.data(), environ);
-  posix_spawn_file_actions_destroy(&fa);
-  return rc == 0 ? pid : -1;
-}
 
 double Quantile(std::vector<double> v, double q) {
   if (v.empty()) return 0;
@@ -115,7 +92,7 @@ PhaseResult RunPhase(const DemoSettings& d, const std::string& policy) {
                                      std::to_string(d.slots), "--name", "demo-" + std::to_string(i), "--log-level",
                                      "warn"};
     if (i == d.executors) argv.insert(argv.end(), {"--fail-slow-after", "0", "--fail-slow-factor", std::to_string(d.slow)});
-    pids.push_back(Spawn(argv, log_dir + "/executor-" + std::to_string(i) + ".log"));
+    pids.push_back(SpawnProcess(argv, log_dir + "/executor-" + std::to_string(i) + ".log"));
   }
   auto shutdown = [&] {
     for (pid_t p : pids)
@@ -214,7 +191,7 @@ int RunDemo(const Args& a) {
   d.task_ms = std::max(1.0, std::atof(a.Get("--task-ms", "40").c_str()));
   d.slow = std::max(1.0, std::atof(a.Get("--slow-factor", "5").c_str()));
   d.keep_logs = a.Has("--keep-logs");
-  d.exe = SelfDir() / "tailcut-executor";
+  d.exe = ExecutableDir() / "tailcut-executor";
   if (!std::filesystem::exists(d.exe)) {
     std::fprintf(stderr, "tailcut demo: %s not found (build all targets: cmake --build build)\n", d.exe.c_str());
     return kExitUsage;

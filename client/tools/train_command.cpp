@@ -7,9 +7,7 @@
 // each round finishes with any n - s workers and decodes the exact gradient.
 // Both follow the same iterates, so they must reach the same loss; coding
 // should make each round faster because it never waits for the straggler.
-#include <fcntl.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -25,10 +23,9 @@
 #include "tailcut/client/client.h"
 #include "tailcut/coding/gradient_code.h"
 #include "tailcut/common/log.h"
+#include "tailcut/common/process.h"
 #include "tailcut/plugins/coded_jobs.h"
 #include "tailcut/scheduler/server.h"
-
-extern char** environ;
 
 namespace tailcut::cli {
 namespace {
@@ -56,26 +53,6 @@ Exit code 1 when the losses differ or coding was not faster.
   --gpu                  tasks request a GPU (Resources.gpus = 1): needs CUDA executors
   --json                 one JSON object instead of the table
 )";
-
-std::filesystem::path SelfDir() {
-  std::error_code ec;
-  auto p = std::filesystem::read_symlink("/proc/self/exe", ec);
-  return ec ? std::filesystem::current_path() : p.parent_path();
-}
-
-pid_t Spawn(const std::vector<std::string>& argv, const std::string& log_path) {
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_addopen(&fa, STDOUT_FILENO, log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  posix_spawn_file_actions_adddup2(&fa, STDOUT_FILENO, STDERR_FILENO);
-  std::vector<char*> args;
-  for (auto& s : argv) args.push_back(const_cast<char*>(s.c_str()));
-  args.push_back(nullptr);
-  pid_t pid = 0;
-  int rc = posix_spawn(&pid, argv[0].c_str(), &fa, nullptr, args.data(), environ);
-  posix_spawn_file_actions_destroy(&fa);
-  return rc == 0 ? pid : -1;
-}
 
 double Quantile(std::vector<double> v, double q) {
   if (v.empty()) return 0;
@@ -194,7 +171,7 @@ int RunTrain(const Args& a) {
     return kExitFailed;
   }
 
-  auto exe = SelfDir() / "tailcut-executor";
+  auto exe = ExecutableDir() / "tailcut-executor";
   if (!std::filesystem::exists(exe)) {
     std::fprintf(stderr, "tailcut train: %s not found (build all targets: cmake --build build)\n", exe.c_str());
     return kExitUsage;
@@ -216,7 +193,7 @@ int RunTrain(const Args& a) {
     std::vector<std::string> argv = {exe.string(), "--scheduler", server.executor_endpoint(), "--slots", "1",
                                      "--threads", "1", "--name", "train-" + std::to_string(i), "--log-level", "warn"};
     if (i == n) argv.insert(argv.end(), {"--slowdown", std::to_string(slowdown)});
-    pids.push_back(Spawn(argv, log_dir + "/executor-" + std::to_string(i) + ".log"));
+    pids.push_back(SpawnProcess(argv, log_dir + "/executor-" + std::to_string(i) + ".log"));
   }
   auto shutdown = [&] {
     for (pid_t p : pids)

@@ -1,9 +1,7 @@
 // `tailcut bench`: the [live] section of a scenario on real daemons.
 #include "tailcut/sim/live.h"
 
-#include <fcntl.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -22,11 +20,10 @@
 #include "tailcut/client/client.h"
 #include "tailcut/common/clock.h"
 #include "tailcut/common/log.h"
+#include "tailcut/common/process.h"
 #include "tailcut/plugins/registry.h"
 #include "tailcut/scheduler/server.h"
 #include "tailcut/sim/random.h"
-
-extern char** environ;
 
 namespace tailcut::sim {
 
@@ -59,27 +56,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 double Since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
-
-std::filesystem::path SelfDir() {
-  std::error_code ec;
-  auto p = std::filesystem::read_symlink("/proc/self/exe", ec);
-  return ec ? std::filesystem::current_path() : p.parent_path();
-}
-
-pid_t Spawn(const std::vector<std::string>& argv, const std::string& log_path) {
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_addopen(&fa, STDOUT_FILENO, log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  posix_spawn_file_actions_adddup2(&fa, STDOUT_FILENO, STDERR_FILENO);
-  posix_spawn_file_actions_addopen(&fa, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
-  std::vector<char*> args;
-  for (auto& s : argv) args.push_back(const_cast<char*>(s.c_str()));
-  args.push_back(nullptr);
-  pid_t pid = 0;
-  int rc = posix_spawn(&pid, argv[0].c_str(), &fa, nullptr, args.data(), environ);
-  posix_spawn_file_actions_destroy(&fa);
-  return rc == 0 ? pid : -1;
-}
 
 std::string Fmt(double v) {
   char buf[32];
@@ -134,7 +110,7 @@ class Fleet {
   bool Start(double offset_s) {
     offset_s_ = offset_s;
     for (uint32_t i = 0; i < live_.executors; ++i) {
-      pid_t p = Spawn(Argv(i, false), Log(i, false));
+      pid_t p = SpawnProcess(Argv(i, false), Log(i, false));
       if (p <= 0) return false;
       pids_.push_back(p);
     }
@@ -187,7 +163,7 @@ class Fleet {
           crashed_++;
           bool planned = static_cast<int64_t>(i) == live_.crash_executor;
           if (!planned) std::fprintf(stderr, "bench: executor %u exited unexpectedly (logs in %s)\n", i + 1, dir_.c_str());
-          if (planned && live_.crash_restart) pids_[i] = Spawn(Argv(i, true), Log(i, true));
+          if (planned && live_.crash_restart) pids_[i] = SpawnProcess(Argv(i, true), Log(i, true));
         }
       }
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
@@ -221,7 +197,7 @@ StatusOr<SimResult> RunLivePolicy(const Scenario& sc, const std::string& entry, 
   std::replace(chain_name.begin(), chain_name.end(), '+', ',');
   auto chain = MakePolicyChain(chain_name, sc.config);
   if (!chain.ok()) return chain.status();
-  std::string exe = o.executor_path.empty() ? (SelfDir() / "tailcut-executor").string() : o.executor_path;
+  std::string exe = o.executor_path.empty() ? (ExecutableDir() / "tailcut-executor").string() : o.executor_path;
   if (!std::filesystem::exists(exe))
     return Status::InvalidArgument(exe + " not found (build tailcut-executor, or pass --executor PATH)");
 
