@@ -3,8 +3,6 @@
 // Starts a scheduler (in this process) and executor daemons (child
 // processes, one of them fail-slow), runs fan-out jobs and prints the
 // per-executor and per-job timings that show the straggler.
-#include <signal.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -14,6 +12,7 @@
 #include <thread>
 
 #include "commands.h"
+#include "local_cluster.h"
 #include "tailcut/client/client.h"
 #include "tailcut/common/clock.h"
 #include "tailcut/common/log.h"
@@ -70,47 +69,27 @@ PhaseResult RunPhase(const DemoSettings& d, const std::string& policy) {
     return out;
   }
   ServerOptions so;
-  so.executor_endpoint = "tcp://127.0.0.1:*";
-  so.client_endpoint = "tcp://127.0.0.1:*";
   so.heartbeat_ms = 100;
   so.core.lost_after_s = 1.0;
-  SchedulerServer server(so, std::move(chain).value());
-  if (Status s = server.Bind(); !s.ok()) {
-    std::fprintf(stderr, "tailcut demo: %s\n", s.message().c_str());
+  auto cluster = LocalCluster::Start(so, std::move(chain).value(), "demo");
+  if (!cluster.ok()) {
+    std::fprintf(stderr, "tailcut demo: %s\n", cluster.status().message().c_str());
     out.ok = false;
     return out;
   }
-  std::thread loop([&] { server.Run(); });
-
-  char dir_template[] = "/tmp/tailcut-demo-XXXXXX";
-  std::string log_dir = mkdtemp(dir_template) ? dir_template : "/tmp";
-  std::vector<pid_t> pids;
+  LocalCluster& c = **cluster;
+  if (d.keep_logs) c.KeepLogs();
   std::printf("\n== policy: %s ==  (scheduler %s, %d executors x %d slots, executor %d fail-slow %.0fx)\n",
-              policy.c_str(), server.client_endpoint().c_str(), d.executors, d.slots, d.executors, d.slow);
+              policy.c_str(), c.client_endpoint().c_str(), d.executors, d.slots, d.executors, d.slow);
   for (int i = 1; i <= d.executors; ++i) {
-    std::vector<std::string> argv = {d.exe.string(), "--scheduler", server.executor_endpoint(), "--slots",
-                                     std::to_string(d.slots), "--name", "demo-" + std::to_string(i), "--log-level",
-                                     "warn"};
-    if (i == d.executors) argv.insert(argv.end(), {"--fail-slow-after", "0", "--fail-slow-factor", std::to_string(d.slow)});
-    pids.push_back(SpawnProcess(argv, log_dir + "/executor-" + std::to_string(i) + ".log"));
+    std::vector<std::string> flags = {"--slots", std::to_string(d.slots), "--name", "demo-" + std::to_string(i),
+                                      "--log-level", "warn"};
+    if (i == d.executors) flags.insert(flags.end(), {"--fail-slow-after", "0", "--fail-slow-factor", std::to_string(d.slow)});
+    c.AddExecutor(d.exe.string(), flags);
   }
-  auto shutdown = [&] {
-    for (pid_t p : pids)
-      if (p > 0) kill(p, SIGTERM);
-    for (pid_t p : pids)
-      if (p > 0) waitpid(p, nullptr, 0);
-    server.Stop();
-    loop.join();
-    if (!d.keep_logs) {
-      std::error_code ec;
-      std::filesystem::remove_all(log_dir, ec);
-    } else {
-      std::printf("executor logs: %s\n", log_dir.c_str());
-    }
-  };
 
   ClientOptions co;
-  co.endpoint = server.client_endpoint();
+  co.endpoint = c.client_endpoint();
   Client client(co);
   SteadyClock clock;
   std::map<uint64_t, std::string> names;  // executor id -> name
@@ -122,8 +101,9 @@ PhaseResult RunPhase(const DemoSettings& d, const std::string& policy) {
       break;
     }
     if (clock.Now() > 15) {
-      std::fprintf(stderr, "tailcut demo: executors did not register within 15 s; see logs in %s\n", log_dir.c_str());
-      shutdown();
+      std::fprintf(stderr, "tailcut demo: executors did not register within 15 s; see logs in %s\n",
+                   c.log_dir().c_str());
+      c.KeepLogs();
       out.ok = false;
       return out;
     }
@@ -175,7 +155,6 @@ PhaseResult RunPhase(const DemoSettings& d, const std::string& policy) {
     std::printf("%-10s %6zu %9.1f %9.1f %9.1f%s\n", names[id].c_str(), v.size(), p50 * 1e3, Quantile(v, 0.99) * 1e3,
                 Quantile(v, 1.0) * 1e3, p50 > 2 * fleet ? "   <- straggler (fail-slow)" : "");
   }
-  shutdown();
   return out;
 }
 

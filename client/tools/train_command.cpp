@@ -7,9 +7,6 @@
 // each round finishes with any n - s workers and decodes the exact gradient.
 // Both follow the same iterates, so they must reach the same loss; coding
 // should make each round faster because it never waits for the straggler.
-#include <signal.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -20,6 +17,7 @@
 #include <thread>
 
 #include "commands.h"
+#include "local_cluster.h"
 #include "tailcut/client/client.h"
 #include "tailcut/coding/gradient_code.h"
 #include "tailcut/common/log.h"
@@ -177,37 +175,21 @@ int RunTrain(const Args& a) {
     return kExitUsage;
   }
   SetLogLevel(LogLevel::kWarn);
-  ServerOptions so;
-  so.executor_endpoint = "tcp://127.0.0.1:*";
-  so.client_endpoint = "tcp://127.0.0.1:*";
-  SchedulerServer server(so);
-  if (Status st = server.Bind(); !st.ok()) {
-    std::fprintf(stderr, "tailcut train: %s\n", st.message().c_str());
+  auto started = LocalCluster::Start(ServerOptions(), PolicyChain(), "train");
+  if (!started.ok()) {
+    std::fprintf(stderr, "tailcut train: %s\n", started.status().message().c_str());
     return kExitFailed;
   }
-  std::thread loop([&] { server.Run(); });
-  char dir_template[] = "/tmp/tailcut-train-XXXXXX";
-  std::string log_dir = mkdtemp(dir_template) ? dir_template : "/tmp";
-  std::vector<pid_t> pids;
+  std::unique_ptr<LocalCluster> cluster = std::move(started).value();  // reset() stops it
   for (int i = 1; i <= n; ++i) {
-    std::vector<std::string> argv = {exe.string(), "--scheduler", server.executor_endpoint(), "--slots", "1",
-                                     "--threads", "1", "--name", "train-" + std::to_string(i), "--log-level", "warn"};
-    if (i == n) argv.insert(argv.end(), {"--slowdown", std::to_string(slowdown)});
-    pids.push_back(SpawnProcess(argv, log_dir + "/executor-" + std::to_string(i) + ".log"));
+    std::vector<std::string> flags = {"--slots", "1", "--threads", "1", "--name", "train-" + std::to_string(i),
+                                      "--log-level", "warn"};
+    if (i == n) flags.insert(flags.end(), {"--slowdown", std::to_string(slowdown)});
+    cluster->AddExecutor(exe.string(), flags);
   }
-  auto shutdown = [&] {
-    for (pid_t p : pids)
-      if (p > 0) kill(p, SIGTERM);
-    for (pid_t p : pids)
-      if (p > 0) waitpid(p, nullptr, 0);
-    server.Stop();
-    loop.join();
-    std::error_code ec;
-    std::filesystem::remove_all(log_dir, ec);
-  };
 
   ClientOptions co;
-  co.endpoint = server.client_endpoint();
+  co.endpoint = cluster->client_endpoint();
   Client client(co);
   uint64_t straggler_id = 0;
   int gpus = 0;
@@ -222,14 +204,14 @@ int RunTrain(const Args& a) {
     }
     if (std::chrono::steady_clock::now() - start > std::chrono::seconds(15)) {
       std::fprintf(stderr, "tailcut train: executors did not register within 15 s\n");
-      shutdown();
+      cluster.reset();
       return kExitFailed;
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
   if (gpu && gpus == 0) {
     std::fprintf(stderr, "tailcut train: --gpu but no executor advertises a GPU (see docs/GPU.md)\n");
-    shutdown();
+    cluster.reset();
     return kExitFailed;
   }
 
@@ -276,7 +258,7 @@ int RunTrain(const Args& a) {
   RunStats uncoded, coded;
   Status st = run(*uncoded_jobs, *uncoded_code, "uncoded", &uncoded);
   if (st.ok()) st = run(*coded_jobs, *coded_code, "coded", &coded);
-  shutdown();
+  cluster.reset();
   if (!st.ok()) {
     std::fprintf(stderr, "tailcut train: %s\n", st.message().c_str());
     return kExitFailed;
