@@ -1,61 +1,49 @@
 // Dispatch throughput: one scheduler to one executor over loopback TCP,
 // the full path (client submit -> core -> batched Work -> executor runtime
-// -> batched Reports -> commit -> job done). Both run in this process, on
-// their own threads, as they would as daemons on one machine.
+// -> batched Reports -> commit -> job done): the scheduler in this process,
+// the executor a daemon on the same machine (LocalCluster).
 //
 //   build/bench/dispatch/dispatch_bench --benchmark_counters_tabular=true
 #include <benchmark/benchmark.h>
 
-#include <thread>
+#include <cstdio>
+#include <cstdlib>
 
 #include "tailcut/client/client.h"
+#include "tailcut/client/local_cluster.h"
 #include "tailcut/common/log.h"
-#include "tailcut/executor/executor.h"
-#include "tailcut/scheduler/server.h"
 
 namespace {
 
 using namespace tailcut;
 
+// The scheduler in this process, one executor daemon (tailcut-executor, one
+// runtime thread) as a child: the path a real deployment takes.
 class Cluster {
  public:
   explicit Cluster(uint32_t slots) {
     SetLogLevel(LogLevel::kWarn);
-    ServerOptions so;
-    so.executor_endpoint = "tcp://127.0.0.1:*";
-    so.client_endpoint = "tcp://127.0.0.1:*";
-    server_ = std::make_unique<SchedulerServer>(so);
-    if (!server_->Bind().ok()) std::abort();
-    server_thread_ = std::thread([this] { server_->Run(); });
-    executor::ExecutorOptions eo;
-    eo.scheduler = server_->executor_endpoint();
-    eo.slots = slots;
-    eo.threads = 1;
-    eo.name = "bench";
-    executor_ = std::make_unique<executor::Executor>(eo);
-    executor_thread_ = std::thread([this] { (void)executor_->Run(); });
-    ClientOptions co;
-    co.endpoint = server_->client_endpoint();
-    client_ = std::make_unique<Client>(co);
-    while (true) {
-      auto l = client_->Executors();
-      if (l.ok() && !l->empty()) break;
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    }
-  }
-  ~Cluster() {
-    executor_->Stop();
-    executor_thread_.join();
-    server_->Stop();
-    server_thread_.join();
+    LocalClusterOptions o;
+    o.name = "dispatch-bench";
+    o.executor_binary = TAILCUT_EXECUTOR_BIN;
+    auto started = LocalCluster::Start(o);
+    if (!started.ok()) Die(started.status());
+    cluster_ = std::move(started).value();
+    LocalExecutorSpec e;
+    e.flags = {"--slots", std::to_string(slots), "--threads", "1", "--name", "bench", "--log-level", "warn"};
+    if (auto added = cluster_->AddExecutor(e); !added.ok()) Die(added.status());
+    if (Status s = cluster_->WaitForExecutors(1, 15); !s.ok()) Die(s);
+    client_ = std::make_unique<Client>(cluster_->client_options());
   }
   Client& client() { return *client_; }
 
  private:
-  std::unique_ptr<SchedulerServer> server_;
-  std::unique_ptr<executor::Executor> executor_;
+  [[noreturn]] static void Die(const Status& s) {
+    std::fprintf(stderr, "dispatch_bench: %s\n", s.message().c_str());
+    std::exit(1);
+  }
+  std::unique_ptr<LocalCluster> cluster_;
   std::unique_ptr<Client> client_;
-  std::thread server_thread_, executor_thread_;
 };
 
 // One job of `tasks` no-op tasks per iteration; items/s = tasks/s end to end.

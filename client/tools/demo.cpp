@@ -12,8 +12,8 @@
 #include <thread>
 
 #include "commands.h"
-#include "local_cluster.h"
 #include "tailcut/client/client.h"
+#include "tailcut/client/local_cluster.h"
 #include "tailcut/common/clock.h"
 #include "tailcut/common/log.h"
 #include "tailcut/common/process.h"
@@ -68,49 +68,39 @@ PhaseResult RunPhase(const DemoSettings& d, const std::string& policy) {
     out.ok = false;
     return out;
   }
-  ServerOptions so;
-  so.heartbeat_ms = 100;
-  so.core.lost_after_s = 1.0;
-  auto cluster = LocalCluster::Start(so, std::move(chain).value(), "demo");
+  LocalClusterOptions lo;
+  lo.name = "demo";
+  lo.server.heartbeat_ms = 100;
+  lo.server.core.lost_after_s = 1.0;
+  lo.executor_binary = d.exe.string();
+  lo.keep_logs = d.keep_logs;
+  auto cluster = LocalCluster::Start(lo, std::move(chain).value());
   if (!cluster.ok()) {
     std::fprintf(stderr, "tailcut demo: %s\n", cluster.status().message().c_str());
     out.ok = false;
     return out;
   }
   LocalCluster& c = **cluster;
-  if (d.keep_logs) c.KeepLogs();
   std::printf("\n== policy: %s ==  (scheduler %s, %d executors x %d slots, executor %d fail-slow %.0fx)\n",
               policy.c_str(), c.client_endpoint().c_str(), d.executors, d.slots, d.executors, d.slow);
   for (int i = 1; i <= d.executors; ++i) {
-    std::vector<std::string> flags = {"--slots", std::to_string(d.slots), "--name", "demo-" + std::to_string(i),
-                                      "--log-level", "warn"};
-    if (i == d.executors) flags.insert(flags.end(), {"--fail-slow-after", "0", "--fail-slow-factor", std::to_string(d.slow)});
-    c.AddExecutor(d.exe.string(), flags);
+    LocalExecutorSpec e;
+    e.flags = {"--slots", std::to_string(d.slots), "--name", "demo-" + std::to_string(i), "--log-level", "warn"};
+    if (i == d.executors)
+      e.flags.insert(e.flags.end(), {"--fail-slow-after", "0", "--fail-slow-factor", std::to_string(d.slow)});
+    (void)c.AddExecutor(e);
+  }
+  if (Status s = c.WaitForExecutors(d.executors, 15); !s.ok()) {
+    std::fprintf(stderr, "tailcut demo: %s\n", s.message().c_str());
+    out.ok = false;
+    return out;
   }
 
-  ClientOptions co;
-  co.endpoint = c.client_endpoint();
-  Client client(co);
+  Client client(c.client_options());
   SteadyClock clock;
   std::map<uint64_t, std::string> names;  // executor id -> name
-  bool tty = isatty(STDERR_FILENO);
-  while (true) {
-    auto list = client.Executors();
-    if (list.ok() && static_cast<int>(list->size()) >= d.executors) {
-      for (auto& e : *list) names[e.executor_id()] = e.name();
-      break;
-    }
-    if (clock.Now() > 15) {
-      std::fprintf(stderr, "tailcut demo: executors did not register within 15 s; see logs in %s\n",
-                   c.log_dir().c_str());
-      c.KeepLogs();
-      out.ok = false;
-      return out;
-    }
-    if (tty) std::fprintf(stderr, "\rwaiting for executors: %zu/%d registered", list.ok() ? list->size() : 0, d.executors);
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  }
-  if (tty) std::fprintf(stderr, "\r%-50s\r", "");
+  if (auto list = client.Executors(); list.ok())
+    for (auto& e : *list) names[e.executor_id()] = e.name();
 
   std::map<uint64_t, std::vector<double>> per_exec;
   std::printf("%-6s %6s %7s %9s %9s %9s\n", "JOB", "TASKS", "COPIES", "WALL(s)", "p50(ms)", "max(ms)");

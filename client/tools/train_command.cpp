@@ -17,8 +17,8 @@
 #include <thread>
 
 #include "commands.h"
-#include "local_cluster.h"
 #include "tailcut/client/client.h"
+#include "tailcut/client/local_cluster.h"
 #include "tailcut/coding/gradient_code.h"
 #include "tailcut/common/log.h"
 #include "tailcut/common/process.h"
@@ -175,39 +175,35 @@ int RunTrain(const Args& a) {
     return kExitUsage;
   }
   SetLogLevel(LogLevel::kWarn);
-  auto started = LocalCluster::Start(ServerOptions(), PolicyChain(), "train");
+  LocalClusterOptions lo;
+  lo.name = "train";
+  lo.executor_binary = exe.string();
+  auto started = LocalCluster::Start(lo);
   if (!started.ok()) {
     std::fprintf(stderr, "tailcut train: %s\n", started.status().message().c_str());
     return kExitFailed;
   }
   std::unique_ptr<LocalCluster> cluster = std::move(started).value();  // reset() stops it
   for (int i = 1; i <= n; ++i) {
-    std::vector<std::string> flags = {"--slots", "1", "--threads", "1", "--name", "train-" + std::to_string(i),
-                                      "--log-level", "warn"};
-    if (i == n) flags.insert(flags.end(), {"--slowdown", std::to_string(slowdown)});
-    cluster->AddExecutor(exe.string(), flags);
+    LocalExecutorSpec e;
+    e.flags = {"--slots", "1", "--threads", "1", "--name", "train-" + std::to_string(i), "--log-level", "warn"};
+    if (i == n) e.flags.insert(e.flags.end(), {"--slowdown", std::to_string(slowdown)});
+    (void)cluster->AddExecutor(e);
+  }
+  if (Status s = cluster->WaitForExecutors(n, 15); !s.ok()) {
+    std::fprintf(stderr, "tailcut train: %s\n", s.message().c_str());
+    cluster.reset();
+    return kExitFailed;
   }
 
-  ClientOptions co;
-  co.endpoint = cluster->client_endpoint();
-  Client client(co);
+  Client client(cluster->client_options());
   uint64_t straggler_id = 0;
   int gpus = 0;
-  for (auto start = std::chrono::steady_clock::now();;) {
-    auto list = client.Executors();
-    if (list.ok() && static_cast<int>(list->size()) >= n) {
-      for (auto& e : *list) {
-        if (e.name() == "train-" + std::to_string(n)) straggler_id = e.executor_id();
-        gpus += static_cast<int>(e.gpus());
-      }
-      break;
+  if (auto list = client.Executors(); list.ok()) {
+    for (auto& e : *list) {
+      if (e.name() == "train-" + std::to_string(n)) straggler_id = e.executor_id();
+      gpus += static_cast<int>(e.gpus());
     }
-    if (std::chrono::steady_clock::now() - start > std::chrono::seconds(15)) {
-      std::fprintf(stderr, "tailcut train: executors did not register within 15 s\n");
-      cluster.reset();
-      return kExitFailed;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
   if (gpu && gpus == 0) {
     std::fprintf(stderr, "tailcut train: --gpu but no executor advertises a GPU (see docs/GPU.md)\n");

@@ -2,7 +2,6 @@
 #include "tailcut/sim/live.h"
 
 #include <signal.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -10,7 +9,6 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
-#include <filesystem>
 #include <limits>
 #include <memory>
 #include <mutex>
@@ -18,9 +16,9 @@
 #include <vector>
 
 #include "tailcut/client/client.h"
+#include "tailcut/client/local_cluster.h"
 #include "tailcut/common/clock.h"
 #include "tailcut/common/log.h"
-#include "tailcut/common/process.h"
 #include "tailcut/plugins/registry.h"
 #include "tailcut/scheduler/server.h"
 #include "tailcut/sim/random.h"
@@ -95,91 +93,23 @@ class AttemptTally final : public CoreObserver {
   double machine_ = 0, committed_ = 0;
 };
 
-// Executor child processes (one log file each) and the crash/restart watch.
-class Fleet {
- public:
-  Fleet(const LiveModel& l, std::string exe, std::string endpoint, uint64_t seed)
-      : live_(l), exe_(std::move(exe)), endpoint_(std::move(endpoint)), seed_(seed) {
-    char tmpl[] = "/tmp/tailcut-bench-XXXXXX";
-    dir_ = mkdtemp(tmpl) ? tmpl : "/tmp";
-  }
-  ~Fleet() { Stop(); }
-
-  // `offset_s`: seconds from an executor's start to the workload's start,
-  // added to the [live] fault times (which count from the workload start).
-  bool Start(double offset_s) {
-    offset_s_ = offset_s;
-    for (uint32_t i = 0; i < live_.executors; ++i) {
-      pid_t p = SpawnProcess(Argv(i, false), Log(i, false));
-      if (p <= 0) return false;
-      pids_.push_back(p);
-    }
-    watch_ = std::thread([this] { Watch(); });
-    return true;
-  }
-  void Stop() {
-    stop_ = true;
-    if (watch_.joinable()) watch_.join();
-    std::lock_guard<std::mutex> lock(mu_);
-    for (pid_t p : pids_)
-      if (p > 0) kill(p, SIGTERM);
-    for (pid_t& p : pids_)
-      if (p > 0) waitpid(p, nullptr, 0), p = -1;
-  }
-  void RemoveLogs() {
-    std::error_code ec;
-    std::filesystem::remove_all(dir_, ec);
-  }
-  const std::string& dir() const { return dir_; }
-  int crashed() const { return crashed_; }
-
- private:
-  std::vector<std::string> Argv(uint32_t i, bool replacement) const {
-    std::vector<std::string> a = {exe_, "--scheduler", endpoint_, "--slots", std::to_string(live_.slots),
-                                  "--name", "live-" + std::to_string(i + 1) + (replacement ? "r" : ""),
-                                  "--log-level", "warn"};
-    if (static_cast<int64_t>(i) == live_.fail_slow_executor)
-      a.insert(a.end(), {"--fail-slow-after", Fmt(live_.fail_slow_at_s + (replacement ? 0 : offset_s_)),
-                         "--fail-slow-factor", Fmt(live_.fail_slow_factor)});
-    if (live_.delay_prob > 0 && live_.delay_ms > 0)
-      a.insert(a.end(), {"--delay-prob", Fmt(live_.delay_prob), "--delay-ms", Fmt(live_.delay_ms), "--fault-seed",
-                         std::to_string(seed_ * 1000 + i + (replacement ? 500 : 0))});
-    if (static_cast<int64_t>(i) == live_.crash_executor && !replacement)
-      a.insert(a.end(), {"--crash-after", Fmt(std::max(0.001, live_.crash_at_s + offset_s_))});
-    return a;
-  }
-  std::string Log(uint32_t i, bool replacement) const {
-    return dir_ + "/executor-" + std::to_string(i + 1) + (replacement ? "r" : "") + ".log";
-  }
-  void Watch() {
-    while (!stop_) {
-      {
-        std::lock_guard<std::mutex> lock(mu_);
-        for (uint32_t i = 0; i < pids_.size(); ++i) {
-          if (pids_[i] <= 0) continue;
-          int st = 0;
-          if (waitpid(pids_[i], &st, WNOHANG) != pids_[i]) continue;
-          pids_[i] = -1;
-          crashed_++;
-          bool planned = static_cast<int64_t>(i) == live_.crash_executor;
-          if (!planned) std::fprintf(stderr, "bench: executor %u exited unexpectedly (logs in %s)\n", i + 1, dir_.c_str());
-          if (planned && live_.crash_restart) pids_[i] = SpawnProcess(Argv(i, true), Log(i, true));
-        }
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    }
-  }
-
-  LiveModel live_;
-  std::string exe_, endpoint_, dir_;
-  uint64_t seed_;
-  double offset_s_ = 0;
-  std::mutex mu_;
-  std::vector<pid_t> pids_;
-  std::thread watch_;
-  std::atomic<bool> stop_{false};
-  std::atomic<int> crashed_{0};
-};
+// Flags of executor `i` (`replacement`: the one started after its crash).
+// `offset_s`: seconds from an executor's start to the workload's start,
+// added to the [live] fault times (which count from the workload start).
+std::vector<std::string> ExecutorFlags(const LiveModel& live, uint32_t i, bool replacement, double offset_s,
+                                       uint64_t seed) {
+  std::vector<std::string> a = {"--slots", std::to_string(live.slots), "--name",
+                                "live-" + std::to_string(i + 1) + (replacement ? "r" : ""), "--log-level", "warn"};
+  if (static_cast<int64_t>(i) == live.fail_slow_executor)
+    a.insert(a.end(), {"--fail-slow-after", Fmt(live.fail_slow_at_s + (replacement ? 0 : offset_s)),
+                       "--fail-slow-factor", Fmt(live.fail_slow_factor)});
+  if (live.delay_prob > 0 && live.delay_ms > 0)
+    a.insert(a.end(), {"--delay-prob", Fmt(live.delay_prob), "--delay-ms", Fmt(live.delay_ms), "--fault-seed",
+                       std::to_string(seed * 1000 + i + (replacement ? 500 : 0))});
+  if (static_cast<int64_t>(i) == live.crash_executor && !replacement)
+    a.insert(a.end(), {"--crash-after", Fmt(std::max(0.001, live.crash_at_s + offset_s))});
+  return a;
+}
 
 std::string TaskArgs(const LiveModel& l) {
   if (l.kernel == "noop") return "";
@@ -197,50 +127,31 @@ StatusOr<SimResult> RunLivePolicy(const Scenario& sc, const std::string& entry, 
   std::replace(chain_name.begin(), chain_name.end(), '+', ',');
   auto chain = MakePolicyChain(chain_name, sc.config);
   if (!chain.ok()) return chain.status();
-  std::string exe = o.executor_path.empty() ? (ExecutableDir() / "tailcut-executor").string() : o.executor_path;
-  if (!std::filesystem::exists(exe))
-    return Status::InvalidArgument(exe + " not found (build tailcut-executor, or pass --executor PATH)");
-
-  ServerOptions so;
-  so.executor_endpoint = "tcp://127.0.0.1:*";
-  so.client_endpoint = "tcp://127.0.0.1:*";
-  so.core = sc.core;
-  so.core.lost_after_s = l.lost_after_s;  // the simulator's default (0) means "never" live
-  SchedulerServer server(so, std::move(chain).value());
+  LocalClusterOptions lco;
+  lco.name = "bench";
+  lco.executor_binary = o.executor_path;
+  lco.server.core = sc.core;
+  lco.server.core.lost_after_s = l.lost_after_s;  // the simulator's default (0) means "never" live
   AttemptTally tally;
-  server.AddObserver(&tally);
-  if (Status s = server.Bind(); !s.ok()) return s;
-  std::thread loop([&] { server.Run(); });
-  auto stop_server = [&] {
-    server.Stop();
-    loop.join();
-  };
+  lco.observers = {&tally};
+  auto started = LocalCluster::Start(lco, std::move(chain).value());
+  if (!started.ok()) return started.status();
+  std::unique_ptr<LocalCluster> cluster = std::move(started).value();
 
   // Fault times in [live] count from the workload's start; executors count
   // from their own start. Start the workload a fixed warm-up after spawning
   // (or when all registered, if later) and shift the fault flags by it.
   const double kWarmup = 0.6;
-  Fleet fleet(l, exe, server.executor_endpoint(), o.seed);
   auto spawned = Clock::now();
-  if (!fleet.Start(kWarmup)) {
-    stop_server();
-    return Status::Internal("cannot spawn " + exe);
+  for (uint32_t i = 0; i < l.executors; ++i) {
+    LocalExecutorSpec e;
+    e.flags = ExecutorFlags(l, i, false, kWarmup, o.seed);
+    e.expect_exit = static_cast<int64_t>(i) == l.crash_executor;
+    e.restart = e.expect_exit && l.crash_restart;
+    e.restart_flags = ExecutorFlags(l, i, true, kWarmup, o.seed);
+    if (auto added = cluster->AddExecutor(std::move(e)); !added.ok()) return added.status();
   }
-  ClientOptions co;
-  co.endpoint = server.client_endpoint();
-  {
-    Client c(co);
-    while (true) {
-      auto list = c.Executors();
-      if (list.ok() && list->size() >= l.executors) break;
-      if (Since(spawned) > 15) {
-        fleet.Stop();
-        stop_server();
-        return Status::Unavailable("executors did not register within 15 s; logs in " + fleet.dir());
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    }
-  }
+  if (Status s = cluster->WaitForExecutors(l.executors, 15); !s.ok()) return s;
   double left = kWarmup - Since(spawned);
   if (left > 0) std::this_thread::sleep_for(std::chrono::duration<double>(left));
 
@@ -250,7 +161,7 @@ StatusOr<SimResult> RunLivePolicy(const Scenario& sc, const std::string& entry, 
   // One client per job, connected before the workload starts, so that the
   // measured latency holds no connection set-up.
   std::vector<std::unique_ptr<Client>> clients;
-  for (uint32_t j = 0; j < jobs; ++j) clients.push_back(std::make_unique<Client>(co));
+  for (uint32_t j = 0; j < jobs; ++j) clients.push_back(std::make_unique<Client>(cluster->client_options()));
   for (auto& c : clients) (void)c->Executors();
 
   SimResult r;
@@ -316,20 +227,18 @@ StatusOr<SimResult> RunLivePolicy(const Scenario& sc, const std::string& entry, 
   r.virtual_s = Since(work0);
   if (o.progress && tty) std::fputc('\n', stderr);
   clients.clear();
-  fleet.Stop();
-  stop_server();  // after this the tally is complete (no callbacks left)
-
   for (uint32_t j = 0; j < jobs; ++j) {
     if (state[j] == 0) r.unfinished++;
     else r.jobs++;
     if (state[j] == 2) r.failed++;
   }
+  // Keep the logs when something went wrong (they are printed on exit).
+  if (r.unfinished > 0 || cluster->executor_exits() > (l.crash_executor >= 0 ? 1 : 0)) cluster->KeepLogs();
+  cluster.reset();  // stops the scheduler: after this the tally is complete (no callbacks left)
   r.tasks = static_cast<uint64_t>(jobs) * l.tasks_per_job;
   tally.Fill(&r);
   Summarise(&r);
   r.wall_s = Since(wall0);
-  if (r.unfinished == 0 && fleet.crashed() <= (l.crash_executor >= 0 ? 1 : 0)) fleet.RemoveLogs();
-  else std::fprintf(stderr, "bench: executor logs kept in %s\n", fleet.dir().c_str());
   return r;
 }
 

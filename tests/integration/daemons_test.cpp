@@ -2,77 +2,52 @@
 // loopback, driven through the client library.
 #include <catch2/catch.hpp>
 
-#include <netinet/in.h>
-#include <sys/socket.h>
+#include <signal.h>
 
 #include <filesystem>
 #include <fstream>
 #include <memory>
 #include <set>
+#include <thread>
 
-#include "daemon_process.h"
 #include "tailcut/client/client.h"
+#include "tailcut/client/local_cluster.h"
 
 using namespace tailcut;
-using tailcut::testing::DaemonProcess;
-
-namespace tailcut::testing {
-int FreePort() {
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
-  socklen_t len = sizeof a;
-  getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
-  close(fd);
-  return ntohs(a.sin_port);
-}
-}  // namespace tailcut::testing
 
 namespace {
 
+// The real tailcut-scheduler daemon (a child process) and `executors`
+// tailcut-executor daemons, through the one LocalCluster helper.
 struct Cluster {
   // `executor_flags[i]` are extra flags for executor i (e.g. fault injection).
   explicit Cluster(int executors, int slots = 2, std::vector<std::string> scheduler_flags = {},
                    std::vector<std::vector<std::string>> executor_flags = {}) {
-    dir = std::filesystem::temp_directory_path() / ("tailcut-it-" + std::to_string(getpid()));
-    std::filesystem::create_directories(dir);
-    exec_ep = "tcp://127.0.0.1:" + std::to_string(tailcut::testing::FreePort());
-    client_ep = "tcp://127.0.0.1:" + std::to_string(tailcut::testing::FreePort());
-    std::vector<std::string> sched = {TAILCUT_SCHEDULER_BIN, "--executor-endpoint", exec_ep, "--client-endpoint",
-                                      client_ep, "--set", "scheduler.heartbeat_ms=100", "--set",
-                                      "core.lost_after_s=1.0"};
-    sched.insert(sched.end(), scheduler_flags.begin(), scheduler_flags.end());
-    scheduler = std::make_unique<DaemonProcess>(sched, dir + "/scheduler.log");
+    LocalClusterOptions o;
+    o.name = "it";
+    o.scheduler_binary = TAILCUT_SCHEDULER_BIN;
+    o.executor_binary = TAILCUT_EXECUTOR_BIN;
+    o.scheduler_flags = {"--set", "scheduler.heartbeat_ms=100", "--set", "core.lost_after_s=1.0"};
+    o.scheduler_flags.insert(o.scheduler_flags.end(), scheduler_flags.begin(), scheduler_flags.end());
+    auto started = LocalCluster::Start(o);
+    REQUIRE(started.ok());
+    cluster = std::move(started).value();
     for (int i = 0; i < executors; ++i) {
-      std::vector<std::string> args = {TAILCUT_EXECUTOR_BIN, "--scheduler", exec_ep, "--slots", std::to_string(slots),
-                                       "--name", "it-" + std::to_string(i)};
+      LocalExecutorSpec e;
+      e.flags = {"--slots", std::to_string(slots), "--name", "it-" + std::to_string(i)};
       if (i < static_cast<int>(executor_flags.size()))
-        args.insert(args.end(), executor_flags[i].begin(), executor_flags[i].end());
-      this->executors.push_back(std::make_unique<DaemonProcess>(args, dir + "/executor-" + std::to_string(i) + ".log"));
+        e.flags.insert(e.flags.end(), executor_flags[i].begin(), executor_flags[i].end());
+      e.expect_exit = true;  // tests kill some on purpose
+      REQUIRE(cluster->AddExecutor(e).ok());
     }
-    ClientOptions o;
-    o.endpoint = client_ep;
-    o.timeout_s = 10;
-    client = std::make_unique<Client>(o);
-    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
-    while (std::chrono::steady_clock::now() < deadline) {
-      auto list = client->Executors();
-      if (list.ok() && static_cast<int>(list->size()) == executors) return;
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    }
-    FAIL("executors did not register; logs in " << dir);
+    Status s = cluster->WaitForExecutors(executors, 20);
+    INFO(s.message());
+    REQUIRE(s.ok());
+    ClientOptions co = cluster->client_options();
+    co.timeout_s = 10;
+    client = std::make_unique<Client>(co);
   }
-  ~Cluster() {
-    executors.clear();  // stop the daemons before removing their logs
-    scheduler.reset();
-    std::error_code ec;
-    std::filesystem::remove_all(dir, ec);
-  }
-  std::string dir, exec_ep, client_ep;
-  std::unique_ptr<DaemonProcess> scheduler;
-  std::vector<std::unique_ptr<DaemonProcess>> executors;
+  std::unique_ptr<LocalCluster> cluster;
   std::unique_ptr<Client> client;
 };
 
@@ -97,7 +72,7 @@ TEST_CASE("daemons: an executor killed mid-job and every task still commits exac
   auto id = c.client->Submit(job);
   REQUIRE(id.ok());
   std::this_thread::sleep_for(std::chrono::milliseconds(400));
-  c.executors[0]->Stop(SIGKILL);  // dies without a goodbye
+  c.cluster->SignalExecutor(0, SIGKILL);  // dies without a goodbye
   WaitOptions w;
   w.timeout_s = 60;
   auto st = c.client->Wait(*id, w);
@@ -112,7 +87,7 @@ TEST_CASE("daemons: an executor killed mid-job and every task still commits exac
   auto execs = c.client->Executors();
   REQUIRE(execs.ok());
   CHECK(execs->size() == 2);
-  CHECK(c.scheduler->Alive());
+  CHECK(c.cluster->SchedulerAlive());
 }
 
 TEST_CASE("daemons: bad jobs get clear errors and both daemons keep serving") {
@@ -147,8 +122,8 @@ TEST_CASE("daemons: bad jobs get clear errors and both daemons keep serving") {
   auto st = c.client->Wait(*ok);
   REQUIRE(st.ok());
   CHECK(st->state() == wire::JOB_SUCCEEDED);
-  CHECK(c.scheduler->Alive());
-  CHECK(c.executors[0]->Alive());
+  CHECK(c.cluster->SchedulerAlive());
+  CHECK(c.cluster->ExecutorAlive(0));
 }
 
 TEST_CASE("daemons: an external plugin named in the config loads and copies a straggling task") {

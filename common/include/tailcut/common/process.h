@@ -1,5 +1,6 @@
-// Starting local daemons: the demo, `tailcut train` and the live benchmark
-// run executor processes next to the `tailcut` binary.
+// Child processes for local daemons: the local cluster (demo, train, the
+// live bench, the dispatch benchmark, the integration tests) runs executor
+// and scheduler binaries next to the running one.
 #pragma once
 
 #include <sys/types.h>
@@ -14,7 +15,35 @@ namespace tailcut {
 std::filesystem::path ExecutableDir();
 
 // Starts argv[0] with argv, stdin from /dev/null and stdout + stderr
-// appended to `log_path`. Returns the child's pid, or -1.
-pid_t SpawnProcess(const std::vector<std::string>& argv, const std::string& log_path);
+// written to `log_path` (appended to when `append`). Returns the child's
+// pid, or -1.
+pid_t SpawnProcess(const std::vector<std::string>& argv, const std::string& log_path, bool append = false);
+
+// One child process, reaped by its owner. Not thread-safe.
+class ChildProcess {
+ public:
+  ChildProcess() = default;
+  ChildProcess(const std::vector<std::string>& argv, const std::string& log_path, bool append = false)
+      : pid_(SpawnProcess(argv, log_path, append)) {}
+  ~ChildProcess() { Stop(); }
+  ChildProcess(ChildProcess&& o) noexcept : pid_(o.pid_), status_(o.status_) { o.pid_ = -1; }
+  ChildProcess& operator=(ChildProcess&& o) noexcept;
+  ChildProcess(const ChildProcess&) = delete;
+  ChildProcess& operator=(const ChildProcess&) = delete;
+
+  bool started() const { return pid_ > 0 || status_ != -1; }
+  pid_t pid() const { return pid_; }
+  // Reaps the child if it has exited; true while it runs.
+  bool Alive();
+  // The wait status once it has exited (see waitpid), else -1.
+  int exit_status() const { return status_; }
+  // Sends `sig`, waits up to `grace_s` for it to exit, then SIGKILLs it.
+  // Returns the wait status (-1 if there was no process).
+  int Stop(int sig = 15 /* SIGTERM */, double grace_s = 5);
+
+ private:
+  pid_t pid_ = -1;
+  int status_ = -1;
+};
 
 }  // namespace tailcut

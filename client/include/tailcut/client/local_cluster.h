@@ -1,0 +1,86 @@
+// A whole cluster on this machine, for the demo, `tailcut train`, the live
+// bench, the dispatch benchmark and the end-to-end tests: a scheduler (in
+// this process by default, or the tailcut-scheduler daemon as a child) and
+// executor daemons as child processes, all on loopback ports the OS picks.
+//
+//   LocalClusterOptions o;  o.name = "demo";
+//   auto cluster = LocalCluster::Start(o, std::move(chain));
+//   (*cluster)->AddExecutor({.flags = {"--slots", "2"}});
+//   (*cluster)->WaitForExecutors(1, 15);
+//   Client c((*cluster)->client_options());
+//
+// Executors may restart by themselves when they exit (`restart`), as an
+// operator's supervisor would restart them. Logs go to one temporary folder,
+// removed at the end unless kept (a failed start keeps them).
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "tailcut/client/client.h"
+#include "tailcut/common/status.h"
+#include "tailcut/scheduler/core.h"
+#include "tailcut/scheduler/server.h"
+
+namespace tailcut {
+
+struct LocalClusterOptions {
+  std::string name = "cluster";      // log folder: /tmp/tailcut-NAME-XXXXXX
+  ServerOptions server;              // in-process scheduler; endpoints are replaced
+  std::vector<CoreObserver*> observers;  // in-process scheduler: attached before it runs
+  // The tailcut-scheduler binary to run as a child process instead, with
+  // extra flags (e.g. --policy none, --set core.lost_after_s=1).
+  std::string scheduler_binary;
+  std::vector<std::string> scheduler_flags;
+  // Default: tailcut-executor next to the running binary.
+  std::string executor_binary;
+  bool keep_logs = false;
+};
+
+struct LocalExecutorSpec {
+  std::vector<std::string> flags;          // after --scheduler EP
+  bool restart = false;                    // start it again whenever it exits
+  std::vector<std::string> restart_flags;  // for the restarted one; empty = `flags`
+  bool expect_exit = false;                // an exit is planned (fault injection): no warning
+};
+
+class LocalCluster {
+ public:
+  static StatusOr<std::unique_ptr<LocalCluster>> Start(LocalClusterOptions options, PolicyChain policies = {});
+  // Stops the executors (SIGTERM), then the scheduler; removes the logs
+  // unless KeepLogs() (then prints where they are).
+  ~LocalCluster();
+  LocalCluster(const LocalCluster&) = delete;
+  LocalCluster& operator=(const LocalCluster&) = delete;
+
+  // Spawns an executor; returns its index (0, 1, ...).
+  StatusOr<size_t> AddExecutor(LocalExecutorSpec spec);
+  // Until `n` executors are registered with the scheduler; on timeout the
+  // error names the log folder, which is then kept.
+  Status WaitForExecutors(size_t n, double timeout_s);
+  bool ExecutorAlive(size_t index);
+  // Signals executor `index` (e.g. SIGKILL); a `restart` spec brings it back.
+  void SignalExecutor(size_t index, int sig);
+  // Executor exits seen so far (restarted or not).
+  int executor_exits() const;
+
+  // Child-process scheduler only: signal it (SIGKILL = crash) / start it
+  // again on the same ports and flags.
+  void SignalScheduler(int sig);
+  Status RestartScheduler();
+  bool SchedulerAlive();  // in-process: always true
+
+  void KeepLogs();
+  const std::string& log_dir() const;
+  std::string client_endpoint() const;
+  std::string executor_endpoint() const;
+  ClientOptions client_options() const;
+
+ private:
+  class Impl;
+  explicit LocalCluster(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace tailcut

@@ -1,0 +1,243 @@
+#include "tailcut/client/local_cluster.h"
+
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <mutex>
+#include <thread>
+
+#include "tailcut/common/process.h"
+
+namespace tailcut {
+namespace {
+
+// A free TCP port on 127.0.0.1 (bind to 0, read it back, release it). A
+// child-process scheduler needs its ports before it starts, and keeps them
+// across restarts so executors and clients reconnect on their own.
+int FreeLoopbackPort() {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  if (fd < 0) return -1;
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof a;
+  int port = -1;
+  if (bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0 &&
+      getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) == 0)
+    port = ntohs(a.sin_port);
+  close(fd);
+  return port;
+}
+
+struct LocalExecutor {
+  LocalExecutorSpec spec;
+  ChildProcess process;
+  int starts = 0;
+};
+
+}  // namespace
+
+class LocalCluster::Impl {
+ public:
+  explicit Impl(LocalClusterOptions o) : opt_(std::move(o)) {}
+
+  Status Start(PolicyChain policies) {
+    std::string tmpl = (std::filesystem::temp_directory_path() / ("tailcut-" + opt_.name + "-XXXXXX")).string();
+    if (!mkdtemp(tmpl.data())) return Status::IoError("cannot create a log folder like " + tmpl);
+    log_dir_ = tmpl;
+    if (opt_.executor_binary.empty()) opt_.executor_binary = (ExecutableDir() / "tailcut-executor").string();
+    if (!std::filesystem::exists(opt_.executor_binary))
+      return Status::InvalidArgument(opt_.executor_binary + " not found (build tailcut-executor: cmake --build build)");
+    if (opt_.scheduler_binary.empty()) {
+      ServerOptions so = opt_.server;
+      so.executor_endpoint = "tcp://127.0.0.1:*";
+      so.client_endpoint = "tcp://127.0.0.1:*";
+      server_ = std::make_unique<SchedulerServer>(std::move(so), std::move(policies));
+      for (CoreObserver* o : opt_.observers) server_->AddObserver(o);
+      if (Status s = server_->Bind(); !s.ok()) return s;
+      executor_ep_ = server_->executor_endpoint();
+      client_ep_ = server_->client_endpoint();
+      loop_ = std::thread([this] { server_->Run(); });
+    } else {
+      int pe = FreeLoopbackPort(), pc = FreeLoopbackPort();
+      if (pe < 0 || pc < 0) return Status::IoError("no free loopback port");
+      executor_ep_ = "tcp://127.0.0.1:" + std::to_string(pe);
+      client_ep_ = "tcp://127.0.0.1:" + std::to_string(pc);
+      if (Status s = SpawnScheduler(); !s.ok()) return s;
+    }
+    watch_ = std::thread([this] { Watch(); });
+    return Status::Ok();
+  }
+
+  ~Impl() {
+    stop_ = true;
+    if (watch_.joinable()) watch_.join();
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      for (auto& e : executors_) kill_if_running(e->process, SIGTERM);
+      for (auto& e : executors_) e->process.Stop(SIGTERM);
+    }
+    if (server_) {
+      server_->Stop();
+      if (loop_.joinable()) loop_.join();
+    }
+    scheduler_.Stop(SIGTERM);
+    if (log_dir_.empty()) return;
+    if (keep_logs_) {
+      std::fprintf(stderr, "logs: %s\n", log_dir_.c_str());
+    } else {
+      std::error_code ec;
+      std::filesystem::remove_all(log_dir_, ec);
+    }
+  }
+
+  StatusOr<size_t> AddExecutor(LocalExecutorSpec spec) {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto e = std::make_unique<LocalExecutor>();
+    e->spec = std::move(spec);
+    size_t index = executors_.size();
+    if (!SpawnExecutor(index, *e)) return Status::Internal("cannot start " + opt_.executor_binary);
+    executors_.push_back(std::move(e));
+    return index;
+  }
+
+  Status WaitForExecutors(size_t n, double timeout_s) {
+    Client c(client_options());
+    auto t0 = std::chrono::steady_clock::now();
+    size_t seen = 0;
+    const bool tty = isatty(STDERR_FILENO);
+    auto clear_line = [&] {
+      if (tty) std::fprintf(stderr, "\r%-50s\r", "");
+    };
+    while (std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() < timeout_s) {
+      auto list = c.Executors();
+      if (list.ok()) {
+        seen = list->size();
+        if (seen >= n) {
+          clear_line();
+          return Status::Ok();
+        }
+      }
+      if (tty) std::fprintf(stderr, "\rwaiting for executors: %zu/%zu registered", seen, n);
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    clear_line();
+    keep_logs_ = true;
+    return Status::Unavailable(std::to_string(seen) + " of " + std::to_string(n) + " executors registered within " +
+                               std::to_string(static_cast<int>(timeout_s)) + " s; logs in " + log_dir_);
+  }
+
+  bool ExecutorAlive(size_t i) {
+    std::lock_guard<std::mutex> lock(mu_);
+    return i < executors_.size() && executors_[i]->process.Alive();
+  }
+  void SignalExecutor(size_t i, int sig) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (i < executors_.size()) kill_if_running(executors_[i]->process, sig);
+  }
+  int executor_exits() const { return exits_.load(); }
+
+  void SignalScheduler(int sig) { kill_if_running(scheduler_, sig); }
+  bool SchedulerAlive() { return server_ || scheduler_.Alive(); }
+  Status RestartScheduler() {
+    if (opt_.scheduler_binary.empty()) return Status::FailedPrecondition("the scheduler runs in this process");
+    scheduler_.Stop(SIGTERM);
+    return SpawnScheduler();
+  }
+
+  LocalClusterOptions opt_;
+  std::string log_dir_, executor_ep_, client_ep_;
+  std::atomic<bool> keep_logs_{false};
+
+  ClientOptions client_options() const {
+    ClientOptions co;
+    co.endpoint = client_ep_;
+    return co;
+  }
+
+ private:
+  static void kill_if_running(ChildProcess& p, int sig) {
+    if (p.pid() > 0) kill(p.pid(), sig);
+  }
+
+  Status SpawnScheduler() {
+    std::vector<std::string> argv = {opt_.scheduler_binary, "--executor-endpoint", executor_ep_, "--client-endpoint",
+                                     client_ep_};
+    argv.insert(argv.end(), opt_.scheduler_flags.begin(), opt_.scheduler_flags.end());
+    scheduler_ = ChildProcess(argv, log_dir_ + "/scheduler.log", /*append=*/scheduler_starts_++ > 0);
+    if (!scheduler_.started()) return Status::Internal("cannot start " + opt_.scheduler_binary);
+    return Status::Ok();
+  }
+
+  // Caller holds mu_.
+  bool SpawnExecutor(size_t index, LocalExecutor& e) {
+    const auto& extra = e.starts > 0 && !e.spec.restart_flags.empty() ? e.spec.restart_flags : e.spec.flags;
+    std::vector<std::string> argv = {opt_.executor_binary, "--scheduler", executor_ep_};
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    std::string log = log_dir_ + "/executor-" + std::to_string(index + 1) + ".log";
+    e.process = ChildProcess(argv, log, /*append=*/e.starts > 0);
+    e.starts++;
+    return e.process.started();
+  }
+
+  // Reaps executors that exited and restarts those that asked for it.
+  void Watch() {
+    while (!stop_) {
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        for (size_t i = 0; i < executors_.size(); ++i) {
+          LocalExecutor& e = *executors_[i];
+          if (e.process.pid() <= 0 || e.process.Alive()) continue;
+          exits_++;
+          if (!e.spec.expect_exit && !e.spec.restart)
+            std::fprintf(stderr, "local cluster: executor %zu exited unexpectedly (logs in %s)\n", i + 1,
+                         log_dir_.c_str());
+          if (e.spec.restart && !SpawnExecutor(i, e))
+            std::fprintf(stderr, "local cluster: cannot restart executor %zu\n", i + 1);
+        }
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+  }
+
+  std::unique_ptr<SchedulerServer> server_;
+  std::thread loop_, watch_;
+  ChildProcess scheduler_;
+  int scheduler_starts_ = 0;
+  std::mutex mu_;
+  std::vector<std::unique_ptr<LocalExecutor>> executors_;
+  std::atomic<bool> stop_{false};
+  std::atomic<int> exits_{0};
+};
+
+StatusOr<std::unique_ptr<LocalCluster>> LocalCluster::Start(LocalClusterOptions options, PolicyChain policies) {
+  auto impl = std::make_unique<Impl>(std::move(options));
+  if (Status s = impl->Start(std::move(policies)); !s.ok()) return s;
+  return std::unique_ptr<LocalCluster>(new LocalCluster(std::move(impl)));
+}
+
+LocalCluster::LocalCluster(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+LocalCluster::~LocalCluster() = default;
+
+StatusOr<size_t> LocalCluster::AddExecutor(LocalExecutorSpec spec) { return impl_->AddExecutor(std::move(spec)); }
+Status LocalCluster::WaitForExecutors(size_t n, double timeout_s) { return impl_->WaitForExecutors(n, timeout_s); }
+bool LocalCluster::ExecutorAlive(size_t index) { return impl_->ExecutorAlive(index); }
+void LocalCluster::SignalExecutor(size_t index, int sig) { impl_->SignalExecutor(index, sig); }
+int LocalCluster::executor_exits() const { return impl_->executor_exits(); }
+void LocalCluster::SignalScheduler(int sig) { impl_->SignalScheduler(sig); }
+Status LocalCluster::RestartScheduler() { return impl_->RestartScheduler(); }
+bool LocalCluster::SchedulerAlive() { return impl_->SchedulerAlive(); }
+void LocalCluster::KeepLogs() { impl_->keep_logs_ = true; }
+const std::string& LocalCluster::log_dir() const { return impl_->log_dir_; }
+std::string LocalCluster::client_endpoint() const { return impl_->client_ep_; }
+std::string LocalCluster::executor_endpoint() const { return impl_->executor_ep_; }
+ClientOptions LocalCluster::client_options() const { return impl_->client_options(); }
+
+}  // namespace tailcut
