@@ -1,5 +1,7 @@
 #include "tailcut/client/client.h"
 
+#include <cstdio>
+
 #include <chrono>
 #include <deque>
 
@@ -21,6 +23,14 @@ const char* JobStateText(wire::JobState s) {
     default: return "unknown";
   }
 }
+
+namespace {
+std::string FormatSeconds(double s) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", s);
+  return buf;
+}
+}  // namespace
 
 bool IsTerminal(wire::JobState s) {
   return s == wire::JOB_SUCCEEDED || s == wire::JOB_FAILED || s == wire::JOB_CANCELLED;
@@ -54,7 +64,7 @@ class Client::Impl {
       double left = deadline - clock_.Now();
       if (left <= 0)
         return Status::Unavailable("no answer from the scheduler at " + opt_.endpoint + " within " +
-                                   std::to_string(static_cast<int>(opt_.timeout_s)) +
+                                   FormatSeconds(opt_.timeout_s) +
                                    " s (is tailcut-scheduler running there?)");
       wire::ClientReply reply;
       if (!ReceiveOne(left, &reply)) continue;

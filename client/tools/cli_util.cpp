@@ -3,6 +3,9 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
 
 #include <google/protobuf/util/json_util.h>
 
@@ -34,6 +37,42 @@ bool Args::Parse(int argc, char** argv, int first, const std::vector<std::string
 std::string Args::Get(const std::string& flag, const std::string& def) const {
   auto it = values_.find(flag);
   return it == values_.end() ? def : it->second;
+}
+
+namespace {
+std::string Range(double min, double max) {
+  char buf[96];
+  std::snprintf(buf, sizeof buf, "[%.15g, %.15g]", min, max);
+  return buf;
+}
+}  // namespace
+
+double Args::Double(const std::string& flag, double def, double min, double max) const {
+  if (!Has(flag)) return def;
+  std::string text = Get(flag);
+  char* end = nullptr;
+  errno = 0;
+  double v = std::strtod(text.c_str(), &end);
+  if (text.empty() || *end != '\0' || errno == ERANGE || !std::isfinite(v) || v < min || v > max) {
+    if (error_.empty()) error_ = flag + " wants a number in " + Range(min, max) + ", got '" + text + "'";
+    return def;
+  }
+  return v;
+}
+
+int64_t Args::Int(const std::string& flag, int64_t def, int64_t min, int64_t max) const {
+  if (!Has(flag)) return def;
+  std::string text = Get(flag);
+  char* end = nullptr;
+  errno = 0;
+  long long v = std::strtoll(text.c_str(), &end, 10);
+  if (text.empty() || *end != '\0' || errno == ERANGE || v < min || v > max) {
+    if (error_.empty())
+      error_ = flag + " wants a whole number in " + Range(static_cast<double>(min), static_cast<double>(max)) +
+               ", got '" + text + "'";
+    return def;
+  }
+  return v;
 }
 
 std::vector<std::string> Args::GetAll(const std::string& flag) const {

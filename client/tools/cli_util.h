@@ -1,6 +1,7 @@
 // Small helpers shared by the `tailcut` subcommands.
 #pragma once
 
+#include <cstdint>
 #include <cstdio>
 #include <map>
 #include <string>
@@ -27,9 +28,17 @@ class Args {
   // Every value given for a repeatable flag.
   std::vector<std::string> GetAll(const std::string& flag) const;
   const std::vector<std::string>& positional() const { return positional_; }
+  // Numeric flags: the value, or `def` when the flag is absent. A value that
+  // is not a number in [min, max] ("abc", "1e999", "nan", "3x") is not read
+  // as 0: it records a usage error naming the flag, see error().
+  double Double(const std::string& flag, double def, double min, double max) const;
+  int64_t Int(const std::string& flag, int64_t def, int64_t min, int64_t max) const;
+  // The first bad numeric value read so far, or "".
+  const std::string& error() const { return error_; }
 
  private:
   std::multimap<std::string, std::string> values_;
+  mutable std::string error_;
   std::vector<std::string> positional_;
 };
 

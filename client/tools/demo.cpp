@@ -153,12 +153,16 @@ PhaseResult RunPhase(const DemoSettings& d, const std::string& policy) {
 int RunDemo(const Args& a) {
   if (a.Has("--help") || a.Has("-h")) return std::fputs(kDemoUsage, stdout), kExitOk;
   DemoSettings d;
-  d.executors = std::max(2, std::atoi(a.Get("--executors", "4").c_str()));
-  d.slots = std::max(1, std::atoi(a.Get("--slots", "4").c_str()));
-  d.tasks = std::max(1, std::atoi(a.Get("--tasks", "16").c_str()));
-  d.jobs = std::max(1, std::atoi(a.Get("--jobs", "10").c_str()));
-  d.task_ms = std::max(1.0, std::atof(a.Get("--task-ms", "40").c_str()));
-  d.slow = std::max(1.0, std::atof(a.Get("--slow-factor", "5").c_str()));
+  d.executors = static_cast<int>(a.Int("--executors", 4, 2, 64));
+  d.slots = static_cast<int>(a.Int("--slots", 4, 1, 1024));
+  d.tasks = static_cast<int>(a.Int("--tasks", 16, 1, 1000000));
+  d.jobs = static_cast<int>(a.Int("--jobs", 10, 1, 100000));
+  d.task_ms = a.Double("--task-ms", 40, 1, 3.6e6);
+  d.slow = a.Double("--slow-factor", 5, 1, 1000);
+  if (!a.error().empty()) {
+    std::fprintf(stderr, "tailcut demo: %s\n", a.error().c_str());
+    return kExitUsage;
+  }
   d.keep_logs = a.Has("--keep-logs");
   d.exe = ExecutableDir() / "tailcut-executor";
   if (!std::filesystem::exists(d.exe)) {

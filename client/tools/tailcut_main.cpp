@@ -62,8 +62,7 @@ ClientOptions ClientOptionsFrom(const Args& a) {
   const char* env = std::getenv("TAILCUT_SCHEDULER");
   if (env && *env) o.endpoint = env;
   o.endpoint = a.Get("--scheduler", o.endpoint);
-  o.timeout_s = std::atof(a.Get("--timeout", "10").c_str());
-  if (o.timeout_s <= 0) o.timeout_s = 10;
+  o.timeout_s = a.Double("--timeout", 10, 0.001, 1e6);  // checked in main()
   return o;
 }
 
@@ -110,16 +109,18 @@ int Submit(const Args& a) {
     }
     job = *j;
   } else if (a.Has("--kernel")) {
-    long tasks = std::atol(a.Get("--tasks", "1").c_str());
-    if (tasks <= 0) {
-      std::fprintf(stderr, "tailcut: --tasks must be a positive number\n");
+    int64_t tasks = a.Int("--tasks", 1, 1, UINT32_MAX);
+    int64_t gpus = a.Int("--gpus", 0, 0, 1);
+    int64_t k = a.Int("--k", 0, 1, tasks);
+    if (!a.error().empty()) {
+      std::fprintf(stderr, "tailcut submit: %s\n", a.error().c_str());
       return kExitUsage;
     }
     job = FanoutJob(a.Get("--kernel"), a.Get("--args"), static_cast<uint32_t>(tasks));
-    job.mutable_template_()->mutable_demand()->set_gpus(std::atoi(a.Get("--gpus", "0").c_str()));
+    job.mutable_template_()->mutable_demand()->set_gpus(static_cast<uint32_t>(gpus));
     if (a.Has("--k")) {
       job.mutable_rule()->set_kind(wire::CompletionRule::K_OF_N);
-      job.mutable_rule()->set_k(std::atoi(a.Get("--k").c_str()));
+      job.mutable_rule()->set_k(static_cast<uint32_t>(k));
     }
   } else {
     std::fprintf(stderr, "tailcut: submit needs a job file or --kernel (try tailcut submit --help)\n");
@@ -197,7 +198,7 @@ const char* HealthText(const wire::ExecutorInfo& e) {
   if (e.quarantined()) return "quarantined";
   switch (e.health().state()) {
     case wire::ExecutorHealth::SUSPECT: return "suspect";
-    case wire::ExecutorHealth::FAIL_SLOW: return "fail-slow";
+    case wire::ExecutorHealth::FAIL_SLOW: return "fail_slow";  // NodeHealthName's spelling
     case wire::ExecutorHealth::RECOVERED: return "recovered";
     default: return "healthy";
   }
@@ -264,6 +265,11 @@ int main(int argc, char** argv) {
     std::string error;
     if (!Args::Parse(argc, argv, 2, c.switches, &args, &error)) {
       std::fprintf(stderr, "tailcut %s: %s\n", c.name, error.c_str());
+      return kExitUsage;
+    }
+    (void)ClientOptionsFrom(args);  // every command takes --timeout: check it once here
+    if (!args.error().empty()) {
+      std::fprintf(stderr, "tailcut %s: %s\n", c.name, args.error().c_str());
       return kExitUsage;
     }
     return c.run(args);

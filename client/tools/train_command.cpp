@@ -111,16 +111,20 @@ int RunTrain(const Args& a) {
   // machine class has two cores. With more workers than cores + 1 the
   // (s+1)-fold work of coding competes for CPU; on a cluster each worker
   // has its own machine (docs/GPU.md shows both).
-  const int n = std::max(2, std::atoi(a.Get("--workers", "3").c_str()));
-  const int s = std::clamp(std::atoi(a.Get("--stragglers", "1").c_str()), 0, n - 1);
+  const int n = static_cast<int>(a.Int("--workers", 3, 2, 64));
+  const int s = static_cast<int>(a.Int("--stragglers", 1, 0, n - 1));
   // Fractional repetition when (s+1) divides n (exact, best conditioned), else cyclic.
   const std::string code_kind = a.Get("--code", n % (s + 1) == 0 ? "fr" : "cyclic");
-  const int iters = std::max(1, std::atoi(a.Get("--iters", "15").c_str()));
-  const int rows = std::max(1, std::atoi(a.Get("--rows", "2000").c_str()));
-  const int dim = std::max(1, std::atoi(a.Get("--dim", "16").c_str()));
-  const double slowdown = std::max(1.0, std::atof(a.Get("--slowdown", "5").c_str()));
-  const double lr = std::atof(a.Get("--lr", loss == coded::Loss::kLogistic ? "2" : "0.5").c_str());
-  const uint64_t seed = std::strtoull(a.Get("--seed", "1").c_str(), nullptr, 10);
+  const int iters = static_cast<int>(a.Int("--iters", 15, 1, 1000000));
+  const int rows = static_cast<int>(a.Int("--rows", 2000, 1, 10000000));
+  const int dim = static_cast<int>(a.Int("--dim", 16, 1, 100000));
+  const double slowdown = a.Double("--slowdown", 5, 1, 1000);
+  const double lr = a.Double("--lr", loss == coded::Loss::kLogistic ? 2 : 0.5, 1e-12, 1e6);
+  const uint64_t seed = static_cast<uint64_t>(a.Int("--seed", 1, 0, INT64_MAX));
+  if (!a.error().empty()) {
+    std::fprintf(stderr, "tailcut train: %s\n", a.error().c_str());
+    return kExitUsage;
+  }
   const bool gpu = a.Has("--gpu");
   const bool json = a.Has("--json");
 
