@@ -6,7 +6,7 @@
 #include <condition_variable>
 #include <mutex>
 
-#include "tailcut/common/wire.h"
+#include "tailcut/wire/wire.h"
 #include "tailcut/executor/runtime.h"
 
 using namespace tailcut;

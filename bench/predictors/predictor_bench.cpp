@@ -5,9 +5,9 @@
 #include <string>
 #include <vector>
 
-#include "tailcut/predictors/health_detector.h"
+#include "health_detector.h"
 #include "tailcut/predictors/predictor.h"
-#include "tailcut/predictors/quantile_sketch.h"
+#include "quantile_sketch.h"
 #include "tailcut/predictors/trace.h"
 
 using namespace tailcut;

@@ -9,7 +9,7 @@
 
 #include "tailcut/common/clock.h"
 #include "tailcut/common/config.h"
-#include "tailcut/common/wire.h"
+#include "tailcut/wire/wire.h"
 
 namespace tailcut {
 

@@ -8,6 +8,7 @@
 #include "tailcut/client/client.h"
 #include "tailcut/common/clock.h"
 #include "tailcut/common/log.h"
+#include "tailcut/common/version.h"
 #include "tailcut/predictors/commands.h"
 
 namespace tailcut::cli {
@@ -252,7 +253,7 @@ int main(int argc, char** argv) {
     return argc < 2 ? kExitUsage : kExitOk;
   }
   if (!std::strcmp(argv[1], "--version")) {
-    std::puts("tailcut 0.1.0 (protocol 1)");
+    std::puts(tailcut::VersionLine("tailcut").c_str());
     return kExitOk;
   }
   std::string verb = argv[1];

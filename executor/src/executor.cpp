@@ -16,7 +16,7 @@
 #include "gpu_detect.h"
 #include "gpu_signals.h"
 #include "tailcut/common/log.h"
-#include "tailcut/common/wire.h"
+#include "tailcut/wire/wire.h"
 #include "tailcut/executor/runtime.h"
 
 namespace tailcut::executor {

@@ -1,9 +1,9 @@
 // coded_matmul / gradient_worker for executors, and the GPU side of matmul.
-// The CPU twins are plugins' Compute* functions; the GPU twins are
+// The CPU twins are tailcut_coding's Compute* functions (task_args.h); the GPU twins are
 // tailcut_cuda_kernels (executor/cuda), awaited with FiberWaitStream.
 #include "gpu_kernels.h"
 
-#include "tailcut/plugins/coded_jobs.h"
+#include "tailcut/coding/task_args.h"
 
 #ifdef TAILCUT_WITH_CUDA
 #include "cuda_wait.h"

@@ -16,7 +16,7 @@ bool UseGpu(const KernelContext& ctx);
 StatusOr<double> GpuMatmulChecksum(const std::vector<double>& a, const std::vector<double>& b, int n,
                                    KernelContext& ctx);
 
-// coded_matmul and gradient_worker (args/outputs as in plugins' coded_jobs.h).
+// coded_matmul and gradient_worker (args/outputs as in tailcut/coding/task_args.h).
 StatusOr<std::string> CodedMatmulKernel(KernelContext& ctx);
 StatusOr<std::string> GradientWorkerKernel(KernelContext& ctx);
 

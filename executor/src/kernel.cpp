@@ -4,16 +4,26 @@
 #include <algorithm>
 #include <chrono>
 
+#include <boost/fiber/condition_variable.hpp>
+#include <boost/fiber/mutex.hpp>
 #include <boost/fiber/operations.hpp>
 
 namespace tailcut::executor {
 
+struct CancelToken::Waiters {
+  boost::fibers::mutex mu;
+  boost::fibers::condition_variable cv;
+};
+
+CancelToken::CancelToken() : waiters_(std::make_unique<Waiters>()) {}
+CancelToken::~CancelToken() = default;
+
 void CancelToken::Cancel() {
   {
-    std::unique_lock<boost::fibers::mutex> lock(mu_);
+    std::unique_lock<boost::fibers::mutex> lock(waiters_->mu);
     cancelled_.store(true, std::memory_order_release);
   }
-  cv_.notify_all();
+  waiters_->cv.notify_all();
 }
 
 bool CancelToken::SleepFor(double seconds) {
@@ -21,9 +31,9 @@ bool CancelToken::SleepFor(double seconds) {
   auto deadline = std::chrono::steady_clock::now() +
                   std::chrono::duration_cast<std::chrono::steady_clock::duration>(
                       std::chrono::duration<double>(seconds));
-  std::unique_lock<boost::fibers::mutex> lock(mu_);
+  std::unique_lock<boost::fibers::mutex> lock(waiters_->mu);
   // wait_until returns the predicate: true means cancelled.
-  return !cv_.wait_until(lock, deadline, [this] { return cancelled(); });
+  return !waiters_->cv.wait_until(lock, deadline, [this] { return cancelled(); });
 }
 
 void KernelContext::ReportProgress(float fraction) {

@@ -11,7 +11,7 @@
 
 #include "tailcut/common/config.h"
 #include "tailcut/common/log.h"
-#include "tailcut/common/wire.h"
+#include "tailcut/common/version.h"
 #include "tailcut/executor/executor.h"
 
 namespace {
@@ -91,7 +91,7 @@ int main(int argc, char** argv) {
       return 0;
     }
     if (arg == "--version") {
-      std::printf("tailcut-executor %s (protocol %u)\n", TAILCUT_VERSION, kProtocolVersion);
+      std::puts(VersionLine("tailcut-executor").c_str());
       return 0;
     }
     const std::string name = arg.substr(0, arg.find('='));

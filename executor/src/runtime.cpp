@@ -8,8 +8,10 @@
 
 #include <optional>
 
+#include <boost/fiber/condition_variable.hpp>
 #include <boost/fiber/fiber.hpp>
 #include <boost/fiber/fixedsize_stack.hpp>
+#include <boost/fiber/mutex.hpp>
 #include <boost/fiber/operations.hpp>
 
 #include "tailcut/common/log.h"
@@ -48,13 +50,18 @@ void RunInstant(const Kernel& kernel, const AttemptSpec& spec, RuntimeEvents* ou
 
 }  // namespace
 
+struct AttemptRuntime::FiberSync {
+  boost::fibers::mutex mu;
+  boost::fibers::condition_variable work_cv;
+};
+
 struct AttemptRuntime::Attempt {
   AttemptSpec spec;
   const Kernel* kernel = nullptr;
   CancelToken cancel;
   std::optional<KernelContext> ctx;  // exists while running
-  bool running = false;              // guarded by mu_
-  bool void_result = false;          // DropAll: finish silently; guarded by mu_
+  bool running = false;              // guarded by sync_->mu
+  bool void_result = false;          // DropAll: finish silently; guarded by sync_->mu
 };
 
 AttemptRuntime::AttemptRuntime(RuntimeOptions options, const KernelRegistry* kernels, FaultInjector* faults,
@@ -63,7 +70,8 @@ AttemptRuntime::AttemptRuntime(RuntimeOptions options, const KernelRegistry* ker
       kernels_(kernels),
       faults_(faults),
       on_events_(std::move(on_events)),
-      start_(std::chrono::steady_clock::now()) {
+      start_(std::chrono::steady_clock::now()),
+      sync_(std::make_unique<FiberSync>()) {
   for (uint32_t t = 0; t < options_.threads; ++t) {
     // Slot s lives on thread s % threads; fibers stay on their thread.
     uint32_t my_slots = options_.slots / options_.threads + (t < options_.slots % options_.threads ? 1 : 0);
@@ -85,7 +93,7 @@ void AttemptRuntime::Submit(std::vector<AttemptSpec> batch) {
   RuntimeEvents done;  // failures and inline-run attempts, emitted together
   bool queued_any = false;
   {
-    std::unique_lock<boost::fibers::mutex> lock(mu_);
+    std::unique_lock<boost::fibers::mutex> lock(sync_->mu);
     if (stopping_) return;
     for (AttemptSpec& spec : batch) {
       if (live_.count(spec.id)) {
@@ -113,7 +121,7 @@ void AttemptRuntime::Submit(std::vector<AttemptSpec> batch) {
       queued_any = true;
     }
   }
-  if (queued_any) work_cv_.notify_all();
+  if (queued_any) sync_->work_cv.notify_all();
   EmitAll(&done);
 }
 
@@ -133,7 +141,7 @@ void AttemptRuntime::EmitAll(RuntimeEvents* batch) {
 
 void AttemptRuntime::Cancel(AttemptId id) {
   {
-    std::unique_lock<boost::fibers::mutex> lock(mu_);
+    std::unique_lock<boost::fibers::mutex> lock(sync_->mu);
     auto it = live_.find(id);
     if (it == live_.end()) return;
     Attempt* a = it->second;
@@ -150,7 +158,7 @@ void AttemptRuntime::Cancel(AttemptId id) {
 size_t AttemptRuntime::DropAll() {
   size_t dropped = 0;
   {
-    std::unique_lock<boost::fibers::mutex> lock(mu_);
+    std::unique_lock<boost::fibers::mutex> lock(sync_->mu);
     for (auto it = live_.begin(); it != live_.end();) {
       Attempt* a = it->second;
       a->cancel.Cancel();
@@ -173,13 +181,13 @@ size_t AttemptRuntime::DropAll() {
 void AttemptRuntime::Shutdown() {
   std::call_once(shutdown_once_, [this] {
     {
-      std::unique_lock<boost::fibers::mutex> lock(mu_);
+      std::unique_lock<boost::fibers::mutex> lock(sync_->mu);
       stopping_ = true;
       for (auto& [id, a] : live_) a->cancel.Cancel();
     }
-    work_cv_.notify_all();
+    sync_->work_cv.notify_all();
     for (auto& w : workers_) w.join();
-    std::unique_lock<boost::fibers::mutex> lock(mu_);
+    std::unique_lock<boost::fibers::mutex> lock(sync_->mu);
     queue_.clear();
     live_.clear();
     queued_ = 0;
@@ -192,8 +200,8 @@ void AttemptRuntime::SlotLoop() {
   for (;;) {
     std::unique_ptr<Attempt> a;
     {
-      std::unique_lock<boost::fibers::mutex> lock(mu_);
-      work_cv_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
+      std::unique_lock<boost::fibers::mutex> lock(sync_->mu);
+      sync_->work_cv.wait(lock, [this] { return stopping_ || !queue_.empty(); });
       if (stopping_) return;
       a = std::move(queue_.front());
       queue_.pop_front();
@@ -271,7 +279,7 @@ void AttemptRuntime::RunAttempt(Attempt* a) {
   r.set_run_s(SecondsSince(t0));
   bool void_result;
   {
-    std::unique_lock<boost::fibers::mutex> lock(mu_);
+    std::unique_lock<boost::fibers::mutex> lock(sync_->mu);
     void_result = a->void_result;
     live_.erase(a->spec.id);
     a->running = false;
@@ -300,7 +308,7 @@ void AttemptRuntime::DrainEvents(RuntimeEvents* out) {
 
 std::vector<wire::AttemptProgress> AttemptRuntime::Progress() const {
   std::vector<wire::AttemptProgress> out;
-  std::unique_lock<boost::fibers::mutex> lock(mu_);
+  std::unique_lock<boost::fibers::mutex> lock(sync_->mu);
   for (const auto& [id, a] : live_) {
     if (!a->running) continue;
     wire::AttemptProgress p;
@@ -312,7 +320,7 @@ std::vector<wire::AttemptProgress> AttemptRuntime::Progress() const {
 }
 
 AttemptRuntime::Counts AttemptRuntime::counts() const {
-  std::unique_lock<boost::fibers::mutex> lock(mu_);
+  std::unique_lock<boost::fibers::mutex> lock(sync_->mu);
   return {queued_, running_};
 }
 

@@ -1,4 +1,4 @@
-#include "tailcut/predictors/executor_speed.h"
+#include "executor_speed.h"
 
 #include <algorithm>
 #include <cmath>

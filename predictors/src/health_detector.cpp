@@ -1,4 +1,4 @@
-#include "tailcut/predictors/health_detector.h"
+#include "health_detector.h"
 
 #include <algorithm>
 #include <cmath>

@@ -2,11 +2,13 @@
 
 #include <cmath>
 
-#include "tailcut/predictors/executor_speed.h"
-#include "tailcut/predictors/health_detector.h"
-#include "tailcut/predictors/quantile_predictor.h"
-#include "tailcut/predictors/quantile_sketch.h"
-#include "tailcut/predictors/regression_predictor.h"
+#include "tailcut/common/log.h"
+
+#include "executor_speed.h"
+#include "health_detector.h"
+#include "quantile_predictor.h"
+#include "quantile_sketch.h"
+#include "regression_predictor.h"
 #include "tailcut/predictors/straggler.h"
 
 namespace tailcut {
@@ -38,11 +40,25 @@ Status Bad(std::string_view key, std::string_view why) {
   return Status::InvalidArgument("predictor option " + std::string(key) + ": " + std::string(why));
 }
 
+constexpr std::string_view kLatencyPredictors[] = {"quantile", "regression"};
+constexpr std::string_view kHealthDetectors[] = {"cusum"};
+
+// Ok when `name` is one of `known`, else "unknown <what> 'name' (known: a, b)".
+template <size_t N>
+Status CheckName(std::string_view what, const std::string& name, const std::string_view (&known)[N]) {
+  std::string list;
+  for (std::string_view k : known) {
+    if (k == name) return Status::Ok();
+    list += (list.empty() ? "" : ", ") + std::string(k);
+  }
+  return Status::InvalidArgument("unknown " + std::string(what) + " '" + name + "' (known: " + list + ")");
+}
+
 }  // namespace
 
 Status ValidatePredictorOptions(const PredictorOptions& o) {
-  if (o.latency != "quantile" && o.latency != "regression")
-    return Bad("latency", "must be \"quantile\" or \"regression\", got \"" + o.latency + "\"");
+  if (Status st = CheckName("predictor", o.latency, kLatencyPredictors); !st.ok()) return st;
+  if (Status st = CheckName("health detector", o.health.detector, kHealthDetectors); !st.ok()) return st;
   if (o.min_samples < 1) return Bad("min_samples", "must be >= 1");
   if (!(o.sketch.bin_width > 0 && o.sketch.bin_width <= 1)) return Bad("sketch.bin_width", "must be in (0, 1]");
   if (o.sketch.max_bins < 16) return Bad("sketch.max_bins", "must be >= 16");
@@ -88,6 +104,7 @@ Status LoadPredictorOptions(const Config& cfg, std::string_view prefix, Predicto
   r("straggler.use_speed", &o.straggler.use_speed);
   r("speed.alpha", &o.speed.alpha);
   r("speed.min_samples", &o.speed.min_samples);
+  r("health.detector", &o.health.detector);
   r("health.fail_slow_factor", &o.health.fail_slow_factor);
   r("health.margin", &o.health.margin);
   r("health.drift", &o.health.drift);
@@ -104,20 +121,39 @@ Status LoadPredictorOptions(const Config& cfg, std::string_view prefix, Predicto
   return ValidatePredictorOptions(o);
 }
 
-std::unique_ptr<LatencyPredictor> MakeLatencyPredictor(const PredictorOptions& opts) {
-  if (opts.latency == "quantile") return std::make_unique<QuantilePredictor>(opts);
-  if (opts.latency == "regression") return std::make_unique<RegressionPredictor>(opts);
-  return nullptr;
+StatusOr<std::unique_ptr<LatencyPredictor>> MakeLatencyPredictor(const PredictorOptions& opts) {
+  if (opts.latency == "quantile") return std::unique_ptr<LatencyPredictor>(std::make_unique<QuantilePredictor>(opts));
+  if (opts.latency == "regression")
+    return std::unique_ptr<LatencyPredictor>(std::make_unique<RegressionPredictor>(opts));
+  return CheckName("predictor", opts.latency, kLatencyPredictors);
+}
+
+StatusOr<std::unique_ptr<NodeHealthDetector>> MakeHealthDetector(const HealthOptions& opts) {
+  if (opts.detector == "cusum") return std::unique_ptr<NodeHealthDetector>(std::make_unique<CusumHealthDetector>(opts));
+  return CheckName("health detector", opts.detector, kHealthDetectors);
 }
 
 PredictorSuite::PredictorSuite(PredictorOptions opts) : opts_(std::move(opts)) {
-  latency_ = MakeLatencyPredictor(opts_);
-  if (!latency_) {  // invalid name: fall back to the default rather than crash
-    opts_.latency = "quantile";
-    latency_ = MakeLatencyPredictor(opts_);
+  auto latency = MakeLatencyPredictor(opts_);
+  if (!latency.ok()) {  // a programming error (see the header): say so, use the default
+    TC_LOG(Error) << "PredictorSuite: " << latency.status().message() << "; using 'quantile'";
+    opts_.latency = PredictorOptions().latency;
+    latency = MakeLatencyPredictor(opts_);
   }
+  latency_ = std::move(latency).value();
+  auto health = MakeHealthDetector(opts_.health);
+  if (!health.ok()) {
+    TC_LOG(Error) << "PredictorSuite: " << health.status().message() << "; using 'cusum'";
+    opts_.health.detector = HealthOptions().detector;
+    health = MakeHealthDetector(opts_.health);
+  }
+  health_ = std::move(health).value();
   speed_ = std::make_unique<ExecutorSpeedTracker>(opts_.speed);
-  health_ = std::make_unique<CusumHealthDetector>(opts_.health);
+}
+
+StatusOr<std::unique_ptr<PredictorSuite>> PredictorSuite::Create(PredictorOptions opts) {
+  if (Status st = ValidatePredictorOptions(opts); !st.ok()) return st;
+  return std::make_unique<PredictorSuite>(std::move(opts));
 }
 
 PredictorSuite::~PredictorSuite() = default;

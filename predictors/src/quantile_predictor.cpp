@@ -1,4 +1,4 @@
-#include "tailcut/predictors/quantile_predictor.h"
+#include "quantile_predictor.h"
 
 #include <cmath>
 

@@ -1,4 +1,4 @@
-#include "tailcut/predictors/quantile_sketch.h"
+#include "quantile_sketch.h"
 
 #include <algorithm>
 #include <cmath>

@@ -1,4 +1,4 @@
-#include "tailcut/predictors/regression_predictor.h"
+#include "regression_predictor.h"
 
 #include <algorithm>
 #include <cmath>

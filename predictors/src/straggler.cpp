@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "tailcut/predictors/quantile_sketch.h"
+#include "quantile_sketch.h"
 
 namespace tailcut {
 

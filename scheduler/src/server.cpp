@@ -7,7 +7,7 @@
 #include <zmq.hpp>
 
 #include "tailcut/common/log.h"
-#include "tailcut/common/wire.h"
+#include "tailcut/wire/wire.h"
 #include "wire_convert.h"
 
 namespace tailcut {

@@ -11,7 +11,7 @@
 
 #include "tailcut/common/config.h"
 #include "tailcut/common/ids.h"
-#include "tailcut/common/wire.h"
+#include "tailcut/wire/wire.h"
 #include "tailcut/executor/executor.h"
 
 using namespace tailcut;

@@ -8,7 +8,7 @@
 #include <string>
 
 #include "tailcut/executor/kernel.h"
-#include "tailcut/plugins/coded_jobs.h"
+#include "tailcut/coding/task_args.h"
 
 using namespace tailcut;
 using namespace tailcut::executor;

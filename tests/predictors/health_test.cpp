@@ -4,8 +4,8 @@
 #include <random>
 
 #include "tailcut/common/clock.h"
-#include "tailcut/predictors/executor_speed.h"
-#include "tailcut/predictors/health_detector.h"
+#include "executor_speed.h"
+#include "health_detector.h"
 
 using namespace tailcut;
 

@@ -3,8 +3,8 @@
 #include <cmath>
 #include <random>
 
-#include "tailcut/predictors/quantile_predictor.h"
-#include "tailcut/predictors/regression_predictor.h"
+#include "quantile_predictor.h"
+#include "regression_predictor.h"
 #include "tailcut/predictors/straggler.h"
 
 using namespace tailcut;

@@ -3,7 +3,7 @@
 #include <cmath>
 #include <random>
 
-#include "tailcut/predictors/quantile_sketch.h"
+#include "quantile_sketch.h"
 
 using namespace tailcut;
 

@@ -41,7 +41,7 @@ TEST_CASE("LoadPredictorOptions: defaults, overrides, type and range errors", "[
     PredictorOptions o;
     Status st = LoadPredictorOptions(cfg.value(), "p", &o);
     CHECK_FALSE(st.ok());
-    CHECK(st.message().find("latency") != std::string::npos);
+    CHECK(st.message().find("unknown predictor 'oracle'") != std::string::npos);
   }
   {
     auto cfg = Config::Parse("[p.health]\nthreshold = \"high\"\n");
@@ -150,12 +150,50 @@ TEST_CASE("PredictorSuite: ignores non-committed attempts and unknown classes", 
   CHECK(s.HealthTransitions().empty());
 }
 
-TEST_CASE("PredictorSuite: an invalid latency name falls back to quantile", "[predictors][suite]") {
+TEST_CASE("An unknown predictor name is an error, not a fallback", "[predictors][suite][factory]") {
   PredictorOptions o;
   o.latency = "bogus";
-  PredictorSuite s(o);
-  CHECK(s.latency().name() == "quantile");
-  CHECK(MakeLatencyPredictor(o) == nullptr);
+  const std::string want = "unknown predictor 'bogus' (known: quantile, regression)";
+  auto p = MakeLatencyPredictor(o);
+  REQUIRE_FALSE(p.ok());
+  CHECK(p.status().code() == Status::Code::kInvalidArgument);
+  CHECK(p.status().message() == want);
+  CHECK(ValidatePredictorOptions(o).message() == want);
+  auto suite = PredictorSuite::Create(o);
+  REQUIRE_FALSE(suite.ok());
+  CHECK(suite.status().message() == want);
+  // At config-load time.
+  auto cfg = Config::Parse("[predictor]\nlatency = \"bogus\"\n");
+  REQUIRE(cfg.ok());
+  PredictorOptions loaded;
+  Status st = LoadPredictorOptions(cfg.value(), "predictor", &loaded);
+  CHECK(st.code() == Status::Code::kInvalidArgument);
+  CHECK(st.message() == want);
+  // Known names still build.
+  for (const char* name : {"quantile", "regression"}) {
+    o.latency = name;
+    auto ok = MakeLatencyPredictor(o);
+    REQUIRE(ok.ok());
+    CHECK((*ok)->name() == name);
+  }
+}
+
+TEST_CASE("MakeHealthDetector: cusum by name, an unknown name is an error", "[predictors][health][factory]") {
+  HealthOptions h;
+  auto d = MakeHealthDetector(h);
+  REQUIRE(d.ok());
+  CHECK((*d)->State(1).state == NodeHealth::kHealthy);
+  h.detector = "oracle";
+  auto bad = MakeHealthDetector(h);
+  REQUIRE_FALSE(bad.ok());
+  CHECK(bad.status().code() == Status::Code::kInvalidArgument);
+  CHECK(bad.status().message() == "unknown health detector 'oracle' (known: cusum)");
+  auto cfg = Config::Parse("[predictor.health]\ndetector = \"oracle\"\n");
+  REQUIRE(cfg.ok());
+  PredictorOptions o;
+  Status st = LoadPredictorOptions(cfg.value(), "predictor", &o);
+  CHECK(st.code() == Status::Code::kInvalidArgument);
+  CHECK(st.message() == "unknown health detector 'oracle' (known: cusum)");
 }
 
 TEST_CASE("configs/predictors.toml: every key is known and every value is the default", "[predictors][options]") {
@@ -168,6 +206,7 @@ TEST_CASE("configs/predictors.toml: every key is known and every value is the de
   CHECK(cfg.value().CheckAllUsed().ok());
   PredictorOptions d;
   CHECK(o.latency == d.latency);
+  CHECK(o.health.detector == d.health.detector);
   CHECK(o.min_samples == d.min_samples);
   CHECK(o.exclude_fail_slow == d.exclude_fail_slow);
   CHECK(o.sketch.bin_width == d.sketch.bin_width);

@@ -7,7 +7,7 @@
 #include <thread>
 
 #include "tailcut/client/client.h"
-#include "tailcut/common/wire.h"
+#include "tailcut/wire/wire.h"
 #include "tailcut/scheduler/server.h"
 
 using namespace tailcut;

@@ -10,12 +10,10 @@
 #include <atomic>
 #include <functional>
 #include <map>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <boost/fiber/condition_variable.hpp>
-#include <boost/fiber/mutex.hpp>
 
 #include "tailcut/common/status.h"
 
@@ -26,15 +24,22 @@ namespace tailcut::executor {
 // thread.
 class CancelToken {
  public:
+  CancelToken();
+  ~CancelToken();
+  CancelToken(const CancelToken&) = delete;
+  CancelToken& operator=(const CancelToken&) = delete;
+
   void Cancel();
   bool cancelled() const { return cancelled_.load(std::memory_order_acquire); }
   // Sleeps `seconds` of wall time or until cancelled. True if it slept fully.
   bool SleepFor(double seconds);
 
  private:
+  // A Boost.Fiber mutex + condition variable, defined in kernel.cpp so that
+  // Boost.Fiber stays out of the public headers.
+  struct Waiters;
   std::atomic<bool> cancelled_{false};
-  boost::fibers::mutex mu_;
-  boost::fibers::condition_variable cv_;
+  const std::unique_ptr<Waiters> waiters_;
 };
 
 class KernelContext {

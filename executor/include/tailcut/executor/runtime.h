@@ -15,9 +15,6 @@
 #include <unordered_map>
 #include <vector>
 
-#include <boost/fiber/condition_variable.hpp>
-#include <boost/fiber/mutex.hpp>
-
 #include "tailcut.pb.h"
 #include "tailcut/common/ids.h"
 #include "tailcut/executor/faults.h"
@@ -91,13 +88,15 @@ class AttemptRuntime {
   const KernelRegistry* kernels_;
   FaultInjector* faults_;
   std::function<void()> on_events_;
-  uint32_t next_gpu_ = 0;  // round-robin device for GPU attempts; guarded by mu_
+  uint32_t next_gpu_ = 0;  // round-robin device for GPU attempts; guarded by sync_->mu
   const std::chrono::steady_clock::time_point start_;
 
-  // Guards the queue and the live-attempt index. A fiber mutex because slot
-  // fibers wait on work_cv_ under it; plain threads may lock it too.
-  mutable boost::fibers::mutex mu_;
-  boost::fibers::condition_variable work_cv_;
+  // A Boost.Fiber mutex + condition variable (defined in runtime.cpp, so
+  // Boost.Fiber stays out of this header). The mutex guards the queue and
+  // the live-attempt index; slot fibers wait on the condition variable
+  // under it; plain threads may lock it too.
+  struct FiberSync;
+  const std::unique_ptr<FiberSync> sync_;
   std::deque<std::unique_ptr<Attempt>> queue_;  // may hold cancelled ones
   std::unordered_map<AttemptId, Attempt*> live_;  // queued or running
   uint32_t queued_ = 0;                           // live entries in queue_

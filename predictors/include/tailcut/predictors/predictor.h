@@ -113,6 +113,7 @@ struct SpeedOptions {
 };
 
 struct HealthOptions {
+  std::string detector = "cusum";  // the fail-slow detector, by name (MakeHealthDetector)
   double fail_slow_factor = 1.5;  // confirmed level must be >= this x normal
   double margin = 0.10;           // ... and >= (1+margin) x the executor's own baseline
   double drift = 0;               // CUSUM allowance (log); 0 = ln(fail_slow_factor)/2
@@ -143,8 +144,11 @@ struct PredictorOptions {
 Status LoadPredictorOptions(const Config& cfg, std::string_view prefix, PredictorOptions* out);
 Status ValidatePredictorOptions(const PredictorOptions& o);
 
-// Factory: "quantile" or "regression"; null for anything else.
-std::unique_ptr<LatencyPredictor> MakeLatencyPredictor(const PredictorOptions& opts);
+// Factories by name. opts.latency: "quantile" or "regression"; anything
+// else is InvalidArgument("unknown predictor 'x' (known: quantile,
+// regression)"), the same error ValidatePredictorOptions (hence
+// LoadPredictorOptions, at config-load time) gives.
+StatusOr<std::unique_ptr<LatencyPredictor>> MakeLatencyPredictor(const PredictorOptions& opts);
 
 class NodeHealthDetector {
  public:
@@ -155,11 +159,22 @@ class NodeHealthDetector {
   virtual void Forget(ExecutorId executor) = 0;
 };
 
+// opts.detector: "cusum" (one-sided CUSUM with FALCON-style validation, see
+// docs/PREDICTORS.md); anything else is InvalidArgument("unknown health
+// detector 'x' (known: cusum)").
+StatusOr<std::unique_ptr<NodeHealthDetector>> MakeHealthDetector(const HealthOptions& opts);
+
 class ExecutorSpeedTracker;
 
 class PredictorSuite {
  public:
+  // The options must be valid (ValidatePredictorOptions; LoadPredictorOptions
+  // checks them at config-load time). An unknown predictor or detector name
+  // here is a programming error: it is logged and the default is used. Use
+  // Create to get it as a Status instead.
   explicit PredictorSuite(PredictorOptions opts = {});
+  // InvalidArgument when ValidatePredictorOptions(opts) fails.
+  static StatusOr<std::unique_ptr<PredictorSuite>> Create(PredictorOptions opts);
   ~PredictorSuite();
   PredictorSuite(PredictorSuite&&) noexcept;
   PredictorSuite& operator=(PredictorSuite&&) noexcept;

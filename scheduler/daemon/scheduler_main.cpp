@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "tailcut/common/log.h"
+#include "tailcut/common/version.h"
 #include "tailcut/plugins/registry.h"
 #include "tailcut/scheduler/server.h"
 
@@ -57,7 +58,7 @@ int main(int argc, char** argv) {
       std::fputs(kUsage, stdout);
       return 0;
     } else if (a == "--version") {
-      std::puts("tailcut-scheduler 0.1.0 (protocol 1)");
+      std::puts(VersionLine("tailcut-scheduler").c_str());
       return 0;
     } else if (a == "-c" || a == "--config") {
       config_path = value("--config");

@@ -9,8 +9,8 @@
 #pragma once
 
 #include "tailcut/predictors/predictor.h"
-#include "tailcut/predictors/quantile_sketch.h"
-#include "tailcut/predictors/string_map.h"
+#include "quantile_sketch.h"
+#include "string_map.h"
 
 namespace tailcut {
 

@@ -8,10 +8,12 @@
 
 #include "tailcut.pb.h"
 #include "tailcut/common/status.h"
+#include "tailcut/common/version.h"
 
 namespace tailcut {
 
 inline constexpr uint32_t kProtocolVersion = wire::PROTOCOL_VERSION_CURRENT;
+static_assert(kProtocolVersion == kProtocolVersionNumber, "version.h is stale: re-run CMake");
 
 zmq::message_t ToFrame(const google::protobuf::MessageLite& msg);
 // False when the bytes do not parse as `msg`.

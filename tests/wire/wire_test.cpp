@@ -1,6 +1,6 @@
 #include <catch2/catch.hpp>
 
-#include "tailcut/common/wire.h"
+#include "tailcut/wire/wire.h"
 
 using namespace tailcut;
 

@@ -1,4 +1,4 @@
-#include "tailcut/common/wire.h"
+#include "tailcut/wire/wire.h"
 
 namespace tailcut {
 

@@ -5,8 +5,8 @@
 #include <unordered_map>
 
 #include "tailcut/predictors/predictor.h"
-#include "tailcut/predictors/quantile_sketch.h"
-#include "tailcut/predictors/string_map.h"
+#include "quantile_sketch.h"
+#include "string_map.h"
 
 namespace tailcut {
 
