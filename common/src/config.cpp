@@ -2,6 +2,7 @@
 
 #include <toml++/toml.h>
 
+#include <cmath>
 #include <sstream>
 
 namespace tailcut {
@@ -121,7 +122,11 @@ Status Config::Get(std::string_view key, uint32_t* out) const {
 Status Config::Get(std::string_view key, double* out) const {
   const Value* v = Find(key);
   if (!v) return Status::Ok();
-  if (auto* d = std::get_if<double>(v)) { *out = *d; return Status::Ok(); }
+  if (auto* d = std::get_if<double>(v)) {
+    if (!std::isfinite(*d)) return TypeError(key, "a finite number");
+    *out = *d;
+    return Status::Ok();
+  }
   if (auto* i = std::get_if<int64_t>(v)) { *out = static_cast<double>(*i); return Status::Ok(); }
   return TypeError(key, "a number");
 }

@@ -1,5 +1,11 @@
 #include <catch2/catch.hpp>
 
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+
 #include "tailcut/common/config.h"
 #include "tailcut/common/kernel_args.h"
 
@@ -71,4 +77,52 @@ TEST_CASE("kernel args parse key=value pairs") {
   auto b = tailcut::KernelArgs::Parse("ms=abc");
   REQUIRE(b.ok());
   CHECK_FALSE(b->GetDouble("ms", &ms).ok());
+}
+
+TEST_CASE("config: nan and inf are errors that name the key") {
+  auto c = Config::Parse("[core]\nredundancy_budget = nan\npolicy_interval_s = inf\n");
+  REQUIRE(c.ok());
+  double x = 1;
+  auto s = c->Get("core.redundancy_budget", &x);
+  CHECK_FALSE(s.ok());
+  CHECK(s.message() == "config key 'core.redundancy_budget' must be a finite number");
+  CHECK_FALSE(c->Get("core.policy_interval_s", &x).ok());
+  CHECK(x == 1);  // untouched
+}
+
+TEST_CASE("config: TableReader keeps defaults, stops at the first error, checks name the table") {
+  auto c = Config::Parse("[t]\na = 2\nb = \"text\"\nc = 3\n");
+  REQUIRE(c.ok());
+  int64_t a = 0, missing = 9, c_val = 0;
+  double b = 0;
+  tailcut::TableReader ok(*c, "t");
+  ok.Get("a", &a).Get("missing", &missing).Check(a == 2, "a must be 2");
+  CHECK(ok.status().ok());
+  CHECK(a == 2);
+  CHECK(missing == 9);
+  tailcut::TableReader bad(*c, "t");
+  bad.Get("b", &b).Get("c", &c_val);
+  CHECK(bad.status().message() == "config key 't.b' must be a number");
+  CHECK(c_val == 0);  // not read after the first error
+  tailcut::TableReader check(*c, "t");
+  check.Get("c", &c_val).Check(c_val < 3, "c must be < 3").Check(false, "never reported");
+  CHECK(check.status().message() == "t.c must be < 3");
+  tailcut::TableReader top(*c, "");
+  CHECK(top.Key("x") == "x");
+}
+
+TEST_CASE("status: reading the value of an error aborts with its message") {
+  // A death test: the child reads the value, the parent checks it aborted.
+  pid_t pid = fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    std::freopen("/dev/null", "w", stderr);
+    tailcut::StatusOr<int> bad = tailcut::Status::NotFound("no such thing");
+    int v = *bad;
+    std::_Exit(v == 0 ? 3 : 4);  // not reached
+  }
+  int st = 0;
+  waitpid(pid, &st, 0);
+  CHECK(WIFSIGNALED(st));
+  CHECK(WTERMSIG(st) == SIGABRT);
 }

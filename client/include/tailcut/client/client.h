@@ -4,7 +4,7 @@
 //   auto job = c.Submit(tailcut::FanoutJob("sleep", "ms=20", 100));
 //   auto done = c.Wait(*job, {.on_progress = [](const wire::JobStatus& s) {...}});
 //
-// Messages are the protocol's own (common/proto/tailcut.proto). Not
+// Messages are the protocol's own (wire/proto/tailcut.proto). Not
 // thread-safe: use one Client per thread.
 #pragma once
 

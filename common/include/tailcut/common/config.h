@@ -29,7 +29,8 @@ class Config {
   Status Override(std::string_view assignment);
 
   // Each getter returns the default when the key is absent and an error when
-  // it is present with the wrong type (ints are accepted for doubles).
+  // it is present with the wrong type (ints are accepted for doubles; nan
+  // and inf are not numbers any setting wants, so they are errors too).
   Status Get(std::string_view key, bool* out) const;
   Status Get(std::string_view key, int64_t* out) const;
   Status Get(std::string_view key, double* out) const;
@@ -52,6 +53,48 @@ class Config {
   std::map<std::string, Value, std::less<>> values_;
   mutable std::map<std::string, bool, std::less<>> used_;
   std::string origin_;
+};
+
+// Reads the keys of one table, each with its default (the value already in
+// *out). The first error sticks, so a loader reads its keys and checks in
+// one chain and returns status() once. This is the one way tailcut reads a
+// config table (daemons, policies, predictors, scenarios, job files).
+//
+//   TableReader t(cfg, "core");
+//   t.Get("lost_after_s", &o->lost_after_s).Get("max_attempts", &o->max_attempts)
+//       .Check(o->max_attempts >= 1, "max_attempts must be at least 1");
+//   return t.status();
+class TableReader {
+ public:
+  // `table`: dotted prefix such as "core" or "policies.spark"; "" = top level.
+  TableReader(const Config& cfg, std::string_view table)
+      : cfg_(cfg), prefix_(table.empty() ? std::string() : std::string(table) + ".") {}
+
+  template <typename T>
+  TableReader& Get(std::string_view key, T* out) {
+    if (status_.ok()) status_ = cfg_.Get(Key(key), out);
+    return *this;
+  }
+  // Unless `ok`: InvalidArgument "<table>.<what>" (what starts with the key).
+  TableReader& Check(bool ok, std::string_view what) {
+    if (status_.ok() && !ok) status_ = Status::InvalidArgument(prefix_ + std::string(what));
+    return *this;
+  }
+  // Keeps the first error of a nested reader or a validation function.
+  TableReader& Also(const Status& s) {
+    if (status_.ok() && !s.ok()) status_ = s;
+    return *this;
+  }
+  bool Has(std::string_view key) const { return cfg_.Has(Key(key)); }
+  std::string Key(std::string_view key) const { return prefix_ + std::string(key); }
+  const std::string& prefix() const { return prefix_; }  // "core." (with the dot)
+  const Config& config() const { return cfg_; }
+  const Status& status() const { return status_; }
+
+ private:
+  const Config& cfg_;
+  std::string prefix_;
+  Status status_;
 };
 
 }  // namespace tailcut

@@ -2,6 +2,8 @@
 // (LevelDB habit). A Status is cheap when ok (no allocation).
 #pragma once
 
+#include <cstdio>
+#include <cstdlib>
 #include <memory>
 #include <optional>
 #include <string>
@@ -9,7 +11,9 @@
 
 namespace tailcut {
 
-class Status {
+// [[nodiscard]]: an ignored Status is a bug (cast to void where ignoring
+// is the decision, with a comment saying why).
+class [[nodiscard]] Status {
  public:
   enum class Code {
     kOk = 0,
@@ -44,22 +48,45 @@ class Status {
   std::string message_;
 };
 
-// A value or the Status that explains why there is none.
+namespace internal {
+// value() / operator* of a StatusOr holding an error: a bug in the caller,
+// reported with the error rather than undefined behaviour. Inline, so that
+// header-only external plugins need no tailcut symbol for it.
+[[noreturn]] inline void DieOnBadAccess(const Status& s) {
+  std::fprintf(stderr, "tailcut: StatusOr value read on an error: %s\n", s.message().c_str());
+  std::abort();
+}
+}  // namespace internal
+
+// A value or the Status that explains why there is none. Reading the value
+// of an error aborts with the error's text (check ok() first).
 template <typename T>
-class StatusOr {
+class [[nodiscard]] StatusOr {
  public:
   StatusOr(T value) : value_(std::move(value)) {}  // NOLINT: implicit by design
-  StatusOr(Status status) : status_(std::move(status)) {}  // NOLINT
+  StatusOr(Status status) : status_(std::move(status)) {  // NOLINT
+    if (status_.ok()) status_ = Status::Internal("StatusOr made from an ok Status without a value");
+  }
   bool ok() const { return value_.has_value(); }
   const Status& status() const { return status_; }
-  T& value() & { return *value_; }
-  const T& value() const& { return *value_; }
-  T&& value() && { return std::move(*value_); }
-  T* operator->() { return &*value_; }
-  const T* operator->() const { return &*value_; }
-  T& operator*() { return *value_; }
+  T& value() & { return Checked(); }
+  const T& value() const& { return Checked(); }
+  T&& value() && { return std::move(Checked()); }
+  T* operator->() { return &Checked(); }
+  const T* operator->() const { return &Checked(); }
+  T& operator*() & { return Checked(); }
+  const T& operator*() const& { return Checked(); }
+  T&& operator*() && { return std::move(Checked()); }
 
  private:
+  T& Checked() {
+    if (!value_) internal::DieOnBadAccess(status_);
+    return *value_;
+  }
+  const T& Checked() const {
+    if (!value_) internal::DieOnBadAccess(status_);
+    return *value_;
+  }
   Status status_;
   std::optional<T> value_;
 };

@@ -1,6 +1,6 @@
 // The live driver: the scheduler daemon's ZeroMQ loop around SchedulerCore.
 //
-// One ROUTER socket for executors, one for clients (common/proto/tailcut.proto
+// One ROUTER socket for executors, one for clients (wire/proto/tailcut.proto
 // is the contract). Single-threaded: it drains every message that is ready,
 // feeds the core, ticks it, and sends the core's commands batched per peer.
 #pragma once
