@@ -12,6 +12,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "tailcut/common/clock.h"
@@ -93,11 +94,46 @@ struct Proposal {
   uint32_t copies = 1;        // kCloneAtLaunch
   std::string reason;         // shows up in logs and the timing record
 
-  static Proposal LaunchCopy(JobId j, TaskIndex t, std::string why, ExecutorId on = 0);
-  static Proposal CloneAtLaunch(JobId j, uint32_t copies, std::string why);
-  static Proposal CancelAttempt(AttemptId a, std::string why);
-  static Proposal Quarantine(ExecutorId e, std::string why);
-  static Proposal Release(ExecutorId e, std::string why);
+  // Inline, so header-only external plugins (which link no tailcut library)
+  // can use them too.
+  static Proposal LaunchCopy(JobId j, TaskIndex t, std::string why, ExecutorId on = 0) {
+    Proposal p;
+    p.kind = Kind::kLaunchCopy;
+    p.job = j;
+    p.task = t;
+    p.executor = on;
+    p.reason = std::move(why);
+    return p;
+  }
+  static Proposal CloneAtLaunch(JobId j, uint32_t copies, std::string why) {
+    Proposal p;
+    p.kind = Kind::kCloneAtLaunch;
+    p.job = j;
+    p.copies = copies;
+    p.reason = std::move(why);
+    return p;
+  }
+  static Proposal CancelAttempt(AttemptId a, std::string why) {
+    Proposal p;
+    p.kind = Kind::kCancelAttempt;
+    p.attempt = a;
+    p.reason = std::move(why);
+    return p;
+  }
+  static Proposal Quarantine(ExecutorId e, std::string why) {
+    Proposal p;
+    p.kind = Kind::kQuarantine;
+    p.executor = e;
+    p.reason = std::move(why);
+    return p;
+  }
+  static Proposal Release(ExecutorId e, std::string why) {
+    Proposal p;
+    p.kind = Kind::kRelease;
+    p.executor = e;
+    p.reason = std::move(why);
+    return p;
+  }
 };
 
 class MitigationPolicy {
