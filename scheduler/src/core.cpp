@@ -69,7 +69,7 @@ class SchedulerCore::Impl final {
     if (lost) {
       TC_LOG(Warn) << "executor " << id << " (" << it->second.desc.name << ") lost: " << reason << "; "
                    << ids.size() << " attempts rescheduled";
-      s_.commands.push_back(ExecutorChangedCmd{id, ExecutorChangedCmd::Change::kLost, reason});
+      s_.Emit(ExecutorChangedCmd{id, ExecutorChangedCmd::Change::kLost, reason});
     }
     s_.executors.erase(it);
     s_.dirty = true;
@@ -109,7 +109,7 @@ class SchedulerCore::Impl final {
     life_.EndLiveAttempts(job, a.task, AttemptOutcome::kSuperseded);
     if (job.def.return_outputs) job.outputs.push_back({a.task, a.id, a.executor, run_s, output});
     if (job.def.stream_results)
-      s_.commands.push_back(TaskCommittedCmd{job.id, a.task, a.id, a.executor, run_s, std::move(output)});
+      s_.Emit(TaskCommittedCmd{job.id, a.task, a.id, a.executor, run_s, std::move(output)});
     if (job.committed >= job.needed) life_.FinishJob(job, JobState::kSucceeded, "");
     s_.dirty = true;
   }

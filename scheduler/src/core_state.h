@@ -126,6 +126,8 @@ struct CoreState {
   bool dirty = false;  // TakeCommands must Pump first
 
   Time Now() const { return clock->Now(); }
+  // Queues a command for TakeCommands.
+  void Emit(Command c);
 
   Job* FindJob(JobId id) {
     auto it = jobs.find(id);

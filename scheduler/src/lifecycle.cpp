@@ -84,7 +84,7 @@ void Lifecycle::Launch(Job& job, TaskIndex t, ExecutorId eid, bool copy) {
   job.attempts++;
   if (copy) job.copies++;
   s_.attempts.emplace(a.id, a);
-  s_.commands.push_back(LaunchCmd{a.id, eid, job.id, t, copy});
+  s_.Emit(LaunchCmd{a.id, eid, job.id, t, copy});
 }
 
 void Lifecycle::EndAttempt(const Attempt& a, AttemptOutcome outcome, double run_s) {
@@ -149,7 +149,7 @@ void Lifecycle::DropAttempt(AttemptId id, AttemptOutcome outcome, double run_s, 
 void Lifecycle::EndLiveAttempts(Job& job, TaskIndex t, AttemptOutcome outcome) {
   while (AttemptId id = job.tasks[t].live_head) {
     Attempt a = s_.attempts.at(id);
-    s_.commands.push_back(CancelCmd{id, a.executor});
+    s_.Emit(CancelCmd{id, a.executor});
     EndAttempt(a, outcome, 0);
   }
 }
@@ -169,7 +169,7 @@ void Lifecycle::FinishJob(Job& job, JobState state, std::string reason) {
     TC_LOG(Debug) << "job " << job.id << " succeeded";
   else
     TC_LOG(Info) << "job " << job.id << " (" << job.def.name << ") " << JobStateName(state) << ": " << job.reason;
-  s_.commands.push_back(JobFinishedCmd{job.id, state, job.reason});
+  s_.Emit(JobFinishedCmd{job.id, state, job.reason});
   if (!s_.observers.empty()) {
     JobStatusInfo info = MakeStatusInfo(job);
     for (CoreObserver* o : s_.observers) o->OnJobFinished(info);

@@ -37,7 +37,7 @@ void ProposalGate::Apply(const Proposal& p, std::string_view policy) {
     case Proposal::Kind::kCancelAttempt: {
       auto it = s_.attempts.find(p.attempt);
       if (it == s_.attempts.end()) return;
-      s_.commands.push_back(CancelCmd{p.attempt, it->second.executor});
+      s_.Emit(CancelCmd{p.attempt, it->second.executor});
       life_.DropAttempt(p.attempt, AttemptOutcome::kCancelled, 0, std::string(policy) + ": " + p.reason);
       return;
     }
@@ -49,7 +49,7 @@ void ProposalGate::Apply(const Proposal& p, std::string_view policy) {
       if (quarantined + 1 > QuarantineCap(s_.opt.max_quarantined_share, s_.executors.size())) return;
       e->quarantined = true;
       TC_LOG(Info) << policy << ": quarantine executor " << e->id << " (" << e->desc.name << "): " << p.reason;
-      s_.commands.push_back(ExecutorChangedCmd{e->id, ExecutorChangedCmd::Change::kQuarantined, p.reason});
+      s_.Emit(ExecutorChangedCmd{e->id, ExecutorChangedCmd::Change::kQuarantined, p.reason});
       return;
     }
     case Proposal::Kind::kRelease: {
@@ -58,7 +58,7 @@ void ProposalGate::Apply(const Proposal& p, std::string_view policy) {
       e->quarantined = false;
       place_.MarkFree(*e);
       TC_LOG(Info) << policy << ": release executor " << e->id << " (" << e->desc.name << "): " << p.reason;
-      s_.commands.push_back(ExecutorChangedCmd{e->id, ExecutorChangedCmd::Change::kReleased, p.reason});
+      s_.Emit(ExecutorChangedCmd{e->id, ExecutorChangedCmd::Change::kReleased, p.reason});
       s_.dirty = true;
       return;
     }
