@@ -71,7 +71,7 @@ TEST_CASE("running attempts carry how many live attempts their task has") {
   CHECK(seen[other].started == -1);
 }
 
-TEST_CASE("median run time follows commits; unknown jobs have none") {
+TEST_CASE("median run time follows commits, and unknown jobs have none") {
   StateFixture f;
   core::Job& job = f.Job(5);
   CHECK(f.view.MedianRunTime(job.id) == 0);

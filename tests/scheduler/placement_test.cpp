@@ -46,7 +46,7 @@ TEST_CASE("placement respects gpus, kernels and quarantine") {
   CHECK(f.place.PickFree(job, 1, false) == 0);
 }
 
-TEST_CASE("copies never go where the task already runs; a preferred executor wins if it fits") {
+TEST_CASE("copies never go where the task already runs, and a preferred executor wins if it fits") {
   StateFixture f;
   ExecutorId a = f.Exec(2), b = f.Exec(2), c = f.Exec(2);
   core::Job& job = f.Job(2);

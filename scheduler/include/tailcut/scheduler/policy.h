@@ -97,42 +97,19 @@ struct Proposal {
   // Inline, so header-only external plugins (which link no tailcut library)
   // can use them too.
   static Proposal LaunchCopy(JobId j, TaskIndex t, std::string why, ExecutorId on = 0) {
-    Proposal p;
-    p.kind = Kind::kLaunchCopy;
-    p.job = j;
-    p.task = t;
-    p.executor = on;
-    p.reason = std::move(why);
-    return p;
+    return {.kind = Kind::kLaunchCopy, .job = j, .task = t, .executor = on, .reason = std::move(why)};
   }
   static Proposal CloneAtLaunch(JobId j, uint32_t copies, std::string why) {
-    Proposal p;
-    p.kind = Kind::kCloneAtLaunch;
-    p.job = j;
-    p.copies = copies;
-    p.reason = std::move(why);
-    return p;
+    return {.kind = Kind::kCloneAtLaunch, .job = j, .copies = copies, .reason = std::move(why)};
   }
   static Proposal CancelAttempt(AttemptId a, std::string why) {
-    Proposal p;
-    p.kind = Kind::kCancelAttempt;
-    p.attempt = a;
-    p.reason = std::move(why);
-    return p;
+    return {.kind = Kind::kCancelAttempt, .attempt = a, .reason = std::move(why)};
   }
   static Proposal Quarantine(ExecutorId e, std::string why) {
-    Proposal p;
-    p.kind = Kind::kQuarantine;
-    p.executor = e;
-    p.reason = std::move(why);
-    return p;
+    return {.kind = Kind::kQuarantine, .executor = e, .reason = std::move(why)};
   }
   static Proposal Release(ExecutorId e, std::string why) {
-    Proposal p;
-    p.kind = Kind::kRelease;
-    p.executor = e;
-    p.reason = std::move(why);
-    return p;
+    return {.kind = Kind::kRelease, .executor = e, .reason = std::move(why)};
   }
 };
 
