@@ -23,12 +23,8 @@ class FixedDelay final : public tailcut::MitigationPolicy {
       if (a.task_live != 1 || n >= max_per_tick_ || done_.count({a.job, a.task})) return;
       double elapsed = v.Now() - (a.started >= 0 ? a.started : a.queued);
       if (elapsed <= delay_) return;
-      tailcut::Proposal p;  // the Proposal:: factories are not linked into plugins
-      p.kind = tailcut::Proposal::Kind::kLaunchCopy;
-      p.job = a.job;
-      p.task = a.task;
-      p.reason = "fixed_delay: running " + std::to_string(elapsed) + " s";
-      out->push_back(std::move(p));
+      std::string why = "fixed_delay: running " + std::to_string(elapsed) + " s";
+      out->push_back(tailcut::Proposal::LaunchCopy(a.job, a.task, std::move(why)));
       done_.insert({a.job, a.task});
       ++n;
     });

@@ -12,6 +12,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "tailcut/common/clock.h"
@@ -93,11 +94,23 @@ struct Proposal {
   uint32_t copies = 1;        // kCloneAtLaunch
   std::string reason;         // shows up in logs and the timing record
 
-  static Proposal LaunchCopy(JobId j, TaskIndex t, std::string why, ExecutorId on = 0);
-  static Proposal CloneAtLaunch(JobId j, uint32_t copies, std::string why);
-  static Proposal CancelAttempt(AttemptId a, std::string why);
-  static Proposal Quarantine(ExecutorId e, std::string why);
-  static Proposal Release(ExecutorId e, std::string why);
+  // Inline, so header-only external plugins (which link no tailcut library)
+  // can use them too.
+  static Proposal LaunchCopy(JobId j, TaskIndex t, std::string why, ExecutorId on = 0) {
+    return {.kind = Kind::kLaunchCopy, .job = j, .task = t, .executor = on, .reason = std::move(why)};
+  }
+  static Proposal CloneAtLaunch(JobId j, uint32_t copies, std::string why) {
+    return {.kind = Kind::kCloneAtLaunch, .job = j, .copies = copies, .reason = std::move(why)};
+  }
+  static Proposal CancelAttempt(AttemptId a, std::string why) {
+    return {.kind = Kind::kCancelAttempt, .attempt = a, .reason = std::move(why)};
+  }
+  static Proposal Quarantine(ExecutorId e, std::string why) {
+    return {.kind = Kind::kQuarantine, .executor = e, .reason = std::move(why)};
+  }
+  static Proposal Release(ExecutorId e, std::string why) {
+    return {.kind = Kind::kRelease, .executor = e, .reason = std::move(why)};
+  }
 };
 
 class MitigationPolicy {

@@ -1,0 +1,91 @@
+#include "cluster_view.h"
+
+#include <algorithm>
+
+namespace tailcut::core {
+
+JobView MakeJobView(const Job& j) {
+  JobView v;
+  v.id = j.id;
+  v.def = &j.def;
+  v.submitted = j.submitted;
+  v.tasks = j.Count();
+  v.committed = j.committed;
+  v.unlaunched = j.Count() - j.next_unlaunched;
+  v.running = j.running;
+  v.copies = j.copies;
+  v.needed = j.needed;
+  return v;
+}
+
+ExecutorView MakeExecView(const Executor& e) {
+  ExecutorView v;
+  v.id = e.id;
+  v.name = e.desc.name;
+  v.slots = e.desc.slots;
+  v.gpus = e.desc.gpus;
+  v.used_slots = e.used_slots;
+  v.running = static_cast<uint32_t>(e.attempts.size());
+  v.finished = e.finished;
+  v.quarantined = e.quarantined;
+  return v;
+}
+
+void StateView::ForEachJob(const std::function<void(const JobView&)>& fn) const {
+  for (JobId id : s_.running_jobs) fn(MakeJobView(s_.jobs.at(id)));
+}
+
+void StateView::ForEachRunningAttempt(const std::function<void(const AttemptView&)>& fn) const {
+  for (auto& [id, a] : s_.attempts) {
+    AttemptView v;
+    v.attempt = id;
+    v.job = a.job;
+    v.task = a.task;
+    v.executor = a.executor;
+    v.queued = a.queued;
+    v.started = a.started;
+    v.progress = a.progress;
+    v.copy = a.copy;
+    v.task_live = s_.jobs.at(a.job).tasks[a.task].live;
+    fn(v);
+  }
+}
+
+void StateView::ForEachExecutor(const std::function<void(const ExecutorView&)>& fn) const {
+  for (auto& [id, e] : s_.executors) fn(MakeExecView(e));
+}
+
+bool StateView::FindJob(JobId id, JobView* out) const {
+  const Job* job = s_.FindJob(id);
+  if (!job) return false;
+  *out = MakeJobView(*job);
+  return true;
+}
+
+bool StateView::FindExecutor(ExecutorId id, ExecutorView* out) const {
+  auto it = s_.executors.find(id);
+  if (it == s_.executors.end()) return false;
+  *out = MakeExecView(it->second);
+  return true;
+}
+
+const std::vector<float>& StateView::CommittedRunTimes(JobId id) const {
+  static const std::vector<float> kEmpty;
+  const Job* job = s_.FindJob(id);
+  return job ? job->run_times : kEmpty;
+}
+
+double StateView::MedianRunTime(JobId id) const {
+  const Job* job = s_.FindJob(id);
+  if (!job || job->run_times.empty()) return 0;
+  if (job->median_n != job->run_times.size()) {
+    std::vector<float> v = job->run_times;
+    auto mid = v.begin() + static_cast<long>(v.size() / 2);
+    std::nth_element(v.begin(), mid, v.end());
+    job->median_cache = *mid;
+    job->median_n = job->run_times.size();
+  }
+  return job->median_cache;
+}
+
+}  // namespace tailcut::core

@@ -1,0 +1,39 @@
+// The ClusterView that policies read: a read-only window on a CoreState.
+// Proposals the core accepts change the state, so later policies in the
+// chain see them.
+#pragma once
+
+#include <functional>
+#include <vector>
+
+#include "core_state.h"
+
+namespace tailcut::core {
+
+JobView MakeJobView(const Job& j);
+ExecutorView MakeExecView(const Executor& e);
+
+class StateView final : public ClusterView {
+ public:
+  explicit StateView(const CoreState& s) : s_(s) {}
+
+  Time Now() const override { return s_.Now(); }
+  // Running jobs in id order.
+  void ForEachJob(const std::function<void(const JobView&)>& fn) const override;
+  void ForEachRunningAttempt(const std::function<void(const AttemptView&)>& fn) const override;
+  // Executors in id order.
+  void ForEachExecutor(const std::function<void(const ExecutorView&)>& fn) const override;
+  // Any retained job, finished ones too.
+  bool FindJob(JobId id, JobView* out) const override;
+  bool FindExecutor(ExecutorId id, ExecutorView* out) const override;
+  const std::vector<float>& CommittedRunTimes(JobId id) const override;
+  double MedianRunTime(JobId id) const override;
+  uint32_t CopiesAllowed() const override { return s_.CopiesAllowed(); }
+  uint32_t TotalSlots() const override { return s_.total_slots; }
+  const PredictorSuite* Predictors() const override { return s_.predictors.get(); }
+
+ private:
+  const CoreState& s_;
+};
+
+}  // namespace tailcut::core

@@ -1,0 +1,186 @@
+#include "lifecycle.h"
+
+#include "tailcut/common/log.h"
+
+namespace tailcut::core {
+
+JobStatusInfo MakeStatusInfo(const Job& job) {
+  JobStatusInfo s;
+  s.id = job.id;
+  s.name = job.def.name;
+  s.state = job.state;
+  s.tasks = job.Count();
+  s.committed = job.committed;
+  s.running = job.running;
+  s.attempts = job.attempts;
+  s.copies = job.copies;
+  s.failed_attempts = job.failed_attempts;
+  s.reason = job.reason;
+  s.submitted = job.submitted;
+  s.finished = job.finished;
+  return s;
+}
+
+Job& Lifecycle::AddJob(JobDef def) {
+  JobId id = s_.next_job_id++;
+  Job& job = s_.jobs[id];
+  job.id = id;
+  job.def = std::move(def);
+  job.submitted = s_.Now();
+  job.tasks.resize(job.Count());
+  switch (job.def.rule.kind) {
+    case CompletionKind::kAll: job.needed = job.Count(); break;
+    case CompletionKind::kKOfN:
+    case CompletionKind::kQuorum: job.needed = job.def.rule.k; break;
+  }
+  if (job.def.max_attempts == 0) job.def.max_attempts = s_.opt.max_attempts;
+  s_.running_jobs.insert(id);
+  place_.MakeRunnable(job);
+  return job;
+}
+
+Executor& Lifecycle::AddExecutor(ExecutorDesc desc) {
+  ExecutorId id = s_.next_executor_id++;
+  Executor& e = s_.executors[id];
+  e.id = id;
+  e.desc = std::move(desc);
+  e.desc.slots = std::max<uint32_t>(e.desc.slots, 1);
+  e.kernels.insert(e.desc.kernels.begin(), e.desc.kernels.end());
+  e.last_seen = s_.Now();
+  s_.total_slots += e.desc.slots;
+  s_.executors_epoch++;
+  place_.MarkFree(e);
+  // Jobs that waited for a fitting executor may run now.
+  for (JobId j : s_.running_jobs) {
+    Job& job = s_.jobs.at(j);
+    if (job.HasWork()) place_.MakeRunnable(job);
+  }
+  s_.dirty = true;
+  return e;
+}
+
+void Lifecycle::Launch(Job& job, TaskIndex t, ExecutorId eid, bool copy) {
+  Executor& e = s_.executors.at(eid);
+  const TaskDef& d = job.def.Task(t);
+  Task& task = job.tasks[t];
+  Attempt a;
+  a.id = s_.next_attempt_id++;
+  a.job = job.id;
+  a.task = t;
+  a.executor = eid;
+  a.queued = s_.Now();
+  a.copy = copy;
+  a.slots = std::max<uint32_t>(d.cpu_slots, 1);
+  a.gpus = d.gpus;
+  a.next = task.live_head;
+  task.live_head = a.id;
+  if (task.live > 0) s_.extra_live++;
+  task.live++;
+  task.phase = TaskPhase::kActive;
+  e.used_slots += a.slots;
+  e.used_gpus += a.gpus;
+  e.attempts.insert(a.id);
+  job.running++;
+  job.attempts++;
+  if (copy) job.copies++;
+  s_.attempts.emplace(a.id, a);
+  s_.Emit(LaunchCmd{a.id, eid, job.id, t, copy});
+}
+
+void Lifecycle::EndAttempt(const Attempt& a, AttemptOutcome outcome, double run_s) {
+  Job& job = s_.jobs.at(a.job);
+  Task& task = job.tasks[a.task];
+  // Unlink from the task's live list.
+  if (task.live_head == a.id) {
+    task.live_head = a.next;
+  } else {
+    for (AttemptId p = task.live_head; p != 0;) {
+      Attempt& prev = s_.attempts.at(p);
+      if (prev.next == a.id) {
+        prev.next = a.next;
+        break;
+      }
+      p = prev.next;
+    }
+  }
+  if (task.live > 1) s_.extra_live--;
+  task.live--;
+  job.running--;
+  if (Executor* e = s_.FindExec(a.executor)) {
+    e->used_slots -= a.slots;
+    e->used_gpus -= a.gpus;
+    e->attempts.erase(a.id);
+    place_.MarkFree(*e);
+  }
+  Time now = s_.Now();
+  const TaskDef& d = job.def.Task(a.task);
+  AttemptRecord r;
+  r.job = a.job;
+  r.task = a.task;
+  r.attempt = a.id;
+  r.executor = a.executor;
+  r.task_class = d.ClassName();
+  r.input_size = d.input_size;
+  r.queued = a.queued;
+  r.started = a.started;
+  r.finished = now;
+  r.run_s = run_s > 0 ? run_s : (a.started >= 0 ? now - a.started : 0);
+  r.outcome = outcome;
+  r.copy = a.copy;
+  s_.predictors->Observe(r);
+  for (auto& [e, state] : s_.predictors->HealthTransitions())
+    TC_LOG(Info) << "executor " << e << " health: " << NodeHealthName(state.state) << " (speed factor "
+                 << state.speed_factor << ")";
+  for (CoreObserver* o : s_.observers) o->OnAttemptEnded(r);
+  s_.attempts.erase(a.id);
+}
+
+void Lifecycle::DropAttempt(AttemptId id, AttemptOutcome outcome, double run_s, std::string why) {
+  Attempt a = s_.attempts.at(id);
+  EndAttempt(a, outcome, run_s);
+  Job& job = s_.jobs.at(a.job);
+  Task& task = job.tasks[a.task];
+  if (!why.empty()) TC_LOG(Debug) << "attempt " << id << " dropped: " << why;
+  if (job.state == JobState::kRunning && task.phase == TaskPhase::kActive && task.live == 0)
+    place_.Requeue(job, a.task);
+  s_.dirty = true;
+}
+
+void Lifecycle::EndLiveAttempts(Job& job, TaskIndex t, AttemptOutcome outcome) {
+  while (AttemptId id = job.tasks[t].live_head) {
+    Attempt a = s_.attempts.at(id);
+    s_.Emit(CancelCmd{id, a.executor});
+    EndAttempt(a, outcome, 0);
+  }
+}
+
+void Lifecycle::FinishJob(Job& job, JobState state, std::string reason) {
+  job.state = state;
+  job.reason = std::move(reason);
+  job.finished = s_.Now();
+  for (TaskIndex t = 0; t < job.tasks.size(); ++t)
+    if (job.tasks[t].live > 0) EndLiveAttempts(job, t, AttemptOutcome::kCancelled);
+  job.retry.clear();
+  s_.running_jobs.erase(job.id);
+  // Free per-task state now; counters and outputs stay for status queries.
+  std::vector<Task>().swap(job.tasks);
+  std::vector<float>().swap(job.run_times);
+  if (state == JobState::kSucceeded)
+    TC_LOG(Debug) << "job " << job.id << " succeeded";
+  else
+    TC_LOG(Info) << "job " << job.id << " (" << job.def.name << ") " << JobStateName(state) << ": " << job.reason;
+  s_.Emit(JobFinishedCmd{job.id, state, job.reason});
+  if (!s_.observers.empty()) {
+    JobStatusInfo info = MakeStatusInfo(job);
+    for (CoreObserver* o : s_.observers) o->OnJobFinished(info);
+  }
+  s_.finished_order.push_back(job.id);
+  while (s_.finished_order.size() > s_.opt.job_retention) {
+    JobId old = s_.finished_order.front();
+    s_.finished_order.pop_front();
+    if (const Job* j = s_.FindJob(old)) place_.ForgetJob(*j);
+    s_.jobs.erase(old);
+  }
+}
+
+}  // namespace tailcut::core

@@ -1,0 +1,41 @@
+// Attempt and job lifecycle: launching an attempt, ending it (and recording
+// how it ended for predictors and observers), requeueing a task nothing runs
+// any more, and finishing a job (with the bounded retention of finished jobs).
+#pragma once
+
+#include <string>
+
+#include "core_state.h"
+#include "placement.h"
+
+namespace tailcut::core {
+
+// What SchedulerCore::JobStatus reports for `job`.
+JobStatusInfo MakeStatusInfo(const Job& job);
+
+class Lifecycle {
+ public:
+  Lifecycle(CoreState& s, Placement& place) : s_(s), place_(place) {}
+
+  // Registers a job accepted at submit (already validated) and makes it runnable.
+  Job& AddJob(JobDef def);
+  // Registers an executor: it takes work at once, and jobs that waited for
+  // a fitting executor may run now.
+  Executor& AddExecutor(ExecutorDesc desc);
+
+  // New attempt of (job, t) on `eid`; ids are assigned in launch order.
+  void Launch(Job& job, TaskIndex t, ExecutorId eid, bool copy);
+  // Removes a live attempt and records how it ended.
+  void EndAttempt(const Attempt& a, AttemptOutcome outcome, double run_s);
+  // Ends attempt `id` without a result; requeues its task if nothing else runs it.
+  void DropAttempt(AttemptId id, AttemptOutcome outcome, double run_s, std::string why);
+  // Cancels every live attempt of a task (the executor is told).
+  void EndLiveAttempts(Job& job, TaskIndex t, AttemptOutcome outcome);
+  void FinishJob(Job& job, JobState state, std::string reason);
+
+ private:
+  CoreState& s_;
+  Placement& place_;
+};
+
+}  // namespace tailcut::core

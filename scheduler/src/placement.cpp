@@ -1,0 +1,124 @@
+#include "placement.h"
+
+#include "feasibility.h"
+
+namespace tailcut::core {
+
+void Placement::MarkFree(Executor& e) {
+  if (!e.in_free && !e.quarantined && HasFreeSlot(e)) {
+    e.in_free = true;
+    s_.free.push_back(e.id);
+  }
+}
+
+bool Placement::RunsTask(const Job& job, TaskIndex t, ExecutorId e) const {
+  for (AttemptId a = job.tasks[t].live_head; a != 0;) {
+    const Attempt& at = s_.attempts.at(a);
+    if (at.executor == e) return true;
+    a = at.next;
+  }
+  return false;
+}
+
+bool Placement::PolicyAvoids(ExecutorId e) const {
+  for (auto& p : s_.policies)
+    if (p->AvoidExecutor(view_, e)) return true;
+  return false;
+}
+
+ExecutorId Placement::PickFree(const Job& job, TaskIndex t, bool copy, ExecutorId preferred) {
+  const TaskDef& d = job.def.Task(t);
+  uint32_t need = std::max<uint32_t>(d.cpu_slots, 1);
+  auto fits = [&](const Executor& e) {
+    return !e.quarantined && e.used_slots + need <= e.desc.slots && e.used_gpus + d.gpus <= e.desc.gpus &&
+           Feasible(e, d) && !(copy && RunsTask(job, t, e.id));
+  };
+  if (preferred) {
+    if (Executor* e = s_.FindExec(preferred); e && fits(*e)) return preferred;
+  }
+  while (!s_.free.empty()) {  // drop stale entries at the front
+    Executor* e = s_.FindExec(s_.free.front());
+    if (e && !e->quarantined && HasFreeSlot(*e)) break;
+    if (e) e->in_free = false;
+    s_.free.pop_front();
+  }
+  ExecutorId fallback = 0;
+  for (ExecutorId id : s_.free) {
+    Executor* e = s_.FindExec(id);
+    if (!e || !fits(*e)) continue;
+    if (PolicyAvoids(id)) {
+      if (!fallback) fallback = id;
+      continue;
+    }
+    return id;
+  }
+  return copy ? 0 : fallback;
+}
+
+uint32_t Placement::QueuePerSlot(const Job& job) const {
+  // One lucky fast task must not turn a job into a pipelined one.
+  constexpr uint32_t kMinSamples = 4;
+  if (job.typical_run_s < 0 || job.committed < kMinSamples) return 0;
+  if (job.typical_run_s <= s_.opt.pipeline_s / s_.opt.max_queue_per_slot) return s_.opt.max_queue_per_slot;
+  return static_cast<uint32_t>(s_.opt.pipeline_s / job.typical_run_s);
+}
+
+ExecutorId Placement::PickQueue(const Job& job, TaskIndex t, uint32_t per_slot) {
+  const TaskDef& d = job.def.Task(t);
+  uint32_t need = std::max<uint32_t>(d.cpu_slots, 1);
+  if (s_.executors.empty()) return 0;
+  auto it = s_.executors.upper_bound(s_.rr_cursor);
+  for (size_t i = 0; i < s_.executors.size(); ++i, ++it) {
+    if (it == s_.executors.end()) it = s_.executors.begin();
+    Executor& e = it->second;
+    uint64_t limit = static_cast<uint64_t>(e.desc.slots) * (1 + per_slot);
+    if (!e.quarantined && e.used_slots + need <= limit && e.used_gpus + d.gpus <= e.desc.gpus && Feasible(e, d) &&
+        !PolicyAvoids(e.id)) {
+      s_.rr_cursor = e.id;
+      return e.id;
+    }
+  }
+  return 0;
+}
+
+void Placement::MakeRunnable(Job& job) {
+  if (job.in_runnable || job.state != JobState::kRunning) return;
+  job.in_runnable = true;
+  PushRunnable(job);
+  s_.dirty = true;
+}
+
+void Placement::Requeue(Job& job, TaskIndex t) {
+  job.tasks[t].phase = TaskPhase::kWaiting;
+  job.retry.push_back(t);
+  MakeRunnable(job);
+}
+
+// runnable_pipelining counts runnable entries whose job has `pipelines`;
+// PushRunnable, PopRunnable, UpdatePipelining and ForgetJob keep it exact as
+// entries come and go and as the flag changes.
+void Placement::PushRunnable(Job& job) {
+  s_.runnable.push_back(job.id);
+  if (job.pipelines) s_.runnable_pipelining++;
+}
+
+Job* Placement::PopRunnable() {
+  JobId id = s_.runnable.front();
+  s_.runnable.pop_front();
+  Job* job = s_.FindJob(id);
+  if (job && job->pipelines) s_.runnable_pipelining--;
+  return job;
+}
+
+void Placement::UpdatePipelining(Job& job) {
+  bool p = QueuePerSlot(job) > 0;
+  if (p == job.pipelines) return;
+  job.pipelines = p;
+  if (job.in_runnable) p ? s_.runnable_pipelining++ : s_.runnable_pipelining--;
+}
+
+void Placement::ForgetJob(const Job& job) {
+  if (job.in_runnable && job.pipelines) s_.runnable_pipelining--;
+}
+
+}  // namespace tailcut::core

@@ -1,0 +1,45 @@
+// Placement: which executor an attempt goes to. Keeps the free-slot list,
+// the round-robin cursor for queueing behind running work (pipelining of
+// tiny tasks) and the queue of runnable jobs with its pipelining counter.
+#pragma once
+
+#include "core_state.h"
+
+namespace tailcut::core {
+
+class Placement {
+ public:
+  // `view` is what policies are asked through (MitigationPolicy::AvoidExecutor).
+  Placement(CoreState& s, const ClusterView& view) : s_(s), view_(view) {}
+
+  static bool HasFreeSlot(const Executor& e) { return e.used_slots < e.desc.slots; }
+  // Puts `e` on the free-slot list if it has a free slot and may take work.
+  void MarkFree(Executor& e);
+
+  // An executor with a free slot for this task, or 0. Copies never go where
+  // the task already runs, nor to executors a policy advises against.
+  ExecutorId PickFree(const Job& job, TaskIndex t, bool copy, ExecutorId preferred = 0);
+  // Pipelining for tiny tasks: queued attempts allowed per slot.
+  uint32_t QueuePerSlot(const Job& job) const;
+  // An executor that may queue this task behind its running work, or 0.
+  ExecutorId PickQueue(const Job& job, TaskIndex t, uint32_t per_slot);
+
+  bool RunsTask(const Job& job, TaskIndex t, ExecutorId e) const;
+  bool PolicyAvoids(ExecutorId e) const;
+
+  // The runnable queue: jobs with tasks to place, served round-robin.
+  void MakeRunnable(Job& job);
+  void Requeue(Job& job, TaskIndex t);  // a task waits for another attempt
+  void PushRunnable(Job& job);
+  // Takes the front entry; null when its job is no longer retained.
+  Job* PopRunnable();
+  void UpdatePipelining(Job& job);
+  // `job` is about to be forgotten while it may still have a runnable entry.
+  void ForgetJob(const Job& job);
+
+ private:
+  CoreState& s_;
+  const ClusterView& view_;
+};
+
+}  // namespace tailcut::core

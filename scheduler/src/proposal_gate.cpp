@@ -1,0 +1,68 @@
+#include "proposal_gate.h"
+
+#include <string>
+
+#include "tailcut/common/log.h"
+
+namespace tailcut::core {
+
+size_t QuarantineCap(double share, size_t fleet) {
+  size_t cap = static_cast<size_t>(share * fleet);
+  if (fleet >= 3) cap = std::max<size_t>(cap, 1);
+  return std::min(cap, fleet / 2);  // never more than half the fleet
+}
+
+void ProposalGate::ApplyAll(const std::vector<Proposal>& proposals, std::string_view policy) {
+  for (const Proposal& p : proposals) Apply(p, policy);
+}
+
+void ProposalGate::Apply(const Proposal& p, std::string_view policy) {
+  switch (p.kind) {
+    case Proposal::Kind::kLaunchCopy: {
+      Job* job = s_.FindJob(p.job);
+      if (!job || job->state != JobState::kRunning || p.task >= job->Count()) return;
+      Task& task = job->tasks[p.task];
+      if (task.phase != TaskPhase::kActive || task.live == 0 || s_.CopiesAllowed() == 0) return;
+      ExecutorId e = place_.PickFree(*job, p.task, true, p.executor);
+      if (!e) return;
+      TC_LOG(Debug) << policy << ": copy of job " << p.job << " task " << p.task << " on executor " << e << ": "
+                    << p.reason;
+      life_.Launch(*job, p.task, e, true);
+      return;
+    }
+    case Proposal::Kind::kCloneAtLaunch: {
+      if (Job* job = s_.FindJob(p.job)) job->clone_copies = std::min<uint32_t>(p.copies, 8);
+      return;
+    }
+    case Proposal::Kind::kCancelAttempt: {
+      auto it = s_.attempts.find(p.attempt);
+      if (it == s_.attempts.end()) return;
+      s_.Emit(CancelCmd{p.attempt, it->second.executor});
+      life_.DropAttempt(p.attempt, AttemptOutcome::kCancelled, 0, std::string(policy) + ": " + p.reason);
+      return;
+    }
+    case Proposal::Kind::kQuarantine: {
+      Executor* e = s_.FindExec(p.executor);
+      if (!e || e->quarantined) return;
+      size_t quarantined = 0;
+      for (auto& [id, x] : s_.executors) quarantined += x.quarantined;
+      if (quarantined + 1 > QuarantineCap(s_.opt.max_quarantined_share, s_.executors.size())) return;
+      e->quarantined = true;
+      TC_LOG(Info) << policy << ": quarantine executor " << e->id << " (" << e->desc.name << "): " << p.reason;
+      s_.Emit(ExecutorChangedCmd{e->id, ExecutorChangedCmd::Change::kQuarantined, p.reason});
+      return;
+    }
+    case Proposal::Kind::kRelease: {
+      Executor* e = s_.FindExec(p.executor);
+      if (!e || !e->quarantined) return;
+      e->quarantined = false;
+      place_.MarkFree(*e);
+      TC_LOG(Info) << policy << ": release executor " << e->id << " (" << e->desc.name << "): " << p.reason;
+      s_.Emit(ExecutorChangedCmd{e->id, ExecutorChangedCmd::Change::kReleased, p.reason});
+      s_.dirty = true;
+      return;
+    }
+  }
+}
+
+}  // namespace tailcut::core

@@ -1,0 +1,35 @@
+// The proposal gate: policies only propose; this applies a Proposal if the
+// cluster allows it. Copies need a free fitting executor and room in the
+// redundancy budget, quarantine is capped by max_quarantined_share, and
+// proposals about jobs, attempts or executors that are gone are ignored.
+#pragma once
+
+#include <cstddef>
+#include <string_view>
+#include <vector>
+
+#include "core_state.h"
+#include "lifecycle.h"
+#include "placement.h"
+
+namespace tailcut::core {
+
+// How many of `fleet` executors may be quarantined at once: `share` of the
+// fleet, at least one when there are three or more, never more than half.
+size_t QuarantineCap(double share, size_t fleet);
+
+class ProposalGate {
+ public:
+  ProposalGate(CoreState& s, Placement& place, Lifecycle& life) : s_(s), place_(place), life_(life) {}
+
+  // `policy` names the proposer in logs.
+  void ApplyAll(const std::vector<Proposal>& proposals, std::string_view policy);
+  void Apply(const Proposal& p, std::string_view policy);
+
+ private:
+  CoreState& s_;
+  Placement& place_;
+  Lifecycle& life_;
+};
+
+}  // namespace tailcut::core
