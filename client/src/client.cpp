@@ -222,9 +222,10 @@ Status ReadTask(const Config& c, const std::string& p, wire::TaskSpec* t) {
   std::string kernel, args, task_class;
   uint32_t slots = 1, gpus = 0;
   double input_size = 0;
-  for (Status s : {c.Get(p + "kernel", &kernel), c.Get(p + "args", &args), c.Get(p + "cpu_slots", &slots),
-                   c.Get(p + "gpus", &gpus), c.Get(p + "input_size", &input_size), c.Get(p + "class", &task_class)})
-    if (!s.ok()) return s;
+  TableReader r(c, p);
+  r.Get("kernel", &kernel).Get("args", &args).Get("cpu_slots", &slots).Get("gpus", &gpus);
+  r.Get("input_size", &input_size).Get("class", &task_class);
+  if (!r.status().ok()) return r.status();
   t->set_kernel(kernel);
   t->set_args(args);
   t->mutable_demand()->set_cpu_slots(slots);
@@ -250,11 +251,11 @@ StatusOr<wire::JobSpec> LoadJobFile(const std::string& path) {
   uint32_t count = 0, k = 0, min_count = 0, max_attempts = 0;
   double deadline = 0;
   bool wait = false, stream = false, outputs = false;
-  for (Status s : {c.Get("name", &name), c.Get("count", &count), c.Get("rule", &rule), c.Get("k", &k),
-                   c.Get("min_count", &min_count), c.Get("deadline_s", &deadline), c.Get("max_attempts", &max_attempts),
-                   c.Get("wait_for_resources", &wait), c.Get("stream_results", &stream),
-                   c.Get("return_outputs", &outputs)})
-    if (!s.ok()) return s;
+  TableReader r(c, "");
+  r.Get("name", &name).Get("count", &count).Get("rule", &rule).Get("k", &k).Get("min_count", &min_count);
+  r.Get("deadline_s", &deadline).Get("max_attempts", &max_attempts).Get("wait_for_resources", &wait);
+  r.Get("stream_results", &stream).Get("return_outputs", &outputs);
+  if (!r.status().ok()) return r.status();
   j.set_name(name);
   if (c.Has("template")) {
     if (Status s = ReadTask(c, "template.", j.mutable_template_()); !s.ok()) return s;

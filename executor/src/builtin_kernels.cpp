@@ -12,6 +12,9 @@
 #include <cmath>
 #include <cstring>
 #include <random>
+#include <string>
+#include <tuple>
+#include <vector>
 
 #include "tailcut/common/kernel_args.h"
 #include "gpu_kernels.h"
@@ -255,6 +258,8 @@ StatusOr<std::string> ShellKernel(KernelContext& ctx) {
   return stdout_text;
 }
 
+using TableOfKernels = std::vector<std::tuple<std::string, KernelFn, KernelTraits>>;
+
 }  // namespace
 
 std::vector<double> MatmulInput(int n, uint64_t seed) {
@@ -273,20 +278,26 @@ double MatmulChecksum(const std::vector<double>& a, const std::vector<double>& b
   return sum;
 }
 
-void RegisterBuiltinKernels(KernelRegistry* r) {
-  r->Register("noop", [](KernelContext&) -> StatusOr<std::string> { return std::string(); },
-              KernelTraits{.self_timed = true, .instant = true});
-  r->Register("sleep", SleepKernel, KernelTraits{.self_timed = true});
-  r->Register("spin", SpinKernel, KernelTraits{.self_timed = true});
-  r->Register("matmul", MatmulKernel);
-  r->Register("shell", ShellKernel);
-  r->Register("coded_matmul", CodedMatmulKernel);
-  r->Register("gradient_worker", GradientWorkerKernel);
+Status RegisterBuiltinKernels(KernelRegistry* r) {
+  TableOfKernels kernels = {
+      {"noop", [](KernelContext&) -> StatusOr<std::string> { return std::string(); },
+       KernelTraits{.self_timed = true, .instant = true}},
+      {"sleep", SleepKernel, KernelTraits{.self_timed = true}},
+      {"spin", SpinKernel, KernelTraits{.self_timed = true}},
+      {"matmul", MatmulKernel, {}},
+      {"shell", ShellKernel, {}},
+      {"coded_matmul", CodedMatmulKernel, {}},
+      {"gradient_worker", GradientWorkerKernel, {}},
+  };
+  for (auto& [name, fn, traits] : kernels)
+    if (Status s = r->Register(name, fn, traits); !s.ok()) return s;
+  return Status::Ok();
 }
 
 KernelRegistry BuiltinKernels() {
   KernelRegistry r;
-  RegisterBuiltinKernels(&r);
+  Status s = RegisterBuiltinKernels(&r);  // an empty registry: cannot fail
+  if (!s.ok()) internal::DieOnBadAccess(s);
   return r;
 }
 

@@ -9,14 +9,14 @@ namespace tailcut {
 using namespace policy_util;
 
 Status LoadCloneOptions(const Config& cfg, const std::string& prefix, CloneOptions* o) {
-  Params p{cfg, prefix};
+  TableReader p(cfg, prefix);
   p.Get("small_job_tasks", &o->small_job_tasks)
       .Get("copies", &o->copies)
       .Get("budget_share", &o->budget_share)
       .Get("clone_coded", &o->clone_coded)
       .Check(o->copies >= 1 && o->copies <= 8, "copies must be in [1, 8]")
       .Check(o->budget_share > 0 && o->budget_share <= 1, "budget_share must be in (0, 1]");
-  return p.status;
+  return p.status();
 }
 
 void ClonePolicy::OnJobSubmitted(const ClusterView& v, JobId job, std::vector<Proposal>* out) {

@@ -10,14 +10,14 @@ namespace tailcut {
 using namespace policy_util;
 
 Status LoadCodedOptions(const Config& cfg, const std::string& prefix, CodedOptions* o) {
-  Params p{cfg, prefix};
+  TableReader p(cfg, prefix);
   p.Get("kernel", &o->kernel)
       .Get("multiplier", &o->multiplier)
       .Get("min_runtime_s", &o->min_runtime_s)
       .Check(!o->kernel.empty(), "kernel must not be empty (\"*\" = any)")
       .Check(o->multiplier >= 1, "multiplier must be >= 1")
       .Check(o->min_runtime_s >= 0, "min_runtime_s must be >= 0");
-  return p.status;
+  return p.status();
 }
 
 CodedJobPolicy::CodedJobPolicy(std::string name, CodedOptions o) : name_(std::move(name)), o_(std::move(o)) {}

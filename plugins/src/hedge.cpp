@@ -10,7 +10,7 @@ namespace tailcut {
 using namespace policy_util;
 
 Status LoadHedgeOptions(const Config& cfg, const std::string& prefix, HedgeOptions* o) {
-  Params p{cfg, prefix};
+  TableReader p(cfg, prefix);
   p.Get("quantile", &o->quantile)
       .Get("min_samples", &o->min_samples)
       .Get("min_delay_s", &o->min_delay_s)
@@ -18,7 +18,7 @@ Status LoadHedgeOptions(const Config& cfg, const std::string& prefix, HedgeOptio
       .Check(o->quantile > 0 && o->quantile < 1, "quantile must be in (0, 1)")
       .Check(o->min_samples >= 1, "min_samples must be >= 1")
       .Check(o->min_delay_s >= 0, "min_delay_s must be >= 0");
-  return p.status;
+  return p.status();
 }
 
 struct HedgePolicy::State {

@@ -10,7 +10,7 @@ namespace tailcut {
 using namespace policy_util;
 
 Status LoadLateOptions(const Config& cfg, const std::string& prefix, LateOptions* o) {
-  Params p{cfg, prefix};
+  TableReader p(cfg, prefix);
   p.Get("slow_task_percentile", &o->slow_task_percentile)
       .Get("slow_node_percentile", &o->slow_node_percentile)
       .Get("speculative_cap", &o->speculative_cap)
@@ -22,7 +22,7 @@ Status LoadLateOptions(const Config& cfg, const std::string& prefix, LateOptions
       .Check(o->speculative_cap > 0 && o->speculative_cap <= 1, "speculative_cap must be in (0, 1]")
       .Check(o->min_runtime_s >= 0, "min_runtime_s must be >= 0")
       .Check(o->min_slowdown >= 1, "min_slowdown must be >= 1");
-  return p.status;
+  return p.status();
 }
 
 LatePolicy::LatePolicy(LateOptions o) : o_(o) {}

@@ -169,20 +169,4 @@ class SlowdownTracker {
   std::unordered_map<ExecutorId, Stat> stats_;
 };
 
-// Parameter reading: `Get` keeps the default when the key is absent.
-struct Params {
-  const Config& cfg;
-  const std::string& prefix;
-  Status status = Status::Ok();
-  template <typename T>
-  Params& Get(const char* key, T* out) {
-    if (status.ok()) status = cfg.Get(prefix + key, out);
-    return *this;
-  }
-  Params& Check(bool ok, const std::string& what) {
-    if (status.ok() && !ok) status = Status::InvalidArgument(prefix + what);
-    return *this;
-  }
-};
-
 }  // namespace tailcut::policy_util

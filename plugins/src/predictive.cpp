@@ -10,7 +10,7 @@ namespace tailcut {
 using namespace policy_util;
 
 Status LoadPredictiveOptions(const Config& cfg, const std::string& prefix, PredictiveOptions* o) {
-  Params p{cfg, prefix};
+  TableReader p(cfg, prefix);
   p.Get("speed_threshold", &o->speed_threshold)
       .Get("p_straggler", &o->p_straggler)
       .Get("restart", &o->restart)
@@ -28,7 +28,7 @@ Status LoadPredictiveOptions(const Config& cfg, const std::string& prefix, Predi
       .Check(o->min_runtime_s >= 0, "min_runtime_s must be >= 0")
       .Check(o->fallback_quantile > 0 && o->fallback_quantile <= 1, "fallback_quantile must be in (0, 1]")
       .Check(o->fallback_multiplier >= 1, "fallback_multiplier must be >= 1");
-  return p.status;
+  return p.status();
 }
 
 struct PredictivePolicy::State {

@@ -48,9 +48,9 @@ void QuorumPolicy::OnTick(const ClusterView& v, std::vector<Proposal>* out) {
 
 StatusOr<std::unique_ptr<MitigationPolicy>> MakeQuorumPolicy(const Config& cfg, const std::string& prefix) {
   QuorumOptions o;
-  policy_util::Params p{cfg, prefix};
+  TableReader p(cfg, prefix);
   p.Get("allow_copies", &o.allow_copies);
-  if (!p.status.ok()) return p.status;
+  if (!p.status().ok()) return p.status();
   return std::unique_ptr<MitigationPolicy>(std::make_unique<QuorumPolicy>(o));
 }
 

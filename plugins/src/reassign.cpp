@@ -11,7 +11,7 @@ namespace tailcut {
 using namespace policy_util;
 
 Status LoadReassignOptions(const Config& cfg, const std::string& prefix, ReassignOptions* o) {
-  Params p{cfg, prefix};
+  TableReader p(cfg, prefix);
   p.Get("factor", &o->factor)
       .Get("min_samples", &o->min_samples)
       .Get("window", &o->window)
@@ -30,7 +30,7 @@ Status LoadReassignOptions(const Config& cfg, const std::string& prefix, Reassig
       .Check(o->alpha > 0 && o->alpha <= 1, "alpha must be in (0, 1]")
       .Check(o->probation_s > 0, "probation_s must be > 0")
       .Check(o->max_probation_s >= o->probation_s, "max_probation_s must be >= probation_s");
-  return p.status;
+  return p.status();
 }
 
 struct ReassignPolicy::State {

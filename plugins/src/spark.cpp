@@ -9,7 +9,7 @@ namespace tailcut {
 using namespace policy_util;
 
 Status LoadSparkOptions(const Config& cfg, const std::string& prefix, SparkOptions* o) {
-  Params p{cfg, prefix};
+  TableReader p(cfg, prefix);
   p.Get("quantile", &o->quantile)
       .Get("multiplier", &o->multiplier)
       .Get("min_runtime_s", &o->min_runtime_s)
@@ -22,7 +22,7 @@ Status LoadSparkOptions(const Config& cfg, const std::string& prefix, SparkOptio
       .Check(o->min_runtime_s >= 0, "min_runtime_s must be >= 0")
       .Check(o->task_duration_threshold_s >= 0, "task_duration_threshold_s must be >= 0")
       .Check(o->efficiency >= 0 && o->efficiency <= 1, "efficiency must be in [0, 1]");
-  return p.status;
+  return p.status();
 }
 
 struct SparkPolicy::State {

@@ -25,17 +25,6 @@ const char* NodeHealthName(NodeHealth h) {
 
 namespace {
 
-struct KeyReader {
-  const Config& cfg;
-  std::string prefix;
-  Status st;
-  template <typename T>
-  void operator()(std::string_view key, T* out) {
-    if (!st.ok()) return;
-    st = cfg.Get(prefix.empty() ? std::string(key) : prefix + "." + std::string(key), out);
-  }
-};
-
 Status Bad(std::string_view key, std::string_view why) {
   return Status::InvalidArgument("predictor option " + std::string(key) + ": " + std::string(why));
 }
@@ -87,37 +76,37 @@ Status ValidatePredictorOptions(const PredictorOptions& o) {
 }
 
 Status LoadPredictorOptions(const Config& cfg, std::string_view prefix, PredictorOptions* out) {
-  KeyReader r{cfg, std::string(prefix), Status::Ok()};
+  TableReader r(cfg, prefix);
   PredictorOptions& o = *out;
-  r("latency", &o.latency);
-  r("min_samples", &o.min_samples);
-  r("exclude_fail_slow", &o.exclude_fail_slow);
-  r("sketch.bin_width", &o.sketch.bin_width);
-  r("sketch.max_bins", &o.sketch.max_bins);
-  r("regression.forget", &o.regression.forget);
-  r("regression.huber_k", &o.regression.huber_k);
-  r("regression.min_samples", &o.regression.min_samples);
-  r("straggler.factor", &o.straggler.factor);
-  r("straggler.sigmas", &o.straggler.sigmas);
-  r("straggler.progress_sigma", &o.straggler.progress_sigma);
-  r("straggler.min_progress", &o.straggler.min_progress);
-  r("straggler.use_speed", &o.straggler.use_speed);
-  r("speed.alpha", &o.speed.alpha);
-  r("speed.min_samples", &o.speed.min_samples);
-  r("health.detector", &o.health.detector);
-  r("health.fail_slow_factor", &o.health.fail_slow_factor);
-  r("health.margin", &o.health.margin);
-  r("health.drift", &o.health.drift);
-  r("health.threshold", &o.health.threshold);
-  r("health.clip", &o.health.clip);
-  r("health.confirm_min", &o.health.confirm_min);
-  r("health.window", &o.health.window);
-  r("health.validate_quantile", &o.health.validate_quantile);
-  r("health.recover_factor", &o.health.recover_factor);
-  r("health.recover_window", &o.health.recover_window);
-  r("health.recovered_hold_s", &o.health.recovered_hold_s);
-  r("health.baseline_alpha", &o.health.baseline_alpha);
-  if (!r.st.ok()) return r.st;
+  r.Get("latency", &o.latency)
+      .Get("min_samples", &o.min_samples)
+      .Get("exclude_fail_slow", &o.exclude_fail_slow)
+      .Get("sketch.bin_width", &o.sketch.bin_width)
+      .Get("sketch.max_bins", &o.sketch.max_bins)
+      .Get("regression.forget", &o.regression.forget)
+      .Get("regression.huber_k", &o.regression.huber_k)
+      .Get("regression.min_samples", &o.regression.min_samples)
+      .Get("straggler.factor", &o.straggler.factor)
+      .Get("straggler.sigmas", &o.straggler.sigmas)
+      .Get("straggler.progress_sigma", &o.straggler.progress_sigma)
+      .Get("straggler.min_progress", &o.straggler.min_progress)
+      .Get("straggler.use_speed", &o.straggler.use_speed)
+      .Get("speed.alpha", &o.speed.alpha)
+      .Get("speed.min_samples", &o.speed.min_samples)
+      .Get("health.detector", &o.health.detector)
+      .Get("health.fail_slow_factor", &o.health.fail_slow_factor)
+      .Get("health.margin", &o.health.margin)
+      .Get("health.drift", &o.health.drift)
+      .Get("health.threshold", &o.health.threshold)
+      .Get("health.clip", &o.health.clip)
+      .Get("health.confirm_min", &o.health.confirm_min)
+      .Get("health.window", &o.health.window)
+      .Get("health.validate_quantile", &o.health.validate_quantile)
+      .Get("health.recover_factor", &o.health.recover_factor)
+      .Get("health.recover_window", &o.health.recover_window)
+      .Get("health.recovered_hold_s", &o.health.recovered_hold_s)
+      .Get("health.baseline_alpha", &o.health.baseline_alpha);
+  if (!r.status().ok()) return r.status();
   return ValidatePredictorOptions(o);
 }
 

@@ -4,20 +4,25 @@
 namespace tailcut {
 
 Status LoadCoreOptions(const Config& cfg, std::string_view prefix, CoreOptions* o) {
-  std::string p = prefix.empty() ? "" : std::string(prefix) + ".";
-  for (Status s : {cfg.Get(p + "lost_after_s", &o->lost_after_s), cfg.Get(p + "max_attempts", &o->max_attempts),
-                   cfg.Get(p + "infeasible_grace_s", &o->infeasible_grace_s),
-                   cfg.Get(p + "redundancy_budget", &o->redundancy_budget), cfg.Get(p + "min_copies", &o->min_copies),
-                   cfg.Get(p + "policy_interval_s", &o->policy_interval_s), cfg.Get(p + "pipeline_s", &o->pipeline_s),
-                   cfg.Get(p + "max_queue_per_slot", &o->max_queue_per_slot),
-                   cfg.Get(p + "job_retention", &o->job_retention),
-                   cfg.Get(p + "max_quarantined_share", &o->max_quarantined_share)}) {
-    if (!s.ok()) return s;
-  }
-  if (o->max_attempts == 0) return Status::InvalidArgument(p + "max_attempts must be at least 1");
-  if (o->redundancy_budget < 0) return Status::InvalidArgument(p + "redundancy_budget must be >= 0");
-  if (o->policy_interval_s <= 0) return Status::InvalidArgument(p + "policy_interval_s must be > 0");
-  return Status::Ok();
+  TableReader t(cfg, prefix);
+  t.Get("lost_after_s", &o->lost_after_s)
+      .Get("max_attempts", &o->max_attempts)
+      .Get("infeasible_grace_s", &o->infeasible_grace_s)
+      .Get("redundancy_budget", &o->redundancy_budget)
+      .Get("min_copies", &o->min_copies)
+      .Get("policy_interval_s", &o->policy_interval_s)
+      .Get("pipeline_s", &o->pipeline_s)
+      .Get("max_queue_per_slot", &o->max_queue_per_slot)
+      .Get("job_retention", &o->job_retention)
+      .Get("max_quarantined_share", &o->max_quarantined_share)
+      .Check(o->lost_after_s >= 0, "lost_after_s must be >= 0 (0 = never)")
+      .Check(o->max_attempts >= 1, "max_attempts must be at least 1")
+      .Check(o->infeasible_grace_s >= 0, "infeasible_grace_s must be >= 0")
+      .Check(o->redundancy_budget >= 0, "redundancy_budget must be >= 0")
+      .Check(o->policy_interval_s > 0, "policy_interval_s must be > 0")
+      .Check(o->pipeline_s >= 0, "pipeline_s must be >= 0")
+      .Check(o->max_quarantined_share >= 0 && o->max_quarantined_share <= 1, "max_quarantined_share must be in [0, 1]");
+  return t.status();
 }
 
 }  // namespace tailcut

@@ -260,7 +260,7 @@ TEST_CASE("the core enforces the redundancy budget whatever policies propose") {
   chain.push_back(std::make_unique<Greedy>());
   CoreHarness h(o, std::move(chain));
   for (int i = 0; i < 10; ++i) h.Exec(4);
-  h.core.SubmitJob(CoreHarness::Fanout(20));
+  REQUIRE(h.core.SubmitJob(CoreHarness::Fanout(20)).ok());
   h.Drain();
   h.core.Tick();
   h.Drain();
@@ -272,7 +272,7 @@ TEST_CASE("the core enforces the redundancy budget whatever policies propose") {
 TEST_CASE("tiny tasks are pipelined beyond slots once their run time is known") {
   CoreHarness h;
   ExecutorId e = h.Exec(2);
-  h.core.SubmitJob(CoreHarness::Fanout(10000, "noop"));
+  REQUIRE(h.core.SubmitJob(CoreHarness::Fanout(10000, "noop")).ok());
   h.Drain();
   REQUIRE(h.launches.size() == 2);  // run time unknown: only the slots
   h.Finish(h.launches[0].attempt, 1e-6);
@@ -285,7 +285,7 @@ TEST_CASE("tiny tasks are pipelined beyond slots once their run time is known") 
 TEST_CASE("long tasks are never queued behind running ones") {
   CoreHarness h;
   ExecutorId e = h.Exec(2);
-  h.core.SubmitJob(CoreHarness::Fanout(10));
+  REQUIRE(h.core.SubmitJob(CoreHarness::Fanout(10)).ok());
   h.Drain();
   h.Finish(h.launches[0].attempt, 0.5);  // 0.5 s tasks
   CHECK(h.LiveOn(e).size() == 2);

@@ -66,9 +66,10 @@ class Config {
 //   return t.status();
 class TableReader {
  public:
-  // `table`: dotted prefix such as "core" or "policies.spark"; "" = top level.
+  // `table`: dotted prefix such as "core" or "policies.spark" (a trailing
+  // dot is fine); "" = top level.
   TableReader(const Config& cfg, std::string_view table)
-      : cfg_(cfg), prefix_(table.empty() ? std::string() : std::string(table) + ".") {}
+      : cfg_(cfg), prefix_(table.empty() || table.back() == '.' ? std::string(table) : std::string(table) + ".") {}
 
   template <typename T>
   TableReader& Get(std::string_view key, T* out) {

@@ -114,8 +114,8 @@ class KernelRegistry {
 };
 
 // noop, sleep, spin, matmul, shell, coded_matmul, gradient_worker (see
-// docs/KERNELS.md and docs/GPU.md).
-void RegisterBuiltinKernels(KernelRegistry* registry);
+// docs/KERNELS.md and docs/GPU.md). Fails if a name is already taken.
+Status RegisterBuiltinKernels(KernelRegistry* registry);
 KernelRegistry BuiltinKernels();
 
 // The matmul kernel's arithmetic, exposed for tests: the deterministic

@@ -15,9 +15,8 @@
 //
 // The plugin reads its parameters through the host's callbacks, so it needs
 // no tailcut library of its own: every ClusterView / MitigationPolicy call
-// is virtual, and Proposal is a plain struct (fill its fields; the
-// Proposal:: factory functions live in the scheduler library, which a
-// plugin does not link). Plugins are loaded with RTLD_NOW | RTLD_LOCAL and
+// is virtual, and the Proposal:: factories are inline in policy.h. Plugins
+// are loaded with RTLD_NOW | RTLD_LOCAL and
 // stay loaded as long as a policy made from them lives.
 //
 // Bump TAILCUT_PLUGIN_API_VERSION whenever policy.h, this header or the
