@@ -8,16 +8,10 @@
 #include <unordered_map>
 
 #include "tailcut/common/log.h"
+#include "tailcut/common/stats.h"
 #include "tailcut/plugins/registry.h"
 
 namespace tailcut::sim {
-
-double Quantile(const std::vector<double>& sorted, double q) {
-  if (sorted.empty()) return 0;
-  double rank = std::ceil(q * static_cast<double>(sorted.size()));
-  size_t i = rank < 1 ? 0 : static_cast<size_t>(rank) - 1;
-  return sorted[std::min(i, sorted.size() - 1)];
-}
 
 void Summarise(SimResult* r) {
   std::vector<double> v;
@@ -25,9 +19,7 @@ void Summarise(SimResult* r) {
   for (double x : r->latencies)
     if (!std::isnan(x)) v.push_back(x);
   std::sort(v.begin(), v.end());
-  double sum = 0;
-  for (double x : v) sum += x;
-  r->mean = v.empty() ? 0 : sum / static_cast<double>(v.size());
+  r->mean = Mean(v);
   r->p50 = Quantile(v, 0.50);
   r->p90 = Quantile(v, 0.90);
   r->p99 = Quantile(v, 0.99);

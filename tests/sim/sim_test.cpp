@@ -73,16 +73,6 @@ TEST_CASE("distributions have the means they claim") {
   CHECK(mean_of(d) == Approx(d.Mean()).epsilon(0.01));
 }
 
-TEST_CASE("quantiles are nearest-rank") {
-  std::vector<double> v;
-  for (int i = 1; i <= 1000; ++i) v.push_back(i);
-  CHECK(Quantile(v, 0.5) == 500);
-  CHECK(Quantile(v, 0.99) == 990);
-  CHECK(Quantile(v, 0.999) == 999);
-  CHECK(Quantile(v, 1.0) == 1000);
-  CHECK(Quantile({}, 0.5) == 0);
-}
-
 TEST_CASE("network delay: launch and result each take one delay") {
   Scenario sc = ScenarioFrom(R"(
 [cluster]

@@ -38,9 +38,8 @@ struct SimResult {
   std::vector<double> latencies;
 };
 
-// Nearest-rank quantile of sorted values: the ceil(q n)-th smallest.
-double Quantile(const std::vector<double>& sorted, double q);
-// Fills mean/p50/.../p999 from r->latencies (finished jobs).
+// Fills mean/p50/.../p999 from r->latencies (finished jobs); quantiles are
+// nearest-rank (tailcut/common/stats.h).
 void Summarise(SimResult* r);
 
 class Simulator {
