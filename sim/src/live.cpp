@@ -22,6 +22,7 @@
 #include "tailcut/common/log.h"
 #include "tailcut/common/process.h"
 #include "tailcut/plugins/registry.h"
+#include "tailcut/plugins/scheduling_config.h"
 #include "tailcut/scheduler/server.h"
 #include "tailcut/sim/random.h"
 
@@ -193,9 +194,7 @@ std::string TaskArgs(const LiveModel& l) {
 StatusOr<SimResult> RunLivePolicy(const Scenario& sc, const std::string& entry, const LiveOptions& o) {
   const LiveModel& l = sc.live;
   auto wall0 = Clock::now();
-  std::string chain_name = entry;
-  std::replace(chain_name.begin(), chain_name.end(), '+', ',');
-  auto chain = MakePolicyChain(chain_name, sc.config);
+  auto chain = MakePolicyEntry(entry, sc.config);
   if (!chain.ok()) return chain.status();
   std::string exe = o.executor_path.empty() ? (ExecutableDir() / "tailcut-executor").string() : o.executor_path;
   if (!std::filesystem::exists(exe))
@@ -205,6 +204,7 @@ StatusOr<SimResult> RunLivePolicy(const Scenario& sc, const std::string& entry, 
   so.executor_endpoint = "tcp://127.0.0.1:*";
   so.client_endpoint = "tcp://127.0.0.1:*";
   so.core = sc.core;
+  so.predictor = sc.predictor;
   so.core.lost_after_s = l.lost_after_s;  // the simulator's default (0) means "never" live
   SchedulerServer server(so, std::move(chain).value());
   AttemptTally tally;

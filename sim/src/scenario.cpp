@@ -6,6 +6,8 @@
 #include <map>
 #include <sstream>
 
+#include "tailcut/plugins/scheduling_config.h"
+
 namespace tailcut::sim {
 namespace {
 
@@ -61,9 +63,13 @@ StatusOr<Scenario> ParseScenario(Config cfg, const std::string& base_dir) {
     return s;
   sc.seed = static_cast<uint64_t>(seed);
 
-  // Core: the simulator sends no heartbeats unless lost_after_s > 0.
-  sc.core.lost_after_s = 0;
-  if (Status s = LoadCoreOptions(cfg, "core", &sc.core); !s.ok()) return s;
+  // [core], [predictor], [policies.*]: the daemon's loader. The simulator
+  // sends no heartbeats unless core.lost_after_s > 0.
+  SchedulingConfig sched;
+  sched.core.lost_after_s = 0;
+  if (Status s = LoadSchedulingConfig(cfg, &sched); !s.ok()) return s;
+  sc.core = sched.core;
+  sc.predictor = sched.predictor;
   sc.heartbeats = sc.core.lost_after_s > 0;
 
   // Cluster.
@@ -162,15 +168,9 @@ StatusOr<Scenario> ParseScenario(Config cfg, const std::string& base_dir) {
     return Status::InvalidArgument("live.fail_slow_executor / live.crash_executor: no such executor");
   if (l.outstanding == 0) return Status::InvalidArgument("live.outstanding must be >= 1");
 
-  // Everything but [policies.*] must have been read by now.
-  std::vector<std::string> unknown;
-  for (auto& k : cfg.Unused())
-    if (k.rfind("policies.", 0) != 0) unknown.push_back(k);
-  if (!unknown.empty()) {
-    std::string msg = sc.origin + ": unknown key";
-    for (size_t i = 0; i < unknown.size(); ++i) msg += (i ? ", '" : " '") + unknown[i] + "'";
-    return Status::InvalidArgument(msg);
-  }
+  // Every key must have been read by now, [policies.*] included (the
+  // daemon's check: same message).
+  if (Status s = cfg.CheckAllUsed(); !s.ok()) return s;
   sc.config = std::move(cfg);
   return sc;
 }

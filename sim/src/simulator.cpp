@@ -9,7 +9,7 @@
 
 #include "tailcut/common/log.h"
 #include "tailcut/common/stats.h"
-#include "tailcut/plugins/registry.h"
+#include "tailcut/plugins/scheduling_config.h"
 
 namespace tailcut::sim {
 
@@ -86,7 +86,7 @@ class Simulator::Impl final : public CoreObserver {
   Impl(const Scenario& sc, PolicyChain policies, uint64_t seed)
       : sc_(sc),
         seed_(seed),
-        core_(sc.core, &clock_, std::move(policies)),
+        core_(sc.core, &clock_, std::move(policies), std::make_unique<PredictorSuite>(sc.predictor)),
         workload_rng_(Mix(seed ^ 0x1111)),
         net_rng_(Mix(seed ^ 0x2222)),
         cluster_rng_(Mix(seed ^ 0x3333)) {
@@ -456,9 +456,7 @@ Simulator::~Simulator() { delete impl_; }
 SimResult Simulator::Run() { return impl_->Run(); }
 
 StatusOr<SimResult> RunPolicy(const Scenario& scenario, const std::string& entry, uint64_t seed) {
-  std::string chain = entry;
-  std::replace(chain.begin(), chain.end(), '+', ',');
-  auto policies = MakePolicyChain(chain, scenario.config);
+  auto policies = MakePolicyEntry(entry, scenario.config);
   if (!policies.ok()) return policies.status();
   Simulator sim(scenario, std::move(policies).value(), seed);
   SimResult r = sim.Run();

@@ -199,9 +199,11 @@ TEST_CASE("every scenario file loads and unknown keys are errors") {
   auto bad = ParseScenario(std::move(cfg).value(), ".");
   REQUIRE_FALSE(bad.ok());
   CHECK(bad.status().message().find("cluster.executorz") != std::string::npos);
-  // Policy parameters are left to the policies.
+  // Policy tables are read by their policies: known keys pass, typos do not.
   auto pol = Config::Parse("[policies.spark]\nquantile = 0.75\n", "p");
   CHECK(ParseScenario(std::move(pol).value(), ".").ok());
+  auto pol_typo = Config::Parse("[policies.spark]\nquantil = 0.75\n", "p");
+  CHECK_FALSE(ParseScenario(std::move(pol_typo).value(), ".").ok());
 }
 
 TEST_CASE("trace replay: recorded durations on the listed executor, job's median elsewhere") {

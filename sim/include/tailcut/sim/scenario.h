@@ -105,6 +105,7 @@ struct Scenario {
   uint64_t seed = 1;
   double max_time_s = 1e7;        // virtual-time safety stop
   CoreOptions core;               // [core]; simulator default lost_after_s = 0
+  PredictorOptions predictor;     // [predictor]: the core's PredictorSuite
   bool heartbeats = false;        // true when core.lost_after_s > 0
   ClusterModel cluster;
   WorkloadModel workload;
@@ -113,7 +114,8 @@ struct Scenario {
   Config config;                  // the whole file; policies read [policies.NAME]
 };
 
-// Reads a scenario; unknown keys (outside [policies.*]) are errors.
+// Reads a scenario; [core], [predictor] and [policies.*] as the daemon reads
+// them (LoadSchedulingConfig); unknown keys anywhere are errors.
 StatusOr<Scenario> LoadScenario(const std::string& path);
 StatusOr<Scenario> ParseScenario(Config cfg, const std::string& base_dir);
 
