@@ -21,7 +21,8 @@ Status LoadClass(const Config& cfg, const std::string& p, JobClass* c) {
   std::string rule = "all";
   if (Status s = All({cfg.Get(p + "name", &c->name), cfg.Get(p + "weight", &c->weight), cfg.Get(p + "rule", &rule),
                       cfg.Get(p + "k", &c->k), cfg.Get(p + "overselect", &c->overselect),
-                      cfg.Get(p + "min_count", &c->min_count), cfg.Get(p + "deadline_s", &c->deadline_s)});
+                      cfg.Get(p + "min_count", &c->min_count), cfg.Get(p + "deadline_s", &c->deadline_s),
+                      cfg.Get(p + "fail_prob", &c->fail_prob)});
       !s.ok())
     return s;
   c->tasks_set = cfg.Has(p + "tasks");
@@ -32,6 +33,7 @@ Status LoadClass(const Config& cfg, const std::string& p, JobClass* c) {
   else if (rule == "quorum") c->rule = CompletionKind::kQuorum;
   else return Status::InvalidArgument(p + "rule = '" + rule + "': want all, k_of_n or quorum");
   if (c->weight < 0) return Status::InvalidArgument(p + "weight must be >= 0");
+  if (c->fail_prob < 0 || c->fail_prob > 1) return Status::InvalidArgument(p + "fail_prob must be in [0, 1]");
   if (c->rule != CompletionKind::kAll && c->k == 0)
     return Status::InvalidArgument(p + "k must be >= 1 for rule " + rule);
   if (c->rule == CompletionKind::kQuorum && !c->tasks_set)
@@ -76,9 +78,13 @@ StatusOr<Scenario> ParseScenario(Config cfg, const std::string& base_dir) {
   ClusterModel& cl = sc.cluster;
   if (Status s = All({cfg.Get("cluster.executors", &cl.executors), cfg.Get("cluster.slots", &cl.slots),
                       LoadDistribution(cfg, "cluster.speed", &cl.speed),
-                      LoadDistribution(cfg, "cluster.network", &cl.network)});
+                      LoadDistribution(cfg, "cluster.network", &cl.network),
+                      cfg.Get("cluster.progress_reports", &cl.progress_reports),
+                      cfg.Get("cluster.drop_prob", &cl.drop_prob)});
       !s.ok())
     return s;
+  if (cl.drop_prob < 0 || cl.drop_prob > 1) return Status::InvalidArgument("cluster.drop_prob must be in [0, 1]");
+  if (cl.progress_reports > 1000) return Status::InvalidArgument("cluster.progress_reports must be <= 1000");
   if (cl.executors == 0 || cl.slots == 0) return Status::InvalidArgument("cluster.executors and cluster.slots must be >= 1");
   for (size_t i = 0, n = cfg.ArraySize("cluster.fail_slow"); i < n; ++i) {
     std::string p = "cluster.fail_slow." + std::to_string(i) + ".";

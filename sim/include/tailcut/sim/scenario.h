@@ -34,6 +34,12 @@ struct ClusterModel {
   Distribution network = Distribution::Constant(0);  // one-way delay per message (s)
   std::vector<FailSlowFault> fail_slow;
   std::vector<CrashFault> crashes;
+  // Progress reports per attempt, at done fractions 1/(n+1) .. n/(n+1) of
+  // its run (AttemptProgress, as executors report kernel progress); 0 = none.
+  uint32_t progress_reports = 4;
+  // Probability that an executor drops an attempt partway on its own
+  // (AttemptDropped: the core requeues it without counting a failure).
+  double drop_prob = 0;
 };
 
 struct JobClass {
@@ -46,6 +52,7 @@ struct JobClass {
   double overselect = 0;    // quorum: n = ceil(k (1 + overselect)) when tasks unset
   uint32_t min_count = 0;   // quorum
   double deadline_s = 0;    // quorum
+  double fail_prob = 0;     // an attempt fails partway (AttemptFailed) with this probability
   bool tasks_set = false;   // `tasks` given explicitly
 };
 
