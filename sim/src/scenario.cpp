@@ -2,11 +2,10 @@
 
 #include <algorithm>
 #include <cmath>
-#include <fstream>
 #include <map>
-#include <sstream>
 
 #include "tailcut/plugins/scheduling_config.h"
+#include "tailcut/predictors/trace.h"
 
 namespace tailcut::sim {
 namespace {
@@ -182,66 +181,31 @@ StatusOr<Scenario> ParseScenario(Config cfg, const std::string& base_dir) {
 }
 
 StatusOr<std::vector<TraceJob>> LoadTraceCsv(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return Status::IoError("cannot open trace '" + path + "'");
-  std::string line;
-  size_t lineno = 0;
-  struct Row {
-    std::string job;
-    int64_t task;
-    TraceTask t;
-    double start;
-    bool slow;
-  };
-  std::vector<Row> rows;
-  while (std::getline(in, line)) {
-    ++lineno;
-    if (!line.empty() && line.back() == '\r') line.pop_back();
-    if (line.empty() || line[0] == '#') continue;
-    std::vector<std::string> f;
-    std::stringstream ss(line);
-    std::string cell;
-    while (std::getline(ss, cell, ',')) f.push_back(cell);
-    if (lineno == 1 && !f.empty() && f[0] == "job") continue;  // header
-    if (f.size() < 5)
-      return Status::InvalidArgument(path + ":" + std::to_string(lineno) +
-                                     ": want job,task,executor,start,end[,task_class,input_size,straggler,fail_slow]");
-    try {
-      Row r;
-      r.job = f[0];
-      r.task = std::stoll(f[1]);
-      r.t.executor = static_cast<uint32_t>(std::stoul(f[2]));
-      r.start = std::stod(f[3]);
-      r.t.duration = std::max(0.0, std::stod(f[4]) - r.start);
-      r.t.task_class = f.size() > 5 ? f[5] : "";
-      r.t.input_size = f.size() > 6 && !f[6].empty() ? std::stod(f[6]) : 0;
-      auto flag = [&](size_t i) { return f.size() > i && !f[i].empty() && f[i] != "0" && f[i] != "false"; };
-      r.slow = flag(7) || flag(8);
-      rows.push_back(std::move(r));
-    } catch (const std::exception&) {
-      return Status::InvalidArgument(path + ":" + std::to_string(lineno) + ": bad number");
-    }
-  }
+  // The one trace parser (predictors, docs/TRACE_FORMAT.md); errors name file:line.
+  auto parsed = ReadTraceCsv(path);
+  if (!parsed.ok()) return parsed.status();
+  std::vector<TraceRow>& rows = *parsed;
   if (rows.empty()) return Status::InvalidArgument(path + ": no rows");
+  auto slow = [](const TraceRow& r) { return r.straggler == 1 || r.fail_slow == 1; };
   // Group by job, in order of first appearance; tasks by task number.
-  std::map<std::string, size_t> index;
-  std::vector<std::vector<Row*>> groups;
-  for (auto& r : rows) {
+  std::map<JobId, size_t> index;
+  std::vector<std::vector<const TraceRow*>> groups;
+  for (const TraceRow& r : rows) {
     auto [it, fresh] = index.emplace(r.job, groups.size());
     if (fresh) groups.emplace_back();
     groups[it->second].push_back(&r);
   }
   double t0 = rows[0].start;
-  for (auto& r : rows) t0 = std::min(t0, r.start);
+  for (const TraceRow& r : rows) t0 = std::min(t0, r.start);
   std::vector<TraceJob> jobs;
   for (auto& g : groups) {
-    std::stable_sort(g.begin(), g.end(), [](const Row* a, const Row* b) { return a->task < b->task; });
+    std::stable_sort(g.begin(), g.end(), [](const TraceRow* a, const TraceRow* b) { return a->task < b->task; });
     TraceJob j;
     j.submit = g[0]->start;
     std::vector<double> normal;
-    for (Row* r : g) {
+    for (const TraceRow* r : g) {
       j.submit = std::min(j.submit, r->start);
-      if (!r->slow) normal.push_back(r->t.duration);
+      if (!slow(*r)) normal.push_back(r->duration());
     }
     j.submit -= t0;
     double median = 0;
@@ -249,9 +213,14 @@ StatusOr<std::vector<TraceJob>> LoadTraceCsv(const std::string& path) {
       std::sort(normal.begin(), normal.end());
       median = normal[normal.size() / 2];
     }
-    for (Row* r : g) {
-      r->t.normal = r->slow && !normal.empty() ? median : r->t.duration;
-      j.tasks.push_back(r->t);
+    for (const TraceRow* r : g) {
+      TraceTask t;
+      t.executor = r->executor;
+      t.duration = r->duration();
+      t.normal = slow(*r) && !normal.empty() ? median : t.duration;
+      t.task_class = r->task_class;
+      t.input_size = r->input_size;
+      j.tasks.push_back(std::move(t));
     }
     jobs.push_back(std::move(j));
   }

@@ -211,10 +211,10 @@ TEST_CASE("trace replay: recorded durations on the listed executor, job's median
   {
     std::ofstream f(path);
     f << "job,task,executor,start,end,task_class,input_size,straggler,fail_slow\n"
-      << "a,0,0,100,101,map,10,0,0\n"
-      << "a,1,1,100,103,map,10,0,0\n"
-      << "a,2,2,100,102,map,10,0,0\n"
-      << "b,0,3,110,111.5,reduce,5,0,0\n";
+      << "7,0,4,100,101,map,10,0,0\n"
+      << "7,1,1,100,103,map,10,0,0\n"
+      << "7,2,2,100,102,map,10,0,0\n"
+      << "3,0,3,110,111.5,reduce,5,0,0\n";
   }
   auto trace = LoadTraceCsv(path);
   REQUIRE(trace.ok());
@@ -229,6 +229,18 @@ TEST_CASE("trace replay: recorded durations on the listed executor, job's median
   CHECK(r.latencies[0] == Approx(3.0));
   CHECK(r.latencies[1] == Approx(1.5));
   CHECK(r.tasks == 4);
+}
+
+TEST_CASE("trace errors name the file and line (the predictors' parser)") {
+  std::string path = "sim_test_bad_trace.csv";
+  {
+    std::ofstream f(path);
+    f << "job,task,executor,start,end,task_class\n1,0,1,5,4,map\n";
+  }
+  auto trace = LoadTraceCsv(path);
+  std::remove(path.c_str());
+  REQUIRE_FALSE(trace.ok());
+  CHECK(trace.status().message() == path + ":2: end < start");
 }
 
 // Speculates once on every attempt that has run for `after_s`.

@@ -69,7 +69,7 @@ struct WorkloadModel {
 
 // One task of a replayed trace.
 struct TraceTask {
-  uint32_t executor = 0;     // listed executor index (mod executors)
+  uint64_t executor = 0;     // listed executor id (mod executors)
   double duration = 0;       // end - start
   double normal = 0;         // duration elsewhere (see docs/SIMULATOR.md)
   std::string task_class;
@@ -139,8 +139,8 @@ double LiveRate(const LiveModel& live);
 // Mean task time of the live kernel (seconds), delays included.
 double LiveMeanTaskS(const LiveModel& live);
 
-// Trace CSV: header `job,task,executor,start,end,task_class,input_size,
-// straggler,fail_slow`; one row per task.
+// Trace CSV (docs/TRACE_FORMAT.md, parsed by the predictors' ReadTraceCsv):
+// one row per task, grouped into jobs by `job`.
 StatusOr<std::vector<TraceJob>> LoadTraceCsv(const std::string& path);
 
 }  // namespace tailcut::sim
