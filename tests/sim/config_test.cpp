@@ -84,3 +84,24 @@ task_time = 1.0
   CHECK(ra->copies > 0);
   CHECK(ra->copies != rb->copies);
 }
+
+TEST_CASE("'default' is the same chain for the daemon, tailcut sim and tailcut bench") {
+  auto names = [](const PolicyChain& c) {
+    std::vector<std::string> out;
+    for (auto& p : c) out.emplace_back(p->name());
+    return out;
+  };
+  auto empty = Config::Parse("", "empty.toml");
+  REQUIRE(empty.ok());
+  ServerOptions o;
+  auto daemon = LoadDaemonConfig(*empty, &o);  // no policies.chain: "default"
+  REQUIRE(daemon.ok());
+  Scenario sc = ScenarioFrom("");
+  auto entry = MakePolicyEntry("default", sc.config);  // sim's RunPolicy and bench's RunLivePolicy
+  REQUIRE(entry.ok());
+  CHECK(names(*daemon) == DefaultPolicyChain());
+  CHECK(names(*entry) == DefaultPolicyChain());
+  auto chained = MakePolicyEntry("none+default", sc.config);
+  REQUIRE(chained.ok());
+  CHECK(names(*chained) == DefaultPolicyChain());
+}
