@@ -28,6 +28,13 @@ task_time = 10.0
 )";
 }
 
+// 40 jobs of 4 one-second tasks on 4 executors, two jobs at a time.
+std::string Flaky(int max_attempts, const std::string& cluster_extra, const std::string& class_extra) {
+  return "[core]\nmax_attempts = " + std::to_string(max_attempts) + "\n[cluster]\nexecutors = 4\n" + cluster_extra +
+         "[workload]\narrival = \"closed\"\noutstanding = 2\njobs = 40\n"
+         "[[workload.class]]\ntasks = 4\ntask_time = 1.0\n" + class_extra;
+}
+
 }  // namespace
 
 TEST_CASE("LATE gets progress reports: it spots the slow attempt before any task commits") {
@@ -56,21 +63,7 @@ TEST_CASE("progress reports are evenly spaced and rescheduled when an executor t
 }
 
 TEST_CASE("fail_prob: failed attempts are reported; with max_attempts = 1 jobs fail with the reason") {
-  const std::string toml = R"(
-[core]
-max_attempts = 1
-[cluster]
-executors = 4
-[workload]
-arrival = "closed"
-outstanding = 2
-jobs = 40
-[[workload.class]]
-tasks = 4
-task_time = 1.0
-fail_prob = 0.2
-)";
-  SimResult r = Run(ScenarioFrom(toml));
+  SimResult r = Run(ScenarioFrom(Flaky(1, "", "fail_prob = 0.2\n")));
   CHECK(r.jobs == 40);
   CHECK(r.failed_attempts > 0);
   CHECK(r.failed > 0);
@@ -78,27 +71,14 @@ fail_prob = 0.2
   CHECK(r.last_failure.find("simulated failure") != std::string::npos);
   CHECK(r.last_failure.find("failed 1 times") != std::string::npos);
   // With retries the same failures are absorbed.
-  SimResult retry = Run(ScenarioFrom(std::string(toml).replace(toml.find("max_attempts = 1"), 16, "max_attempts = 9")));
+  SimResult retry = Run(ScenarioFrom(Flaky(9, "", "fail_prob = 0.2\n")));
   CHECK(retry.failed_attempts > 0);
   CHECK(retry.failed == 0);
   CHECK(retry.committed == retry.tasks);
 }
 
 TEST_CASE("drop_prob: dropped attempts are requeued and every task commits exactly once") {
-  SimResult r = Run(ScenarioFrom(R"(
-[core]
-max_attempts = 1
-[cluster]
-executors = 4
-drop_prob = 0.3
-[workload]
-arrival = "closed"
-outstanding = 2
-jobs = 40
-[[workload.class]]
-tasks = 4
-task_time = 1.0
-)"));
+  SimResult r = Run(ScenarioFrom(Flaky(1, "drop_prob = 0.3\n", "")));
   CHECK(r.dropped > 0);
   CHECK(r.failed_attempts == 0);
   CHECK(r.jobs == 40);
