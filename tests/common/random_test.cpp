@@ -20,7 +20,7 @@ TEST_CASE("Rng draws are pinned for a fixed seed") {
   CHECK(r.Below(10) == 8);
 }
 
-TEST_CASE("Rng: same seed, same sequence; uniform draws stay in [0, 1)") {
+TEST_CASE("Rng: same seed, same sequence, and uniform draws below 1") {
   Rng a(123), b(123);
   for (int i = 0; i < 1000; ++i) {
     double u = a.Uniform();

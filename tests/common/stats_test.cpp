@@ -15,7 +15,7 @@ TEST_CASE("quantiles are nearest-rank") {
   CHECK(Quantile({}, 0.5) == 0);
 }
 
-TEST_CASE("QuantileOf sorts a copy; Mean") {
+TEST_CASE("QuantileOf sorts a copy, and Mean") {
   std::vector<double> v = {5, 1, 4, 2, 3};
   CHECK(QuantileOf(v, 0.5) == 3);
   CHECK(QuantileOf(v, 0.2) == 1);  // ceil(0.2 * 5) = 1st smallest

@@ -62,7 +62,7 @@ TEST_CASE("progress reports are evenly spaced and rescheduled when an executor t
   CHECK(r.p50 == Approx(100));  // the slow attempt: 10 s x 10
 }
 
-TEST_CASE("fail_prob: failed attempts are reported; with max_attempts = 1 jobs fail with the reason") {
+TEST_CASE("fail_prob: failed attempts are reported, and with max_attempts = 1 jobs fail with the reason") {
   SimResult r = Run(ScenarioFrom(Flaky(1, "", "fail_prob = 0.2\n")));
   CHECK(r.jobs == 40);
   CHECK(r.failed_attempts > 0);
