@@ -14,7 +14,8 @@ const char kSimUsage[] = R"(usage: tailcut sim SCENARIO.toml [--policy LIST] [--
 Simulates the scenario on virtual time with the real scheduler core, once per
 policy entry, on the same seeded workload, and compares them side by side.
 
-  --policy LIST   comma-separated entries, one run each (default: none).
+  --policy LIST   comma-separated entries, one run each (default: the
+                  scenario's policies.chain as one entry, else none).
                   Inside an entry '+' chains policies in one run:
                     --policy none,spark,clone+spark,default
                   Names: none, default, and the built-in policies
@@ -52,7 +53,7 @@ int RunSimCommand(const SimCommandOptions& o) {
   if (o.live_model) *sc = LiveAsSimScenario(*sc);
   uint64_t seed = o.has_seed ? o.seed : sc->seed;
   std::string name = sc->name.empty() ? o.scenario : sc->name;
-  int rc = ComparePolicies(o, "tailcut sim", "scenario " + name + ", seed " + std::to_string(seed),
+  int rc = ComparePolicies(o, *sc, "tailcut sim", "scenario " + name + ", seed " + std::to_string(seed),
                            "job latency CDF: " + name, [&](const std::string& entry) {
                              auto r = RunPolicy(*sc, entry, seed);
                              if (r.ok())
@@ -71,9 +72,9 @@ int RunSimCommand(const SimCommandOptions& o) {
   return rc;
 }
 
-int ComparePolicies(const SimCommandOptions& o, const char* tool, const std::string& title,
+int ComparePolicies(const SimCommandOptions& o, const Scenario& scenario, const char* tool, const std::string& title,
                     const std::string& plot_title, const RunEntryFn& run) {
-  std::vector<std::string> entries = SplitPolicyList(o.policies);
+  std::vector<std::string> entries = SplitPolicyList(o.policies.empty() ? scenario.chain : o.policies);
   if (entries.empty()) {
     std::fprintf(stderr, "%s: --policy names no policy\n", tool);
     return 2;

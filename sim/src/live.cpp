@@ -39,7 +39,8 @@ delays, a crash), and live.jobs fan-out jobs submitted as [live] says
 `tailcut sim` (try `tailcut sim SCENARIO --live-model` for the simulated
 twin). Progress goes to stderr. Each policy takes a few seconds.
 
-  --policy LIST   comma-separated entries, one run each (default: none);
+  --policy LIST   comma-separated entries, one run each (default: the
+                  scenario's policies.chain as one entry, else none);
                   '+' chains policies in one run: none,spark,clone+spark,default
   --seed N        arrivals and fault draws (default: the scenario's seed)
   --json          JSON array with the keys of `tailcut sim --json`
@@ -362,7 +363,7 @@ int RunBenchCommand(const BenchCommandOptions& bo) {
                name.c_str(), l.executors, l.slots, l.kernel.c_str(), TaskArgs(l).c_str(), lo.jobs ? lo.jobs : l.jobs,
                l.tasks_per_job, l.arrival.c_str(), l.arrival == "closed" ? 0.0 : LiveRate(l));
   int rc = ComparePolicies(
-      o, "tailcut bench", "scenario " + name + " (live), seed " + std::to_string(lo.seed),
+      o, *sc, "tailcut bench", "scenario " + name + " (live), seed " + std::to_string(lo.seed),
       "live job latency CDF: " + name, [&](const std::string& entry) {
         auto r = RunLivePolicy(*sc, entry, lo);
         if (r.ok())

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <map>
 
+#include "tailcut/plugins/registry.h"
 #include "tailcut/plugins/scheduling_config.h"
 #include "tailcut/predictors/trace.h"
 
@@ -71,6 +72,11 @@ StatusOr<Scenario> ParseScenario(Config cfg, const std::string& base_dir) {
   if (Status s = LoadSchedulingConfig(cfg, &sched); !s.ok()) return s;
   sc.core = sched.core;
   sc.predictor = sched.predictor;
+  if (cfg.Has("policies.chain")) {
+    sc.chain.clear();
+    for (const std::string& p : SplitPolicyList(sched.chain)) sc.chain += (sc.chain.empty() ? "" : "+") + p;
+    if (sc.chain.empty()) sc.chain = "none";
+  }
   sc.heartbeats = sc.core.lost_after_s > 0;
 
   // Cluster.

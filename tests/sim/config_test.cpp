@@ -3,6 +3,7 @@
 #include "sim_helpers.h"
 #include "tailcut/plugins/daemon_config.h"
 #include "tailcut/plugins/registry.h"
+#include "tailcut/sim/command.h"
 
 using namespace tailcut;
 using namespace tailcut::sim;
@@ -104,4 +105,22 @@ TEST_CASE("'default' is the same chain for the daemon, tailcut sim and tailcut b
   auto chained = MakePolicyEntry("none+default", sc.config);
   REQUIRE(chained.ok());
   CHECK(names(*chained) == DefaultPolicyChain());
+}
+
+TEST_CASE("a scenario's policies.chain is one --policy entry, used when --policy is not given") {
+  CHECK(ScenarioFrom("").chain == "none");
+  Scenario sc = ScenarioFrom("[policies]\nchain = \"clone, spark\"\n");
+  CHECK(sc.chain == "clone+spark");
+  SimCommandOptions o;  // no --policy
+  std::vector<std::string> ran;
+  auto run = [&](const std::string& entry) -> StatusOr<SimResult> {
+    ran.push_back(entry);
+    return Status::InvalidArgument("stop here");
+  };
+  CHECK(ComparePolicies(o, sc, "test", "", "", run) == 2);
+  CHECK(ran == std::vector<std::string>{"clone+spark"});
+  o.policies = "none,late";
+  ran.clear();
+  CHECK(ComparePolicies(o, sc, "test", "", "", run) == 2);
+  CHECK(ran == std::vector<std::string>{"none"});  // stops at the first error
 }

@@ -113,6 +113,7 @@ struct Scenario {
   double max_time_s = 1e7;        // virtual-time safety stop
   CoreOptions core;               // [core]; simulator default lost_after_s = 0
   PredictorOptions predictor;     // [predictor]: the core's PredictorSuite
+  std::string chain = "none";     // policies.chain as one --policy entry ("a+b"): the runs' default
   bool heartbeats = false;        // true when core.lost_after_s > 0
   ClusterModel cluster;
   WorkloadModel workload;
