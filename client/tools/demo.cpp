@@ -17,6 +17,7 @@
 #include "tailcut/common/clock.h"
 #include "tailcut/common/log.h"
 #include "tailcut/common/process.h"
+#include "tailcut/common/stats.h"
 #include "tailcut/plugins/registry.h"
 #include "tailcut/scheduler/server.h"
 
@@ -38,12 +39,6 @@ Needs nothing else running; takes about 5-30 s.
   --slow-factor F      the fail-slow executor's slowdown (default 5)
   --keep-logs          keep the executors' log files (printed at the end)
 )";
-
-double Quantile(std::vector<double> v, double q) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  return v[std::min(v.size() - 1, static_cast<size_t>(q * (v.size() - 1) + 0.5))];
-}
 
 struct PhaseResult {
   std::vector<double> job_walls;
@@ -132,18 +127,18 @@ PhaseResult RunPhase(const DemoSettings& d, const std::string& policy) {
     }
     out.job_walls.push_back(wall);
     out.copies += st->copies();
-    std::printf("%-6d %6d %7u %9.3f %9.1f %9.1f\n", j, d.tasks, st->copies(), wall, Quantile(runs, 0.5) * 1e3,
-                Quantile(runs, 1.0) * 1e3);
+    std::printf("%-6d %6d %7u %9.3f %9.1f %9.1f\n", j, d.tasks, st->copies(), wall, QuantileOf(runs, 0.5) * 1e3,
+                QuantileOf(runs, 1.0) * 1e3);
   }
 
   std::vector<double> medians;
-  for (auto& [id, v] : per_exec) medians.push_back(Quantile(v, 0.5));
-  double fleet = Quantile(medians, 0.5);
+  for (auto& [id, v] : per_exec) medians.push_back(QuantileOf(v, 0.5));
+  double fleet = QuantileOf(medians, 0.5);
   std::printf("%-10s %6s %9s %9s %9s\n", "EXECUTOR", "TASKS", "p50(ms)", "p99(ms)", "max(ms)");
   for (auto& [id, v] : per_exec) {
-    double p50 = Quantile(v, 0.5);
-    std::printf("%-10s %6zu %9.1f %9.1f %9.1f%s\n", names[id].c_str(), v.size(), p50 * 1e3, Quantile(v, 0.99) * 1e3,
-                Quantile(v, 1.0) * 1e3, p50 > 2 * fleet ? "   <- straggler (fail-slow)" : "");
+    double p50 = QuantileOf(v, 0.5);
+    std::printf("%-10s %6zu %9.1f %9.1f %9.1f%s\n", names[id].c_str(), v.size(), p50 * 1e3, QuantileOf(v, 0.99) * 1e3,
+                QuantileOf(v, 1.0) * 1e3, p50 > 2 * fleet ? "   <- straggler (fail-slow)" : "");
   }
   return out;
 }
@@ -180,7 +175,7 @@ int RunDemo(const Args& a) {
   }
   std::printf("\n%-10s %14s %14s %8s\n", "POLICY", "JOB WALL p50", "JOB WALL max", "COPIES");
   for (auto& [name, r] : phases)
-    std::printf("%-10s %13.3fs %13.3fs %8u\n", name.c_str(), Quantile(r.job_walls, 0.5), Quantile(r.job_walls, 1.0),
+    std::printf("%-10s %13.3fs %13.3fs %8u\n", name.c_str(), QuantileOf(r.job_walls, 0.5), QuantileOf(r.job_walls, 1.0),
                 r.copies);
   return kExitOk;
 }

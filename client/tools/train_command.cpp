@@ -22,6 +22,7 @@
 #include "tailcut/coding/gradient_code.h"
 #include "tailcut/common/log.h"
 #include "tailcut/common/process.h"
+#include "tailcut/common/stats.h"
 #include "tailcut/plugins/coded_jobs.h"
 #include "tailcut/scheduler/server.h"
 
@@ -51,18 +52,6 @@ Exit code 1 when the losses differ or coding was not faster.
   --gpu                  tasks request a GPU (Resources.gpus = 1): needs CUDA executors
   --json                 one JSON object instead of the table
 )";
-
-double Quantile(std::vector<double> v, double q) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  return v[std::min(v.size() - 1, static_cast<size_t>(q * (v.size() - 1) + 0.5))];
-}
-
-double Mean(const std::vector<double>& v) {
-  double s = 0;
-  for (double x : v) s += x;
-  return v.empty() ? 0 : s / static_cast<double>(v.size());
-}
 
 wire::JobSpec ToWire(const JobDef& d, bool gpu) {
   wire::JobSpec spec;
@@ -275,8 +264,8 @@ int RunTrain(const Args& a) {
       std::snprintf(buf, sizeof buf,
                     "{\"mean_s\": %.6f, \"p50_s\": %.6f, \"p99_s\": %.6f, \"final_loss\": %.17g, "
                     "\"straggler_waits\": %d, \"task_p50_s\": %.6f, \"task_max_s\": %.6f}",
-                    Mean(r.iter_s), Quantile(r.iter_s, 0.5), Quantile(r.iter_s, 0.99), r.loss, r.used_straggler,
-                    Quantile(r.task_s, 0.5), Quantile(r.task_s, 1.0));
+                    Mean(r.iter_s), QuantileOf(r.iter_s, 0.5), QuantileOf(r.iter_s, 0.99), r.loss, r.used_straggler,
+                    QuantileOf(r.task_s, 0.5), QuantileOf(r.task_s, 1.0));
       return std::string(buf);
     };
     std::printf("{\"model\": \"%s\", \"workers\": %d, \"stragglers\": %d, \"code\": \"%s\", \"iterations\": %d, "
@@ -290,7 +279,7 @@ int RunTrain(const Args& a) {
                 "waited-straggler");
     auto row = [&](const std::string& label, const RunStats& r) {
       std::printf("%-28s %9.1f %9.1f %9.1f %20.12g %10d/%d\n", label.c_str(), Mean(r.iter_s) * 1e3,
-                  Quantile(r.iter_s, 0.5) * 1e3, Quantile(r.iter_s, 0.99) * 1e3, r.loss, r.used_straggler, iters);
+                  QuantileOf(r.iter_s, 0.5) * 1e3, QuantileOf(r.iter_s, 0.99) * 1e3, r.loss, r.used_straggler, iters);
     };
     row("uncoded (all " + std::to_string(n) + ")", uncoded);
     row("coded " + code_name.substr(0, code_name.find(' ')) + " (any " + std::to_string(n - s) + " of " +

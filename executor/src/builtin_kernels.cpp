@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "tailcut/common/kernel_args.h"
+#include "tailcut/common/random.h"
 #include "gpu_kernels.h"
 #include "tailcut/executor/kernel.h"
 
@@ -42,8 +43,9 @@ StatusOr<std::string> SleepKernel(KernelContext& ctx) {
   if (ms < 0 || sigma < 0) return Status::InvalidArgument("sleep: ms and sigma must be >= 0");
   if (sigma > 0) {
     // Lognormal multiplicative noise with median 1: the median stays `ms`.
-    std::mt19937_64 rng(seed >= 0 ? static_cast<uint64_t>(seed) : std::random_device{}());
-    ms *= std::exp(sigma * std::normal_distribution<double>(0.0, 1.0)(rng));
+    // The common RNG: the same seed gives the same time on every standard library.
+    Rng rng(seed >= 0 ? static_cast<uint64_t>(seed) : std::random_device{}());
+    ms *= std::exp(sigma * rng.Normal());
   }
   // Sleep in up to 20 steps so progress moves; each step wakes on cancel.
   const double total_s = ms / 1000.0;

@@ -7,8 +7,7 @@
 
 #include "tailcut/common/log.h"
 #include "tailcut/common/version.h"
-#include "tailcut/plugins/registry.h"
-#include "tailcut/scheduler/server.h"
+#include "tailcut/plugins/daemon_config.h"
 
 namespace {
 
@@ -96,13 +95,9 @@ int main(int argc, char** argv) {
   }
   SetLogLevel(lv);
   ServerOptions options;
-  Status s = LoadServerOptions(*cfg, &options);
-  std::string chain = "default";
-  if (s.ok()) s = cfg->Get("policies.chain", &chain);
-  auto policies = s.ok() ? MakePolicyChain(chain, *cfg) : StatusOr<PolicyChain>(s);
-  if (policies.ok()) s = cfg->CheckAllUsed();
-  if (!policies.ok() || !s.ok()) {
-    std::fprintf(stderr, "tailcut-scheduler: %s\n", (policies.ok() ? s : policies.status()).message().c_str());
+  auto policies = LoadDaemonConfig(*cfg, &options);
+  if (!policies.ok()) {
+    std::fprintf(stderr, "tailcut-scheduler: %s\n", policies.status().message().c_str());
     return 2;
   }
   std::string names;

@@ -16,8 +16,7 @@ Status LoadServerOptions(const Config& cfg, ServerOptions* o) {
   for (Status s : {cfg.Get("scheduler.executor_endpoint", &o->executor_endpoint),
                    cfg.Get("scheduler.client_endpoint", &o->client_endpoint),
                    cfg.Get("scheduler.heartbeat_ms", &o->heartbeat_ms), cfg.Get("scheduler.tick_s", &o->tick_s),
-                   ValidateEndpoint(o->executor_endpoint), ValidateEndpoint(o->client_endpoint),
-                   LoadCoreOptions(cfg, "core", &o->core), LoadPredictorOptions(cfg, "predictor", &o->predictor)}) {
+                   ValidateEndpoint(o->executor_endpoint), ValidateEndpoint(o->client_endpoint)}) {
     if (!s.ok()) return s;
   }
   if (o->heartbeat_ms == 0) return Status::InvalidArgument("scheduler.heartbeat_ms must be > 0");

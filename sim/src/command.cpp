@@ -14,7 +14,8 @@ const char kSimUsage[] = R"(usage: tailcut sim SCENARIO.toml [--policy LIST] [--
 Simulates the scenario on virtual time with the real scheduler core, once per
 policy entry, on the same seeded workload, and compares them side by side.
 
-  --policy LIST   comma-separated entries, one run each (default: none).
+  --policy LIST   comma-separated entries, one run each (default: the
+                  scenario's policies.chain as one entry, else none).
                   Inside an entry '+' chains policies in one run:
                     --policy none,spark,clone+spark,default
                   Names: none, default, and the built-in policies
@@ -51,48 +52,57 @@ int RunSimCommand(const SimCommandOptions& o) {
   }
   if (o.live_model) *sc = LiveAsSimScenario(*sc);
   uint64_t seed = o.has_seed ? o.seed : sc->seed;
-  std::vector<std::string> entries = SplitPolicyList(o.policies);
+  std::string name = sc->name.empty() ? o.scenario : sc->name;
+  int rc = ComparePolicies(o, *sc, "tailcut sim", "scenario " + name + ", seed " + std::to_string(seed),
+                           "job latency CDF: " + name, [&](const std::string& entry) {
+                             auto r = RunPolicy(*sc, entry, seed);
+                             if (r.ok())
+                               std::fprintf(stderr,
+                                            "sim: %s, policy %s: %llu jobs, %llu tasks, %llu events, %.1f s virtual, "
+                                            "%.2f s wall\n",
+                                            name.c_str(), entry.c_str(), static_cast<unsigned long long>(r->jobs),
+                                            static_cast<unsigned long long>(r->tasks),
+                                            static_cast<unsigned long long>(r->events), r->virtual_s, r->wall_s);
+                             return r;
+                           });
+  std::fflush(stdout);
+  double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
+  std::fprintf(stderr, "sim: total wall time %.2f s, peak RSS %.1f MiB\n", wall,
+               static_cast<double>(PeakRssBytes()) / (1024.0 * 1024.0));
+  return rc;
+}
+
+int ComparePolicies(const SimCommandOptions& o, const Scenario& scenario, const char* tool, const std::string& title,
+                    const std::string& plot_title, const RunEntryFn& run) {
+  std::vector<std::string> entries = SplitPolicyList(o.policies.empty() ? scenario.chain : o.policies);
   if (entries.empty()) {
-    std::fprintf(stderr, "tailcut sim: --policy names no policy\n");
+    std::fprintf(stderr, "%s: --policy names no policy\n", tool);
     return 2;
   }
-  std::string name = sc->name.empty() ? o.scenario : sc->name;
   std::vector<SimResult> results;
   for (const std::string& entry : entries) {
-    auto r = RunPolicy(*sc, entry, seed);
+    auto r = run(entry);
     if (!r.ok()) {
-      std::fprintf(stderr, "tailcut sim: policy '%s': %s\n", entry.c_str(), r.status().message().c_str());
+      std::fprintf(stderr, "%s: policy '%s': %s\n", tool, entry.c_str(), r.status().message().c_str());
       return r.status().code() == Status::Code::kInvalidArgument ? 2 : 1;
     }
-    std::fprintf(stderr, "sim: %s, policy %s: %llu jobs, %llu tasks, %llu events, %.1f s virtual, %.2f s wall\n",
-                 name.c_str(), entry.c_str(), static_cast<unsigned long long>(r->jobs),
-                 static_cast<unsigned long long>(r->tasks), static_cast<unsigned long long>(r->events), r->virtual_s,
-                 r->wall_s);
     results.push_back(std::move(r).value());
   }
   if (o.json) {
     std::printf("%s\n", ResultsJson(results).c_str());
   } else {
-    std::printf("scenario %s, seed %llu\n", name.c_str(), static_cast<unsigned long long>(seed));
+    std::printf("%s\n", title.c_str());
     PrintTable(stdout, results);
   }
   int rc = 0;
-  if (!o.csv.empty()) {
-    if (Status s = WriteLatencyCsv(o.csv, results); !s.ok()) {
-      std::fprintf(stderr, "tailcut sim: %s\n", s.message().c_str());
-      rc = 1;
-    }
-  }
-  if (!o.plot.empty()) {
-    if (Status s = WriteFile(o.plot, CdfSvg(results, "job latency CDF: " + name)); !s.ok()) {
-      std::fprintf(stderr, "tailcut sim: %s\n", s.message().c_str());
-      rc = 1;
-    }
-  }
+  auto check = [&](Status s) {
+    if (s.ok()) return;
+    std::fprintf(stderr, "%s: %s\n", tool, s.message().c_str());
+    rc = 1;
+  };
+  if (!o.csv.empty()) check(WriteLatencyCsv(o.csv, results));
+  if (!o.plot.empty()) check(WriteFile(o.plot, CdfSvg(results, plot_title)));
   std::fflush(stdout);
-  double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
-  std::fprintf(stderr, "sim: total wall time %.2f s, peak RSS %.1f MiB\n", wall,
-               static_cast<double>(PeakRssBytes()) / (1024.0 * 1024.0));
   for (auto& r : results)
     if (r.unfinished) rc = 1;
   return rc;

@@ -20,6 +20,7 @@
 #include "tailcut/common/clock.h"
 #include "tailcut/common/log.h"
 #include "tailcut/plugins/registry.h"
+#include "tailcut/plugins/scheduling_config.h"
 #include "tailcut/scheduler/server.h"
 #include "tailcut/sim/random.h"
 
@@ -36,7 +37,8 @@ delays, a crash), and live.jobs fan-out jobs submitted as [live] says
 `tailcut sim` (try `tailcut sim SCENARIO --live-model` for the simulated
 twin). Progress goes to stderr. Each policy takes a few seconds.
 
-  --policy LIST   comma-separated entries, one run each (default: none);
+  --policy LIST   comma-separated entries, one run each (default: the
+                  scenario's policies.chain as one entry, else none);
                   '+' chains policies in one run: none,spark,clone+spark,default
   --seed N        arrivals and fault draws (default: the scenario's seed)
   --json          JSON array with the keys of `tailcut sim --json`
@@ -123,14 +125,13 @@ std::string TaskArgs(const LiveModel& l) {
 StatusOr<SimResult> RunLivePolicy(const Scenario& sc, const std::string& entry, const LiveOptions& o) {
   const LiveModel& l = sc.live;
   auto wall0 = Clock::now();
-  std::string chain_name = entry;
-  std::replace(chain_name.begin(), chain_name.end(), '+', ',');
-  auto chain = MakePolicyChain(chain_name, sc.config);
+  auto chain = MakePolicyEntry(entry, sc.config);
   if (!chain.ok()) return chain.status();
   LocalClusterOptions lco;
   lco.name = "bench";
   lco.executor_binary = o.executor_path;
   lco.server.core = sc.core;
+  lco.server.predictor = sc.predictor;
   lco.server.core.lost_after_s = l.lost_after_s;  // the simulator's default (0) means "never" live
   AttemptTally tally;
   lco.observers = {&tally};
@@ -264,51 +265,25 @@ int RunBenchCommand(const BenchCommandOptions& bo) {
   lo.executor_path = bo.executor;
   lo.seed = o.has_seed ? o.seed : sc->seed;
   lo.jobs = bo.jobs;
-  std::vector<std::string> entries = SplitPolicyList(o.policies);
-  if (entries.empty()) {
-    std::fprintf(stderr, "tailcut bench: --policy names no policy\n");
-    return 2;
-  }
   std::string name = sc->name.empty() ? o.scenario : sc->name;
   const LiveModel& l = sc->live;
   std::fprintf(stderr,
                "bench: %s live: %u executors x %u slots, %s %s, %u jobs x %u tasks, %s arrivals (%.2f jobs/s)\n",
                name.c_str(), l.executors, l.slots, l.kernel.c_str(), TaskArgs(l).c_str(), lo.jobs ? lo.jobs : l.jobs,
                l.tasks_per_job, l.arrival.c_str(), l.arrival == "closed" ? 0.0 : LiveRate(l));
-  std::vector<SimResult> results;
-  for (const std::string& entry : entries) {
-    auto r = RunLivePolicy(*sc, entry, lo);
-    if (!r.ok()) {
-      std::fprintf(stderr, "tailcut bench: policy '%s': %s\n", entry.c_str(), r.status().message().c_str());
-      return r.status().code() == Status::Code::kInvalidArgument ? 2 : 1;
-    }
-    std::fprintf(stderr, "bench: %s, policy %s: %llu jobs, %llu attempts (%llu copies), %.1f s workload, %.1f s wall\n",
-                 name.c_str(), entry.c_str(), static_cast<unsigned long long>(r->jobs),
-                 static_cast<unsigned long long>(r->attempts), static_cast<unsigned long long>(r->copies),
-                 r->virtual_s, r->wall_s);
-    results.push_back(std::move(r).value());
-  }
-  if (o.json) {
-    std::printf("%s\n", ResultsJson(results).c_str());
-  } else {
-    std::printf("scenario %s (live), seed %llu\n", name.c_str(), static_cast<unsigned long long>(lo.seed));
-    PrintTable(stdout, results);
-  }
-  int rc = 0;
-  if (!o.csv.empty())
-    if (Status s = WriteLatencyCsv(o.csv, results); !s.ok()) {
-      std::fprintf(stderr, "tailcut bench: %s\n", s.message().c_str());
-      rc = 1;
-    }
-  if (!o.plot.empty())
-    if (Status s = WriteFile(o.plot, CdfSvg(results, "live job latency CDF: " + name)); !s.ok()) {
-      std::fprintf(stderr, "tailcut bench: %s\n", s.message().c_str());
-      rc = 1;
-    }
-  std::fflush(stdout);
+  int rc = ComparePolicies(
+      o, *sc, "tailcut bench", "scenario " + name + " (live), seed " + std::to_string(lo.seed),
+      "live job latency CDF: " + name, [&](const std::string& entry) {
+        auto r = RunLivePolicy(*sc, entry, lo);
+        if (r.ok())
+          std::fprintf(stderr,
+                       "bench: %s, policy %s: %llu jobs, %llu attempts (%llu copies), %.1f s workload, %.1f s wall\n",
+                       name.c_str(), entry.c_str(), static_cast<unsigned long long>(r->jobs),
+                       static_cast<unsigned long long>(r->attempts), static_cast<unsigned long long>(r->copies),
+                       r->virtual_s, r->wall_s);
+        return r;
+      });
   std::fprintf(stderr, "bench: total wall time %.1f s\n", Since(wall0));
-  for (auto& r : results)
-    if (r.unfinished) rc = 1;
   return rc;
 }
 

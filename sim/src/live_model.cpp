@@ -32,6 +32,9 @@ Scenario LiveAsSimScenario(const Scenario& in) {
     c.fail_slow.push_back({static_cast<uint32_t>(l.fail_slow_executor), l.fail_slow_at_s, l.fail_slow_factor, 0});
   if (l.crash_executor >= 0)
     c.crashes.push_back({static_cast<uint32_t>(l.crash_executor), l.crash_at_s, l.lost_after_s});
+  // Live progress: the sleep kernel reports it in steps only for tasks over
+  // 0.2 s, and executors send it with heartbeats (every 200 ms by default).
+  c.progress_reports = l.kernel == "sleep" && l.task_ms > 200 ? static_cast<uint32_t>(std::min(20.0, l.task_ms / 200)) : 0;
   sc.core.lost_after_s = 0;  // crashes are detected after detect_s
   sc.heartbeats = false;
   WorkloadModel& w = sc.workload;

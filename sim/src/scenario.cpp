@@ -2,9 +2,11 @@
 
 #include <algorithm>
 #include <cmath>
-#include <fstream>
 #include <map>
-#include <sstream>
+
+#include "tailcut/plugins/registry.h"
+#include "tailcut/plugins/scheduling_config.h"
+#include "tailcut/predictors/trace.h"
 
 namespace tailcut::sim {
 namespace {
@@ -19,7 +21,8 @@ Status LoadClass(const Config& cfg, const std::string& p, JobClass* c) {
   std::string rule = "all";
   if (Status s = All({cfg.Get(p + "name", &c->name), cfg.Get(p + "weight", &c->weight), cfg.Get(p + "rule", &rule),
                       cfg.Get(p + "k", &c->k), cfg.Get(p + "overselect", &c->overselect),
-                      cfg.Get(p + "min_count", &c->min_count), cfg.Get(p + "deadline_s", &c->deadline_s)});
+                      cfg.Get(p + "min_count", &c->min_count), cfg.Get(p + "deadline_s", &c->deadline_s),
+                      cfg.Get(p + "fail_prob", &c->fail_prob)});
       !s.ok())
     return s;
   c->tasks_set = cfg.Has(p + "tasks");
@@ -30,6 +33,7 @@ Status LoadClass(const Config& cfg, const std::string& p, JobClass* c) {
   else if (rule == "quorum") c->rule = CompletionKind::kQuorum;
   else return Status::InvalidArgument(p + "rule = '" + rule + "': want all, k_of_n or quorum");
   if (c->weight < 0) return Status::InvalidArgument(p + "weight must be >= 0");
+  if (c->fail_prob < 0 || c->fail_prob > 1) return Status::InvalidArgument(p + "fail_prob must be in [0, 1]");
   if (c->rule != CompletionKind::kAll && c->k == 0)
     return Status::InvalidArgument(p + "k must be >= 1 for rule " + rule);
   if (c->rule == CompletionKind::kQuorum && !c->tasks_set)
@@ -61,18 +65,31 @@ StatusOr<Scenario> ParseScenario(Config cfg, const std::string& base_dir) {
     return s;
   sc.seed = static_cast<uint64_t>(seed);
 
-  // Core: the simulator sends no heartbeats unless lost_after_s > 0.
-  sc.core.lost_after_s = 0;
-  if (Status s = LoadCoreOptions(cfg, "core", &sc.core); !s.ok()) return s;
+  // [core], [predictor], [policies.*]: the daemon's loader. The simulator
+  // sends no heartbeats unless core.lost_after_s > 0.
+  SchedulingConfig sched;
+  sched.core.lost_after_s = 0;
+  if (Status s = LoadSchedulingConfig(cfg, &sched); !s.ok()) return s;
+  sc.core = sched.core;
+  sc.predictor = sched.predictor;
+  if (cfg.Has("policies.chain")) {
+    sc.chain.clear();
+    for (const std::string& p : SplitPolicyList(sched.chain)) sc.chain += (sc.chain.empty() ? "" : "+") + p;
+    if (sc.chain.empty()) sc.chain = "none";
+  }
   sc.heartbeats = sc.core.lost_after_s > 0;
 
   // Cluster.
   ClusterModel& cl = sc.cluster;
   if (Status s = All({cfg.Get("cluster.executors", &cl.executors), cfg.Get("cluster.slots", &cl.slots),
                       LoadDistribution(cfg, "cluster.speed", &cl.speed),
-                      LoadDistribution(cfg, "cluster.network", &cl.network)});
+                      LoadDistribution(cfg, "cluster.network", &cl.network),
+                      cfg.Get("cluster.progress_reports", &cl.progress_reports),
+                      cfg.Get("cluster.drop_prob", &cl.drop_prob)});
       !s.ok())
     return s;
+  if (cl.drop_prob < 0 || cl.drop_prob > 1) return Status::InvalidArgument("cluster.drop_prob must be in [0, 1]");
+  if (cl.progress_reports > 1000) return Status::InvalidArgument("cluster.progress_reports must be <= 1000");
   if (cl.executors == 0 || cl.slots == 0) return Status::InvalidArgument("cluster.executors and cluster.slots must be >= 1");
   for (size_t i = 0, n = cfg.ArraySize("cluster.fail_slow"); i < n; ++i) {
     std::string p = "cluster.fail_slow." + std::to_string(i) + ".";
@@ -162,80 +179,39 @@ StatusOr<Scenario> ParseScenario(Config cfg, const std::string& base_dir) {
     return Status::InvalidArgument("live.fail_slow_executor / live.crash_executor: no such executor");
   if (l.outstanding == 0) return Status::InvalidArgument("live.outstanding must be >= 1");
 
-  // Everything but [policies.*] must have been read by now.
-  std::vector<std::string> unknown;
-  for (auto& k : cfg.Unused())
-    if (k.rfind("policies.", 0) != 0) unknown.push_back(k);
-  if (!unknown.empty()) {
-    std::string msg = sc.origin + ": unknown key";
-    for (size_t i = 0; i < unknown.size(); ++i) msg += (i ? ", '" : " '") + unknown[i] + "'";
-    return Status::InvalidArgument(msg);
-  }
+  // Every key must have been read by now, [policies.*] included (the
+  // daemon's check: same message).
+  if (Status s = cfg.CheckAllUsed(); !s.ok()) return s;
   sc.config = std::move(cfg);
   return sc;
 }
 
 StatusOr<std::vector<TraceJob>> LoadTraceCsv(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return Status::IoError("cannot open trace '" + path + "'");
-  std::string line;
-  size_t lineno = 0;
-  struct Row {
-    std::string job;
-    int64_t task;
-    TraceTask t;
-    double start;
-    bool slow;
-  };
-  std::vector<Row> rows;
-  while (std::getline(in, line)) {
-    ++lineno;
-    if (!line.empty() && line.back() == '\r') line.pop_back();
-    if (line.empty() || line[0] == '#') continue;
-    std::vector<std::string> f;
-    std::stringstream ss(line);
-    std::string cell;
-    while (std::getline(ss, cell, ',')) f.push_back(cell);
-    if (lineno == 1 && !f.empty() && f[0] == "job") continue;  // header
-    if (f.size() < 5)
-      return Status::InvalidArgument(path + ":" + std::to_string(lineno) +
-                                     ": want job,task,executor,start,end[,task_class,input_size,straggler,fail_slow]");
-    try {
-      Row r;
-      r.job = f[0];
-      r.task = std::stoll(f[1]);
-      r.t.executor = static_cast<uint32_t>(std::stoul(f[2]));
-      r.start = std::stod(f[3]);
-      r.t.duration = std::max(0.0, std::stod(f[4]) - r.start);
-      r.t.task_class = f.size() > 5 ? f[5] : "";
-      r.t.input_size = f.size() > 6 && !f[6].empty() ? std::stod(f[6]) : 0;
-      auto flag = [&](size_t i) { return f.size() > i && !f[i].empty() && f[i] != "0" && f[i] != "false"; };
-      r.slow = flag(7) || flag(8);
-      rows.push_back(std::move(r));
-    } catch (const std::exception&) {
-      return Status::InvalidArgument(path + ":" + std::to_string(lineno) + ": bad number");
-    }
-  }
+  // The one trace parser (predictors, docs/TRACE_FORMAT.md); errors name file:line.
+  auto parsed = ReadTraceCsv(path);
+  if (!parsed.ok()) return parsed.status();
+  std::vector<TraceRow>& rows = *parsed;
   if (rows.empty()) return Status::InvalidArgument(path + ": no rows");
+  auto slow = [](const TraceRow& r) { return r.straggler == 1 || r.fail_slow == 1; };
   // Group by job, in order of first appearance; tasks by task number.
-  std::map<std::string, size_t> index;
-  std::vector<std::vector<Row*>> groups;
-  for (auto& r : rows) {
+  std::map<JobId, size_t> index;
+  std::vector<std::vector<const TraceRow*>> groups;
+  for (const TraceRow& r : rows) {
     auto [it, fresh] = index.emplace(r.job, groups.size());
     if (fresh) groups.emplace_back();
     groups[it->second].push_back(&r);
   }
   double t0 = rows[0].start;
-  for (auto& r : rows) t0 = std::min(t0, r.start);
+  for (const TraceRow& r : rows) t0 = std::min(t0, r.start);
   std::vector<TraceJob> jobs;
   for (auto& g : groups) {
-    std::stable_sort(g.begin(), g.end(), [](const Row* a, const Row* b) { return a->task < b->task; });
+    std::stable_sort(g.begin(), g.end(), [](const TraceRow* a, const TraceRow* b) { return a->task < b->task; });
     TraceJob j;
     j.submit = g[0]->start;
     std::vector<double> normal;
-    for (Row* r : g) {
+    for (const TraceRow* r : g) {
       j.submit = std::min(j.submit, r->start);
-      if (!r->slow) normal.push_back(r->t.duration);
+      if (!slow(*r)) normal.push_back(r->duration());
     }
     j.submit -= t0;
     double median = 0;
@@ -243,9 +219,14 @@ StatusOr<std::vector<TraceJob>> LoadTraceCsv(const std::string& path) {
       std::sort(normal.begin(), normal.end());
       median = normal[normal.size() / 2];
     }
-    for (Row* r : g) {
-      r->t.normal = r->slow && !normal.empty() ? median : r->t.duration;
-      j.tasks.push_back(r->t);
+    for (const TraceRow* r : g) {
+      TraceTask t;
+      t.executor = r->executor;
+      t.duration = r->duration();
+      t.normal = slow(*r) && !normal.empty() ? median : t.duration;
+      t.task_class = r->task_class;
+      t.input_size = r->input_size;
+      j.tasks.push_back(std::move(t));
     }
     jobs.push_back(std::move(j));
   }

@@ -8,16 +8,10 @@
 #include <unordered_map>
 
 #include "tailcut/common/log.h"
-#include "tailcut/plugins/registry.h"
+#include "tailcut/common/stats.h"
+#include "tailcut/plugins/scheduling_config.h"
 
 namespace tailcut::sim {
-
-double Quantile(const std::vector<double>& sorted, double q) {
-  if (sorted.empty()) return 0;
-  double rank = std::ceil(q * static_cast<double>(sorted.size()));
-  size_t i = rank < 1 ? 0 : static_cast<size_t>(rank) - 1;
-  return sorted[std::min(i, sorted.size() - 1)];
-}
 
 void Summarise(SimResult* r) {
   std::vector<double> v;
@@ -25,9 +19,7 @@ void Summarise(SimResult* r) {
   for (double x : r->latencies)
     if (!std::isnan(x)) v.push_back(x);
   std::sort(v.begin(), v.end());
-  double sum = 0;
-  for (double x : v) sum += x;
-  r->mean = v.empty() ? 0 : sum / static_cast<double>(v.size());
+  r->mean = Mean(v);
   r->p50 = Quantile(v, 0.50);
   r->p90 = Quantile(v, 0.90);
   r->p99 = Quantile(v, 0.99);
@@ -37,12 +29,18 @@ void Summarise(SimResult* r) {
 
 namespace {
 
+constexpr const char* kFailError = "simulated failure (workload.class.fail_prob)";
+constexpr const char* kDropWhy = "executor dropped it (simulated, cluster.drop_prob)";
+
 enum class Ev : uint8_t {
   kArrival,   // submit the next job
   kReceive,   // a launch reaches its executor (a = attempt)
   kCancel,    // a cancel reaches its executor (a = attempt)
-  kFinish,    // an attempt finishes on its executor (a = attempt, gen)
-  kResult,    // its result reaches the scheduler (a = attempt, x = run_s)
+  kFinish,    // an attempt ends on its executor: done, failed or dropped (a = attempt, gen)
+  kResult,    // its success reaches the scheduler (a = attempt, x = run_s)
+  kFailed,    // its failure reaches the scheduler (a = attempt, x = run_s)
+  kDropped,   // its drop reaches the scheduler (a = attempt)
+  kProgress,  // the executor reports the attempt's next progress fraction (a = attempt, gen)
   kTick,      // core.Tick()
   kSlow,      // executor a's run-time factor becomes x
   kCrash,     // executor a dies
@@ -62,12 +60,18 @@ struct Later {
 };
 
 enum class AState : uint8_t { kInFlight, kQueued, kRunning };
+// How the attempt's run ends (drawn at launch).
+enum class AEnd : uint8_t { kSucceed, kFail, kDrop };
 
 struct SimAttempt {
   uint32_t exec = 0;        // executor index
   AState state = AState::kInFlight;
+  AEnd end = AEnd::kSucceed;
+  uint16_t reports = 0;     // progress reports sent so far
   uint32_t gen = 0;         // bumps when the finish time is rescheduled
-  double work = 0;          // remaining run time at factor 1
+  double total = 0;         // run time of the whole attempt at factor 1
+  double span = 0;          // run time until it ends (< total when it fails or is dropped)
+  double work = 0;          // remaining run time (of span) at factor 1
   double start = -1;
   double last_update = 0;   // when `work` was last brought up to date
 };
@@ -94,7 +98,7 @@ class Simulator::Impl final : public CoreObserver {
   Impl(const Scenario& sc, PolicyChain policies, uint64_t seed)
       : sc_(sc),
         seed_(seed),
-        core_(sc.core, &clock_, std::move(policies)),
+        core_(sc.core, &clock_, std::move(policies), std::make_unique<PredictorSuite>(sc.predictor)),
         workload_rng_(Mix(seed ^ 0x1111)),
         net_rng_(Mix(seed ^ 0x2222)),
         cluster_rng_(Mix(seed ^ 0x3333)) {
@@ -145,13 +149,18 @@ class Simulator::Impl final : public CoreObserver {
 
   // --------------------------------------------------------- observer --
   void OnAttemptEnded(const AttemptRecord& r) override {
-    if (r.outcome == AttemptOutcome::kCommitted) result_.committed_s += r.run_s;
+    if (r.outcome != AttemptOutcome::kCommitted) return;
+    result_.committed_s += r.run_s;
+    ++result_.committed;
   }
   void OnJobFinished(const JobStatusInfo& j) override {
     if (j.id > result_.latencies.size()) result_.latencies.resize(j.id, std::nan(""));
     result_.latencies[j.id - 1] = j.finished - j.submitted;
     ++result_.jobs;
-    if (j.state != JobState::kSucceeded) ++result_.failed;
+    if (j.state != JobState::kSucceeded) {
+      ++result_.failed;
+      result_.last_failure = j.reason;
+    }
     jobs_.erase(j.id);
     if (sc_.workload.arrival == WorkloadModel::Arrival::kClosed && MoreToSubmit())
       Push(Ev::kArrival, clock_.Now() + sc_.workload.think_s, 0);
@@ -217,6 +226,9 @@ class Simulator::Impl final : public CoreObserver {
       case Ev::kCancel: CancelAtExecutor(e.a); break;
       case Ev::kFinish: Finish(e.a, e.gen); break;
       case Ev::kResult: core_.AttemptSucceeded(e.a, std::string(), e.x); break;
+      case Ev::kFailed: ++result_.failed_attempts; core_.AttemptFailed(e.a, kFailError, e.x); break;
+      case Ev::kDropped: ++result_.dropped; core_.AttemptDropped(e.a, kDropWhy); break;
+      case Ev::kProgress: Progress(e.a, e.gen); break;
       case Ev::kSlow: SetFactor(static_cast<uint32_t>(e.a), e.x); break;
       case Ev::kCrash: Crash(static_cast<uint32_t>(e.a), e.x); break;
       case Ev::kDetect: core_.RemoveExecutor(execs_[e.a].id, true, "crashed (simulated)"); break;
@@ -312,6 +324,20 @@ class Simulator::Impl final : public CoreObserver {
     }
   }
 
+  // Whether the n-th attempt of (job, task) fails or is dropped, and where:
+  // counter-based like BaseWork, and drawn only when fail_prob / drop_prob
+  // are set, so other runs keep every draw.
+  void DrawEnd(JobId job, TaskIndex task, const JobInfo& info, uint32_t n, SimAttempt* a) {
+    const double fail_p = sc_.workload.classes[info.cls].fail_prob, drop_p = sc_.cluster.drop_prob;
+    if (fail_p <= 0 && drop_p <= 0) return;
+    uint64_t bits = Mix(seed_ ^ 0x6661696cULL ^ Mix(job * 0xbf58476d1ce4e5b9ULL ^ Mix(task + (uint64_t{n} << 32))));
+    double u = ToUnit(Mix(bits));
+    if (u < fail_p) a->end = AEnd::kFail;
+    else if (u < fail_p + drop_p) a->end = AEnd::kDrop;
+    else return;
+    a->span = a->total * ToUnit(Mix(bits ^ 0x5bd1e995ULL));  // partway, uniformly
+  }
+
   void OnLaunch(const LaunchCmd& l) {
     ++result_.attempts;
     if (l.copy) ++result_.copies;
@@ -321,7 +347,9 @@ class Simulator::Impl final : public CoreObserver {
     uint32_t n = ji->second.launches[l.task]++;
     SimAttempt a;
     a.exec = xi->second;
-    a.work = BaseWork(l.job, l.task, ji->second, n, a.exec) * execs_[a.exec].speed;
+    a.total = a.span = BaseWork(l.job, l.task, ji->second, n, a.exec) * execs_[a.exec].speed;
+    DrawEnd(l.job, l.task, ji->second, n, &a);
+    a.work = a.span;
     attempts_.emplace(l.attempt, a);
     double d = NetDelay();
     if (d <= 0) Receive(l.attempt);
@@ -352,7 +380,35 @@ class Simulator::Impl final : public CoreObserver {
     a.last_update = now;
     x.running.push_back(id);
     Push(Ev::kFinish, now + a.work * x.factor, id, 0, ++a.gen);
+    PushProgress(id, a, x.factor);
     core_.AttemptStarted(id);
+  }
+
+  // The next progress report of a running attempt, if it comes before the
+  // attempt ends; `a.work` must be up to date at now (a.last_update).
+  void PushProgress(AttemptId id, const SimAttempt& a, double factor) {
+    const uint32_t n = sc_.cluster.progress_reports;
+    if (a.reports >= n || a.total <= 0) return;
+    double target = a.total * (a.reports + 1) / (n + 1);  // work done at the next report
+    double left = target - (a.span - a.work);             // still to do until then
+    if (target >= a.span) return;                         // it ends first
+    Push(Ev::kProgress, a.last_update + std::max(0.0, left) * factor, id, 0, a.gen);
+  }
+
+  void Progress(AttemptId id, uint32_t gen) {
+    auto it = attempts_.find(id);
+    if (it == attempts_.end() || it->second.gen != gen || it->second.state != AState::kRunning) return;
+    SimAttempt& a = it->second;
+    const uint32_t n = sc_.cluster.progress_reports;
+    ++a.reports;
+    ++result_.progress;
+    core_.AttemptProgress(id, static_cast<float>(a.reports) / static_cast<float>(n + 1));
+    // Bring `work` up to date so the next report is timed from now.
+    SimExec& x = execs_[a.exec];
+    double now = clock_.Now();
+    a.work = std::max(0.0, a.work - (now - a.last_update) / x.factor);
+    a.last_update = now;
+    PushProgress(id, a, x.factor);
   }
 
   void StartNext(SimExec& x) {
@@ -379,12 +435,14 @@ class Simulator::Impl final : public CoreObserver {
     double run = now - it->second.start;
     result_.machine_s += run;
     SimExec& x = execs_[it->second.exec];
+    const AEnd end = it->second.end;
     RemoveFrom(x.running, id);
     attempts_.erase(it);
     StartNext(x);
     double d = NetDelay();
-    if (d <= 0) core_.AttemptSucceeded(id, std::string(), run);
-    else Push(Ev::kResult, now + d, id, run);
+    Ev ev = end == AEnd::kFail ? Ev::kFailed : end == AEnd::kDrop ? Ev::kDropped : Ev::kResult;
+    if (d > 0) Push(ev, now + d, id, run);
+    else Handle(Event{now, 0, id, run, 0, ev});
   }
 
   void CancelAtExecutor(AttemptId id) {
@@ -415,6 +473,7 @@ class Simulator::Impl final : public CoreObserver {
       a.work = std::max(0.0, a.work - (now - a.last_update) / x.factor);
       a.last_update = now;
       Push(Ev::kFinish, now + a.work * f, id, 0, ++a.gen);
+      PushProgress(id, a, f);
     }
     x.factor = f;
   }
@@ -464,9 +523,7 @@ Simulator::~Simulator() { delete impl_; }
 SimResult Simulator::Run() { return impl_->Run(); }
 
 StatusOr<SimResult> RunPolicy(const Scenario& scenario, const std::string& entry, uint64_t seed) {
-  std::string chain = entry;
-  std::replace(chain.begin(), chain.end(), '+', ',');
-  auto policies = MakePolicyChain(chain, scenario.config);
+  auto policies = MakePolicyEntry(entry, scenario.config);
   if (!policies.ok()) return policies.status();
   Simulator sim(scenario, std::move(policies).value(), seed);
   SimResult r = sim.Run();

@@ -24,6 +24,10 @@ struct ServerOptions {
   CoreOptions core;                                // keys under [core]
   PredictorOptions predictor;                      // keys under [predictor]
 };
+// Reads the [scheduler] keys and checks them against out->core. [core] and
+// [predictor] are read by LoadSchedulingConfig (tailcut/plugins/
+// scheduling_config.h), the loader simulation scenarios share; the daemon
+// uses both through LoadDaemonConfig (tailcut/plugins/daemon_config.h).
 Status LoadServerOptions(const Config& cfg, ServerOptions* out);
 
 class SchedulerServer {

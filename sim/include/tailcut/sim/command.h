@@ -4,10 +4,12 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <functional>
 #include <string>
 #include <vector>
 
 #include "tailcut/common/status.h"
+#include "tailcut/sim/scenario.h"
 #include "tailcut/sim/simulator.h"
 
 namespace tailcut::sim {
@@ -16,7 +18,8 @@ extern const char kSimUsage[];
 
 struct SimCommandOptions {
   std::string scenario;          // SCENARIO.toml
-  std::string policies = "none"; // --policy: comma-separated runs; '+' chains
+  std::string policies;          // --policy: comma-separated runs; '+' chains;
+                                 // empty: the scenario's policies.chain, else none
   bool has_seed = false;         // --seed given (else the scenario's seed)
   uint64_t seed = 0;
   bool json = false;             // --json
@@ -29,6 +32,17 @@ struct SimCommandOptions {
 // Runs the command; returns the process exit code (0 ok, 1 a run failed,
 // 2 bad usage or scenario). Wall time and peak RSS go to stderr.
 int RunSimCommand(const SimCommandOptions& options);
+
+// The policy comparison shared by `tailcut sim` and `tailcut bench`: splits
+// options.policies (empty: scenario.chain) into entries (commas; '+' inside an entry chains), runs
+// each through `run` (which may print its own progress line), then prints the
+// table (after `title`) or --json, and writes --csv / --plot. Returns the exit
+// code: 2 for no entries or an invalid-argument error from `run`, 1 for any
+// other error, an unwritable output file or a run with unfinished jobs.
+using RunEntryFn = std::function<StatusOr<SimResult>(const std::string& entry)>;
+int ComparePolicies(const SimCommandOptions& options, const Scenario& scenario, const char* tool,
+                    const std::string& title,
+                    const std::string& plot_title, const RunEntryFn& run);
 
 // Output formats.
 void PrintTable(std::FILE* out, const std::vector<SimResult>& results);

@@ -1,38 +1,16 @@
-// Seeded randomness for the simulator, identical on every standard library.
-//
-// std::mt19937_64 is fully specified by the C++ standard, but the std::
-// distributions are not, so every distribution here is our own code on top
-// of raw 64-bit draws. Counter-based draws (Mix) give "common random
-// numbers": the same (job, task, attempt) gets the same service time under
-// every policy, so policies are compared on the same luck.
+// The simulator's random quantities (Distribution), drawn with the common
+// seeded RNG (tailcut/common/random.h: Rng, Mix), identical on every
+// standard library.
 #pragma once
 
 #include <cstdint>
-#include <random>
 #include <string>
 
 #include "tailcut/common/config.h"
+#include "tailcut/common/random.h"
 #include "tailcut/common/status.h"
 
 namespace tailcut::sim {
-
-// SplitMix64 finaliser: a good 64-bit mix of a counter.
-uint64_t Mix(uint64_t x);
-// Uniform in [0, 1) with 53 random bits.
-inline double ToUnit(uint64_t bits) { return static_cast<double>(bits >> 11) * 0x1.0p-53; }
-
-class Rng {
- public:
-  explicit Rng(uint64_t seed = 1) : gen_(seed) {}
-  uint64_t Bits() { return gen_(); }
-  double Uniform() { return ToUnit(gen_()); }            // [0, 1)
-  double Exp(double mean);                                // mean * Exp(1)
-  double Normal();                                        // N(0, 1), Box-Muller
-  uint64_t Below(uint64_t n);                             // uniform in [0, n)
-
- private:
-  std::mt19937_64 gen_;
-};
 
 // A non-negative random quantity described in TOML as a table:
 //   { dist = "exp", mean = 1.0, straggler_p = 0.05, straggler_factor = 5 }

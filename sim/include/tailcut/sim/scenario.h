@@ -34,6 +34,12 @@ struct ClusterModel {
   Distribution network = Distribution::Constant(0);  // one-way delay per message (s)
   std::vector<FailSlowFault> fail_slow;
   std::vector<CrashFault> crashes;
+  // Progress reports per attempt, at done fractions 1/(n+1) .. n/(n+1) of
+  // its run (AttemptProgress, as executors report kernel progress); 0 = none.
+  uint32_t progress_reports = 4;
+  // Probability that an executor drops an attempt partway on its own
+  // (AttemptDropped: the core requeues it without counting a failure).
+  double drop_prob = 0;
 };
 
 struct JobClass {
@@ -46,6 +52,7 @@ struct JobClass {
   double overselect = 0;    // quorum: n = ceil(k (1 + overselect)) when tasks unset
   uint32_t min_count = 0;   // quorum
   double deadline_s = 0;    // quorum
+  double fail_prob = 0;     // an attempt fails partway (AttemptFailed) with this probability
   bool tasks_set = false;   // `tasks` given explicitly
 };
 
@@ -62,7 +69,7 @@ struct WorkloadModel {
 
 // One task of a replayed trace.
 struct TraceTask {
-  uint32_t executor = 0;     // listed executor index (mod executors)
+  uint64_t executor = 0;     // listed executor id (mod executors)
   double duration = 0;       // end - start
   double normal = 0;         // duration elsewhere (see docs/SIMULATOR.md)
   std::string task_class;
@@ -105,6 +112,8 @@ struct Scenario {
   uint64_t seed = 1;
   double max_time_s = 1e7;        // virtual-time safety stop
   CoreOptions core;               // [core]; simulator default lost_after_s = 0
+  PredictorOptions predictor;     // [predictor]: the core's PredictorSuite
+  std::string chain = "none";     // policies.chain as one --policy entry ("a+b"): the runs' default
   bool heartbeats = false;        // true when core.lost_after_s > 0
   ClusterModel cluster;
   WorkloadModel workload;
@@ -113,7 +122,8 @@ struct Scenario {
   Config config;                  // the whole file; policies read [policies.NAME]
 };
 
-// Reads a scenario; unknown keys (outside [policies.*]) are errors.
+// Reads a scenario; [core], [predictor] and [policies.*] as the daemon reads
+// them (LoadSchedulingConfig); unknown keys anywhere are errors.
 StatusOr<Scenario> LoadScenario(const std::string& path);
 StatusOr<Scenario> ParseScenario(Config cfg, const std::string& base_dir);
 
@@ -130,8 +140,8 @@ double LiveRate(const LiveModel& live);
 // Mean task time of the live kernel (seconds), delays included.
 double LiveMeanTaskS(const LiveModel& live);
 
-// Trace CSV: header `job,task,executor,start,end,task_class,input_size,
-// straggler,fail_slow`; one row per task.
+// Trace CSV (docs/TRACE_FORMAT.md, parsed by the predictors' ReadTraceCsv):
+// one row per task, grouped into jobs by `job`.
 StatusOr<std::vector<TraceJob>> LoadTraceCsv(const std::string& path);
 
 }  // namespace tailcut::sim

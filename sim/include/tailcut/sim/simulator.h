@@ -33,14 +33,18 @@ struct SimResult {
   double virtual_s = 0;          // virtual time at the end
   uint64_t events = 0;           // events processed
   double wall_s = 0;             // wall time of Run()
+  uint64_t committed = 0;        // attempts committed (one per finished task)
+  uint64_t failed_attempts = 0;  // attempts reported failed (AttemptFailed)
+  uint64_t dropped = 0;          // attempts reported dropped (AttemptDropped)
+  uint64_t progress = 0;         // progress reports sent (AttemptProgress)
+  std::string last_failure;      // reason of the last job that failed
   // Per job, indexed by core job id - 1 (= submission order); NaN for a
   // job still unfinished at the stop. 8 bytes per job, nothing per attempt.
   std::vector<double> latencies;
 };
 
-// Nearest-rank quantile of sorted values: the ceil(q n)-th smallest.
-double Quantile(const std::vector<double>& sorted, double q);
-// Fills mean/p50/.../p999 from r->latencies (finished jobs).
+// Fills mean/p50/.../p999 from r->latencies (finished jobs); quantiles are
+// nearest-rank (tailcut/common/stats.h).
 void Summarise(SimResult* r);
 
 class Simulator {
