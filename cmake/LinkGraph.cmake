@@ -85,9 +85,10 @@ function(tailcut_forbid_links target)
 endfunction()
 
 function(tailcut_check_layers)
-  # ZeroMQ and protobuf: only the wire layer and what sits on it.
-  set(net tailcut_wire PkgConfig::ZMQ protobuf::libprotobuf)
-  set(net_re "([Zz][Mm][Qq]|protobuf)")
+  # ZeroMQ and protobuf: only the wire layer and what sits on it. SQLite:
+  # only the live driver's journal (the core and the simulator are pure).
+  set(net tailcut_wire PkgConfig::ZMQ protobuf::libprotobuf SQLite::SQLite3)
+  set(net_re "([Zz][Mm][Qq]|protobuf|sqlite)")
   foreach(t tailcut_common tailcut_predictors tailcut_scheduler_core tailcut_coding tailcut_plugins tailcut_sim)
     tailcut_forbid_links(${t} NOT_TARGETS ${net} NOT_MATCHING "${net_re}")
   endforeach()

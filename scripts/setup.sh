@@ -6,7 +6,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 packages=(build-essential cmake pkg-config libboost-fiber-dev libzmq3-dev cppzmq-dev
-          libtomlplusplus-dev catch2 libbenchmark-dev libprotobuf-dev protobuf-compiler)
+          libtomlplusplus-dev catch2 libbenchmark-dev libprotobuf-dev protobuf-compiler
+          libsqlite3-dev)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -4,6 +4,10 @@
 
 #include <chrono>
 #include <deque>
+#include <random>
+#include <unordered_map>
+
+#include <unistd.h>
 
 #include <zmq.hpp>
 
@@ -53,21 +57,30 @@ class Client::Impl {
   }
 
   // Sends `req` and returns the reply with the same request id. Pushed
-  // messages for watched jobs that arrive meanwhile are queued.
+  // messages for watched jobs that arrive meanwhile are queued. Every
+  // request is safe to repeat (submits carry a request key), so it is sent
+  // again each kResendS without an answer: a scheduler that restarted in
+  // the meantime lost the first copy.
   StatusOr<wire::ClientReply> Call(wire::ClientRequest req) {
+    static constexpr double kResendS = 1.0;
     if (!connect_status_.ok()) return connect_status_;
     req.set_version(kProtocolVersion);
     req.set_request_id(++next_request_);
-    sock_.send(ToFrame(req), zmq::send_flags::none);
-    double deadline = clock_.Now() + opt_.timeout_s;
+    zmq::message_t frame = ToFrame(req);
+    double now = clock_.Now(), deadline = now + opt_.timeout_s, resend = now + kResendS;
+    sock_.send(zmq::buffer(frame.data(), frame.size()), zmq::send_flags::none);
     while (true) {
-      double left = deadline - clock_.Now();
-      if (left <= 0)
+      now = clock_.Now();
+      if (now >= deadline)
         return Status::Unavailable("no answer from the scheduler at " + opt_.endpoint + " within " +
                                    FormatSeconds(opt_.timeout_s) +
                                    " s (is tailcut-scheduler running there?)");
+      if (now >= resend) {
+        sock_.send(zmq::buffer(frame.data(), frame.size()), zmq::send_flags::none);
+        resend = now + kResendS;
+      }
       wire::ClientReply reply;
-      if (!ReceiveOne(left, &reply)) continue;
+      if (!ReceiveOne(std::min(deadline, resend) - now, &reply)) continue;
       if (reply.request_id() == req.request_id()) {
         if (reply.has_error()) return ErrorStatus(reply.error());
         return reply;
@@ -100,16 +113,29 @@ class Client::Impl {
     }
   }
 
+  // The job's status, checked to be the job this client submitted under
+  // that id (a scheduler that restarted without a journal reuses ids).
+  StatusOr<wire::JobStatus> CheckedStatus(JobId job, const wire::JobStatus& st) const {
+    auto it = submitted_keys_.find(job);
+    if (it != submitted_keys_.end() && st.request_key() != it->second)
+      return Status::NotFound("job " + std::to_string(job) +
+                              " was lost: the scheduler restarted without its journal and that id is now another job");
+    return st;
+  }
+
   StatusOr<wire::JobStatus> Wait(JobId job, const WaitOptions& w) {
     wire::ClientRequest watch;
     watch.mutable_watch()->set_job_id(job);
     auto first = Call(watch);
     if (!first.ok()) return first.status();
     uint64_t watch_id = first->request_id();
-    wire::JobStatus last = first->status();
+    auto checked = CheckedStatus(job, first->status());
+    if (!checked.ok()) return checked.status();
+    wire::JobStatus last = *checked;
     if (w.on_progress) w.on_progress(last);
     double start = clock_.Now();
     double next_poll = start + w.progress_interval_s;
+    double unanswered_since = -1;  // while the scheduler does not answer
     while (!IsTerminal(last.state())) {
       if (w.timeout_s > 0 && clock_.Now() - start > w.timeout_s)
         return Status::Unavailable("job " + std::to_string(job) + " still running after " +
@@ -131,14 +157,30 @@ class Client::Impl {
         wire::ClientRequest st;
         st.mutable_status()->set_job_id(job);
         auto s = Call(st);
+        if (!s.ok() && s.status().code() == Status::Code::kUnavailable) {
+          // The scheduler may be restarting: keep asking, for a while.
+          if (unanswered_since < 0) unanswered_since = clock_.Now() - opt_.timeout_s;
+          if (clock_.Now() - unanswered_since > w.reconnect_timeout_s) return s.status();
+          next_poll = clock_.Now() + w.progress_interval_s;
+          continue;
+        }
+        unanswered_since = -1;
         if (!s.ok()) return s.status();
-        if (!IsTerminal(last.state())) last = s->status();
+        auto st_checked = CheckedStatus(job, s->status());
+        if (!st_checked.ok()) return st_checked.status();
+        if (!IsTerminal(last.state())) last = *st_checked;
         if (w.on_progress) w.on_progress(last);
         next_poll = clock_.Now() + w.progress_interval_s;
       }
     }
-    // Results pushed just before the final status are already handled:
-    // the scheduler sends them first, and ZeroMQ keeps the order.
+    // Results pushed before the final status: ZeroMQ keeps the order, so
+    // they are queued (a job that finished before the watch was answered
+    // never entered the loop above).
+    while (!pushed_.empty()) {
+      wire::ClientReply r = std::move(pushed_.front());
+      pushed_.pop_front();
+      HandlePush(r, job, watch_id, w, &last);
+    }
     if (w.on_progress) w.on_progress(last);
     return last;
   }
@@ -160,6 +202,7 @@ class Client::Impl {
   SteadyClock clock_;
   uint64_t next_request_ = 0;
   std::deque<wire::ClientReply> pushed_;
+  std::unordered_map<JobId, std::string> submitted_keys_;  // request key of each job submitted here
 };
 
 Client::Client(ClientOptions options) : impl_(std::make_unique<Impl>(std::move(options))) {}
@@ -168,9 +211,21 @@ Client::~Client() = default;
 StatusOr<JobId> Client::Submit(const wire::JobSpec& job) {
   wire::ClientRequest req;
   *req.mutable_submit()->mutable_job() = job;
+  std::string key = job.request_key().empty() ? NewRequestKey() : job.request_key();
+  req.mutable_submit()->mutable_job()->set_request_key(key);
   auto r = impl_->Call(std::move(req));
   if (!r.ok()) return r.status();
-  return r->submitted().job_id();
+  JobId id = r->submitted().job_id();
+  impl_->submitted_keys_[id] = key;
+  return id;
+}
+
+std::string NewRequestKey() {
+  static thread_local std::mt19937_64 rng{std::random_device{}() ^ static_cast<uint64_t>(getpid()) << 32};
+  char buf[33];
+  std::snprintf(buf, sizeof buf, "%016llx%016llx", static_cast<unsigned long long>(rng()),
+                static_cast<unsigned long long>(rng()));
+  return buf;
 }
 
 StatusOr<wire::JobStatus> Client::GetStatus(JobId job) {

@@ -168,8 +168,10 @@ class LocalCluster::Impl {
   }
 
   Status SpawnScheduler() {
+    // Its journal lives with the logs: a restarted scheduler resumes from it
+    // (scheduler_flags may point it elsewhere: later --set wins).
     std::vector<std::string> argv = {opt_.scheduler_binary, "--executor-endpoint", executor_ep_, "--client-endpoint",
-                                     client_ep_};
+                                     client_ep_, "--set", "scheduler.state_dir=\"" + log_dir_ + "/state\""};
     argv.insert(argv.end(), opt_.scheduler_flags.begin(), opt_.scheduler_flags.end());
     scheduler_ = ChildProcess(argv, log_dir_ + "/scheduler.log", /*append=*/scheduler_starts_++ > 0);
     if (!scheduler_.started()) return Status::Internal("cannot start " + opt_.scheduler_binary);

@@ -42,6 +42,50 @@ class SchedulerCore::Impl final {
     return id;
   }
 
+  void ReserveIds(JobId next_job, AttemptId next_attempt) {
+    s_.next_job_id = std::max(s_.next_job_id, next_job);
+    s_.next_attempt_id = std::max(s_.next_attempt_id, next_attempt);
+  }
+
+  Status RestoreJob(JobId id, JobDef def, Time submitted, std::vector<CommittedOutput> commits) {
+    if (id == 0 || s_.jobs.count(id)) return Status::InvalidArgument("job " + std::to_string(id) + " already exists");
+    if (def.TaskCount() == 0) return Status::InvalidArgument("job " + std::to_string(id) + " has no tasks");
+    Job& job = life_.AddJob(std::move(def), id);
+    job.submitted = submitted;
+    for (CommittedOutput& c : commits) {
+      if (c.task >= job.Count() || job.tasks[c.task].phase == TaskPhase::kCommitted) continue;  // journaled once
+      life_.RecordCommit(job, c.task, c.attempt, c.executor, c.run_s, std::move(c.output), /*notify=*/false);
+    }
+    // A crash between its last commit and its final status: finish it now.
+    if (job.committed >= job.needed) life_.FinishJob(job, JobState::kSucceeded, "");
+    s_.dirty = true;
+    return Status::Ok();
+  }
+
+  Status RestoreFinishedJob(JobId id, JobDef def, const JobStatusInfo& st, std::vector<CommittedOutput> outputs) {
+    if (id == 0 || s_.jobs.count(id)) return Status::InvalidArgument("job " + std::to_string(id) + " already exists");
+    if (st.state == JobState::kRunning) return Status::InvalidArgument("job " + std::to_string(id) + " is not finished");
+    s_.next_job_id = std::max(s_.next_job_id, id + 1);
+    Job& job = s_.jobs[id];
+    job.id = id;
+    job.def = std::move(def);
+    job.state = st.state;
+    job.reason = st.reason;
+    job.submitted = st.submitted;
+    job.finished = st.finished;
+    job.committed = st.committed;
+    job.attempts = st.attempts;
+    job.copies = st.copies;
+    job.failed_attempts = st.failed_attempts;
+    if (job.def.return_outputs) job.outputs = std::move(outputs);
+    s_.finished_order.push_back(id);
+    while (s_.finished_order.size() > s_.opt.job_retention) {
+      s_.jobs.erase(s_.finished_order.front());
+      s_.finished_order.pop_front();
+    }
+    return Status::Ok();
+  }
+
   Status CancelJob(JobId id, std::string reason) {
     Job* job = s_.FindJob(id);
     if (!job) return Status::NotFound("no job " + std::to_string(id));
@@ -101,15 +145,8 @@ class SchedulerCore::Impl final {
     }
     life_.EndAttempt(a, AttemptOutcome::kCommitted, run_s);
     if (Executor* e = s_.FindExec(a.executor)) e->finished++;
-    task.phase = TaskPhase::kCommitted;
-    job.committed++;
-    job.run_times.push_back(static_cast<float>(run_s));
-    job.typical_run_s = job.typical_run_s < 0 ? run_s : 0.9 * job.typical_run_s + 0.1 * run_s;
-    place_.UpdatePipelining(job);
+    life_.RecordCommit(job, a.task, a.id, a.executor, run_s, std::move(output), /*notify=*/true);
     life_.EndLiveAttempts(job, a.task, AttemptOutcome::kSuperseded);
-    if (job.def.return_outputs) job.outputs.push_back({a.task, a.id, a.executor, run_s, output});
-    if (job.def.stream_results)
-      s_.Emit(TaskCommittedCmd{job.id, a.task, a.id, a.executor, run_s, std::move(output)});
     if (job.committed >= job.needed) life_.FinishJob(job, JobState::kSucceeded, "");
     s_.dirty = true;
   }
@@ -354,6 +391,14 @@ void SchedulerCore::AttemptFailed(AttemptId a, std::string error, double run_s) 
 }
 void SchedulerCore::AttemptDropped(AttemptId a, std::string why) { impl_->AttemptDropped(a, std::move(why)); }
 void SchedulerCore::Tick() { impl_->Tick(); }
+void SchedulerCore::ReserveIds(JobId next_job, AttemptId next_attempt) { impl_->ReserveIds(next_job, next_attempt); }
+Status SchedulerCore::RestoreJob(JobId id, JobDef def, Time submitted, std::vector<CommittedOutput> commits) {
+  return impl_->RestoreJob(id, std::move(def), submitted, std::move(commits));
+}
+Status SchedulerCore::RestoreFinishedJob(JobId id, JobDef def, const JobStatusInfo& status,
+                                         std::vector<CommittedOutput> outputs) {
+  return impl_->RestoreFinishedJob(id, std::move(def), status, std::move(outputs));
+}
 void SchedulerCore::TakeCommands(std::vector<Command>* out) { impl_->TakeCommands(out); }
 StatusOr<JobStatusInfo> SchedulerCore::JobStatus(JobId job) const { return impl_->Status_(job); }
 StatusOr<std::vector<CommittedOutput>> SchedulerCore::JobOutputs(JobId job) const { return impl_->Outputs(job); }

@@ -1,5 +1,7 @@
 #include "lifecycle.h"
 
+#include <algorithm>
+
 #include "tailcut/common/log.h"
 
 namespace tailcut::core {
@@ -18,11 +20,13 @@ JobStatusInfo MakeStatusInfo(const Job& job) {
   s.reason = job.reason;
   s.submitted = job.submitted;
   s.finished = job.finished;
+  s.request_key = job.def.request_key;
   return s;
 }
 
-Job& Lifecycle::AddJob(JobDef def) {
-  JobId id = s_.next_job_id++;
+Job& Lifecycle::AddJob(JobDef def, JobId id) {
+  if (id == 0) id = s_.next_job_id++;
+  s_.next_job_id = std::max(s_.next_job_id, id + 1);
   Job& job = s_.jobs[id];
   job.id = id;
   job.def = std::move(def);
@@ -37,6 +41,23 @@ Job& Lifecycle::AddJob(JobDef def) {
   s_.running_jobs.insert(id);
   place_.MakeRunnable(job);
   return job;
+}
+
+void Lifecycle::RecordCommit(Job& job, TaskIndex t, AttemptId a, ExecutorId e, double run_s, std::string output,
+                             bool notify) {
+  job.tasks[t].phase = TaskPhase::kCommitted;
+  job.committed++;
+  job.run_times.push_back(static_cast<float>(run_s));
+  job.typical_run_s = job.typical_run_s < 0 ? run_s : 0.9 * job.typical_run_s + 0.1 * run_s;
+  place_.UpdatePipelining(job);
+  if (notify)
+    for (CoreObserver* o : s_.observers)
+      o->OnTaskCommitted(job.id, t, a, e, run_s, job.def.return_outputs ? &output : nullptr);
+  if (job.def.return_outputs) {
+    bool streamed = notify && job.def.stream_results;  // then the output is still needed below
+    job.outputs.push_back({t, a, e, run_s, streamed ? output : std::move(output)});
+  }
+  if (notify && job.def.stream_results) s_.Emit(TaskCommittedCmd{job.id, t, a, e, run_s, std::move(output)});
 }
 
 Executor& Lifecycle::AddExecutor(ExecutorDesc desc) {

@@ -17,8 +17,14 @@ class Lifecycle {
  public:
   Lifecycle(CoreState& s, Placement& place) : s_(s), place_(place) {}
 
-  // Registers a job accepted at submit (already validated) and makes it runnable.
-  Job& AddJob(JobDef def);
+  // Registers a job accepted at submit (already validated) and makes it
+  // runnable. `id` 0 takes the next id; recovery passes the journaled one.
+  Job& AddJob(JobDef def, JobId id = 0);
+  // Task t of `job` is committed by attempt `a`: phase, counters, run-time
+  // statistics, kept output. `notify` tells observers and streams the
+  // result (false when recovery replays a commit). The caller ends the
+  // task's other live attempts and finishes the job when it is complete.
+  void RecordCommit(Job& job, TaskIndex t, AttemptId a, ExecutorId e, double run_s, std::string output, bool notify);
   // Registers an executor: it takes work at once, and jobs that waited for
   // a fitting executor may run now.
   Executor& AddExecutor(ExecutorDesc desc);

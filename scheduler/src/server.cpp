@@ -2,10 +2,12 @@
 
 #include <algorithm>
 #include <chrono>
+#include <filesystem>
 #include <unordered_map>
 
 #include <zmq.hpp>
 
+#include "recovery.h"
 #include "tailcut/common/log.h"
 #include "tailcut/wire/wire.h"
 #include "wire_convert.h"
@@ -13,14 +15,22 @@
 namespace tailcut {
 
 Status LoadServerOptions(const Config& cfg, ServerOptions* o) {
-  for (Status s : {cfg.Get("scheduler.executor_endpoint", &o->executor_endpoint),
-                   cfg.Get("scheduler.client_endpoint", &o->client_endpoint),
-                   cfg.Get("scheduler.heartbeat_ms", &o->heartbeat_ms), cfg.Get("scheduler.tick_s", &o->tick_s),
-                   ValidateEndpoint(o->executor_endpoint), ValidateEndpoint(o->client_endpoint)}) {
-    if (!s.ok()) return s;
-  }
-  if (o->heartbeat_ms == 0) return Status::InvalidArgument("scheduler.heartbeat_ms must be > 0");
-  if (o->tick_s <= 0) return Status::InvalidArgument("scheduler.tick_s must be > 0");
+  o->state_dir = "tailcut-state";
+  std::string sync = o->journal_sync_full ? "full" : "normal";
+  TableReader t(cfg, "scheduler");
+  t.Get("executor_endpoint", &o->executor_endpoint)
+      .Get("client_endpoint", &o->client_endpoint)
+      .Get("heartbeat_ms", &o->heartbeat_ms)
+      .Get("tick_s", &o->tick_s)
+      .Get("state_dir", &o->state_dir)
+      .Get("journal_sync", &sync)
+      .Also(ValidateEndpoint(o->executor_endpoint))
+      .Also(ValidateEndpoint(o->client_endpoint))
+      .Check(o->heartbeat_ms > 0, "heartbeat_ms must be > 0")
+      .Check(o->tick_s > 0, "tick_s must be > 0")
+      .Check(sync == "full" || sync == "normal", "journal_sync must be \"full\" or \"normal\"");
+  o->journal_sync_full = sync == "full";
+  if (!t.status().ok()) return t.status();
   if (o->core.lost_after_s > 0 && o->core.lost_after_s * 1000 < 2.0 * o->heartbeat_ms)
     return Status::InvalidArgument("core.lost_after_s must allow at least two heartbeats");
   return Status::Ok();
@@ -62,6 +72,7 @@ class SchedulerServer::Impl {
         clients_(ctx_, zmq::socket_type::router) {}
 
   Status Bind() {
+    if (Status s = OpenJournal(); !s.ok()) return s;
     try {
       for (zmq::socket_t* s : {&executors_, &clients_}) {
         s->set(zmq::sockopt::linger, 0);
@@ -102,10 +113,18 @@ class SchedulerServer::Impl {
         next_tick = now + opt_.tick_s;
       }
       Flush();
+      CommitJournal();
     }
-    // Running jobs end now: tell executors to stop their attempts and
-    // watching clients why, rather than leaving them waiting.
     std::vector<JobId> running = core_.RunningJobIds();
+    if (journal_) {
+      // Durable: running jobs stay in the journal and resume on the next
+      // start; their clients keep waiting and reconnect.
+      CommitJournal();
+      TC_LOG(Info) << "stopped; " << running.size() << " running jobs resume on the next start";
+      return;
+    }
+    // In memory: running jobs end now. Tell executors to stop their
+    // attempts and watching clients why, rather than leaving them waiting.
     for (JobId id : running) (void)core_.CancelJob(id, "scheduler shut down");
     Flush();
     TC_LOG(Info) << "stopped; " << running.size() << " running jobs were cancelled";
@@ -117,6 +136,58 @@ class SchedulerServer::Impl {
   const std::string& client_endpoint() const { return client_endpoint_; }
 
  private:
+  // ---------------------------------------------------------- journal --
+  Status OpenJournal() {
+    if (opt_.state_dir.empty()) return Status::Ok();
+    std::error_code ec;
+    std::filesystem::create_directories(opt_.state_dir, ec);
+    if (ec) return Status::IoError("cannot create state_dir " + opt_.state_dir + ": " + ec.message());
+    JournalOptions jo;
+    jo.path = opt_.state_dir + "/journal.db";
+    jo.sync_full = opt_.journal_sync_full;
+    auto j = Journal::Open(jo);
+    if (!j.ok()) return j.status();
+    journal_ = std::move(j).value();
+    writer_ = std::make_unique<JournalWriter>(journal_.get());
+    core_.AddObserver(writer_.get());  // before recovery: it may finish jobs
+    auto rec = Recover(*journal_, core_, clock_, [](const std::string& bytes) -> StatusOr<JobDef> {
+      wire::JobSpec spec;
+      if (!spec.ParseFromString(bytes)) return Status::InvalidArgument("unparseable JobSpec");
+      return JobDefFromWire(spec);
+    }, &keys_);
+    if (!rec.ok()) return rec.status();
+    if (Status s = journal_->Commit(); !s.ok()) return s;
+    if (Status s = journal_->Prune(opt_.core.job_retention); !s.ok()) return s;
+    TC_LOG(Info) << "journal " << jo.path << ": run " << rec->epoch << ", " << rec->resumed << " jobs resumed ("
+                 << rec->commits << " committed tasks kept), " << rec->finished << " finished jobs";
+    return Status::Ok();
+  }
+
+  // Group commit: what the loop turn journaled becomes durable at once, then
+  // the client messages held back until it was are sent.
+  void CommitJournal() {
+    if (journal_ && journal_->dirty()) {
+      if (Status s = journal_->Commit(); !s.ok()) {
+        // Nothing is acknowledged that is not durable: keep holding, retry.
+        TC_LOG(Error) << s.message() << " (client replies held until the journal can be written)";
+        return;
+      }
+    }
+    for (auto& [route, reply] : held_) Send(clients_, route, reply);
+    held_.clear();
+  }
+
+  // Replies and pushes to clients: held while the journal has writes that
+  // are not durable yet, so no client hears of a job, a result or a final
+  // status the scheduler could still lose.
+  void SendClient(const std::string& route, const wire::ClientReply& reply) {
+    if (journal_ && (journal_->dirty() || !held_.empty())) {
+      held_.emplace_back(route, reply);
+      return;
+    }
+    Send(clients_, route, reply);
+  }
+
   // Reads one [route][payload] message; false when none is waiting.
   // Malformed envelopes (extra frames) come back with ok == false.
   bool Receive(zmq::socket_t& sock, std::string* route, zmq::message_t* payload, bool* ok) {
@@ -157,7 +228,7 @@ class SchedulerServer::Impl {
     out.set_version(kProtocolVersion);
     out.set_request_id(request_id);
     *out.mutable_error() = MakeError(code, std::move(message));
-    Send(clients_, route, out);
+    SendClient(route, out);
   }
 
   // ------------------------------------------------------- executors --
@@ -315,6 +386,15 @@ class SchedulerServer::Impl {
     reply.set_request_id(req.request_id());
     switch (req.body_case()) {
       case wire::ClientRequest::kSubmit: {
+        const std::string& key = req.submit().job().request_key();
+        if (JobId known = keys_.Find(key)) {  // a retry of a submit already accepted
+          auto st = core_.JobStatus(known);
+          reply.mutable_submitted()->set_job_id(known);
+          reply.mutable_submitted()->set_tasks(st.ok() ? st->tasks : 0);
+          if (st.ok() && st->state == JobState::kRunning && req.submit().job().stream_results())
+            watchers_[known].push_back({route, req.request_id()});
+          break;
+        }
         auto def = JobDefFromWire(req.submit().job());
         if (!def.ok()) return SendClientError(route, req.request_id(), wire::Error::INVALID_ARGUMENT, def.status().message());
         bool stream = def->stream_results;
@@ -323,6 +403,8 @@ class SchedulerServer::Impl {
         if (!id.ok())
           return SendClientError(route, req.request_id(), ErrorCodeFor(id.status(), true), id.status().message());
         TC_LOG(Debug) << "job " << *id << " (" << name << ") submitted";
+        keys_.Add(key, *id);
+        if (journal_) journal_->JobAccepted(*id, key, req.submit().job().SerializeAsString(), UnixNow());
         if (stream) watchers_[*id].push_back({route, req.request_id()});
         reply.mutable_submitted()->set_job_id(*id);
         reply.mutable_submitted()->set_tasks(core_.JobStatus(*id)->tasks);
@@ -386,7 +468,7 @@ class SchedulerServer::Impl {
       default:
         return SendClientError(route, req.request_id(), wire::Error::INVALID_ARGUMENT, "ClientRequest without a body");
     }
-    Send(clients_, route, reply);
+    SendClient(route, reply);
   }
 
   // -------------------------------------------------------- commands --
@@ -438,7 +520,7 @@ class SchedulerServer::Impl {
       reply.set_version(kProtocolVersion);
       for (const Watcher& w : watchers_[job]) {
         reply.set_request_id(w.request_id);
-        Send(clients_, w.route, reply);
+        SendClient(w.route, reply);
       }
     }
     for (const JobFinishedCmd& f : finished) {
@@ -449,7 +531,7 @@ class SchedulerServer::Impl {
       JobStatusToWire(*core_.JobStatus(f.job), reply.mutable_status());
       for (const Watcher& w : it->second) {
         reply.set_request_id(w.request_id);
-        Send(clients_, w.route, reply);
+        SendClient(w.route, reply);
       }
       watchers_.erase(it);
     }
@@ -480,6 +562,10 @@ class SchedulerServer::Impl {
   std::unordered_map<ExecutorId, Peer> peers_;
   std::unordered_map<JobId, std::vector<Watcher>> watchers_;
   std::vector<Command> commands_;
+  std::unique_ptr<Journal> journal_;        // null: in memory only
+  std::unique_ptr<JournalWriter> writer_;
+  RequestKeys keys_{2 * static_cast<size_t>(opt_.core.job_retention) + 4096};
+  std::vector<std::pair<std::string, wire::ClientReply>> held_;  // until the journal commits
   double last_bad_input_log_ = -10;
   uint64_t suppressed_bad_input_ = 0;
 };

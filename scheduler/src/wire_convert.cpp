@@ -44,6 +44,7 @@ StatusOr<JobDef> JobDefFromWire(const wire::JobSpec& spec) {
   d.wait_for_resources = spec.wait_for_resources();
   d.stream_results = spec.stream_results();
   d.return_outputs = spec.return_outputs();
+  d.request_key = spec.request_key();
   return d;
 }
 
@@ -59,6 +60,7 @@ wire::JobState JobStateToWire(JobState s) {
 
 void JobStatusToWire(const JobStatusInfo& i, wire::JobStatus* out) {
   out->set_job_id(i.id);
+  out->set_request_key(i.request_key);
   out->set_name(i.name);
   out->set_state(JobStateToWire(i.state));
   out->set_tasks(i.tasks);

@@ -144,3 +144,52 @@ TEST_CASE("daemons: an external plugin named in the config loads and copies a st
   CHECK(st->finished_at_s() - st->submitted_at_s() < 1.5);  // copies beat the 2 s stragglers
   std::filesystem::remove(config);
 }
+
+TEST_CASE("daemons: a scheduler killed with SIGKILL mid-job resumes from its journal, its waiting client gets the job's own status") {
+  Cluster c(2);
+  wire::JobSpec job = FanoutJob("sleep", "ms=100", 40);
+  job.set_return_outputs(true);
+  auto id = c.client->Submit(job);
+  REQUIRE(id.ok());
+  // The submitting client waits across the crash, as a user's would.
+  StatusOr<wire::JobStatus> waited = Status::Internal("not run");
+  std::thread waiter([&] {
+    WaitOptions w;
+    w.timeout_s = 120;
+    waited = c.client->Wait(*id, w);
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(700));
+  c.cluster->SignalScheduler(SIGKILL);
+  REQUIRE(c.cluster->RestartScheduler().ok());
+  waiter.join();
+  INFO(waited.status().message());
+  REQUIRE(waited.ok());
+  CHECK(waited->job_id() == *id);
+  CHECK(waited->state() == wire::JOB_SUCCEEDED);
+  CHECK(waited->committed() == 40);
+  auto results = c.client->Results(*id);
+  REQUIRE(results.ok());
+  std::set<uint32_t> tasks;
+  for (const auto& r : *results) CHECK(tasks.insert(r.task_index()).second);  // every task exactly once
+  CHECK(tasks.size() == 40);
+  // Ids are never reused after a restart.
+  auto next = c.client->Submit(FanoutJob("noop", "", 1));
+  REQUIRE(next.ok());
+  CHECK(*next > *id);
+}
+
+TEST_CASE("daemons: a submit retried with the same request key makes one job") {
+  Cluster c(1);
+  wire::JobSpec job = FanoutJob("noop", "", 5);
+  job.set_request_key("retry-me-" + std::to_string(getpid()));
+  auto first = c.client->Submit(job);
+  auto second = c.client->Submit(job);
+  REQUIRE(first.ok());
+  REQUIRE(second.ok());
+  CHECK(*first == *second);
+  auto st = c.client->Wait(*first);
+  REQUIRE(st.ok());
+  CHECK(st->state() == wire::JOB_SUCCEEDED);
+  CHECK(st->attempts() == 5);  // its tasks ran once
+  CHECK(st->request_key() == job.request_key());
+}

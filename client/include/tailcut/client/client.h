@@ -29,6 +29,9 @@ struct WaitOptions {
   std::function<void(const wire::JobStatus&)> on_progress;  // each poll
   std::function<void(const wire::TaskResult&)> on_result;  // streamed results
   double timeout_s = 0;                                  // 0 = wait forever
+  // How long to keep asking while the scheduler does not answer (it may be
+  // restarting; with its journal the job goes on) before giving up.
+  double reconnect_timeout_s = 60;
 };
 
 class Client {
@@ -38,6 +41,9 @@ class Client {
   Client(const Client&) = delete;
   Client& operator=(const Client&) = delete;
 
+  // Sets a fresh JobSpec.request_key unless the job has one, so that the
+  // resends of this submit (after a timeout, across a scheduler restart)
+  // never create a second job.
   StatusOr<JobId> Submit(const wire::JobSpec& job);
   StatusOr<wire::JobStatus> GetStatus(JobId job);
   StatusOr<wire::JobStatus> Cancel(JobId job);
@@ -51,6 +57,9 @@ class Client {
   class Impl;
   std::unique_ptr<Impl> impl_;
 };
+
+// A random idempotency key for JobSpec.request_key (128 bits, hex).
+std::string NewRequestKey();
 
 // N copies of one task ("fan-out"): the compact template form on the wire.
 wire::JobSpec FanoutJob(const std::string& kernel, const std::string& args, uint32_t tasks);

@@ -30,7 +30,8 @@ struct LocalClusterOptions {
   ServerOptions server;              // in-process scheduler; endpoints are replaced
   std::vector<CoreObserver*> observers;  // in-process scheduler: attached before it runs
   // The tailcut-scheduler binary to run as a child process instead, with
-  // extra flags (e.g. --policy none, --set core.lost_after_s=1).
+  // extra flags (e.g. --policy none, --set core.lost_after_s=1). Its
+  // journal (state_dir) is LOGDIR/state, so RestartScheduler() resumes.
   std::string scheduler_binary;
   std::vector<std::string> scheduler_flags;
   // Default: tailcut-executor next to the running binary.

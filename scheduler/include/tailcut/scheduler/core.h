@@ -99,6 +99,7 @@ struct JobStatusInfo {
   uint32_t tasks = 0, committed = 0, running = 0, attempts = 0, copies = 0, failed_attempts = 0;
   std::string reason;
   Time submitted = 0, finished = 0;
+  std::string request_key;
 };
 
 struct ExecutorStatusInfo {
@@ -120,6 +121,10 @@ class CoreObserver {
   virtual ~CoreObserver() = default;
   virtual void OnAttemptEnded(const AttemptRecord&) {}
   virtual void OnJobFinished(const JobStatusInfo&) {}
+  // Every commit (the live driver journals them). `output` is null unless
+  // the job keeps outputs (return_outputs).
+  virtual void OnTaskCommitted(JobId, TaskIndex, AttemptId, ExecutorId, double /*run_s*/,
+                               const std::string* /*output*/) {}
 };
 
 class SchedulerCore {
@@ -150,6 +155,16 @@ class SchedulerCore {
   void AttemptDropped(AttemptId a, std::string why);
   // Periodic: executor loss, deadlines, infeasible jobs, policies, placement.
   void Tick();
+
+  // --- recovery: the live driver replays its journal into a fresh core ---
+  // Ids below these are never handed out (an earlier run used them).
+  void ReserveIds(JobId next_job, AttemptId next_attempt);
+  // A job an earlier run accepted and did not finish: its committed tasks
+  // are kept (not rerun), the rest run. Not checked for feasibility (it was
+  // accepted); no policy's OnJobSubmitted runs again.
+  Status RestoreJob(JobId id, JobDef def, Time submitted, std::vector<CommittedOutput> commits);
+  // A job an earlier run finished, for status and result queries.
+  Status RestoreFinishedJob(JobId id, JobDef def, const JobStatusInfo& status, std::vector<CommittedOutput> outputs);
 
   // --- commands ---
   // Appends the commands produced since the last call.

@@ -41,6 +41,7 @@ struct JobDef {
   bool wait_for_resources = false;  // else infeasible tasks fail the job
   bool stream_results = false;      // emit TaskCommitted commands
   bool return_outputs = false;      // keep outputs for JobOutputs()
+  std::string request_key;          // the client's idempotency key, if any
 
   uint32_t TaskCount() const { return static_cast<uint32_t>(tasks.size()) + template_count; }
   const TaskDef& Task(TaskIndex i) const { return i < tasks.size() ? tasks[i] : templ; }

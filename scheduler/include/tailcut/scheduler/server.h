@@ -23,11 +23,17 @@ struct ServerOptions {
   double tick_s = 0.01;                            // core Tick cadence
   CoreOptions core;                                // keys under [core]
   PredictorOptions predictor;                      // keys under [predictor]
+  // The journal's folder (docs/RELIABILITY.md): jobs, commits and final
+  // statuses survive a scheduler restart. "" = in memory only (embedded
+  // schedulers, tests); the daemon's config default is "tailcut-state".
+  std::string state_dir;
+  bool journal_sync_full = true;  // fsync each group commit (power-loss safe)
 };
 // Reads the [scheduler] keys and checks them against out->core. [core] and
 // [predictor] are read by LoadSchedulingConfig (tailcut/plugins/
 // scheduling_config.h), the loader simulation scenarios share; the daemon
 // uses both through LoadDaemonConfig (tailcut/plugins/daemon_config.h).
+// Reads [scheduler] with the daemon's defaults (state_dir "tailcut-state").
 Status LoadServerOptions(const Config& cfg, ServerOptions* out);
 
 class SchedulerServer {

@@ -1,0 +1,79 @@
+// The scheduler's durable record (docs/RELIABILITY.md): every accepted job,
+// every commit and every final status, made durable before any client hears
+// of them, so that a scheduler killed at any moment loses no accepted work.
+//
+// SQLite in WAL mode at `path`. Writes are buffered and made durable
+// together by Commit() — one transaction (one fsync) per batch: group
+// commit, so that durability does not cost dispatch throughput. The live
+// driver commits once per loop turn, then sends the replies it held back.
+// Not thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "tailcut/common/ids.h"
+#include "tailcut/common/status.h"
+#include "tailcut/scheduler/job.h"
+
+namespace tailcut {
+
+struct JournalOptions {
+  std::string path;        // the SQLite file (its -wal and -shm beside it)
+  bool sync_full = true;   // fsync every commit (survives power loss); false:
+                           // survives a killed scheduler, not a crashed OS
+};
+
+struct JournaledCommit {
+  TaskIndex task = 0;
+  AttemptId attempt = 0;
+  ExecutorId executor = 0;
+  double run_s = 0;
+  std::string output;      // kept only for jobs with return_outputs
+};
+
+struct JournaledJob {
+  JobId id = 0;
+  std::string request_key;  // the client's idempotency key ("" = none)
+  std::string spec;         // the accepted JobSpec, serialized (wire format)
+  double submitted_unix = 0;
+  bool finished = false;
+  JobState state = JobState::kRunning;
+  std::string reason;
+  double finished_unix = 0;
+  uint32_t attempts = 0, copies = 0, failed_attempts = 0;  // at finish
+  std::vector<JournaledCommit> commits;                    // in commit order
+};
+
+class Journal {
+ public:
+  static StatusOr<std::unique_ptr<Journal>> Open(const JournalOptions& options);
+  ~Journal();
+  Journal(const Journal&) = delete;
+  Journal& operator=(const Journal&) = delete;
+
+  // Starts a scheduler run: the run's epoch (1, 2, ...), already durable.
+  StatusOr<uint32_t> StartRun();
+  // Every job, oldest first, with its commits.
+  Status Load(std::vector<JournaledJob>* jobs);
+
+  // Buffered until Commit().
+  void JobAccepted(JobId id, const std::string& request_key, const std::string& spec, double submitted_unix);
+  void TaskCommitted(JobId job, const JournaledCommit& commit);
+  void JobFinished(JobId id, JobState state, const std::string& reason, double finished_unix, uint32_t attempts,
+                   uint32_t copies, uint32_t failed_attempts);
+  bool dirty() const;
+  // Makes everything buffered durable, in one transaction.
+  Status Commit();
+  // Deletes the oldest finished jobs beyond the newest `keep` finished ones.
+  Status Prune(uint32_t keep);
+
+ private:
+  class Impl;
+  explicit Journal(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace tailcut

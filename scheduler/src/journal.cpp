@@ -1,0 +1,275 @@
+#include "tailcut/scheduler/journal.h"
+
+#include <sqlite3.h>
+
+#include <cstring>
+#include <map>
+#include <unordered_map>
+
+namespace tailcut {
+namespace {
+
+constexpr const char* kSchema = R"sql(
+CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS jobs(
+  id INTEGER PRIMARY KEY, request_key TEXT NOT NULL, spec BLOB NOT NULL, submitted REAL NOT NULL,
+  finished INTEGER NOT NULL DEFAULT 0, state INTEGER NOT NULL DEFAULT 0, reason TEXT NOT NULL DEFAULT '',
+  finished_at REAL NOT NULL DEFAULT 0, attempts INTEGER NOT NULL DEFAULT 0, copies INTEGER NOT NULL DEFAULT 0,
+  failed_attempts INTEGER NOT NULL DEFAULT 0);
+-- Commits in batches: one row per job per group commit, packed records.
+CREATE TABLE IF NOT EXISTS commits(job INTEGER NOT NULL, batch BLOB NOT NULL);
+CREATE INDEX IF NOT EXISTS commits_job ON commits(job);
+)sql";
+
+// Packed commit record: task u32, attempt u64, executor u64, run_s f64,
+// output length u32, output bytes (host byte order: the file stays on the
+// machine that wrote it, like SQLite's WAL).
+template <typename T>
+void Put(std::string* b, T v) {
+  b->append(reinterpret_cast<const char*>(&v), sizeof v);
+}
+template <typename T>
+bool Take(const char** p, const char* end, T* v) {
+  if (end - *p < static_cast<long>(sizeof(T))) return false;
+  std::memcpy(v, *p, sizeof(T));
+  *p += sizeof(T);
+  return true;
+}
+
+void Encode(const JournaledCommit& c, std::string* b) {
+  Put<uint32_t>(b, c.task);
+  Put<uint64_t>(b, c.attempt);
+  Put<uint64_t>(b, c.executor);
+  Put<double>(b, c.run_s);
+  Put<uint32_t>(b, static_cast<uint32_t>(c.output.size()));
+  b->append(c.output);
+}
+
+bool Decode(const char* p, const char* end, std::vector<JournaledCommit>* out) {
+  while (p < end) {
+    JournaledCommit c;
+    uint32_t len = 0;
+    if (!Take(&p, end, &c.task) || !Take(&p, end, &c.attempt) || !Take(&p, end, &c.executor) ||
+        !Take(&p, end, &c.run_s) || !Take(&p, end, &len) || end - p < static_cast<long>(len))
+      return false;
+    c.output.assign(p, len);
+    p += len;
+    out->push_back(std::move(c));
+  }
+  return true;
+}
+
+}  // namespace
+
+class Journal::Impl {
+ public:
+  ~Impl() {
+    for (sqlite3_stmt* s : {insert_job_, insert_commits_, finish_job_}) sqlite3_finalize(s);
+    if (db_) sqlite3_close(db_);
+  }
+
+  Status Open(const JournalOptions& o) {
+    path_ = o.path;
+    if (sqlite3_open_v2(o.path.c_str(), &db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
+                        nullptr) != SQLITE_OK)
+      return Error("cannot open");
+    std::string pragmas = std::string("PRAGMA journal_mode=WAL; PRAGMA synchronous=") +
+                          (o.sync_full ? "FULL" : "NORMAL") + "; PRAGMA busy_timeout=5000;";
+    if (Status s = Exec(pragmas); !s.ok()) return s;
+    if (Status s = Exec(kSchema); !s.ok()) return s;
+    if (Status s = Prepare("INSERT INTO jobs(id, request_key, spec, submitted) VALUES(?, ?, ?, ?)", &insert_job_);
+        !s.ok())
+      return s;
+    if (Status s = Prepare("INSERT INTO commits(job, batch) VALUES(?, ?)", &insert_commits_); !s.ok()) return s;
+    return Prepare(
+        "UPDATE jobs SET finished = 1, state = ?, reason = ?, finished_at = ?, attempts = ?, copies = ?, "
+        "failed_attempts = ? WHERE id = ?",
+        &finish_job_);
+  }
+
+  StatusOr<uint32_t> StartRun() {
+    if (Status s = Exec("INSERT INTO meta(key, value) VALUES('epoch', 1) "
+                        "ON CONFLICT(key) DO UPDATE SET value = value + 1");
+        !s.ok())
+      return s;
+    sqlite3_stmt* q = nullptr;
+    if (Status s = Prepare("SELECT value FROM meta WHERE key = 'epoch'", &q); !s.ok()) return s;
+    uint32_t epoch = sqlite3_step(q) == SQLITE_ROW ? static_cast<uint32_t>(sqlite3_column_int64(q, 0)) : 0;
+    sqlite3_finalize(q);
+    if (epoch == 0) return Error("no epoch after starting a run");
+    return epoch;
+  }
+
+  Status Load(std::vector<JournaledJob>* jobs) {
+    sqlite3_stmt* q = nullptr;
+    if (Status s = Prepare("SELECT id, request_key, spec, submitted, finished, state, reason, finished_at, attempts, "
+                           "copies, failed_attempts FROM jobs ORDER BY id",
+                           &q);
+        !s.ok())
+      return s;
+    std::unordered_map<JobId, size_t> index;
+    int rc;
+    while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
+      JournaledJob j;
+      j.id = static_cast<JobId>(sqlite3_column_int64(q, 0));
+      j.request_key = Text(q, 1);
+      j.spec = Blob(q, 2);
+      j.submitted_unix = sqlite3_column_double(q, 3);
+      j.finished = sqlite3_column_int(q, 4) != 0;
+      j.state = static_cast<JobState>(sqlite3_column_int(q, 5));
+      j.reason = Text(q, 6);
+      j.finished_unix = sqlite3_column_double(q, 7);
+      j.attempts = static_cast<uint32_t>(sqlite3_column_int64(q, 8));
+      j.copies = static_cast<uint32_t>(sqlite3_column_int64(q, 9));
+      j.failed_attempts = static_cast<uint32_t>(sqlite3_column_int64(q, 10));
+      index[j.id] = jobs->size();
+      jobs->push_back(std::move(j));
+    }
+    sqlite3_finalize(q);
+    if (rc != SQLITE_DONE) return Error("reading jobs");
+    if (Status s = Prepare("SELECT job, batch FROM commits ORDER BY rowid", &q); !s.ok()) return s;
+    while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
+      auto it = index.find(static_cast<JobId>(sqlite3_column_int64(q, 0)));
+      if (it == index.end()) continue;  // pruned job
+      auto* p = static_cast<const char*>(sqlite3_column_blob(q, 1));
+      int n = sqlite3_column_bytes(q, 1);
+      if (n > 0 && !Decode(p, p + n, &(*jobs)[it->second].commits)) {
+        sqlite3_finalize(q);
+        return Status::IoError(path_ + ": a corrupt commit record of job " + std::to_string(it->first));
+      }
+    }
+    sqlite3_finalize(q);
+    return rc == SQLITE_DONE ? Status::Ok() : Error("reading commits");
+  }
+
+  void JobAccepted(JobId id, const std::string& key, const std::string& spec, double submitted) {
+    accepted_.push_back({id, key, spec, submitted});
+  }
+  void TaskCommitted(JobId job, const JournaledCommit& c) { Encode(c, &batches_[job]); }
+  void JobFinished(JobId id, JobState state, const std::string& reason, double at, uint32_t attempts,
+                   uint32_t copies, uint32_t failed) {
+    finished_.push_back({id, state, reason, at, attempts, copies, failed});
+  }
+  bool dirty() const { return !accepted_.empty() || !batches_.empty() || !finished_.empty(); }
+
+  Status Commit() {
+    if (!dirty()) return Status::Ok();
+    if (Status s = Exec("BEGIN IMMEDIATE"); !s.ok()) return s;
+    Status s = WriteAll();
+    if (!s.ok()) {
+      (void)Exec("ROLLBACK");  // the original error is the one to report
+      return s;
+    }
+    if (Status c = Exec("COMMIT"); !c.ok()) return c;
+    accepted_.clear();
+    batches_.clear();
+    finished_.clear();
+    return Status::Ok();
+  }
+
+  Status Prune(uint32_t keep) {
+    std::string old = "SELECT id FROM jobs WHERE finished = 1 ORDER BY id DESC LIMIT -1 OFFSET " + std::to_string(keep);
+    return Exec("BEGIN; DELETE FROM commits WHERE job IN (" + old + "); DELETE FROM jobs WHERE id IN (" + old +
+                "); COMMIT;");
+  }
+
+ private:
+  struct Accepted {
+    JobId id;
+    std::string key, spec;
+    double submitted;
+  };
+  struct Finished {
+    JobId id;
+    JobState state;
+    std::string reason;
+    double at;
+    uint32_t attempts, copies, failed;
+  };
+
+  Status WriteAll() {
+    for (const Accepted& a : accepted_) {
+      sqlite3_bind_int64(insert_job_, 1, static_cast<sqlite3_int64>(a.id));
+      sqlite3_bind_text(insert_job_, 2, a.key.data(), static_cast<int>(a.key.size()), SQLITE_STATIC);
+      sqlite3_bind_blob(insert_job_, 3, a.spec.data(), static_cast<int>(a.spec.size()), SQLITE_STATIC);
+      sqlite3_bind_double(insert_job_, 4, a.submitted);
+      if (Status s = Step(insert_job_); !s.ok()) return s;
+    }
+    for (const auto& [job, batch] : batches_) {
+      sqlite3_bind_int64(insert_commits_, 1, static_cast<sqlite3_int64>(job));
+      sqlite3_bind_blob(insert_commits_, 2, batch.data(), static_cast<int>(batch.size()), SQLITE_STATIC);
+      if (Status s = Step(insert_commits_); !s.ok()) return s;
+    }
+    for (const Finished& f : finished_) {
+      sqlite3_bind_int(finish_job_, 1, static_cast<int>(f.state));
+      sqlite3_bind_text(finish_job_, 2, f.reason.data(), static_cast<int>(f.reason.size()), SQLITE_STATIC);
+      sqlite3_bind_double(finish_job_, 3, f.at);
+      sqlite3_bind_int64(finish_job_, 4, f.attempts);
+      sqlite3_bind_int64(finish_job_, 5, f.copies);
+      sqlite3_bind_int64(finish_job_, 6, f.failed);
+      sqlite3_bind_int64(finish_job_, 7, static_cast<sqlite3_int64>(f.id));
+      if (Status s = Step(finish_job_); !s.ok()) return s;
+    }
+    return Status::Ok();
+  }
+
+  Status Step(sqlite3_stmt* st) {
+    int rc = sqlite3_step(st);
+    sqlite3_reset(st);
+    sqlite3_clear_bindings(st);
+    return rc == SQLITE_DONE ? Status::Ok() : Error("writing");
+  }
+  Status Exec(const std::string& sql) {
+    char* err = nullptr;
+    if (sqlite3_exec(db_, sql.c_str(), nullptr, nullptr, &err) == SQLITE_OK) return Status::Ok();
+    std::string m = err ? err : "unknown error";
+    sqlite3_free(err);
+    return Status::IoError("journal " + path_ + ": " + m);
+  }
+  Status Prepare(const char* sql, sqlite3_stmt** st) {
+    return sqlite3_prepare_v2(db_, sql, -1, st, nullptr) == SQLITE_OK ? Status::Ok() : Error("preparing a statement");
+  }
+  Status Error(const std::string& what) const {
+    return Status::IoError("journal " + path_ + ": " + what + ": " + (db_ ? sqlite3_errmsg(db_) : "no database"));
+  }
+  static std::string Text(sqlite3_stmt* q, int col) {
+    auto* p = sqlite3_column_text(q, col);
+    return p ? std::string(reinterpret_cast<const char*>(p), static_cast<size_t>(sqlite3_column_bytes(q, col))) : "";
+  }
+  static std::string Blob(sqlite3_stmt* q, int col) {
+    auto* p = static_cast<const char*>(sqlite3_column_blob(q, col));
+    return p ? std::string(p, static_cast<size_t>(sqlite3_column_bytes(q, col))) : "";
+  }
+
+  std::string path_;
+  sqlite3* db_ = nullptr;
+  sqlite3_stmt* insert_job_ = nullptr;
+  sqlite3_stmt* insert_commits_ = nullptr;
+  sqlite3_stmt* finish_job_ = nullptr;
+  std::vector<Accepted> accepted_;
+  std::map<JobId, std::string> batches_;
+  std::vector<Finished> finished_;
+};
+
+StatusOr<std::unique_ptr<Journal>> Journal::Open(const JournalOptions& options) {
+  auto impl = std::make_unique<Impl>();
+  if (Status s = impl->Open(options); !s.ok()) return s;
+  return std::unique_ptr<Journal>(new Journal(std::move(impl)));
+}
+Journal::Journal(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Journal::~Journal() = default;
+StatusOr<uint32_t> Journal::StartRun() { return impl_->StartRun(); }
+Status Journal::Load(std::vector<JournaledJob>* jobs) { return impl_->Load(jobs); }
+void Journal::JobAccepted(JobId id, const std::string& key, const std::string& spec, double submitted_unix) {
+  impl_->JobAccepted(id, key, spec, submitted_unix);
+}
+void Journal::TaskCommitted(JobId job, const JournaledCommit& c) { impl_->TaskCommitted(job, c); }
+void Journal::JobFinished(JobId id, JobState state, const std::string& reason, double finished_unix,
+                          uint32_t attempts, uint32_t copies, uint32_t failed_attempts) {
+  impl_->JobFinished(id, state, reason, finished_unix, attempts, copies, failed_attempts);
+}
+bool Journal::dirty() const { return impl_->dirty(); }
+Status Journal::Commit() { return impl_->Commit(); }
+Status Journal::Prune(uint32_t keep) { return impl_->Prune(keep); }
+
+}  // namespace tailcut

@@ -1,0 +1,94 @@
+#include "recovery.h"
+
+#include <chrono>
+
+#include "tailcut/common/log.h"
+
+namespace tailcut {
+
+double UnixNow() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+void JournalWriter::OnTaskCommitted(JobId job, TaskIndex task, AttemptId attempt, ExecutorId executor, double run_s,
+                                    const std::string* output) {
+  JournaledCommit c;
+  c.task = task;
+  c.attempt = attempt;
+  c.executor = executor;
+  c.run_s = run_s;
+  if (output) c.output = *output;
+  journal_->TaskCommitted(job, c);
+}
+
+void JournalWriter::OnJobFinished(const JobStatusInfo& info) {
+  journal_->JobFinished(info.id, info.state, info.reason, UnixNow(), info.attempts, info.copies,
+                        info.failed_attempts);
+}
+
+JobId RequestKeys::Find(const std::string& key) const {
+  auto it = jobs_.find(key);
+  return it == jobs_.end() ? 0 : it->second;
+}
+
+void RequestKeys::Add(const std::string& key, JobId job) {
+  if (key.empty() || !jobs_.emplace(key, job).second) return;
+  order_.push_back(key);
+  while (order_.size() > capacity_) {
+    jobs_.erase(order_.front());
+    order_.pop_front();
+  }
+}
+
+StatusOr<RecoveryStats> Recover(Journal& journal, SchedulerCore& core, const Clock& clock, SpecParser parse,
+                                RequestKeys* keys) {
+  RecoveryStats stats;
+  auto epoch = journal.StartRun();
+  if (!epoch.ok()) return epoch.status();
+  stats.epoch = *epoch;
+  std::vector<JournaledJob> jobs;
+  if (Status s = journal.Load(&jobs); !s.ok()) return s;
+  // Journaled wall times become times on the core's clock.
+  const double offset = clock.Now() - UnixNow();
+  JobId max_id = 0;
+  for (JournaledJob& j : jobs) {
+    max_id = std::max(max_id, j.id);
+    auto def = parse(j.spec);
+    if (!def.ok()) {
+      TC_LOG(Error) << "journal: job " << j.id << " cannot be read back (" << def.status().message()
+                    << "); it is skipped";
+      continue;
+    }
+    std::vector<CommittedOutput> commits;
+    commits.reserve(j.commits.size());
+    for (JournaledCommit& c : j.commits)
+      commits.push_back({c.task, c.attempt, c.executor, c.run_s, std::move(c.output)});
+    stats.commits += commits.size();
+    Status s;
+    if (j.finished) {
+      JobStatusInfo st;
+      st.id = j.id;
+      st.name = def->name;
+      st.state = j.state;
+      st.tasks = def->TaskCount();
+      st.committed = static_cast<uint32_t>(commits.size());
+      st.attempts = j.attempts;
+      st.copies = j.copies;
+      st.failed_attempts = j.failed_attempts;
+      st.reason = j.reason;
+      st.submitted = j.submitted_unix + offset;
+      st.finished = j.finished_unix + offset;
+      s = core.RestoreFinishedJob(j.id, std::move(def).value(), st, std::move(commits));
+      stats.finished++;
+    } else {
+      s = core.RestoreJob(j.id, std::move(def).value(), j.submitted_unix + offset, std::move(commits));
+      stats.resumed++;
+    }
+    if (!s.ok()) return s;
+    keys->Add(j.request_key, j.id);
+  }
+  core.ReserveIds(max_id + 1, (static_cast<AttemptId>(stats.epoch) << 40) + 1);
+  return stats;
+}
+
+}  // namespace tailcut
