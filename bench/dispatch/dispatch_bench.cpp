@@ -6,8 +6,11 @@
 //   build/bench/dispatch/dispatch_bench --benchmark_counters_tabular=true
 #include <benchmark/benchmark.h>
 
+#include <unistd.h>
+
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 
 #include "tailcut/client/client.h"
 #include "tailcut/client/local_cluster.h"
@@ -21,11 +24,19 @@ using namespace tailcut;
 // runtime thread) as a child: the path a real deployment takes.
 class Cluster {
  public:
-  explicit Cluster(uint32_t slots) {
+  // `journal`: 0 none (in memory), 1 the daemon's default journal
+  // (journal_sync "normal"), 2 journal_sync "full" (fsync per group commit).
+  Cluster(uint32_t slots, int journal) {
     SetLogLevel(LogLevel::kWarn);
     LocalClusterOptions o;
     o.name = "dispatch-bench";
     o.executor_binary = TAILCUT_EXECUTOR_BIN;
+    if (journal) {
+      state_dir_ = std::filesystem::temp_directory_path() /
+                   ("tailcut-dispatch-journal-" + std::to_string(getpid()) + "-" + std::to_string(journal));
+      o.server.state_dir = state_dir_.string();
+      o.server.journal_sync_full = journal == 2;
+    }
     auto started = LocalCluster::Start(o);
     if (!started.ok()) Die(started.status());
     cluster_ = std::move(started).value();
@@ -35,9 +46,22 @@ class Cluster {
     if (Status s = cluster_->WaitForExecutors(1, 15); !s.ok()) Die(s);
     client_ = std::make_unique<Client>(cluster_->client_options());
   }
+  ~Cluster() {
+    client_.reset();
+    cluster_.reset();
+    std::error_code ec;
+    if (!state_dir_.empty()) std::filesystem::remove_all(state_dir_, ec);
+  }
   Client& client() { return *client_; }
 
+  // One cluster per journal setting, shared by the benchmarks.
+  static Cluster& Get(int64_t journal) {
+    static Cluster none(2, 0), normal(2, 1), full(2, 2);
+    return journal == 0 ? none : journal == 1 ? normal : full;
+  }
+
  private:
+  std::filesystem::path state_dir_;
   [[noreturn]] static void Die(const Status& s) {
     std::fprintf(stderr, "dispatch_bench: %s\n", s.message().c_str());
     std::exit(1);
@@ -46,9 +70,11 @@ class Cluster {
   std::unique_ptr<Client> client_;
 };
 
-// One job of `tasks` no-op tasks per iteration; items/s = tasks/s end to end.
+// One job of `tasks` no-op tasks per iteration; items/s = tasks/s end to
+// end. Second argument: the journal (0 none, 1 sync normal = the daemon's
+// default, 2 sync full).
 void BM_NoopJobThroughput(benchmark::State& state) {
-  static Cluster cluster(2);
+  Cluster& cluster = Cluster::Get(state.range(1));
   const auto tasks = static_cast<uint32_t>(state.range(0));
   WaitOptions w;
   w.progress_interval_s = 1;
@@ -68,11 +94,16 @@ void BM_NoopJobThroughput(benchmark::State& state) {
   state.counters["tasks_per_s"] = benchmark::Counter(static_cast<double>(state.iterations()) * tasks,
                                                       benchmark::Counter::kIsRate);
 }
-BENCHMARK(BM_NoopJobThroughput)->Arg(1000)->Arg(10000)->Arg(100000)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_NoopJobThroughput)
+    ->ArgNames({"tasks", "journal"})
+    ->ArgsProduct({{1000, 10000, 100000}, {0, 1, 2}})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
 
-// Latency of a single one-task job: the scheduler's per-job overhead.
+// Latency of a single one-task job: the scheduler's per-job overhead (with
+// the journal: one group commit for the accept and one for the finish).
 void BM_SingleTaskJobLatency(benchmark::State& state) {
-  static Cluster cluster(2);
+  Cluster& cluster = Cluster::Get(state.range(0));
   WaitOptions w;
   for (auto _ : state) {
     auto id = cluster.client().Submit(FanoutJob("noop", "", 1));
@@ -80,7 +111,7 @@ void BM_SingleTaskJobLatency(benchmark::State& state) {
     if (!st.ok()) state.SkipWithError("wait failed");
   }
 }
-BENCHMARK(BM_SingleTaskJobLatency)->Unit(benchmark::kMicrosecond)->UseRealTime();
+BENCHMARK(BM_SingleTaskJobLatency)->ArgName("journal")->Arg(0)->Arg(1)->Arg(2)->Unit(benchmark::kMicrosecond)->UseRealTime();
 
 }  // namespace
 

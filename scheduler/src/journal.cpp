@@ -21,9 +21,12 @@ CREATE TABLE IF NOT EXISTS commits(job INTEGER NOT NULL, batch BLOB NOT NULL);
 CREATE INDEX IF NOT EXISTS commits_job ON commits(job);
 )sql";
 
-// Packed commit record: task u32, attempt u64, executor u64, run_s f64,
-// output length u32, output bytes (host byte order: the file stays on the
-// machine that wrote it, like SQLite's WAL).
+// A job's commits in one group commit, packed (host byte order: the file
+// stays on the machine that wrote it, like SQLite's WAL). Two entry kinds:
+//   'R' first u32, count u32, mean run_s f32: tasks first..first+count-1,
+//       for jobs that keep no outputs (a 100k-task fan-out is a few ranges,
+//       not 100k rows: the journal costs little dispatch throughput);
+//   'C' task u32, attempt u64, executor u64, run_s f64, length u32, output.
 template <typename T>
 void Put(std::string* b, T v) {
   b->append(reinterpret_cast<const char*>(&v), sizeof v);
@@ -36,20 +39,64 @@ bool Take(const char** p, const char* end, T* v) {
   return true;
 }
 
-void Encode(const JournaledCommit& c, std::string* b) {
-  Put<uint32_t>(b, c.task);
-  Put<uint64_t>(b, c.attempt);
-  Put<uint64_t>(b, c.executor);
-  Put<double>(b, c.run_s);
-  Put<uint32_t>(b, static_cast<uint32_t>(c.output.size()));
-  b->append(c.output);
-}
+// Builds one job's batch, extending the open range while tasks come in order.
+struct Batch {
+  std::string bytes;
+  bool range_open = false;
+  uint32_t first = 0, count = 0;
+  double run_sum = 0;
+
+  void Add(const JournaledCommit& c, bool with_details) {
+    if (!with_details) {
+      if (range_open && c.task == first + count) {
+        count++;
+        run_sum += c.run_s;
+        return;
+      }
+      Close();
+      range_open = true;
+      first = c.task;
+      count = 1;
+      run_sum = c.run_s;
+      return;
+    }
+    Close();
+    bytes.push_back('C');
+    Put<uint32_t>(&bytes, c.task);
+    Put<uint64_t>(&bytes, c.attempt);
+    Put<uint64_t>(&bytes, c.executor);
+    Put<double>(&bytes, c.run_s);
+    Put<uint32_t>(&bytes, static_cast<uint32_t>(c.output.size()));
+    bytes.append(c.output);
+  }
+  void Close() {
+    if (!range_open) return;
+    bytes.push_back('R');
+    Put<uint32_t>(&bytes, first);
+    Put<uint32_t>(&bytes, count);
+    Put<float>(&bytes, static_cast<float>(run_sum / count));
+    range_open = false;
+  }
+};
 
 bool Decode(const char* p, const char* end, std::vector<JournaledCommit>* out) {
   while (p < end) {
+    char kind = *p++;
+    if (kind == 'R') {
+      uint32_t first = 0, count = 0;
+      float run = 0;
+      if (!Take(&p, end, &first) || !Take(&p, end, &count) || !Take(&p, end, &run)) return false;
+      for (uint32_t i = 0; i < count; ++i) {
+        JournaledCommit c;
+        c.task = first + i;
+        c.run_s = run;
+        out->push_back(std::move(c));
+      }
+      continue;
+    }
     JournaledCommit c;
     uint32_t len = 0;
-    if (!Take(&p, end, &c.task) || !Take(&p, end, &c.attempt) || !Take(&p, end, &c.executor) ||
+    if (kind != 'C' || !Take(&p, end, &c.task) || !Take(&p, end, &c.attempt) || !Take(&p, end, &c.executor) ||
         !Take(&p, end, &c.run_s) || !Take(&p, end, &len) || end - p < static_cast<long>(len))
       return false;
     c.output.assign(p, len);
@@ -145,7 +192,7 @@ class Journal::Impl {
   void JobAccepted(JobId id, const std::string& key, const std::string& spec, double submitted) {
     accepted_.push_back({id, key, spec, submitted});
   }
-  void TaskCommitted(JobId job, const JournaledCommit& c) { Encode(c, &batches_[job]); }
+  void TaskCommitted(JobId job, const JournaledCommit& c, bool with_details) { batches_[job].Add(c, with_details); }
   void JobFinished(JobId id, JobState state, const std::string& reason, double at, uint32_t attempts,
                    uint32_t copies, uint32_t failed) {
     finished_.push_back({id, state, reason, at, attempts, copies, failed});
@@ -195,9 +242,10 @@ class Journal::Impl {
       sqlite3_bind_double(insert_job_, 4, a.submitted);
       if (Status s = Step(insert_job_); !s.ok()) return s;
     }
-    for (const auto& [job, batch] : batches_) {
+    for (auto& [job, batch] : batches_) {
+      batch.Close();
       sqlite3_bind_int64(insert_commits_, 1, static_cast<sqlite3_int64>(job));
-      sqlite3_bind_blob(insert_commits_, 2, batch.data(), static_cast<int>(batch.size()), SQLITE_STATIC);
+      sqlite3_bind_blob(insert_commits_, 2, batch.bytes.data(), static_cast<int>(batch.bytes.size()), SQLITE_STATIC);
       if (Status s = Step(insert_commits_); !s.ok()) return s;
     }
     for (const Finished& f : finished_) {
@@ -247,7 +295,7 @@ class Journal::Impl {
   sqlite3_stmt* insert_commits_ = nullptr;
   sqlite3_stmt* finish_job_ = nullptr;
   std::vector<Accepted> accepted_;
-  std::map<JobId, std::string> batches_;
+  std::map<JobId, Batch> batches_;
   std::vector<Finished> finished_;
 };
 
@@ -263,7 +311,9 @@ Status Journal::Load(std::vector<JournaledJob>* jobs) { return impl_->Load(jobs)
 void Journal::JobAccepted(JobId id, const std::string& key, const std::string& spec, double submitted_unix) {
   impl_->JobAccepted(id, key, spec, submitted_unix);
 }
-void Journal::TaskCommitted(JobId job, const JournaledCommit& c) { impl_->TaskCommitted(job, c); }
+void Journal::TaskCommitted(JobId job, const JournaledCommit& c, bool with_details) {
+  impl_->TaskCommitted(job, c, with_details);
+}
 void Journal::JobFinished(JobId id, JobState state, const std::string& reason, double finished_unix,
                           uint32_t attempts, uint32_t copies, uint32_t failed_attempts) {
   impl_->JobFinished(id, state, reason, finished_unix, attempts, copies, failed_attempts);

@@ -18,7 +18,7 @@ void JournalWriter::OnTaskCommitted(JobId job, TaskIndex task, AttemptId attempt
   c.executor = executor;
   c.run_s = run_s;
   if (output) c.output = *output;
-  journal_->TaskCommitted(job, c);
+  journal_->TaskCommitted(job, c, /*with_details=*/output != nullptr);
 }
 
 void JournalWriter::OnJobFinished(const JobStatusInfo& info) {

@@ -119,6 +119,7 @@ class SchedulerServer::Impl {
     if (journal_) {
       // Durable: running jobs stay in the journal and resume on the next
       // start; their clients keep waiting and reconnect.
+      last_commit_ = -1e9;  // commit now, whatever is held
       CommitJournal();
       TC_LOG(Info) << "stopped; " << running.size() << " running jobs resume on the next start";
       return;
@@ -163,10 +164,18 @@ class SchedulerServer::Impl {
     return Status::Ok();
   }
 
-  // Group commit: what the loop turn journaled becomes durable at once, then
-  // the client messages held back until it was are sent.
+  // Group commit. When a client message waits on it (a submit reply, a
+  // streamed result, a final status), what the loop turn journaled becomes
+  // durable at once and the held messages go out. Otherwise (task commits
+  // of jobs nobody is told about yet) writes are batched for up to
+  // kBackgroundCommitS: a commit lost in a crash is only a task run again.
   void CommitJournal() {
-    if (journal_ && journal_->dirty()) {
+    static constexpr double kBackgroundCommitS = 0.05;
+    if (!journal_) return;
+    double now = clock_.Now();
+    if (held_.empty() && now - last_commit_ < kBackgroundCommitS) return;
+    last_commit_ = now;
+    if (journal_->dirty()) {
       if (Status s = journal_->Commit(); !s.ok()) {
         // Nothing is acknowledged that is not durable: keep holding, retry.
         TC_LOG(Error) << s.message() << " (client replies held until the journal can be written)";
@@ -566,6 +575,7 @@ class SchedulerServer::Impl {
   std::unique_ptr<JournalWriter> writer_;
   RequestKeys keys_{2 * static_cast<size_t>(opt_.core.job_retention) + 4096};
   std::vector<std::pair<std::string, wire::ClientReply>> held_;  // until the journal commits
+  double last_commit_ = 0;
   double last_bad_input_log_ = -10;
   uint64_t suppressed_bad_input_ = 0;
 };

@@ -54,14 +54,14 @@ TEST_CASE("journal: jobs, commits and final statuses survive reopening, epochs c
     REQUIRE(*j->StartRun() == 1);
     j->JobAccepted(1, "key-1", "spec-1", 1000.0);
     j->JobAccepted(2, "", "spec-2", 1001.0);
-    j->TaskCommitted(1, Commit(0, "zero"));
-    j->TaskCommitted(1, Commit(2, std::string("two\0bytes", 9)));
-    j->TaskCommitted(2, Commit(0));
+    j->TaskCommitted(1, Commit(0, "zero"), true);
+    j->TaskCommitted(1, Commit(2, std::string("two\0bytes", 9)), true);
+    for (TaskIndex t : {0, 1, 2, 5, 4}) j->TaskCommitted(2, Commit(t), false);  // ranges: 0-2, 5, 4
     j->JobFinished(2, JobState::kFailed, "task 3 failed", 1002.0, 5, 1, 3);
     CHECK(j->dirty());
     REQUIRE(j->Commit().ok());
     CHECK_FALSE(j->dirty());
-    j->TaskCommitted(1, Commit(1, "one"));
+    j->TaskCommitted(1, Commit(1, "one"), true);
     REQUIRE(j->Commit().ok());
   }
   auto j = tmp.Open();
@@ -80,6 +80,10 @@ TEST_CASE("journal: jobs, commits and final statuses survive reopening, epochs c
   CHECK(jobs[0].commits[1].output == std::string("two\0bytes", 9));
   CHECK(jobs[0].commits[2].task == 1);
   CHECK(jobs[0].commits[2].attempt == 101);
+  std::vector<TaskIndex> tasks2;
+  for (auto& c : jobs[1].commits) tasks2.push_back(c.task);
+  CHECK(tasks2 == std::vector<TaskIndex>{0, 1, 2, 5, 4});
+  CHECK(jobs[1].commits[0].run_s == 0.5);  // the range's mean
   CHECK(jobs[1].finished);
   CHECK(jobs[1].state == JobState::kFailed);
   CHECK(jobs[1].reason == "task 3 failed");
@@ -107,7 +111,7 @@ TEST_CASE("journal: Prune keeps running jobs and the newest finished ones") {
   auto j = tmp.Open();
   for (JobId id = 1; id <= 5; ++id) j->JobAccepted(id, "", "s", 1.0);
   for (JobId id : {1, 2, 4}) j->JobFinished(id, JobState::kSucceeded, "", 2.0, 1, 0, 0);
-  j->TaskCommitted(1, Commit(0));
+  j->TaskCommitted(1, Commit(0), false);
   REQUIRE(j->Commit().ok());
   REQUIRE(j->Prune(1).ok());
   std::vector<JournaledJob> jobs;

@@ -22,7 +22,7 @@ namespace tailcut {
 
 struct JournalOptions {
   std::string path;        // the SQLite file (its -wal and -shm beside it)
-  bool sync_full = true;   // fsync every commit (survives power loss); false:
+  bool sync_full = false;  // fsync every commit (survives power loss); false:
                            // survives a killed scheduler, not a crashed OS
 };
 
@@ -31,8 +31,8 @@ struct JournaledCommit {
   AttemptId attempt = 0;
   ExecutorId executor = 0;
   double run_s = 0;
-  std::string output;      // kept only for jobs with return_outputs
-};
+  std::string output;      // these four only for jobs with return_outputs;
+};                         // else attempt and executor are 0, run_s a mean
 
 struct JournaledJob {
   JobId id = 0;
@@ -61,7 +61,10 @@ class Journal {
 
   // Buffered until Commit().
   void JobAccepted(JobId id, const std::string& request_key, const std::string& spec, double submitted_unix);
-  void TaskCommitted(JobId job, const JournaledCommit& commit);
+  // `with_details`: keep attempt, executor, run time and output (jobs with
+  // return_outputs); else only that the task committed (and its mean run
+  // time), packed as ranges of consecutive tasks.
+  void TaskCommitted(JobId job, const JournaledCommit& commit, bool with_details);
   void JobFinished(JobId id, JobState state, const std::string& reason, double finished_unix, uint32_t attempts,
                    uint32_t copies, uint32_t failed_attempts);
   bool dirty() const;

@@ -27,7 +27,9 @@ struct ServerOptions {
   // statuses survive a scheduler restart. "" = in memory only (embedded
   // schedulers, tests); the daemon's config default is "tailcut-state".
   std::string state_dir;
-  bool journal_sync_full = true;  // fsync each group commit (power-loss safe)
+  // false ("normal"): a commit survives the scheduler being killed (the OS
+  // holds it), not a power loss; true ("full"): fsync per group commit.
+  bool journal_sync_full = false;
 };
 // Reads the [scheduler] keys and checks them against out->core. [core] and
 // [predictor] are read by LoadSchedulingConfig (tailcut/plugins/
