@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Chaos soak (docs/RELIABILITY.md): jobs stream through a local cluster
+# (the real tailcut-scheduler and 4 tailcut-executor daemons) while a random
+# executor is killed -9 every few seconds and the scheduler every ~20 s,
+# each restarted; then the journal and the clients' records are checked.
+#
+#   scripts/chaos.sh            # 10 minutes
+#   scripts/chaos.sh 120        # 2 minutes
+# Env: BUILD (default build), TAILCUT_CHAOS_EXECUTOR_KILL_S (default 2),
+# TAILCUT_CHAOS_SCHEDULER_KILL_S (default 20 for runs of 2 minutes or more).
+# ctest runs a 30-second version (chaos_test, label "chaos").
+set -euo pipefail
+cd "$(dirname "$0")/.."
+BUILD=${BUILD:-build}
+test_bin=$BUILD/tests/integration/chaos_test
+[ -x "$test_bin" ] || { echo "build first: cmake --build $BUILD --target chaos_test" >&2; exit 2; }
+TAILCUT_CHAOS_SECONDS=${1:-600} exec "$test_bin" --success --reporter compact 2>&1 | grep -E '^chaos:|passed|failed'
