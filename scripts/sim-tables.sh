@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Prints the simulator policy-comparison tables of docs/BENCHMARKS.md
+# ("Simulator: policy comparison"): the summary, then one table per scenario.
+# The simulator is deterministic: the same build and seed print the same
+# numbers on any machine.
+#
+#   scripts/sim-tables.sh > /tmp/tables.md
+# Env: BUILD (default build), POLICIES (default: all eight).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+BUILD=${BUILD:-build}
+TAILCUT=$BUILD/bin/tailcut
+POLICIES=${POLICIES:-none,spark,late,clone,hedge,reassign,predictive,default}
+SCENARIOS=(healthy random_stragglers fail_slow heavy_tail executor_crash job_mix federated)
+[ -x "$TAILCUT" ] || { echo "build first: cmake --build $BUILD --target tailcut" >&2; exit 2; }
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+for s in "${SCENARIOS[@]}"; do
+  "$TAILCUT" sim "configs/scenarios/$s.toml" --policy "$POLICIES" --json > "$tmp/$s.json" 2>/dev/null
+done
+python3 - "$tmp" "$POLICIES" "${SCENARIOS[@]}" <<'PY'
+import json, sys
+tmp, policies, scenarios = sys.argv[1], sys.argv[2], sys.argv[3:]
+f = lambda v: "%.4f" % v if v < 1 else "%.3f" % v
+data = {s: {r["policy"]: r for r in json.load(open("%s/%s.json" % (tmp, s)))} for s in scenarios}
+print("| scenario | p99 none | p99 default | extra default |")
+print("|---|---|---|---|")
+for s in scenarios:
+    n, d = data[s]["none"], data[s]["default"]
+    print("| %s | %.3f | %.3f | %.2f%% |" % (s, n["p99"], d["p99"], 100 * d["extra_work"]))
+for s in scenarios:
+    print("\n### %s\n" % s)
+    print("    build/bin/tailcut sim configs/scenarios/%s.toml --policy %s\n" % (s, policies))
+    print("| policy | jobs | mean s | p50 s | p90 s | p99 s | p99.9 s | extra work % | copies |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for p in policies.split(","):
+        r = data[s][p]
+        print("| %s | %d | %s | %s | %s | %s | %s | %.2f | %d |" % (p, r["jobs"], f(r["mean"]), f(r["p50"]), f(r["p90"]),
+              f(r["p99"]), f(r["p999"]), 100 * r["extra_work"], r["copies"]))
+PY
