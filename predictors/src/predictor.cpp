@@ -29,16 +29,33 @@ Status Bad(std::string_view key, std::string_view why) {
   return Status::InvalidArgument("predictor option " + std::string(key) + ": " + std::string(why));
 }
 
-constexpr std::string_view kLatencyPredictors[] = {"quantile", "regression"};
-constexpr std::string_view kHealthDetectors[] = {"cusum"};
+// The one list of each: a new predictor or detector is one line here (and
+// its file pair); the names in errors come from the same table.
+template <typename T, typename Options>
+struct Named {
+  std::string_view name;
+  std::unique_ptr<T> (*make)(const Options&);
+};
+template <typename T, typename Impl, typename Options>
+std::unique_ptr<T> Make(const Options& o) {
+  return std::make_unique<Impl>(o);
+}
+constexpr Named<LatencyPredictor, PredictorOptions> kLatencyPredictors[] = {
+    {"quantile", Make<LatencyPredictor, QuantilePredictor, PredictorOptions>},
+    {"regression", Make<LatencyPredictor, RegressionPredictor, PredictorOptions>},
+};
+constexpr Named<NodeHealthDetector, HealthOptions> kHealthDetectors[] = {
+    {"cusum", Make<NodeHealthDetector, CusumHealthDetector, HealthOptions>},
+};
 
-// Ok when `name` is one of `known`, else "unknown <what> 'name' (known: a, b)".
-template <size_t N>
-Status CheckName(std::string_view what, const std::string& name, const std::string_view (&known)[N]) {
+// The entry called `name`, or "unknown <what> 'name' (known: a, b)".
+template <typename T, typename Options, size_t N>
+StatusOr<const Named<T, Options>*> Find(std::string_view what, const std::string& name,
+                                         const Named<T, Options> (&known)[N]) {
   std::string list;
-  for (std::string_view k : known) {
-    if (k == name) return Status::Ok();
-    list += (list.empty() ? "" : ", ") + std::string(k);
+  for (const auto& k : known) {
+    if (k.name == name) return &k;
+    list += (list.empty() ? "" : ", ") + std::string(k.name);
   }
   return Status::InvalidArgument("unknown " + std::string(what) + " '" + name + "' (known: " + list + ")");
 }
@@ -46,8 +63,8 @@ Status CheckName(std::string_view what, const std::string& name, const std::stri
 }  // namespace
 
 Status ValidatePredictorOptions(const PredictorOptions& o) {
-  if (Status st = CheckName("predictor", o.latency, kLatencyPredictors); !st.ok()) return st;
-  if (Status st = CheckName("health detector", o.health.detector, kHealthDetectors); !st.ok()) return st;
+  if (auto f = Find("predictor", o.latency, kLatencyPredictors); !f.ok()) return f.status();
+  if (auto f = Find("health detector", o.health.detector, kHealthDetectors); !f.ok()) return f.status();
   if (o.min_samples < 1) return Bad("min_samples", "must be >= 1");
   if (!(o.sketch.bin_width > 0 && o.sketch.bin_width <= 1)) return Bad("sketch.bin_width", "must be in (0, 1]");
   if (o.sketch.max_bins < 16) return Bad("sketch.max_bins", "must be >= 16");
@@ -111,15 +128,15 @@ Status LoadPredictorOptions(const Config& cfg, std::string_view prefix, Predicto
 }
 
 StatusOr<std::unique_ptr<LatencyPredictor>> MakeLatencyPredictor(const PredictorOptions& opts) {
-  if (opts.latency == "quantile") return std::unique_ptr<LatencyPredictor>(std::make_unique<QuantilePredictor>(opts));
-  if (opts.latency == "regression")
-    return std::unique_ptr<LatencyPredictor>(std::make_unique<RegressionPredictor>(opts));
-  return CheckName("predictor", opts.latency, kLatencyPredictors);
+  auto f = Find("predictor", opts.latency, kLatencyPredictors);
+  if (!f.ok()) return f.status();
+  return (*f)->make(opts);
 }
 
 StatusOr<std::unique_ptr<NodeHealthDetector>> MakeHealthDetector(const HealthOptions& opts) {
-  if (opts.detector == "cusum") return std::unique_ptr<NodeHealthDetector>(std::make_unique<CusumHealthDetector>(opts));
-  return CheckName("health detector", opts.detector, kHealthDetectors);
+  auto f = Find("health detector", opts.detector, kHealthDetectors);
+  if (!f.ok()) return f.status();
+  return (*f)->make(opts);
 }
 
 PredictorSuite::PredictorSuite(PredictorOptions opts) : opts_(std::move(opts)) {
