@@ -29,7 +29,7 @@ Runs tasks for a tailcut scheduler.
   --name NAME            executor name (default host:pid)
   --label K=V            label offered to tasks; repeatable
   --set KEY=VALUE        override any config key (TOML value); repeatable
-  --log-level LEVEL      debug|info|warn|error (default info)
+  --log-level LEVEL      debug|info|warn|error|off (default info)
 fault injection (stragglers on demand, see docs/EXECUTOR.md):
   --slowdown F           every kernel takes F times longer
   --fail-slow-after T    from T seconds after start ...
@@ -129,7 +129,7 @@ int main(int argc, char** argv) {
   std::string level_text = "info";
   if (Status s = config->Get("log_level", &level_text); !s.ok()) return UsageError(s.message());
   LogLevel level;
-  if (!ParseLogLevel(level_text, &level)) return UsageError("log level must be debug|info|warn|error, got '" + level_text + "'");
+  if (!ParseLogLevel(level_text, &level)) return UsageError("log level must be debug|info|warn|error|off, got '" + level_text + "'");
   SetLogLevel(level);
   auto options = executor::ExecutorOptionsFromConfig(*config);
   if (!options.ok()) return UsageError(options.status().message());

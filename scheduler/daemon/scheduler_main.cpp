@@ -30,7 +30,7 @@ options:
                              turns mitigation off (default "default", see
                              docs/POLICIES.md)
       --set KEY=VALUE        override any config key, e.g. --set core.max_attempts=5
-      --log-level LEVEL      debug|info|warn|error (default info)
+      --log-level LEVEL      debug|info|warn|error|off (default info)
   -h, --help                 this text
       --version              print the version
 
@@ -90,7 +90,7 @@ int main(int argc, char** argv) {
   std::string level = "info";
   LogLevel lv;
   if (Status s = cfg->Get("scheduler.log_level", &level); !s.ok() || !ParseLogLevel(level, &lv)) {
-    std::fprintf(stderr, "tailcut-scheduler: scheduler.log_level must be debug|info|warn|error\n");
+    std::fprintf(stderr, "tailcut-scheduler: scheduler.log_level must be debug|info|warn|error|off\n");
     return 2;
   }
   SetLogLevel(lv);
