@@ -6,7 +6,7 @@
 
 namespace tailcut {
 
-QuantilePredictor::QuantilePredictor(const PredictorOptions& opts) : opts_(opts) {}
+QuantilePredictor::QuantilePredictor(const PredictorOptions& opts) : DistributionPredictor(opts) {}
 
 void QuantilePredictor::Observe(const AttemptRecord& r) {
   if (r.outcome != AttemptOutcome::kCommitted) return;
@@ -25,14 +25,6 @@ LogTimeDist QuantilePredictor::Distribution(std::string_view task_class, double)
   d.residuals = &it->second;
   d.samples = it->second.count();
   return d;
-}
-
-LatencyEstimate QuantilePredictor::Predict(std::string_view task_class, double input_size, ExecutorId) const {
-  return EstimateFromDistribution(Distribution(task_class, input_size));
-}
-
-StragglerEstimate QuantilePredictor::Assess(const RunningAttempt& a) const {
-  return AssessFromDistribution(Distribution(a.task_class, a.input_size), a, opts_.straggler);
 }
 
 }  // namespace tailcut

@@ -4,24 +4,21 @@
 #include <string>
 #include <unordered_map>
 
-#include "tailcut/predictors/predictor.h"
+#include "distribution_predictor.h"
 #include "quantile_sketch.h"
 #include "string_map.h"
 
 namespace tailcut {
 
-class QuantilePredictor final : public LatencyPredictor {
+class QuantilePredictor final : public DistributionPredictor {
  public:
   explicit QuantilePredictor(const PredictorOptions& opts = {});
   std::string_view name() const override { return "quantile"; }
   void Observe(const AttemptRecord& r) override;
-  LatencyEstimate Predict(std::string_view task_class, double input_size, ExecutorId executor) const override;
-  StragglerEstimate Assess(const RunningAttempt& a) const override;
   LogTimeDist Distribution(std::string_view task_class, double input_size) const override;
   size_t classes() const { return classes_.size(); }
 
  private:
-  PredictorOptions opts_;
   StringMap<BinnedQuantiles> classes_;
 };
 

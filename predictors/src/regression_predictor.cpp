@@ -7,7 +7,7 @@
 
 namespace tailcut {
 
-RegressionPredictor::RegressionPredictor(const PredictorOptions& opts) : opts_(opts) {}
+RegressionPredictor::RegressionPredictor(const PredictorOptions& opts) : DistributionPredictor(opts) {}
 
 void RegressionPredictor::ClassModel::Refit() {
   const double den = sw * sxx - sx * sx;
@@ -80,14 +80,6 @@ bool RegressionPredictor::Coefficients(std::string_view task_class, double* a, d
   *a = it->second.a;
   *b = it->second.b;
   return true;
-}
-
-LatencyEstimate RegressionPredictor::Predict(std::string_view task_class, double input_size, ExecutorId) const {
-  return EstimateFromDistribution(Distribution(task_class, input_size));
-}
-
-StragglerEstimate RegressionPredictor::Assess(const RunningAttempt& a) const {
-  return AssessFromDistribution(Distribution(a.task_class, a.input_size), a, opts_.straggler);
 }
 
 }  // namespace tailcut

@@ -8,19 +8,17 @@
 // samples fall back to the class's plain run-time quantiles.
 #pragma once
 
-#include "tailcut/predictors/predictor.h"
+#include "distribution_predictor.h"
 #include "quantile_sketch.h"
 #include "string_map.h"
 
 namespace tailcut {
 
-class RegressionPredictor final : public LatencyPredictor {
+class RegressionPredictor final : public DistributionPredictor {
  public:
   explicit RegressionPredictor(const PredictorOptions& opts = {});
   std::string_view name() const override { return "regression"; }
   void Observe(const AttemptRecord& r) override;
-  LatencyEstimate Predict(std::string_view task_class, double input_size, ExecutorId executor) const override;
-  StragglerEstimate Assess(const RunningAttempt& a) const override;
   LogTimeDist Distribution(std::string_view task_class, double input_size) const override;
 
   // Current fit of a class: false when it has none yet.
@@ -37,7 +35,6 @@ class RegressionPredictor final : public LatencyPredictor {
     double a = 0, b = 0;
     void Refit();
   };
-  PredictorOptions opts_;
   StringMap<ClassModel> classes_;
 };
 
