@@ -39,6 +39,8 @@ wire::ExecutorHealth::State HealthToWire(NodeHealth h) {
 
 // Messages drained per socket before the loop ticks the core again.
 constexpr int kMaxDrain = 4096;
+// How long closing sockets at shutdown may wait for the last replies.
+constexpr int kShutdownLingerMs = 1000;
 
 struct Watcher {
   std::string route;
@@ -68,6 +70,14 @@ class SchedulerServer::Impl {
         s->set(zmq::sockopt::sndhwm, 0);  // batches are few; never drop them
         s->set(zmq::sockopt::rcvhwm, 0);
       }
+      // An executor that reconnects (a reset only it saw) takes its routing
+      // id over from the stale connection; ZMTP heartbeats close dead ones.
+      // The timeout is generous: after a long stall of this process its
+      // timers fire before pending input is read.
+      executors_.set(zmq::sockopt::router_handover, 1);
+      executors_.set(zmq::sockopt::heartbeat_ivl, static_cast<int>(opt_.heartbeat_ms));
+      executors_.set(zmq::sockopt::heartbeat_timeout,
+                     std::max(10000, static_cast<int>(4000 * opt_.core.lost_after_s)));
       executors_.bind(opt_.executor_endpoint);
       clients_.bind(opt_.client_endpoint);
       executor_endpoint_ = executors_.get(zmq::sockopt::last_endpoint);
@@ -82,6 +92,7 @@ class SchedulerServer::Impl {
 
   void Run() {
     double next_tick = 0;
+    last_iteration_ = clock_.Now();
     while (!stop_.load(std::memory_order_relaxed)) {
       double now = clock_.Now();
       long wait_ms = std::clamp<long>(static_cast<long>((next_tick - now) * 1000), 0, 100);
@@ -93,6 +104,7 @@ class SchedulerServer::Impl {
         TC_LOG(Error) << "poll failed: " << e.what();
         break;
       }
+      NoteStall();
       if (items[0].revents & ZMQ_POLLIN) DrainExecutors();
       if (items[1].revents & ZMQ_POLLIN) DrainClients();
       now = clock_.Now();
@@ -103,11 +115,18 @@ class SchedulerServer::Impl {
       }
       Flush();
     }
+    // Requests that arrived before the stop still count (a client's Watch
+    // sent just before it gets the final status below).
+    DrainExecutors();
+    DrainClients();
     // Running jobs end now: tell executors to stop their attempts and
     // watching clients why, rather than leaving them waiting.
     std::vector<JobId> running = core_.RunningJobIds();
     for (JobId id : running) (void)core_.CancelJob(id, "scheduler shut down");
     Flush();
+    // Those messages are only queued; with linger 0 closing the sockets
+    // would drop what the I/O thread has not written yet. Allow a moment.
+    for (zmq::socket_t* sock : {&executors_, &clients_}) sock->set(zmq::sockopt::linger, kShutdownLingerMs);
     TC_LOG(Info) << "stopped; " << running.size() << " running jobs were cancelled";
   }
 
@@ -117,6 +136,20 @@ class SchedulerServer::Impl {
   const std::string& client_endpoint() const { return client_endpoint_; }
 
  private:
+  // A loop iteration normally follows the previous one within ~100 ms. A
+  // gap over half of lost_after_s means this process stalled (SIGSTOP,
+  // swapping, a burst of big submits), not the executors: their heartbeats
+  // may still wait unread, so they all count as seen once.
+  void NoteStall() {
+    double now = clock_.Now();
+    double gap = now - last_iteration_;
+    last_iteration_ = now;
+    if (opt_.core.lost_after_s <= 0 || gap <= opt_.core.lost_after_s / 2 || peers_.empty()) return;
+    TC_LOG(Warn) << "scheduler loop stalled for " << gap << " s; not counting it against " << peers_.size()
+                 << " executors";
+    for (auto& [id, p] : peers_) core_.ExecutorSeen(id);
+  }
+
   // Reads one [route][payload] message; false when none is waiting.
   // Malformed envelopes (extra frames) come back with ok == false.
   bool Receive(zmq::socket_t& sock, std::string* route, zmq::message_t* payload, bool* ok) {
@@ -209,6 +242,7 @@ class SchedulerServer::Impl {
     ExecutorId id = core_.AddExecutor(std::move(d));
     by_route_[route] = id;
     peers_[id] = Peer{route, clock_.Now()};
+    if (r.running_size() > 0 || r.undelivered_size() > 0) TakeBack(route, id, r);
     wire::SchedulerToExecutor ack;
     ack.set_version(kProtocolVersion);
     auto* a = ack.mutable_registered();
@@ -216,6 +250,28 @@ class SchedulerServer::Impl {
     a->set_heartbeat_interval_ms(opt_.heartbeat_ms);
     a->set_lost_after_ms(static_cast<uint32_t>(opt_.core.lost_after_s * 1000));
     Send(executors_, route, ack);
+  }
+
+  // An executor that registers again brings what it kept while away:
+  // results commit (once), attempts are adopted or else cancelled. Runs
+  // before the next Pump, so nothing it holds is launched twice.
+  void TakeBack(const std::string& route, ExecutorId id, const wire::Register& r) {
+    size_t committed = 0, adopted = 0;
+    for (const auto& res : r.undelivered())
+      if (res.outcome() == wire::AttemptResult::OK &&
+          core_.CommitOrphanResult(res.job_id(), res.task_index(), res.attempt_id(), id, res.output(), res.run_s()))
+        ++committed;
+    wire::SchedulerToExecutor cancel;
+    cancel.set_version(kProtocolVersion);
+    for (const auto& h : r.running()) {
+      if (core_.AdoptAttempt(h.attempt_id(), h.job_id(), h.task_index(), id, h.started()).ok())
+        ++adopted;
+      else
+        cancel.mutable_work()->add_cancel(h.attempt_id());
+    }
+    TC_LOG(Info) << "executor " << id << " came back with " << r.running_size() << " attempts (" << adopted
+                 << " adopted) and " << r.undelivered_size() << " results (" << committed << " committed)";
+    if (cancel.has_work()) Send(executors_, route, cancel);
   }
 
   void OnReport(const std::string& route, const wire::Report& r) {
@@ -480,6 +536,7 @@ class SchedulerServer::Impl {
   std::unordered_map<ExecutorId, Peer> peers_;
   std::unordered_map<JobId, std::vector<Watcher>> watchers_;
   std::vector<Command> commands_;
+  double last_iteration_ = 0;
   double last_bad_input_log_ = -10;
   uint64_t suppressed_bad_input_ = 0;
 };
