@@ -66,7 +66,7 @@ class SchedulerCore::Impl final {
     for (AttemptId a : ids) {
       auto at = s_.attempts.find(a);
       if (at == s_.attempts.end()) continue;  // ended by a job that failed just now
-      if (lost && at->second.started >= 0 && CountLoss(at->second)) continue;
+      if (lost && s_.opt.count_executor_loss && at->second.started >= 0 && CountLoss(at->second)) continue;
       life_.DropAttempt(a, AttemptOutcome::kExecutorLost, 0, "");
     }
     s_.total_slots -= it->second.desc.slots;

@@ -17,6 +17,7 @@ Status LoadCoreOptions(const Config& cfg, std::string_view prefix, CoreOptions* 
       .Get("max_quarantined_share", &o->max_quarantined_share)
       .Get("task_timeout_s", &o->task_timeout_s)
       .Get("job_timeout_s", &o->job_timeout_s)
+      .Get("count_executor_loss", &o->count_executor_loss)
       .Check(o->task_timeout_s >= 0, "task_timeout_s must be >= 0 (0 = none)")
       .Check(o->job_timeout_s >= 0, "job_timeout_s must be >= 0 (0 = none)")
       .Check(o->lost_after_s >= 0, "lost_after_s must be >= 0 (0 = never)")

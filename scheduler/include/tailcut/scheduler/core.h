@@ -53,6 +53,10 @@ struct CoreOptions {
   // failed attempt; a job running longer than job_timeout_s fails.
   double task_timeout_s = 0;
   double job_timeout_s = 0;
+  // A started attempt lost with its executor counts as a failed attempt,
+  // except the first such loss of each task (poison tasks that crash their
+  // executors fail their job). The simulator's default is false.
+  bool count_executor_loss = true;
 };
 Status LoadCoreOptions(const Config& cfg, std::string_view prefix, CoreOptions* out);
 
