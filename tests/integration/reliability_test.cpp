@@ -54,7 +54,7 @@ struct Fleet {
 
 }  // namespace
 
-TEST_CASE("reliability daemons: a task that kills its executor fails its job; the fleet keeps serving") {
+TEST_CASE("reliability daemons: a task that kills its executor fails its job and the fleet keeps serving") {
   Fleet f(3);
   // sh's parent is the executor (posix_spawn): the task kills it. The sleep
   // lets the executor report the attempt as started first.

@@ -45,7 +45,7 @@ TEST_CASE("reliability: a task that keeps taking down its executor fails the job
   CHECK(h.core.JobStatus(*id)->failed_attempts == 3);
 }
 
-TEST_CASE("reliability: one executor loss under a task is free; queued attempts never count") {
+TEST_CASE("reliability: one executor loss under a task is free and queued attempts never count") {
   CoreHarness h;
   ExecutorId a = h.Exec(1), b = h.Exec(1);
   auto id = h.core.SubmitJob(CoreHarness::Fanout(2));
@@ -108,7 +108,7 @@ TEST_CASE("reliability: an attempt past task_timeout_s is cancelled and counts a
   CHECK(Contains(h.finished[*id].reason, "attempt exceeded timeout_s = 5"));
 }
 
-TEST_CASE("reliability: a task's own timeout_s wins over the default; attempts that finish in time are untouched") {
+TEST_CASE("reliability: a task's own timeout_s wins over the default and attempts that finish in time are untouched") {
   CoreOptions o;
   o.task_timeout_s = 100;
   o.lost_after_s = 0;
