@@ -131,7 +131,13 @@ class Client::Impl {
         wire::ClientRequest st;
         st.mutable_status()->set_job_id(job);
         auto s = Call(st);
-        if (!s.ok()) return s.status();
+        if (!s.ok()) {
+          // The final status may have been pushed while this poll went
+          // unanswered (the scheduler shut down right after pushing it).
+          for (; !pushed_.empty(); pushed_.pop_front()) HandlePush(pushed_.front(), job, watch_id, w, &last);
+          if (IsTerminal(last.state())) break;
+          return s.status();
+        }
         if (!IsTerminal(last.state())) last = s->status();
         if (w.on_progress) w.on_progress(last);
         next_poll = clock_.Now() + w.progress_interval_s;
