@@ -43,10 +43,20 @@ struct Fleet {
     co.timeout_s = 20;
     client = std::make_unique<Client>(co);
   }
-  StatusOr<wire::JobStatus> Wait(JobId id) {
+  wire::JobStatus Wait(JobId id) {
     WaitOptions w;
     w.timeout_s = 120;
-    return client->Wait(id, w);
+    auto st = client->Wait(id, w);
+    INFO(st.status().message());
+    REQUIRE(st.ok());
+    return *st;
+  }
+  // Submits `job` and waits for its final status.
+  wire::JobStatus Run(const wire::JobSpec& job) {
+    auto id = client->Submit(job);
+    INFO(id.status().message());
+    REQUIRE(id.ok());
+    return Wait(*id);
   }
   std::unique_ptr<LocalCluster> cluster;
   std::unique_ptr<Client> client;
@@ -66,16 +76,13 @@ TEST_CASE("reliability daemons: a task that kills its executor fails its job and
   normal.set_return_outputs(true);
   auto good = f.client->Submit(normal);
   REQUIRE(good.ok());
-  auto bst = f.Wait(*bad);
-  REQUIRE(bst.ok());
-  CHECK(bst->state() == wire::JOB_FAILED);
-  INFO(bst->reason());
-  CHECK(Contains(bst->reason(), "task 0 failed 2 times"));
-  CHECK(Contains(bst->reason(), "executor was lost while running it"));
+  wire::JobStatus bst = f.Wait(*bad);
+  CHECK(bst.state() == wire::JOB_FAILED);
+  INFO(bst.reason());
+  CHECK(Contains(bst.reason(), "task 0 failed 2 times"));
+  CHECK(Contains(bst.reason(), "executor was lost while running it"));
   CHECK(f.cluster->executor_exits() <= 4);  // first loss free, then max_attempts
-  auto gst = f.Wait(*good);
-  REQUIRE(gst.ok());
-  CHECK(gst->state() == wire::JOB_SUCCEEDED);
+  CHECK(f.Wait(*good).state() == wire::JOB_SUCCEEDED);
   auto results = f.client->Results(*good);
   REQUIRE(results.ok());
   std::set<uint32_t> tasks;
@@ -83,11 +90,7 @@ TEST_CASE("reliability daemons: a task that kills its executor fails its job and
   CHECK(tasks.size() == 30);
   // The restarted executors serve new work.
   REQUIRE(f.cluster->WaitForExecutors(3, 30).ok());
-  auto after = f.client->Submit(FanoutJob("noop", "", 20));
-  REQUIRE(after.ok());
-  auto ast = f.Wait(*after);
-  REQUIRE(ast.ok());
-  CHECK(ast->state() == wire::JOB_SUCCEEDED);
+  CHECK(f.Run(FanoutJob("noop", "", 20)).state() == wire::JOB_SUCCEEDED);
 }
 
 TEST_CASE("reliability daemons: attempts and jobs past their timeout_s fail with the reason") {
@@ -95,27 +98,17 @@ TEST_CASE("reliability daemons: attempts and jobs past their timeout_s fail with
   wire::JobSpec slow_task = FanoutJob("sleep", "ms=60000", 1);
   slow_task.mutable_template_()->set_timeout_s(0.5);
   slow_task.set_max_attempts(2);
-  auto t = f.client->Submit(slow_task);
-  REQUIRE(t.ok());
-  auto tst = f.Wait(*t);
-  REQUIRE(tst.ok());
-  CHECK(tst->state() == wire::JOB_FAILED);
-  CHECK(Contains(tst->reason(), "attempt exceeded timeout_s = 0.5"));
-  CHECK(tst->failed_attempts() == 2);
+  wire::JobStatus tst = f.Run(slow_task);
+  CHECK(tst.state() == wire::JOB_FAILED);
+  CHECK(Contains(tst.reason(), "attempt exceeded timeout_s = 0.5"));
+  CHECK(tst.failed_attempts() == 2);
   wire::JobSpec slow_job = FanoutJob("sleep", "ms=60000", 2);
   slow_job.set_timeout_s(1);
-  auto j = f.client->Submit(slow_job);
-  REQUIRE(j.ok());
-  auto jst = f.Wait(*j);
-  REQUIRE(jst.ok());
-  CHECK(jst->state() == wire::JOB_FAILED);
-  CHECK(Contains(jst->reason(), "job exceeded timeout_s = 1"));
+  wire::JobStatus jst = f.Run(slow_job);
+  CHECK(jst.state() == wire::JOB_FAILED);
+  CHECK(Contains(jst.reason(), "job exceeded timeout_s = 1"));
   // The executor was told to stop them: its slots run new work.
-  auto next = f.client->Submit(FanoutJob("sleep", "ms=10", 4));
-  REQUIRE(next.ok());
-  auto nst = f.Wait(*next);
-  REQUIRE(nst.ok());
-  CHECK(nst->state() == wire::JOB_SUCCEEDED);
+  CHECK(f.Run(FanoutJob("sleep", "ms=10", 4)).state() == wire::JOB_SUCCEEDED);
 }
 
 TEST_CASE("reliability daemons: a scheduler stalled past lost_after keeps its executors' work") {
@@ -131,13 +124,12 @@ TEST_CASE("reliability daemons: a scheduler stalled past lost_after keeps its ex
   f.cluster->SignalScheduler(SIGSTOP);
   std::this_thread::sleep_for(std::chrono::milliseconds(1500));  // 1.5x lost_after
   f.cluster->SignalScheduler(SIGCONT);
-  auto st = f.Wait(*id);
-  REQUIRE(st.ok());
-  CHECK(st->state() == wire::JOB_SUCCEEDED);
-  CHECK(st->committed() == kTasks);
+  wire::JobStatus st = f.Wait(*id);
+  CHECK(st.state() == wire::JOB_SUCCEEDED);
+  CHECK(st.committed() == kTasks);
   // Work was kept, not redone: at most one slot's worth of attempts again
   // (a result that was in flight when a connection was replaced).
-  CHECK(st->attempts() <= kTasks + 4);
+  CHECK(st.attempts() <= kTasks + 4);
   auto results = f.client->Results(*id);
   REQUIRE(results.ok());
   std::set<uint32_t> tasks;

@@ -16,6 +16,21 @@ void StartAll(CoreHarness& h) {
   for (auto& [id, l] : h.live) h.core.AttemptStarted(id);
 }
 
+// Submits `j` (it must be accepted) and places what fits.
+JobId Submit(CoreHarness& h, JobDef j) {
+  auto id = h.core.SubmitJob(std::move(j));
+  REQUIRE(id.ok());
+  h.Drain();
+  return *id;
+}
+
+// Lets `dt` seconds pass, then ticks the core and collects its commands.
+void Pass(CoreHarness& h, double dt) {
+  h.clock.Advance(dt);
+  h.core.Tick();
+  h.Drain();
+}
+
 }  // namespace
 
 TEST_CASE("reliability: a task that keeps taking down its executor fails the job") {
@@ -23,11 +38,9 @@ TEST_CASE("reliability: a task that keeps taking down its executor fails the job
   for (int i = 0; i < 6; ++i) h.Exec(1);
   JobDef j = CoreHarness::Fanout(1);
   j.max_attempts = 3;
-  auto id = h.core.SubmitJob(j);
-  REQUIRE(id.ok());
-  h.Drain();
+  JobId id = Submit(h, j);
   int losses = 0;
-  while (!h.finished.count(*id) && losses < 10) {
+  while (!h.finished.count(id) && losses < 10) {
     REQUIRE(h.live.size() == 1);
     StartAll(h);
     ExecutorId e = h.live.begin()->second.executor;
@@ -36,21 +49,19 @@ TEST_CASE("reliability: a task that keeps taking down its executor fails the job
     ++losses;
     h.Drain();
   }
-  REQUIRE(h.finished.count(*id));
-  CHECK(h.finished[*id].state == JobState::kFailed);
+  REQUIRE(h.finished.count(id));
+  CHECK(h.finished[id].state == JobState::kFailed);
   // The first loss is free, each further one a failed attempt.
   CHECK(losses == 4);
-  CHECK(Contains(h.finished[*id].reason, "task 0 failed 3 times"));
-  CHECK(Contains(h.finished[*id].reason, "its executor was lost while running it 4 times"));
-  CHECK(h.core.JobStatus(*id)->failed_attempts == 3);
+  CHECK(Contains(h.finished[id].reason, "task 0 failed 3 times"));
+  CHECK(Contains(h.finished[id].reason, "its executor was lost while running it 4 times"));
+  CHECK(h.core.JobStatus(id)->failed_attempts == 3);
 }
 
 TEST_CASE("reliability: one executor loss under a task is free and queued attempts never count") {
   CoreHarness h;
   ExecutorId a = h.Exec(1), b = h.Exec(1);
-  auto id = h.core.SubmitJob(CoreHarness::Fanout(2));
-  REQUIRE(id.ok());
-  h.Drain();
+  JobId id = Submit(h, CoreHarness::Fanout(2));
   REQUIRE(h.live.size() == 2);
   h.core.AttemptStarted(h.LiveOn(a).front());  // b's attempt never starts
   h.live.clear();
@@ -69,9 +80,9 @@ TEST_CASE("reliability: one executor loss under a task is free and queued attemp
   h.Exec(2);
   h.Drain();
   while (!h.live.empty()) h.Finish(h.live.begin()->first);
-  REQUIRE(h.finished.count(*id));
-  CHECK(h.finished[*id].state == JobState::kSucceeded);
-  CHECK(h.core.JobStatus(*id)->failed_attempts == 0);
+  REQUIRE(h.finished.count(id));
+  CHECK(h.finished[id].state == JobState::kSucceeded);
+  CHECK(h.core.JobStatus(id)->failed_attempts == 0);
 }
 
 TEST_CASE("reliability: an attempt past task_timeout_s is cancelled and counts as failed") {
@@ -82,30 +93,22 @@ TEST_CASE("reliability: an attempt past task_timeout_s is cancelled and counts a
   ExecutorId e = h.Exec(1);
   JobDef j = CoreHarness::Fanout(1);
   j.max_attempts = 2;
-  auto id = h.core.SubmitJob(j);
-  REQUIRE(id.ok());
-  h.Drain();
+  JobId id = Submit(h, j);
   AttemptId first = h.live.begin()->first;
   h.core.AttemptStarted(first);
-  h.clock.Advance(4.9);
-  h.core.Tick();
-  h.Drain();
+  Pass(h, 4.9);
   CHECK(h.cancels.empty());
-  h.clock.Advance(0.2);
-  h.core.Tick();
-  h.Drain();
+  Pass(h, 0.2);
   REQUIRE(h.cancels.size() == 1);
   CHECK(h.cancels[0].attempt == first);
   CHECK(h.cancels[0].executor == e);
-  CHECK(h.core.JobStatus(*id)->failed_attempts == 1);
+  CHECK(h.core.JobStatus(id)->failed_attempts == 1);
   REQUIRE(h.live.size() == 1);  // retried
   StartAll(h);
-  h.clock.Advance(6);
-  h.core.Tick();
-  h.Drain();
-  REQUIRE(h.finished.count(*id));
-  CHECK(h.finished[*id].state == JobState::kFailed);
-  CHECK(Contains(h.finished[*id].reason, "attempt exceeded timeout_s = 5"));
+  Pass(h, 6);
+  REQUIRE(h.finished.count(id));
+  CHECK(h.finished[id].state == JobState::kFailed);
+  CHECK(Contains(h.finished[id].reason, "attempt exceeded timeout_s = 5"));
 }
 
 TEST_CASE("reliability: a task's own timeout_s wins over the default and attempts that finish in time are untouched") {
@@ -118,18 +121,14 @@ TEST_CASE("reliability: a task's own timeout_s wins over the default and attempt
   TaskDef quick = j.templ;
   quick.timeout_s = 1;
   j.tasks = {quick};
-  auto id = h.core.SubmitJob(j);
-  REQUIRE(id.ok());
-  h.Drain();
+  Submit(h, j);
   REQUIRE(h.live.size() == 2);
   StartAll(h);
   AttemptId templ_attempt = 0;
   for (auto& [a, l] : h.live)
     if (l.task == 1) templ_attempt = a;
   h.Finish(templ_attempt);
-  h.clock.Advance(2);
-  h.core.Tick();
-  h.Drain();
+  Pass(h, 2);
   REQUIRE(h.cancels.size() == 1);
   CHECK(h.launches.size() == 3);  // task 0 again
 }
@@ -147,9 +146,7 @@ TEST_CASE("reliability: a job past its timeout_s fails with the reason") {
   REQUIRE(other.ok());
   h.Drain();
   h.Finish(h.live.begin()->first);
-  h.clock.Advance(10);
-  h.core.Tick();
-  h.Drain();
+  Pass(h, 10);
   REQUIRE(h.finished.count(*id));
   CHECK(h.finished[*id].state == JobState::kFailed);
   CHECK(Contains(h.finished[*id].reason, "job exceeded timeout_s = 10"));
@@ -160,9 +157,7 @@ TEST_CASE("reliability: a job past its timeout_s fails with the reason") {
 TEST_CASE("reliability: an executor that re-registers keeps its attempts (adoption)") {
   CoreHarness h;
   ExecutorId old = h.Exec(2);
-  auto id = h.core.SubmitJob(CoreHarness::Fanout(2));
-  REQUIRE(id.ok());
-  h.Drain();
+  JobId id = Submit(h, CoreHarness::Fanout(2));
   REQUIRE(h.live.size() == 2);
   StartAll(h);
   auto held = h.live;
@@ -174,25 +169,23 @@ TEST_CASE("reliability: an executor that re-registers keeps its attempts (adopti
   CHECK(h.launches.size() == 2);  // nothing launched again
   CHECK(h.core.ExecutorOfAttempt(held.begin()->first) == now);
   for (auto& [a, l] : held) h.Finish(a);
-  REQUIRE(h.finished.count(*id));
-  CHECK(h.finished[*id].state == JobState::kSucceeded);
-  CHECK(h.core.JobStatus(*id)->attempts == 2);
-  CHECK(h.core.JobStatus(*id)->committed == 2);
+  REQUIRE(h.finished.count(id));
+  CHECK(h.finished[id].state == JobState::kSucceeded);
+  CHECK(h.core.JobStatus(id)->attempts == 2);
+  CHECK(h.core.JobStatus(id)->committed == 2);
 }
 
 TEST_CASE("reliability: adoption is refused for finished jobs and committed tasks") {
   CoreHarness h;
   ExecutorId e = h.Exec(2);
-  auto id = h.core.SubmitJob(CoreHarness::Fanout(2));
-  REQUIRE(id.ok());
-  h.Drain();
+  JobId id = Submit(h, CoreHarness::Fanout(2));
   AttemptId a0 = h.launches[0].attempt, a1 = h.launches[1].attempt;
   h.Finish(a0);
   h.core.RemoveExecutor(e, false, "re-registered");
   ExecutorId e2 = h.Exec(2);
-  CHECK_FALSE(h.core.AdoptAttempt(a0, *id, 0, e2, true).ok());  // committed
-  CHECK(h.core.AdoptAttempt(a1, *id, 1, e2, true).ok());
-  CHECK_FALSE(h.core.AdoptAttempt(999, *id + 1, 0, e2, true).ok());  // no such job
+  CHECK_FALSE(h.core.AdoptAttempt(a0, id, 0, e2, true).ok());  // committed
+  CHECK(h.core.AdoptAttempt(a1, id, 1, e2, true).ok());
+  CHECK_FALSE(h.core.AdoptAttempt(999, id + 1, 0, e2, true).ok());  // no such job
   h.Drain();
   // The task was requeued by the removal; adoption made it live again, so
   // the requeued entry is stale: no launch.
@@ -204,29 +197,27 @@ TEST_CASE("reliability: a result that arrives while its executor was away commit
   JobDef j = CoreHarness::Fanout(2);
   j.stream_results = true;
   ExecutorId e = h.Exec(2);
-  auto id = h.core.SubmitJob(j);
-  REQUIRE(id.ok());
-  h.Drain();
+  JobId id = Submit(h, j);
   AttemptId a0 = h.launches[0].attempt;
   h.core.RemoveExecutor(e, false, "re-registered");  // task 0 requeued
   h.live.clear();
   ExecutorId e2 = h.Exec(1);
   h.Drain();
   REQUIRE(h.live.size() == 1);  // one task relaunched on e2
-  CHECK(h.core.CommitOrphanResult(*id, 0, a0, e2, "out", 1.0));
-  CHECK_FALSE(h.core.CommitOrphanResult(*id, 0, a0, e2, "out", 1.0));  // delivered twice
+  CHECK(h.core.CommitOrphanResult(id, 0, a0, e2, "out", 1.0));
+  CHECK_FALSE(h.core.CommitOrphanResult(id, 0, a0, e2, "out", 1.0));  // delivered twice
   h.Drain();
   REQUIRE(h.commits.size() == 1);
   CHECK(h.commits[0].task == 0);
   CHECK(h.commits[0].attempt == a0);
-  CHECK(h.core.JobStatus(*id)->committed == 1);
+  CHECK(h.core.JobStatus(id)->committed == 1);
   // If task 0's relaunch was the live one, it was cancelled as superseded.
   for (auto& [a, l] : h.live)
     if (l.task == 0) FAIL("task 0 still has a live attempt");
   while (!h.live.empty()) h.Finish(h.live.begin()->first);
   h.Drain();
-  REQUIRE(h.finished.count(*id));
-  CHECK(h.finished[*id].state == JobState::kSucceeded);
+  REQUIRE(h.finished.count(id));
+  CHECK(h.finished[id].state == JobState::kSucceeded);
   CHECK(h.commits.size() == 2);
-  CHECK_FALSE(h.core.CommitOrphanResult(*id, 1, 12345, e2, "late", 1.0));  // job done
+  CHECK_FALSE(h.core.CommitOrphanResult(id, 1, 12345, e2, "late", 1.0));  // job done
 }
