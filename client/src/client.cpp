@@ -158,6 +158,10 @@ class Client::Impl {
         st.mutable_status()->set_job_id(job);
         auto s = Call(st);
         if (!s.ok() && s.status().code() == Status::Code::kUnavailable) {
+          // The final status may have been pushed while this poll went
+          // unanswered (the scheduler shut down right after pushing it).
+          for (; !pushed_.empty(); pushed_.pop_front()) HandlePush(pushed_.front(), job, watch_id, w, &last);
+          if (IsTerminal(last.state())) break;
           // The scheduler may be restarting: keep asking, for a while.
           if (unanswered_since < 0) unanswered_since = clock_.Now() - opt_.timeout_s;
           if (clock_.Now() - unanswered_since > w.reconnect_timeout_s) return s.status();
@@ -276,11 +280,12 @@ namespace {
 Status ReadTask(const Config& c, const std::string& p, wire::TaskSpec* t) {
   std::string kernel, args, task_class;
   uint32_t slots = 1, gpus = 0;
-  double input_size = 0;
+  double input_size = 0, timeout = 0;
   TableReader r(c, p);
   r.Get("kernel", &kernel).Get("args", &args).Get("cpu_slots", &slots).Get("gpus", &gpus);
-  r.Get("input_size", &input_size).Get("class", &task_class);
+  r.Get("input_size", &input_size).Get("class", &task_class).Get("timeout_s", &timeout);
   if (!r.status().ok()) return r.status();
+  t->set_timeout_s(timeout);
   t->set_kernel(kernel);
   t->set_args(args);
   t->mutable_demand()->set_cpu_slots(slots);
@@ -304,13 +309,14 @@ StatusOr<wire::JobSpec> LoadJobFile(const std::string& path) {
   wire::JobSpec j;
   std::string name = path, rule = "all";
   uint32_t count = 0, k = 0, min_count = 0, max_attempts = 0;
-  double deadline = 0;
+  double deadline = 0, timeout = 0;
   bool wait = false, stream = false, outputs = false;
   TableReader r(c, "");
   r.Get("name", &name).Get("count", &count).Get("rule", &rule).Get("k", &k).Get("min_count", &min_count);
   r.Get("deadline_s", &deadline).Get("max_attempts", &max_attempts).Get("wait_for_resources", &wait);
-  r.Get("stream_results", &stream).Get("return_outputs", &outputs);
+  r.Get("stream_results", &stream).Get("return_outputs", &outputs).Get("timeout_s", &timeout);
   if (!r.status().ok()) return r.status();
+  j.set_timeout_s(timeout);
   j.set_name(name);
   if (c.Has("template")) {
     if (Status s = ReadTask(c, "template.", j.mutable_template_()); !s.ok()) return s;

@@ -10,6 +10,7 @@
 #include <cmath>
 #include <random>
 #include <thread>
+#include <unordered_map>
 
 #include <zmq.hpp>
 
@@ -121,6 +122,14 @@ class Executor::Loop {
     // is down is not piled up; unsent Reports wait in pending_ instead.
     socket_.set(zmq::sockopt::immediate, 1);
     socket_.set(zmq::sockopt::linger, 0);
+    // ZMTP heartbeats: a connection whose peer went away without a word
+    // (a half-open TCP connection) is closed and dialled again; the
+    // scheduler's ROUTER hands our routing id over to the new one. Twice the
+    // loss timeout, so a stalled scheduler is re-registered with first.
+    const int zmtp_timeout = static_cast<int>(std::min<int64_t>(2 * lost_after_.count(), 600000));
+    socket_.set(zmq::sockopt::heartbeat_ivl, static_cast<int>(o_.heartbeat_ms));
+    socket_.set(zmq::sockopt::heartbeat_timeout, zmtp_timeout);
+    socket_.set(zmq::sockopt::heartbeat_ttl, std::min(zmtp_timeout, 6553500));
     socket_.connect(o_.scheduler);
     TC_LOG(Info) << "executor " << o_.name << ": " << o_.slots << " slots on " << o_.threads
                  << " threads, kernels: " << ex_->kernels_.NamesList();
@@ -190,7 +199,9 @@ class Executor::Loop {
     for (const wire::GpuInfo& g : DetectGpus()) *reg->add_gpus() = g;
     for (const auto& [k, v] : o_.labels) (*reg->mutable_labels())[k] = v;
     for (const std::string& k : ex_->kernels_.Names()) reg->add_kernels(k);
+    AddHeldWork(reg);
     register_unsent_ = !Send(msg);
+    if (!register_unsent_) results_in_register_ = pending_.results_size();
     TimePoint now = SteadyClock::now();
     if (register_tries_ == 0) {
       TC_LOG(Info) << "registering with scheduler at " << o_.scheduler;
@@ -203,6 +214,38 @@ class Executor::Loop {
     if (register_tries_ == 0) last_wait_log_ = now;
     ++register_tries_;
     next_register_ = now + Millis(o_.register_retry_ms);
+  }
+
+  // Registering again: the attempts we still hold, and the results the
+  // scheduler has not seen, go with the Register (docs/PROTOCOL.md).
+  void AddHeldWork(wire::Register* reg) {
+    MoveEventsToPending();
+    pending_.clear_started();  // `running` says which ones started
+    for (auto& [id, running] : runtime_.Held()) {
+      auto it = assigned_.find(id);
+      if (it == assigned_.end()) continue;
+      wire::HeldAttempt* h = reg->add_running();
+      h->set_attempt_id(id);
+      h->set_job_id(it->second.first);
+      h->set_task_index(it->second.second);
+      h->set_started(running);
+    }
+    for (const wire::AttemptResult& r : pending_.results()) *reg->add_undelivered() = r;
+  }
+
+  // Runtime events into pending_; results get their job and task.
+  void MoveEventsToPending() {
+    runtime_.DrainEvents(&events_);
+    for (AttemptId id : events_.started) pending_.add_started()->set_attempt_id(id);
+    for (wire::AttemptResult& r : events_.results) {
+      if (auto it = assigned_.find(r.attempt_id()); it != assigned_.end()) {
+        r.set_job_id(it->second.first);
+        r.set_task_index(it->second.second);
+        assigned_.erase(it);
+      }
+      pending_.add_results()->Swap(&r);
+    }
+    finished_ += events_.results.size();
   }
 
   void ReceiveAll() {
@@ -252,6 +295,10 @@ class Executor::Loop {
     next_heartbeat_ = SteadyClock::now() + heartbeat_;
     next_status_log_ = SteadyClock::now() + std::chrono::seconds(30);
     register_tries_ = 0;
+    // The Register carried these results: they are delivered.
+    int delivered = std::min(results_in_register_, pending_.results_size());
+    if (delivered > 0) pending_.mutable_results()->DeleteSubrange(0, delivered);
+    results_in_register_ = 0;
     if (first) {
       TC_LOG(Info) << "registered as executor " << executor_id_ << " (" << o_.slots << " slots, heartbeat "
                    << heartbeat_.count() << " ms, lost after " << lost_after_.count() << " ms)";
@@ -264,9 +311,11 @@ class Executor::Loop {
     if (work->assign_size() > 0) {
       std::vector<AttemptSpec> batch;
       batch.reserve(work->assign_size());
-      for (wire::Assignment& a : *work->mutable_assign())
+      for (wire::Assignment& a : *work->mutable_assign()) {
+        assigned_[a.attempt_id()] = {a.job_id(), a.task_index()};
         batch.push_back(AttemptSpec{a.attempt_id(), std::move(*a.mutable_kernel()), std::move(*a.mutable_args()),
                                     a.demand().gpus()});
+      }
       runtime_.Submit(std::move(batch));
     }
     for (uint64_t id : work->cancel()) runtime_.Cancel(id);
@@ -279,19 +328,22 @@ class Executor::Loop {
 
   void OnError(const wire::Error& e) {
     if (e.code() == wire::Error::UNKNOWN_EXECUTOR) {
+      // Answers to Reports sent before our Register: it is on its way.
+      if (state_ == State::kRegistering) return;
       Lost("scheduler does not know this executor (restarted?): " + e.message());
       return;
     }
     TC_LOG(Warn) << "scheduler error " << ErrorCodeName(e.code()) << ": " << e.message();
   }
 
-  // Our attempts are void on the scheduler's side: drop them, register anew.
+  // Register anew, keeping our attempts: the Register lists them and the
+  // scheduler adopts what it still wants (or tells us to cancel the rest).
   void Lost(const std::string& why) {
-    size_t dropped = runtime_.DropAll();
-    pending_.Clear();
     state_ = State::kRegistering;
     register_tries_ = 0;
-    TC_LOG(Warn) << why << "; dropped " << dropped << " attempts, registering again";
+    auto c = runtime_.counts();
+    TC_LOG(Warn) << why << "; registering again, keeping " << c.running << " running and " << c.queued
+                 << " queued attempts";
     SendRegister();
   }
 
@@ -327,10 +379,7 @@ class Executor::Loop {
   // Reports also carry progress and signals, and go out even when empty.
   void FlushEvents(bool heartbeat) {
     if (state_ != State::kRegistered) return;  // events wait in the runtime
-    runtime_.DrainEvents(&events_);
-    for (AttemptId id : events_.started) pending_.add_started()->set_attempt_id(id);
-    for (wire::AttemptResult& r : events_.results) pending_.add_results()->Swap(&r);
-    finished_ += events_.results.size();
+    MoveEventsToPending();
     if (!heartbeat && pending_.started_size() == 0 && pending_.results_size() == 0) return;
     wire::ExecutorMessage msg;
     msg.set_version(kProtocolVersion);
@@ -384,6 +433,9 @@ class Executor::Loop {
   uint64_t finished_at_last_log_ = 0;
   int register_tries_ = 0;
   bool register_unsent_ = false;
+  int results_in_register_ = 0;  // pending_ results the last sent Register carried
+  // Attempts assigned and not finished: (job, task), for registering again.
+  std::unordered_map<AttemptId, std::pair<uint64_t, uint32_t>> assigned_;
   RuntimeEvents events_;   // reused drain buffer
   wire::Report pending_;   // started/results not yet sent
 };

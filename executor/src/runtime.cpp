@@ -319,6 +319,13 @@ std::vector<wire::AttemptProgress> AttemptRuntime::Progress() const {
   return out;
 }
 
+std::vector<std::pair<AttemptId, bool>> AttemptRuntime::Held() const {
+  std::vector<std::pair<AttemptId, bool>> out;
+  std::unique_lock<boost::fibers::mutex> lock(sync_->mu);
+  for (const auto& [id, a] : live_) out.emplace_back(id, a->running);
+  return out;
+}
+
 AttemptRuntime::Counts AttemptRuntime::counts() const {
   std::unique_lock<boost::fibers::mutex> lock(sync_->mu);
   return {queued_, running_};

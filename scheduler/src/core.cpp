@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <iterator>
+#include <sstream>
 
 #include "cluster_view.h"
 #include "core_state.h"
@@ -106,7 +107,12 @@ class SchedulerCore::Impl final {
     if (it == s_.executors.end()) return;
     std::vector<AttemptId> ids(it->second.attempts.begin(), it->second.attempts.end());
     std::sort(ids.begin(), ids.end());  // deterministic requeue order
-    for (AttemptId a : ids) life_.DropAttempt(a, AttemptOutcome::kExecutorLost, 0, "");
+    for (AttemptId a : ids) {
+      auto at = s_.attempts.find(a);
+      if (at == s_.attempts.end()) continue;  // ended by a job that failed just now
+      if (lost && s_.opt.count_executor_loss && at->second.started >= 0 && CountLoss(at->second)) continue;
+      life_.DropAttempt(a, AttemptOutcome::kExecutorLost, 0, "");
+    }
     s_.total_slots -= it->second.desc.slots;
     s_.executors_epoch++;
     s_.predictors->ForgetExecutor(id);
@@ -125,7 +131,7 @@ class SchedulerCore::Impl final {
 
   void AttemptStarted(AttemptId id) {
     auto it = s_.attempts.find(id);
-    if (it != s_.attempts.end() && it->second.started < 0) it->second.started = s_.Now();
+    if (it != s_.attempts.end() && it->second.started < 0) MarkStarted(it->second);
   }
 
   void AttemptProgress(AttemptId id, float fraction) {
@@ -144,40 +150,50 @@ class SchedulerCore::Impl final {
       return;
     }
     life_.EndAttempt(a, AttemptOutcome::kCommitted, run_s);
-    if (Executor* e = s_.FindExec(a.executor)) e->finished++;
-    life_.RecordCommit(job, a.task, a.id, a.executor, run_s, std::move(output), /*notify=*/true);
-    life_.EndLiveAttempts(job, a.task, AttemptOutcome::kSuperseded);
-    if (job.committed >= job.needed) life_.FinishJob(job, JobState::kSucceeded, "");
+    Commit(job, a.task, a.id, a.executor, std::move(output), run_s);
+  }
+
+  bool CommitOrphanResult(JobId j, TaskIndex t, AttemptId a, ExecutorId e, std::string output, double run_s) {
+    if (s_.attempts.count(a)) {  // not an orphan after all
+      if (s_.attempts.at(a).job != j || s_.attempts.at(a).task != t) return false;
+      AttemptSucceeded(a, std::move(output), run_s);
+      return true;
+    }
+    Job* job = s_.FindJob(j);
+    if (!job || job->state != JobState::kRunning || t >= job->Count()) return false;
+    TaskPhase phase = job->tasks[t].phase;
+    if (phase == TaskPhase::kCommitted || phase == TaskPhase::kDead) return false;
+    Commit(*job, t, a, e, std::move(output), run_s);
+    return true;
+  }
+
+  Status AdoptAttempt(AttemptId id, JobId j, TaskIndex t, ExecutorId eid, bool started) {
+    Executor* e = s_.FindExec(eid);
+    if (!e) return Status::NotFound("no executor " + std::to_string(eid));
+    if (auto it = s_.attempts.find(id); it != s_.attempts.end()) {
+      if (it->second.executor == eid && it->second.job == j && it->second.task == t) return Status::Ok();
+      return Status::FailedPrecondition("attempt " + std::to_string(id) + " is live elsewhere");
+    }
+    Job* job = s_.FindJob(j);
+    if (!job || job->state != JobState::kRunning)
+      return Status::FailedPrecondition("job " + std::to_string(j) + " does not run");
+    if (t >= job->Count()) return Status::InvalidArgument("no task " + std::to_string(t));
+    TaskPhase phase = job->tasks[t].phase;
+    if (phase == TaskPhase::kCommitted || phase == TaskPhase::kDead)
+      return Status::FailedPrecondition("task " + std::to_string(t) + " is done");
+    // Any entry of the task in the retry queue (or next_unlaunched) goes stale:
+    // Pump skips tasks that are not waiting.
+    Attempt& a = life_.Link(*job, t, *e, id, false);
+    s_.next_attempt_id = std::max(s_.next_attempt_id, id + 1);  // ids never repeat
+    if (started) MarkStarted(a);
     s_.dirty = true;
+    return Status::Ok();
   }
 
   void AttemptFailed(AttemptId id, std::string error, double run_s) {
     auto it = s_.attempts.find(id);
     if (it == s_.attempts.end()) return;
-    Attempt a = it->second;
-    life_.EndAttempt(a, AttemptOutcome::kFailed, run_s);
-    Job& job = s_.jobs.at(a.job);
-    job.failed_attempts++;
-    job.last_error = error;
-    Task& task = job.tasks[a.task];
-    task.failures++;
-    if (job.state != JobState::kRunning || task.phase == TaskPhase::kCommitted || task.live > 0) return;
-    if (task.failures >= job.def.max_attempts) {
-      task.phase = TaskPhase::kDead;
-      job.dead++;
-      if (!CanStillComplete(job)) {
-        life_.FinishJob(job, JobState::kFailed,
-                        "task " + std::to_string(a.task) + " failed " + std::to_string(task.failures) +
-                            " times; last error: " + error);
-      } else if (job.committed + job.dead == job.Count()) {  // a quorum with nothing left to wait for
-        life_.FinishJob(job, JobState::kSucceeded,
-                        "quorum closed: " + std::to_string(job.committed) + " of " + std::to_string(job.Count()) +
-                            " reported, the rest failed");
-      }
-    } else {
-      place_.Requeue(job, a.task);
-    }
-    s_.dirty = true;
+    FailAttempt(it->second, std::move(error), run_s);
   }
 
   void AttemptDropped(AttemptId id, std::string why) {
@@ -193,6 +209,7 @@ class SchedulerCore::Impl final {
       for (ExecutorId id : lost)
         RemoveExecutor(id, true, "no heartbeat for " + std::to_string(s_.opt.lost_after_s) + " s");
     }
+    ExpireDeadlines(now);
     std::vector<JobId> check(s_.running_jobs.begin(), s_.running_jobs.end());
     for (JobId id : check) {
       Job& job = s_.jobs.at(id);
@@ -286,6 +303,96 @@ class SchedulerCore::Impl final {
   const CoreOptions& options() const { return s_.opt; }
 
  private:
+  void MarkStarted(Attempt& a) {
+    a.started = s_.Now();
+    const Job& job = s_.jobs.at(a.job);
+    double limit = job.def.Task(a.task).timeout_s > 0 ? job.def.Task(a.task).timeout_s : s_.opt.task_timeout_s;
+    if (limit > 0) s_.attempt_deadlines.push({a.started + limit, a.id});
+  }
+
+  // Attempts and jobs past their time limit: O(log n) per deadline.
+  void ExpireDeadlines(Time now) {
+    while (!s_.attempt_deadlines.empty() && s_.attempt_deadlines.top().first <= now) {
+      AttemptId id = s_.attempt_deadlines.top().second;
+      s_.attempt_deadlines.pop();
+      auto it = s_.attempts.find(id);
+      if (it == s_.attempts.end()) continue;  // ended in time
+      Attempt a = it->second;
+      const Job& job = s_.jobs.at(a.job);
+      double limit = job.def.Task(a.task).timeout_s > 0 ? job.def.Task(a.task).timeout_s : s_.opt.task_timeout_s;
+      s_.Emit(CancelCmd{id, a.executor});
+      FailAttempt(a, "attempt exceeded timeout_s = " + FormatLimit(limit), now - a.started);
+    }
+    while (!s_.job_deadlines.empty() && s_.job_deadlines.top().first <= now) {
+      JobId id = s_.job_deadlines.top().second;
+      s_.job_deadlines.pop();
+      Job* job = s_.FindJob(id);
+      if (!job || job->state != JobState::kRunning) continue;
+      double limit = job->def.timeout_s > 0 ? job->def.timeout_s : s_.opt.job_timeout_s;
+      life_.FinishJob(*job, JobState::kFailed,
+                      "job exceeded timeout_s = " + FormatLimit(limit) + " with " + std::to_string(job->committed) +
+                          " of " + std::to_string(job->Count()) + " tasks committed");
+    }
+  }
+
+  static std::string FormatLimit(double s) {
+    std::ostringstream o;
+    o << s;
+    return o.str();
+  }
+
+  // A started attempt lost with its executor: the first loss of a task is
+  // free (an innocent task on a crashed node), every further one counts as
+  // a failed attempt. True when it was counted (the attempt is gone).
+  bool CountLoss(Attempt a) {
+    Job& job = s_.jobs.at(a.job);
+    Task& task = job.tasks[a.task];
+    if (++task.lost_runs < 2) return false;
+    FailAttempt(a,
+                "its executor was lost while running it " + std::to_string(task.lost_runs) +
+                    " times (the task may crash its executor)",
+                s_.Now() - a.started);
+    return true;
+  }
+
+  // Ends live attempt `a` as failed; requeues its task or, at max_attempts,
+  // marks it dead (which may end the job).
+  void FailAttempt(Attempt a, std::string error, double run_s) {  // a copy: EndAttempt erases it
+    life_.EndAttempt(a, AttemptOutcome::kFailed, run_s);
+    Job& job = s_.jobs.at(a.job);
+    job.failed_attempts++;
+    job.last_error = error;
+    Task& task = job.tasks[a.task];
+    task.failures++;
+    if (job.state != JobState::kRunning || task.phase == TaskPhase::kCommitted || task.live > 0) return;
+    if (task.failures >= job.def.max_attempts) {
+      task.phase = TaskPhase::kDead;
+      job.dead++;
+      if (!CanStillComplete(job)) {
+        life_.FinishJob(job, JobState::kFailed,
+                        "task " + std::to_string(a.task) + " failed " + std::to_string(task.failures) +
+                            " times; last error: " + error);
+      } else if (job.committed + job.dead == job.Count()) {  // a quorum with nothing left to wait for
+        life_.FinishJob(job, JobState::kSucceeded,
+                        "quorum closed: " + std::to_string(job.committed) + " of " + std::to_string(job.Count()) +
+                            " reported, the rest failed");
+      }
+    } else {
+      place_.Requeue(job, a.task);
+    }
+    s_.dirty = true;
+  }
+
+  // Commits task t of a running job with this result (the attempt already
+  // ended, or was never known); cancels the task's other live attempts.
+  void Commit(Job& job, TaskIndex t, AttemptId attempt, ExecutorId eid, std::string output, double run_s) {
+    if (Executor* e = s_.FindExec(eid)) e->finished++;
+    life_.RecordCommit(job, t, attempt, eid, run_s, std::move(output), /*notify=*/true);
+    life_.EndLiveAttempts(job, t, AttemptOutcome::kSuperseded);
+    if (job.committed >= job.needed) life_.FinishJob(job, JobState::kSucceeded, "");
+    s_.dirty = true;
+  }
+
   static bool CanStillComplete(const Job& job) {
     switch (job.def.rule.kind) {
       case CompletionKind::kAll: return job.dead == 0;
@@ -390,6 +497,13 @@ void SchedulerCore::AttemptFailed(AttemptId a, std::string error, double run_s) 
   impl_->AttemptFailed(a, std::move(error), run_s);
 }
 void SchedulerCore::AttemptDropped(AttemptId a, std::string why) { impl_->AttemptDropped(a, std::move(why)); }
+Status SchedulerCore::AdoptAttempt(AttemptId a, JobId job, TaskIndex task, ExecutorId e, bool started) {
+  return impl_->AdoptAttempt(a, job, task, e, started);
+}
+bool SchedulerCore::CommitOrphanResult(JobId job, TaskIndex task, AttemptId a, ExecutorId e, std::string output,
+                                       double run_s) {
+  return impl_->CommitOrphanResult(job, task, a, e, std::move(output), run_s);
+}
 void SchedulerCore::Tick() { impl_->Tick(); }
 void SchedulerCore::ReserveIds(JobId next_job, AttemptId next_attempt) { impl_->ReserveIds(next_job, next_attempt); }
 Status SchedulerCore::RestoreJob(JobId id, JobDef def, Time submitted, std::vector<CommittedOutput> commits) {

@@ -8,8 +8,10 @@
 #include <cmath>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <map>
 #include <memory>
+#include <queue>
 #include <set>
 #include <string>
 #include <unordered_map>
@@ -33,6 +35,7 @@ struct Task {
   TaskPhase phase = TaskPhase::kUnlaunched;
   uint8_t live = 0;       // live attempts
   uint16_t failures = 0;
+  uint16_t lost_runs = 0;   // started attempts lost with their executor
   AttemptId live_head = 0;  // first live attempt; the rest chain via Attempt::next
 };
 
@@ -113,6 +116,11 @@ struct CoreState {
   std::deque<ExecutorId> free;
   std::unordered_map<AttemptId, Attempt> attempts;
   std::vector<Command> commands;
+  // Time limits: (deadline, attempt or job id), earliest first; entries of
+  // attempts or jobs that already ended are skipped when they come up.
+  using Deadline = std::pair<Time, uint64_t>;
+  using DeadlineHeap = std::priority_queue<Deadline, std::vector<Deadline>, std::greater<>>;
+  DeadlineHeap attempt_deadlines, job_deadlines;
 
   JobId next_job_id = 1;
   AttemptId next_attempt_id = 1;

@@ -38,6 +38,8 @@ Job& Lifecycle::AddJob(JobDef def, JobId id) {
     case CompletionKind::kQuorum: job.needed = job.def.rule.k; break;
   }
   if (job.def.max_attempts == 0) job.def.max_attempts = s_.opt.max_attempts;
+  double limit = job.def.timeout_s > 0 ? job.def.timeout_s : s_.opt.job_timeout_s;
+  if (limit > 0) s_.job_deadlines.push({job.submitted + limit, id});
   s_.running_jobs.insert(id);
   place_.MakeRunnable(job);
   return job;
@@ -81,14 +83,20 @@ Executor& Lifecycle::AddExecutor(ExecutorDesc desc) {
 }
 
 void Lifecycle::Launch(Job& job, TaskIndex t, ExecutorId eid, bool copy) {
-  Executor& e = s_.executors.at(eid);
+  Attempt& a = Link(job, t, s_.executors.at(eid), s_.next_attempt_id++, copy);
+  job.attempts++;
+  if (copy) job.copies++;
+  s_.Emit(LaunchCmd{a.id, eid, job.id, t, copy});
+}
+
+Attempt& Lifecycle::Link(Job& job, TaskIndex t, Executor& e, AttemptId id, bool copy) {
   const TaskDef& d = job.def.Task(t);
   Task& task = job.tasks[t];
   Attempt a;
-  a.id = s_.next_attempt_id++;
+  a.id = id;
   a.job = job.id;
   a.task = t;
-  a.executor = eid;
+  a.executor = e.id;
   a.queued = s_.Now();
   a.copy = copy;
   a.slots = std::max<uint32_t>(d.cpu_slots, 1);
@@ -102,10 +110,7 @@ void Lifecycle::Launch(Job& job, TaskIndex t, ExecutorId eid, bool copy) {
   e.used_gpus += a.gpus;
   e.attempts.insert(a.id);
   job.running++;
-  job.attempts++;
-  if (copy) job.copies++;
-  s_.attempts.emplace(a.id, a);
-  s_.Emit(LaunchCmd{a.id, eid, job.id, t, copy});
+  return s_.attempts.emplace(a.id, a).first->second;
 }
 
 void Lifecycle::EndAttempt(const Attempt& a, AttemptOutcome outcome, double run_s) {

@@ -31,6 +31,9 @@ class Lifecycle {
 
   // New attempt of (job, t) on `eid`; ids are assigned in launch order.
   void Launch(Job& job, TaskIndex t, ExecutorId eid, bool copy);
+  // Makes attempt `id` of (job, t) live on `e` without telling the executor
+  // (Launch, and adopting an attempt an executor already runs).
+  Attempt& Link(Job& job, TaskIndex t, Executor& e, AttemptId id, bool copy);
   // Removes a live attempt and records how it ended.
   void EndAttempt(const Attempt& a, AttemptOutcome outcome, double run_s);
   // Ends attempt `id` without a result; requeues its task if nothing else runs it.

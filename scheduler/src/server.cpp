@@ -49,6 +49,8 @@ wire::ExecutorHealth::State HealthToWire(NodeHealth h) {
 
 // Messages drained per socket before the loop ticks the core again.
 constexpr int kMaxDrain = 4096;
+// How long closing sockets at shutdown may wait for the last replies.
+constexpr int kShutdownLingerMs = 1000;
 
 struct Watcher {
   std::string route;
@@ -79,6 +81,14 @@ class SchedulerServer::Impl {
         s->set(zmq::sockopt::sndhwm, 0);  // batches are few; never drop them
         s->set(zmq::sockopt::rcvhwm, 0);
       }
+      // An executor that reconnects (a reset only it saw) takes its routing
+      // id over from the stale connection; ZMTP heartbeats close dead ones.
+      // The timeout is generous: after a long stall of this process its
+      // timers fire before pending input is read.
+      executors_.set(zmq::sockopt::router_handover, 1);
+      executors_.set(zmq::sockopt::heartbeat_ivl, static_cast<int>(opt_.heartbeat_ms));
+      executors_.set(zmq::sockopt::heartbeat_timeout,
+                     std::max(10000, static_cast<int>(4000 * opt_.core.lost_after_s)));
       executors_.bind(opt_.executor_endpoint);
       clients_.bind(opt_.client_endpoint);
       executor_endpoint_ = executors_.get(zmq::sockopt::last_endpoint);
@@ -93,6 +103,7 @@ class SchedulerServer::Impl {
 
   void Run() {
     double next_tick = 0;
+    last_iteration_ = clock_.Now();
     while (!stop_.load(std::memory_order_relaxed)) {
       double now = clock_.Now();
       long wait_ms = std::clamp<long>(static_cast<long>((next_tick - now) * 1000), 0, 100);
@@ -104,6 +115,7 @@ class SchedulerServer::Impl {
         TC_LOG(Error) << "poll failed: " << e.what();
         break;
       }
+      NoteStall();
       if (items[0].revents & ZMQ_POLLIN) DrainExecutors();
       if (items[1].revents & ZMQ_POLLIN) DrainClients();
       now = clock_.Now();
@@ -115,20 +127,28 @@ class SchedulerServer::Impl {
       Flush();
       CommitJournal();
     }
+    // Requests that arrived before the stop still count (a client's Watch
+    // sent just before it gets the final status below).
+    DrainExecutors();
+    DrainClients();
     std::vector<JobId> running = core_.RunningJobIds();
     if (journal_) {
       // Durable: running jobs stay in the journal and resume on the next
       // start; their clients keep waiting and reconnect.
-      last_commit_ = -1e9;  // commit now, whatever is held
-      CommitJournal();
-      TC_LOG(Info) << "stopped; " << running.size() << " running jobs resume on the next start";
-      return;
+      Flush();
+    } else {
+      // In memory: running jobs end now. Tell executors to stop their
+      // attempts and watching clients why, rather than leaving them waiting.
+      for (JobId id : running) (void)core_.CancelJob(id, "scheduler shut down");
+      Flush();
     }
-    // In memory: running jobs end now. Tell executors to stop their
-    // attempts and watching clients why, rather than leaving them waiting.
-    for (JobId id : running) (void)core_.CancelJob(id, "scheduler shut down");
-    Flush();
-    TC_LOG(Info) << "stopped; " << running.size() << " running jobs were cancelled";
+    last_commit_ = -1e9;  // commit now, whatever is held, and send the replies
+    CommitJournal();
+    // Those messages are only queued; with linger 0 closing the sockets
+    // would drop what the I/O thread has not written yet. Allow a moment.
+    for (zmq::socket_t* sock : {&executors_, &clients_}) sock->set(zmq::sockopt::linger, kShutdownLingerMs);
+    TC_LOG(Info) << "stopped; " << running.size()
+                 << (journal_ ? " running jobs resume on the next start" : " running jobs were cancelled");
   }
 
   void Stop() { stop_.store(true); }
@@ -195,6 +215,20 @@ class SchedulerServer::Impl {
       return;
     }
     Send(clients_, route, reply);
+  }
+
+  // A loop iteration normally follows the previous one within ~100 ms. A
+  // gap over half of lost_after_s means this process stalled (SIGSTOP,
+  // swapping, a burst of big submits), not the executors: their heartbeats
+  // may still wait unread, so they all count as seen once.
+  void NoteStall() {
+    double now = clock_.Now();
+    double gap = now - last_iteration_;
+    last_iteration_ = now;
+    if (opt_.core.lost_after_s <= 0 || gap <= opt_.core.lost_after_s / 2 || peers_.empty()) return;
+    TC_LOG(Warn) << "scheduler loop stalled for " << gap << " s; not counting it against " << peers_.size()
+                 << " executors";
+    for (auto& [id, p] : peers_) core_.ExecutorSeen(id);
   }
 
   // Reads one [route][payload] message; false when none is waiting.
@@ -289,6 +323,7 @@ class SchedulerServer::Impl {
     ExecutorId id = core_.AddExecutor(std::move(d));
     by_route_[route] = id;
     peers_[id] = Peer{route, clock_.Now()};
+    if (r.running_size() > 0 || r.undelivered_size() > 0) TakeBack(route, id, r);
     wire::SchedulerToExecutor ack;
     ack.set_version(kProtocolVersion);
     auto* a = ack.mutable_registered();
@@ -296,6 +331,28 @@ class SchedulerServer::Impl {
     a->set_heartbeat_interval_ms(opt_.heartbeat_ms);
     a->set_lost_after_ms(static_cast<uint32_t>(opt_.core.lost_after_s * 1000));
     Send(executors_, route, ack);
+  }
+
+  // An executor that registers again brings what it kept while away:
+  // results commit (once), attempts are adopted or else cancelled. Runs
+  // before the next Pump, so nothing it holds is launched twice.
+  void TakeBack(const std::string& route, ExecutorId id, const wire::Register& r) {
+    size_t committed = 0, adopted = 0;
+    for (const auto& res : r.undelivered())
+      if (res.outcome() == wire::AttemptResult::OK &&
+          core_.CommitOrphanResult(res.job_id(), res.task_index(), res.attempt_id(), id, res.output(), res.run_s()))
+        ++committed;
+    wire::SchedulerToExecutor cancel;
+    cancel.set_version(kProtocolVersion);
+    for (const auto& h : r.running()) {
+      if (core_.AdoptAttempt(h.attempt_id(), h.job_id(), h.task_index(), id, h.started()).ok())
+        ++adopted;
+      else
+        cancel.mutable_work()->add_cancel(h.attempt_id());
+    }
+    TC_LOG(Info) << "executor " << id << " came back with " << r.running_size() << " attempts (" << adopted
+                 << " adopted) and " << r.undelivered_size() << " results (" << committed << " committed)";
+    if (cancel.has_work()) Send(executors_, route, cancel);
   }
 
   void OnReport(const std::string& route, const wire::Report& r) {
@@ -576,6 +633,7 @@ class SchedulerServer::Impl {
   RequestKeys keys_{2 * static_cast<size_t>(opt_.core.job_retention) + 4096};
   std::vector<std::pair<std::string, wire::ClientReply>> held_;  // until the journal commits
   double last_commit_ = 0;
+  double last_iteration_ = 0;
   double last_bad_input_log_ = -10;
   uint64_t suppressed_bad_input_ = 0;
 };

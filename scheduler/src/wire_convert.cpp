@@ -1,5 +1,7 @@
 #include "wire_convert.h"
 
+#include <cmath>
+
 namespace tailcut {
 namespace {
 
@@ -13,6 +15,7 @@ TaskDef TaskDefFromWire(const wire::TaskSpec& t) {
   std::sort(d.labels.begin(), d.labels.end());  // map order is unspecified
   d.task_class = t.features().task_class();
   d.input_size = t.features().input_size();
+  d.timeout_s = t.timeout_s();
   return d;
 }
 
@@ -45,6 +48,11 @@ StatusOr<JobDef> JobDefFromWire(const wire::JobSpec& spec) {
   d.stream_results = spec.stream_results();
   d.return_outputs = spec.return_outputs();
   d.request_key = spec.request_key();
+  d.timeout_s = spec.timeout_s();
+  for (double limit : {d.timeout_s, d.templ.timeout_s})
+    if (limit < 0 || !std::isfinite(limit)) return Status::InvalidArgument("timeout_s must be >= 0");
+  for (const TaskDef& t : d.tasks)
+    if (t.timeout_s < 0 || !std::isfinite(t.timeout_s)) return Status::InvalidArgument("timeout_s must be >= 0");
   return d;
 }
 

@@ -36,6 +36,7 @@ Scenario LiveAsSimScenario(const Scenario& in) {
   // 0.2 s, and executors send it with heartbeats (every 200 ms by default).
   c.progress_reports = l.kernel == "sleep" && l.task_ms > 200 ? static_cast<uint32_t>(std::min(20.0, l.task_ms / 200)) : 0;
   sc.core.lost_after_s = 0;  // crashes are detected after detect_s
+  sc.core.count_executor_loss = false;
   sc.heartbeats = false;
   WorkloadModel& w = sc.workload;
   w = WorkloadModel{};

@@ -69,6 +69,7 @@ StatusOr<Scenario> ParseScenario(Config cfg, const std::string& base_dir) {
   // sends no heartbeats unless core.lost_after_s > 0.
   SchedulingConfig sched;
   sched.core.lost_after_s = 0;
+  sched.core.count_executor_loss = false;  // new in issue #10: results stay as they were
   if (Status s = LoadSchedulingConfig(cfg, &sched); !s.ok()) return s;
   sc.core = sched.core;
   sc.predictor = sched.predictor;

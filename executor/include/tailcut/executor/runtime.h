@@ -67,6 +67,8 @@ class AttemptRuntime {
   void DrainEvents(RuntimeEvents* out);
   // Progress of every running attempt.
   std::vector<wire::AttemptProgress> Progress() const;
+  // Every attempt not finished yet: (id, running), queued ones with false.
+  std::vector<std::pair<AttemptId, bool>> Held() const;
 
   struct Counts {
     uint32_t queued = 0;

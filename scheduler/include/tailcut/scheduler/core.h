@@ -48,6 +48,15 @@ struct CoreOptions {
   // one when there are three or more), so a noisy detector cannot starve
   // the cluster of capacity.
   double max_quarantined_share = 0.1;
+  // Time limits (seconds; 0 = none), for jobs and tasks that set none: an
+  // attempt running longer than task_timeout_s is cancelled and counts as a
+  // failed attempt; a job running longer than job_timeout_s fails.
+  double task_timeout_s = 0;
+  double job_timeout_s = 0;
+  // A started attempt lost with its executor counts as a failed attempt,
+  // except the first such loss of each task (poison tasks that crash their
+  // executors fail their job). The simulator's default is false.
+  bool count_executor_loss = true;
 };
 Status LoadCoreOptions(const Config& cfg, std::string_view prefix, CoreOptions* out);
 
@@ -144,7 +153,9 @@ class SchedulerCore {
   Status CancelJob(JobId job, std::string reason = "cancelled by client");
   ExecutorId AddExecutor(ExecutorDesc desc);
   // lost = died (heartbeats stopped); else a clean goodbye. Live attempts
-  // are requeued either way; this does not count as a task failure.
+  // are requeued either way. With lost = true, a started attempt of a task
+  // whose executors were lost under it before counts as a failed attempt
+  // (the task may crash its executor); the first such loss is free.
   void RemoveExecutor(ExecutorId e, bool lost, std::string reason);
   void ExecutorSeen(ExecutorId e);
   void AttemptStarted(AttemptId a);
@@ -153,6 +164,16 @@ class SchedulerCore {
   void AttemptFailed(AttemptId a, std::string error, double run_s);
   // The executor dropped the attempt on its own (e.g. it restarted): requeue.
   void AttemptDropped(AttemptId a, std::string why);
+  // An executor that re-registered still runs attempt `a` of (job, task):
+  // it becomes live on `e` (using its slots; an extra live attempt if the
+  // task has others). Fails when the job does not run, the task is
+  // committed or dead, or the attempt is live elsewhere: cancel it then.
+  Status AdoptAttempt(AttemptId a, JobId job, TaskIndex task, ExecutorId e, bool started);
+  // A result for (job, task) from attempt `a` that the core does not know
+  // (it finished while its executor was away): commits it if the job runs
+  // and the task is not committed yet; live attempts of the task are then
+  // cancelled. False when it came too late (nothing changed).
+  bool CommitOrphanResult(JobId job, TaskIndex task, AttemptId a, ExecutorId e, std::string output, double run_s);
   // Periodic: executor loss, deadlines, infeasible jobs, policies, placement.
   void Tick();
 

@@ -19,6 +19,7 @@ struct TaskDef {
   std::vector<std::pair<std::string, std::string>> labels;  // required
   std::string task_class;           // empty: the kernel name
   double input_size = 0;
+  double timeout_s = 0;             // per attempt, from its start; 0 = the scheduler's default
   const std::string& ClassName() const { return task_class.empty() ? kernel : task_class; }
 };
 
@@ -42,6 +43,7 @@ struct JobDef {
   bool stream_results = false;      // emit TaskCommitted commands
   bool return_outputs = false;      // keep outputs for JobOutputs()
   std::string request_key;          // the client's idempotency key, if any
+  double timeout_s = 0;             // whole job, from submission; 0 = the scheduler's default
 
   uint32_t TaskCount() const { return static_cast<uint32_t>(tasks.size()) + template_count; }
   const TaskDef& Task(TaskIndex i) const { return i < tasks.size() ? tasks[i] : templ; }
