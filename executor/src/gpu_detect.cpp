@@ -128,6 +128,19 @@ int GpuCount(std::string* why) {
   return static_cast<int>(p.gpus.size());
 }
 
+StatusOr<int> CudaRuntimeDeviceCount() {
+#ifdef TAILCUT_WITH_CUDA
+  auto api = CudaModule();
+  if (!api.ok()) return api.status();
+  std::string error;
+  int n = (*api)->device_count(&error);
+  if (n == 0) return Status::Unavailable("CUDA runtime: " + error);
+  return n;
+#else
+  return Status::Unavailable("built without CUDA");
+#endif
+}
+
 bool BuiltWithCuda() {
 #ifdef TAILCUT_WITH_CUDA
   return true;
