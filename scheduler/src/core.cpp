@@ -704,6 +704,7 @@ class SchedulerCore::Impl final : public ClusterView {
       if (it == executors_.end()) it = executors_.begin();
       Executor& e = it->second;
       uint64_t limit = static_cast<uint64_t>(e.desc.slots) * (1 + per_slot);
+      if (e.desc.max_queued) limit = std::min<uint64_t>(limit, uint64_t{e.desc.slots} + e.desc.max_queued);
       if (!e.quarantined && e.used_slots + need <= limit && e.used_gpus + d.gpus <= e.desc.gpus && Feasible(e, d) &&
           !PolicyAvoids(e.id)) {
         rr_cursor_ = e.id;
