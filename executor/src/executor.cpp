@@ -120,7 +120,11 @@ class Executor::Loop {
     socket_ = zmq::socket_t(context_, zmq::socket_type::dealer);
     // Same identity across reconnects, unique across executors.
     socket_.set(zmq::sockopt::routing_id, o_.name + "/" + RandomHex(8));
-    socket_.set(zmq::sockopt::sndhwm, 0);  // never drop a batched Report
+    // Unlimited: a full queue refuses (never drops) a Report, which then
+    // waits in pending_. With max_output_bytes, ZeroMQ may hold at most
+    // kCappedSendQueue Reports, so a slow link backs outputs up into
+    // pending_, where the cap applies, instead of into ZeroMQ's queue.
+    socket_.set(zmq::sockopt::sndhwm, o_.max_output_bytes ? kCappedSendQueue : 0);
     socket_.set(zmq::sockopt::rcvhwm, 0);
     // Queue only to a live connection: a Register retried while the scheduler
     // is down is not piled up; unsent Reports wait in pending_ instead.
@@ -162,6 +166,7 @@ class Executor::Loop {
 
  private:
   enum class State { kRegistering, kRegistered };
+  static constexpr int kCappedSendQueue = 2;
 
   double ElapsedS() const { return std::chrono::duration<double>(SteadyClock::now() - start_).count(); }
 
