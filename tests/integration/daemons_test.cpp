@@ -65,6 +65,33 @@ TEST_CASE("daemons: a 10000-task noop job completes") {
   CHECK(st->committed() == 10000);
 }
 
+TEST_CASE("daemons: capped executors finish a job without failures, and an output over the cap fails clearly") {
+  std::vector<std::string> caps = {"--max-queued", "2", "--max-output-bytes", "4096"};
+  Cluster c(2, 2, {"--policy", "none"}, {caps, caps});
+  // Short tasks are pipelined, but never beyond 2 queued per executor:
+  // nothing is refused for good, nothing counts as a failure.
+  wire::JobSpec job = FanoutJob("shell", "printf '%0100d' 0", 300);
+  job.set_return_outputs(true);
+  auto id = c.client->Submit(job);
+  REQUIRE(id.ok());
+  WaitOptions w;
+  w.timeout_s = 60;
+  auto st = c.client->Wait(*id, w);
+  REQUIRE(st.ok());
+  CHECK(st->state() == wire::JOB_SUCCEEDED);
+  CHECK(st->committed() == 300);
+  CHECK(st->failed_attempts() == 0);
+
+  wire::JobSpec big = FanoutJob("shell", "printf '%05000d' 0", 1);
+  big.set_max_attempts(2);
+  auto big_id = c.client->Submit(big);
+  REQUIRE(big_id.ok());
+  st = c.client->Wait(*big_id, w);
+  REQUIRE(st.ok());
+  CHECK(st->state() == wire::JOB_FAILED);
+  CHECK(st->reason().find("output of 5000 bytes exceeds the executor's max_output_bytes=4096") != std::string::npos);
+}
+
 TEST_CASE("daemons: an executor killed mid-job and every task still commits exactly once") {
   Cluster c(3);
   wire::JobSpec job = FanoutJob("sleep", "ms=150", 60);
