@@ -209,4 +209,46 @@ std::string CodedGradient(int device, bool logistic, long dim, const std::vector
   return s.Finish(wait, g, dg, static_cast<size_t>(dim));
 }
 
+namespace {
+
+std::string EventRecord(void* stream, void** event) {
+  cudaEvent_t done = nullptr;
+  // Timing off: the cheapest event kind, only for completion queries.
+  TC_CUDA(cudaEventCreateWithFlags(&done, cudaEventDisableTiming));
+  if (cudaError_t e = cudaEventRecord(done, static_cast<cudaStream_t>(stream)); e != cudaSuccess) {
+    cudaEventDestroy(done);
+    return CudaError("cudaEventRecord", e);
+  }
+  *event = done;
+  return "";
+}
+
+int EventQuery(void* event, std::string* error) {
+  cudaError_t q = cudaEventQuery(static_cast<cudaEvent_t>(event));
+  if (q == cudaSuccess) return 1;
+  if (q == cudaErrorNotReady) return 0;
+  if (error) *error = cudaGetErrorString(q);
+  return -1;
+}
+
+void EventDestroy(void* event) { cudaEventDestroy(static_cast<cudaEvent_t>(event)); }
+
+}  // namespace
 }  // namespace tailcut::cuda
+
+extern "C" __attribute__((visibility("default"))) const tailcut::cuda::Api* tailcut_cuda_api() {
+  using namespace tailcut::cuda;
+  static const Api api = [] {
+    Api a;
+    a.version = kApiVersion;
+    a.device_count = &DeviceCount;
+    a.matmul_checksum = &MatmulChecksum;
+    a.mat_vec = &MatVec;
+    a.coded_gradient = &CodedGradient;
+    a.event_record = &EventRecord;
+    a.event_query = &EventQuery;
+    a.event_destroy = &EventDestroy;
+    return a;
+  }();
+  return &api;
+}

@@ -64,6 +64,10 @@ StatusOr<ExecutorOptions> ExecutorOptionsFromConfig(const Config& c) {
   get("lost_after_ms", &o.lost_after_ms);
   get("register_retry_ms", &o.register_retry_ms);
   get("goodbye_linger_ms", &o.goodbye_linger_ms);
+  int64_t max_output_bytes = 0;
+  get("max_output_bytes", &max_output_bytes);
+  o.max_output_bytes = static_cast<uint64_t>(std::max<int64_t>(max_output_bytes, 0));
+  get("max_queued", &o.max_queued);
   get("faults.slowdown", &o.faults.slowdown);
   get("faults.fail_slow_after_s", &o.faults.fail_slow_after_s);
   get("faults.fail_slow_factor", &o.faults.fail_slow_factor);
@@ -81,6 +85,7 @@ StatusOr<ExecutorOptions> ExecutorOptionsFromConfig(const Config& c) {
   if (!s.ok()) return s;
   if (Status v = ValidateEndpoint(o.scheduler); !v.ok()) return v;
   if (o.heartbeat_ms == 0) return Status::InvalidArgument("heartbeat_ms must be > 0");
+  if (max_output_bytes < 0) return Status::InvalidArgument("max_output_bytes must be >= 0 (0 = no cap)");
   if (o.faults.slowdown <= 0 || o.faults.fail_slow_factor <= 0)
     return Status::InvalidArgument("faults.slowdown and faults.fail_slow_factor must be > 0");
   if (o.faults.delay_prob < 0 || o.faults.delay_prob > 1)
@@ -116,7 +121,11 @@ class Executor::Loop {
     socket_ = zmq::socket_t(context_, zmq::socket_type::dealer);
     // Same identity across reconnects, unique across executors.
     socket_.set(zmq::sockopt::routing_id, o_.name + "/" + RandomHex(8));
-    socket_.set(zmq::sockopt::sndhwm, 0);  // never drop a batched Report
+    // Unlimited: a full queue refuses (never drops) a Report, which then
+    // waits in pending_. With max_output_bytes, ZeroMQ may hold at most
+    // kCappedSendQueue Reports, so a slow link backs outputs up into
+    // pending_, where the cap applies, instead of into ZeroMQ's queue.
+    socket_.set(zmq::sockopt::sndhwm, o_.max_output_bytes ? kCappedSendQueue : 0);
     socket_.set(zmq::sockopt::rcvhwm, 0);
     // Queue only to a live connection: a Register retried while the scheduler
     // is down is not piled up; unsent Reports wait in pending_ instead.
@@ -166,6 +175,7 @@ class Executor::Loop {
 
  private:
   enum class State { kRegistering, kRegistered };
+  static constexpr int kCappedSendQueue = 2;
 
   double ElapsedS() const { return std::chrono::duration<double>(SteadyClock::now() - start_).count(); }
 
@@ -196,6 +206,7 @@ class Executor::Loop {
     reg->set_name(o_.name);
     reg->set_host(HostName());
     reg->set_cpu_slots(o_.slots);
+    reg->set_max_queued(o_.max_queued);  // the scheduler queues no more than that here
     for (const wire::GpuInfo& g : DetectGpus()) *reg->add_gpus() = g;
     for (const auto& [k, v] : o_.labels) (*reg->mutable_labels())[k] = v;
     for (const std::string& k : ex_->kernels_.Names()) reg->add_kernels(k);
@@ -243,7 +254,7 @@ class Executor::Loop {
         r.set_task_index(it->second.second);
         assigned_.erase(it);
       }
-      pending_.add_results()->Swap(&r);
+      AddResult(&r);
     }
     finished_ += events_.results.size();
   }
@@ -311,12 +322,19 @@ class Executor::Loop {
     if (work->assign_size() > 0) {
       std::vector<AttemptSpec> batch;
       batch.reserve(work->assign_size());
+      auto c = runtime_.counts();
+      uint64_t taken = c.running + c.queued;
       for (wire::Assignment& a : *work->mutable_assign()) {
+        if (std::string why = OverCap(taken); !why.empty()) {
+          Refuse(a.attempt_id(), wire::AttemptResult::REFUSED, why);
+          continue;
+        }
+        ++taken;
         assigned_[a.attempt_id()] = {a.job_id(), a.task_index()};
         batch.push_back(AttemptSpec{a.attempt_id(), std::move(*a.mutable_kernel()), std::move(*a.mutable_args()),
                                     a.demand().gpus()});
       }
-      runtime_.Submit(std::move(batch));
+      if (!batch.empty()) runtime_.Submit(std::move(batch));
     }
     for (uint64_t id : work->cancel()) runtime_.Cancel(id);
     if (GetLogLevel() <= LogLevel::kDebug) {
@@ -324,6 +342,50 @@ class Executor::Loop {
       TC_LOG(Debug) << "work: +" << work->assign_size() << " assigned, " << work->cancel_size() << " cancels; "
                     << c.running << " running, " << c.queued << " queued";
     }
+  }
+
+  // Why one more attempt (after `taken` running or queued ones) is over the
+  // caps, or "" when it is not.
+  std::string OverCap(uint64_t taken) const {
+    if (o_.max_queued && taken >= uint64_t{o_.slots} + o_.max_queued)
+      return "executor queue full: " + std::to_string(taken) + " attempts taken for " + std::to_string(o_.slots) +
+             " slots, max_queued=" + std::to_string(o_.max_queued);
+    if (o_.max_output_bytes && held_output_bytes_ >= o_.max_output_bytes)
+      return "executor output memory full: " + std::to_string(held_output_bytes_) +
+             " bytes of outputs not yet sent, max_output_bytes=" + std::to_string(o_.max_output_bytes);
+    return "";
+  }
+
+  // Reports `id` as not run (REFUSED) or failed, with the reason, in the next Report.
+  wire::AttemptResult* Refuse(AttemptId id, wire::AttemptResult::Outcome outcome, const std::string& why) {
+    wire::AttemptResult* r = pending_.add_results();
+    r->set_attempt_id(id);
+    r->set_outcome(outcome);
+    r->set_error(why);
+    ++refused_;
+    TC_LOG(Debug) << "attempt " << id << (outcome == wire::AttemptResult::REFUSED ? " refused: " : " failed: ") << why;
+    return r;
+  }
+
+  // Admits a finished attempt's result into pending_ under max_output_bytes:
+  // an output that does not fit now is refused (run it elsewhere), one that
+  // never fits fails.
+  void AddResult(wire::AttemptResult* r) {
+    const uint64_t size = r->output().size();
+    if (o_.max_output_bytes && size > 0 && held_output_bytes_ + size > o_.max_output_bytes) {
+      std::string why = size > o_.max_output_bytes
+                            ? "output of " + std::to_string(size) + " bytes exceeds the executor's max_output_bytes=" +
+                                  std::to_string(o_.max_output_bytes)
+                            : "executor output memory full: " + std::to_string(held_output_bytes_) + " + " +
+                                  std::to_string(size) + " bytes of outputs not yet sent, max_output_bytes=" +
+                                  std::to_string(o_.max_output_bytes);
+      Refuse(r->attempt_id(), size > o_.max_output_bytes ? wire::AttemptResult::FAILED : wire::AttemptResult::REFUSED,
+             why)
+          ->set_run_s(r->run_s());
+      return;
+    }
+    held_output_bytes_ += size;
+    pending_.add_results()->Swap(r);
   }
 
   void OnError(const wire::Error& e) {
@@ -371,7 +433,8 @@ class Executor::Loop {
     auto c = runtime_.counts();
     if (finished_ == finished_at_last_log_ && c.running == 0 && c.queued == 0) return;
     TC_LOG(Info) << "executor " << executor_id_ << ": " << c.running << "/" << o_.slots << " slots busy, " << c.queued
-                 << " queued, " << finished_ << " finished (+" << finished_ - finished_at_last_log_ << ")";
+                 << " queued, " << finished_ << " finished (+" << finished_ - finished_at_last_log_ << ")"
+                 << (refused_ ? ", " + std::to_string(refused_) + " refused over the caps" : "");
     finished_at_last_log_ = finished_;
   }
 
@@ -390,7 +453,10 @@ class Executor::Loop {
     report->mutable_signals()->set_gpu_throttle_reasons(ReadGpuThrottleReasons());  // 0 without NVML
     if (heartbeat)
       for (const wire::AttemptProgress& p : runtime_.Progress()) *report->add_progress() = p;
-    if (Send(msg)) return;
+    if (Send(msg)) {
+      held_output_bytes_ = 0;  // handed to ZeroMQ
+      return;
+    }
     // No connection right now: keep the events (not the stale progress).
     report->clear_progress();
     report->clear_signals();
@@ -431,6 +497,8 @@ class Executor::Loop {
   TimePoint next_status_log_{};
   uint64_t finished_ = 0;              // results reported since start
   uint64_t finished_at_last_log_ = 0;
+  uint64_t refused_ = 0;               // attempts refused or failed over the caps
+  uint64_t held_output_bytes_ = 0;     // output bytes in pending_ (unsent)
   int register_tries_ = 0;
   bool register_unsent_ = false;
   int results_in_register_ = 0;  // pending_ results the last sent Register carried

@@ -2,6 +2,8 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
+#include <vector>
 
 namespace tailcut::executor {
 
@@ -11,7 +13,16 @@ namespace tailcut::executor {
 // machine) this returns 0 and never retries. Thread-safe; cheap (one NVML
 // query per device).
 uint32_t ReadGpuThrottleReasons();
-// Whether NVML could be loaded and initialised.
+// Whether NVML could be loaded and initialised and reads throttle reasons.
 bool NvmlAvailable();
+
+// The GPUs NVML sees, in NVML's order (PCI bus id), without starting the
+// CUDA runtime (GPU discovery, gpu_detect.cpp); empty when NVML is missing
+// or finds none, with `why` (optional) saying which.
+struct NvmlGpu {
+  std::string name;
+  uint64_t memory_bytes = 0;
+};
+std::vector<NvmlGpu> NvmlGpus(std::string* why = nullptr);
 
 }  // namespace tailcut::executor

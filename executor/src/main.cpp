@@ -26,6 +26,8 @@ Runs tasks for a tailcut scheduler.
   --scheduler ENDPOINT   scheduler executor endpoint (default tcp://127.0.0.1:7700)
   --slots N              attempts run at once (default: CPU cores)
   --threads N            worker threads (default: hardware concurrency)
+  --max-queued N         refuse attempts queued beyond slots + N (default 0: no cap)
+  --max-output-bytes N   refuse work while N bytes of outputs wait unsent (0: no cap)
   --name NAME            executor name (default host:pid)
   --label K=V            label offered to tasks; repeatable
   --set KEY=VALUE        override any config key (TOML value); repeatable
@@ -74,6 +76,8 @@ int main(int argc, char** argv) {
       {"--scheduler", "scheduler", true},
       {"--slots", "slots", false},
       {"--threads", "threads", false},
+      {"--max-output-bytes", "max_output_bytes", false},
+      {"--max-queued", "max_queued", false},
       {"--name", "name", true},
       {"--log-level", "log_level", true},
       {"--slowdown", "faults.slowdown", false},

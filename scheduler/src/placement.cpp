@@ -72,6 +72,7 @@ ExecutorId Placement::PickQueue(const Job& job, TaskIndex t, uint32_t per_slot) 
     if (it == s_.executors.end()) it = s_.executors.begin();
     Executor& e = it->second;
     uint64_t limit = static_cast<uint64_t>(e.desc.slots) * (1 + per_slot);
+    if (e.desc.max_queued) limit = std::min<uint64_t>(limit, uint64_t{e.desc.slots} + e.desc.max_queued);
     if (!e.quarantined && e.used_slots + need <= limit && e.used_gpus + d.gpus <= e.desc.gpus && Feasible(e, d) &&
         !PolicyAvoids(e.id)) {
       s_.rr_cursor = e.id;

@@ -312,6 +312,7 @@ class SchedulerServer::Impl {
     d.name = r.name().empty() ? "executor-" + std::to_string(peers_.size() + 1) : r.name();
     d.host = r.host();
     d.slots = std::max<uint32_t>(r.cpu_slots(), 1);
+    d.max_queued = r.max_queued();
     d.gpus = static_cast<uint32_t>(r.gpus_size());
     for (auto& [k, v] : r.labels()) d.labels.emplace_back(k, v);
     std::sort(d.labels.begin(), d.labels.end());

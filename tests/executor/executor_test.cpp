@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <chrono>
 #include <map>
+#include <memory>
 #include <set>
 #include <thread>
 
@@ -24,9 +25,9 @@ constexpr auto kGuard = 20s;  // failure guard only
 
 class FakeScheduler {
  public:
-  FakeScheduler() : router_(ctx_, zmq::socket_type::router) {
+  explicit FakeScheduler(const std::string& endpoint = "tcp://127.0.0.1:*") : router_(ctx_, zmq::socket_type::router) {
     router_.set(zmq::sockopt::linger, 0);
-    router_.bind("tcp://127.0.0.1:*");
+    router_.bind(endpoint);
     endpoint_ = router_.get(zmq::sockopt::last_endpoint);
   }
   const std::string& endpoint() const { return endpoint_; }
@@ -315,6 +316,104 @@ TEST_CASE("the shipped config file parses and every key is known") {
 
   REQUIRE(config->Override("scheduler=\"nonsense\"").ok());
   CHECK_FALSE(ExecutorOptionsFromConfig(*config).ok());
+}
+
+TEST_CASE("executor refuses attempts beyond max_queued with the reason") {
+  FakeScheduler sched;
+  ExecutorOptions o = TestOptions(sched);
+  o.max_queued = 1;  // 2 slots + 1 queued
+  RunningExecutor ex(o);
+  wire::Register reg;
+  REQUIRE(sched.RecvRegister(&reg));
+  sched.Ack(1);
+  wire::SchedulerToExecutor work;
+  for (AttemptId id = 1; id <= 5; ++id) Assign(&work, id, "sleep", "ms=60000");
+  sched.Send(work);
+  ReportLog log;
+  REQUIRE(log.Until(sched, [&] { return log.results.size() == 2 && log.started.size() == 2; }));
+  for (AttemptId id : {4, 5}) {
+    INFO("attempt " << id);
+    REQUIRE(log.results.count(id));
+    CHECK(log.results[id].outcome() == wire::AttemptResult::REFUSED);
+    CHECK(log.results[id].error() == "executor queue full: 3 attempts taken for 2 slots, max_queued=1");
+    CHECK(log.started.count(id) == 0);
+  }
+  // Room again once attempts end: two cancelled, 3 runs, and 6 is taken.
+  wire::SchedulerToExecutor cancel;
+  cancel.mutable_work()->add_cancel(1);
+  cancel.mutable_work()->add_cancel(2);
+  sched.Send(cancel);
+  REQUIRE(log.Until(sched, [&] { return log.results.count(1) && log.results.count(2) && log.started.count(3); }));
+  wire::SchedulerToExecutor next;
+  Assign(&next, 6, "noop");
+  sched.Send(next);
+  REQUIRE(log.Until(sched, [&] { return log.results.count(6); }));
+  CHECK(log.results[1].outcome() == wire::AttemptResult::CANCELLED);
+  CHECK(log.results[6].outcome() == wire::AttemptResult::OK);
+  CHECK(log.duplicate_results == 0);
+}
+
+TEST_CASE("executor caps the outputs it holds: refused while unsent, failed when one never fits") {
+  auto sched = std::make_unique<FakeScheduler>();
+  const std::string endpoint = sched->endpoint();
+  ExecutorOptions o = TestOptions(*sched);
+  o.slots = 3;
+  o.max_output_bytes = 100;
+  RunningExecutor ex(o);
+  wire::Register reg;
+  REQUIRE(sched->RecvRegister(&reg));
+  sched->Ack(1, /*heartbeat_ms=*/100, /*lost_after_ms=*/60000);
+
+  // One output larger than the cap can never be held: the attempt fails.
+  wire::SchedulerToExecutor work;
+  Assign(&work, 1, "shell", "printf '%0101d' 0");
+  Assign(&work, 2, "shell", "printf '%040d' 0");
+  sched->Send(work);
+  ReportLog log;
+  REQUIRE(log.Until(*sched, [&] { return log.results.size() == 2; }));
+  CHECK(log.results[1].outcome() == wire::AttemptResult::FAILED);
+  CHECK(log.results[1].error() == "output of 101 bytes exceeds the executor's max_output_bytes=100");
+  CHECK(log.results[1].output().empty());
+  CHECK(log.results[2].outcome() == wire::AttemptResult::OK);
+  CHECK(log.results[2].output().size() == 40);
+
+  // The link goes down while three 40-byte outputs are produced: two are
+  // held for sending, the third is refused (the scheduler places it again).
+  wire::SchedulerToExecutor more;
+  for (AttemptId id = 3; id <= 5; ++id) Assign(&more, id, "shell", "sleep 0.5; printf '%040d' 0");
+  sched->Send(more);
+  REQUIRE(log.Until(*sched, [&] { return log.started.size() == 5; }));
+  sched.reset();  // the scheduler's socket closes; the executor holds its results
+  std::this_thread::sleep_for(1500ms);
+  sched = std::make_unique<FakeScheduler>(endpoint);  // back on the same port
+  REQUIRE(log.Until(*sched, [&] { return log.results.size() == 5; }));
+  int ok = 0, refused = 0;
+  for (AttemptId id = 3; id <= 5; ++id) {
+    const wire::AttemptResult& r = log.results[id];
+    if (r.outcome() == wire::AttemptResult::OK) {
+      ++ok;
+      CHECK(r.output().size() == 40);
+    } else {
+      ++refused;
+      CHECK(r.outcome() == wire::AttemptResult::REFUSED);
+      CHECK(r.error() == "executor output memory full: 80 + 40 bytes of outputs not yet sent, max_output_bytes=100");
+    }
+  }
+  CHECK(ok == 2);
+  CHECK(refused == 1);
+}
+
+TEST_CASE("max_output_bytes and max_queued are read from the config") {
+  auto config = Config::Parse("max_output_bytes = 8388608\nmax_queued = 16\n");
+  REQUIRE(config.ok());
+  auto o = ExecutorOptionsFromConfig(*config);
+  REQUIRE(o.ok());
+  CHECK(o->max_output_bytes == 8388608u);
+  CHECK(o->max_queued == 16u);
+  REQUIRE(config->Override("max_output_bytes=-1").ok());
+  auto bad = ExecutorOptionsFromConfig(*config);
+  REQUIRE_FALSE(bad.ok());
+  CHECK(bad.status().message() == "max_output_bytes must be >= 0 (0 = no cap)");
 }
 
 TEST_CASE("defaults resolve to machine values") {

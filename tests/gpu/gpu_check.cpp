@@ -52,6 +52,11 @@ int main() {
   int gpus = GpuCount(&why);
   if (gpus == 0) {
     std::printf("skipped: no CUDA device: %s\n", why.c_str());
+    if (BuiltWithCuda()) {  // the GPU code is built: show that the module loads and what CUDA says
+      auto n = CudaRuntimeDeviceCount();
+      std::printf("CUDA module: %s\n", n.ok() ? (std::to_string(*n) + " device(s)").c_str()
+                                               : n.status().message().c_str());
+    }
     return 77;
   }
   std::printf("%d CUDA device(s)\n", gpus);

@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <fstream>
 #include <random>
 #include <thread>
 
@@ -257,4 +258,38 @@ TEST_CASE("gpu: executors advertise their GPUs and a GPU job is infeasible witho
   ex_thread.join();
   server.Stop();
   loop.join();
+}
+
+namespace {
+bool Mapped(const std::string& lib) {
+  std::ifstream maps("/proc/self/maps");
+  std::string line;
+  while (std::getline(maps, line))
+    if (line.find(lib) != std::string::npos) return true;
+  return false;
+}
+}  // namespace
+
+TEST_CASE("gpu: CUDA is loaded only on demand, through the module") {
+  if (!BuiltWithCuda()) {
+    CHECK(CudaRuntimeDeviceCount().status().message() == "built without CUDA");
+    return;
+  }
+  if (GpuCount() == 0) {
+    // Discovery (NVML) and the CPU fallbacks above never started CUDA.
+    CHECK_FALSE(Mapped("libcudart"));
+    CHECK_FALSE(Mapped("libtailcut_cuda"));
+  }
+  auto n = CudaRuntimeDeviceCount();  // loads the module and asks cudart
+  INFO(n.status().message());
+  CHECK(n.status().message().find("cannot load the CUDA module") == std::string::npos);
+  CHECK(Mapped("libtailcut_cuda.so"));
+  CHECK(Mapped("libcudart"));
+  if (GpuCount() == 0) {
+    REQUIRE_FALSE(n.ok());
+    CHECK(n.status().message().rfind("CUDA runtime: ", 0) == 0);
+  } else {
+    REQUIRE(n.ok());
+    CHECK(*n == GpuCount());
+  }
 }

@@ -51,18 +51,44 @@ struct Cluster {
   std::unique_ptr<Client> client;
 };
 
+// Submits `job` and waits (at most 60 s) for its final status.
+StatusOr<wire::JobStatus> SubmitAndWait(Client& client, const wire::JobSpec& job) {
+  auto id = client.Submit(job);
+  if (!id.ok()) return id.status();
+  WaitOptions w;
+  w.timeout_s = 60;
+  return client.Wait(*id, w);
+}
+
 }  // namespace
 
 TEST_CASE("daemons: a 10000-task noop job completes") {
   Cluster c(1, 2, {"--policy", "none"});
-  auto id = c.client->Submit(FanoutJob("noop", "", 10000));
-  REQUIRE(id.ok());
-  WaitOptions w;
-  w.timeout_s = 60;
-  auto st = c.client->Wait(*id, w);
+  auto st = SubmitAndWait(*c.client, FanoutJob("noop", "", 10000));
   REQUIRE(st.ok());
   CHECK(st->state() == wire::JOB_SUCCEEDED);
   CHECK(st->committed() == 10000);
+}
+
+TEST_CASE("daemons: capped executors finish a job without failures, and an output over the cap fails clearly") {
+  std::vector<std::string> caps = {"--max-queued", "2", "--max-output-bytes", "4096"};
+  Cluster c(2, 2, {"--policy", "none"}, {caps, caps});
+  // Short tasks are pipelined, but never beyond 2 queued per executor:
+  // nothing is refused for good, nothing counts as a failure.
+  wire::JobSpec job = FanoutJob("shell", "printf '%0100d' 0", 300);
+  job.set_return_outputs(true);
+  auto st = SubmitAndWait(*c.client, job);
+  REQUIRE(st.ok());
+  CHECK(st->state() == wire::JOB_SUCCEEDED);
+  CHECK(st->committed() == 300);
+  CHECK(st->failed_attempts() == 0);
+
+  wire::JobSpec big = FanoutJob("shell", "printf '%05000d' 0", 1);
+  big.set_max_attempts(2);
+  st = SubmitAndWait(*c.client, big);
+  REQUIRE(st.ok());
+  CHECK(st->state() == wire::JOB_FAILED);
+  CHECK(st->reason().find("output of 5000 bytes exceeds the executor's max_output_bytes=4096") != std::string::npos);
 }
 
 TEST_CASE("daemons: an executor killed mid-job and every task still commits exactly once") {

@@ -282,6 +282,33 @@ TEST_CASE("tiny tasks are pipelined beyond slots once their run time is known") 
   CHECK(h.LiveOn(e).size() == 2 * (1 + h.core.options().max_queue_per_slot));
 }
 
+TEST_CASE("an executor's max_queued bounds the pipelining, and a refused attempt is requeued, not failed") {
+  CoreOptions o;
+  o.max_attempts = 1;  // a refusal counted as a failure would kill the task
+  CoreHarness h(o);
+  ExecutorDesc d;
+  d.name = "edge";
+  d.slots = 2;
+  d.max_queued = 3;
+  ExecutorId e = h.core.AddExecutor(d);
+  auto job = h.core.SubmitJob(CoreHarness::Fanout(10000, "noop"));
+  REQUIRE(job.ok());
+  h.Drain();
+  h.Finish(h.launches[0].attempt, 1e-6);
+  for (int i = 0; i < 3; ++i) h.Finish(h.LiveOn(e)[0], 1e-6);
+  CHECK(h.LiveOn(e).size() == 2 + 3);  // not 2 * (1 + max_queue_per_slot)
+  AttemptId refused = h.LiveOn(e).back();
+  h.live.erase(refused);
+  size_t launched = h.launches.size();
+  h.core.AttemptDropped(refused, "executor dropped it: executor queue full");
+  h.Drain();
+  CHECK(h.launches.size() == launched + 1);
+  CHECK(h.LiveOn(e).size() == 2 + 3);  // the task went back into the queue and out again
+  auto st = h.core.JobStatus(*job);
+  REQUIRE(st.ok());
+  CHECK(st->failed_attempts == 0);
+}
+
 TEST_CASE("long tasks are never queued behind running ones") {
   CoreHarness h;
   ExecutorId e = h.Exec(2);

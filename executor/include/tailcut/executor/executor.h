@@ -27,6 +27,11 @@ struct ExecutorOptions {
   uint32_t lost_after_ms = 0;          // 0: RegisterAck's, else 10 heartbeats
   uint32_t register_retry_ms = 1000;   // Register resend while unacknowledged
   uint32_t goodbye_linger_ms = 200;    // max wait to flush Goodbye at exit
+  // Caps for small devices (docs/EXECUTOR.md), 0 = none. Work over a cap is
+  // refused (AttemptResult REFUSED: the scheduler places it again, not a
+  // task failure); an output that alone exceeds max_output_bytes FAILS.
+  uint64_t max_output_bytes = 0;       // outputs held: finished, not yet sent
+  uint32_t max_queued = 0;             // attempts waiting beyond the slots
   std::map<std::string, std::string> labels;
   FaultOptions faults;
 };

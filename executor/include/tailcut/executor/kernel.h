@@ -129,5 +129,9 @@ double MatmulChecksum(const std::vector<double>& a, const std::vector<double>& b
 // in `why`. Probed once per process.
 int GpuCount(std::string* why = nullptr);
 bool BuiltWithCuda();
+// Loads the CUDA module now (normally the first GPU attempt does; see
+// docs/GPU.md) and returns the CUDA runtime's device count, or why it has
+// none or cannot be loaded. For checks and tests: it starts CUDA.
+StatusOr<int> CudaRuntimeDeviceCount();
 
 }  // namespace tailcut::executor

@@ -67,6 +67,7 @@ struct ExecutorDesc {
   uint32_t gpus = 0;
   std::vector<std::pair<std::string, std::string>> labels;
   std::vector<std::string> kernels;   // empty: runs any kernel
+  uint32_t max_queued = 0;            // queued beyond slots it accepts; 0 = no cap
 };
 
 struct LaunchCmd {
