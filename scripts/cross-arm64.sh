@@ -23,7 +23,8 @@ if ! dpkg --print-foreign-architectures | grep -qx arm64; then
   need_update=1
 fi
 packages=(build-essential cmake pkg-config protobuf-compiler cppzmq-dev crossbuild-essential-arm64 qemu-user-static
-          libboost-fiber-dev:arm64 libzmq3-dev:arm64 libprotobuf-dev:arm64 libtomlplusplus-dev:arm64)
+          libboost-fiber-dev:arm64 libzmq3-dev:arm64 libprotobuf-dev:arm64 libtomlplusplus-dev:arm64
+          libsqlite3-dev:arm64)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
