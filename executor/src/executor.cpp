@@ -52,44 +52,37 @@ const char* ErrorCodeName(wire::Error::Code code) {
 
 StatusOr<ExecutorOptions> ExecutorOptionsFromConfig(const Config& c) {
   ExecutorOptions o;
-  Status s;
-  auto get = [&](std::string_view key, auto* out) {
-    if (s.ok()) s = c.Get(key, out);
-  };
-  get("scheduler", &o.scheduler);
-  get("name", &o.name);
-  get("slots", &o.slots);
-  get("threads", &o.threads);
-  get("heartbeat_ms", &o.heartbeat_ms);
-  get("lost_after_ms", &o.lost_after_ms);
-  get("register_retry_ms", &o.register_retry_ms);
-  get("goodbye_linger_ms", &o.goodbye_linger_ms);
-  int64_t max_output_bytes = 0;
-  get("max_output_bytes", &max_output_bytes);
-  o.max_output_bytes = static_cast<uint64_t>(std::max<int64_t>(max_output_bytes, 0));
-  get("max_queued", &o.max_queued);
-  get("faults.slowdown", &o.faults.slowdown);
-  get("faults.fail_slow_after_s", &o.faults.fail_slow_after_s);
-  get("faults.fail_slow_factor", &o.faults.fail_slow_factor);
-  get("faults.delay_prob", &o.faults.delay_prob);
-  get("faults.delay_ms", &o.faults.delay_ms);
-  get("faults.crash_after_s", &o.faults.crash_after_s);
-  int64_t seed = 0;
-  get("faults.seed", &seed);
+  int64_t max_output_bytes = 0, seed = 0;
+  TableReader t(c, "");
+  t.Get("scheduler", &o.scheduler)
+      .Get("name", &o.name)
+      .Get("slots", &o.slots)
+      .Get("threads", &o.threads)
+      .Get("heartbeat_ms", &o.heartbeat_ms)
+      .Get("lost_after_ms", &o.lost_after_ms)
+      .Get("register_retry_ms", &o.register_retry_ms)
+      .Get("goodbye_linger_ms", &o.goodbye_linger_ms)
+      .Get("max_output_bytes", &max_output_bytes)
+      .Get("max_queued", &o.max_queued)
+      .Get("faults.slowdown", &o.faults.slowdown)
+      .Get("faults.fail_slow_after_s", &o.faults.fail_slow_after_s)
+      .Get("faults.fail_slow_factor", &o.faults.fail_slow_factor)
+      .Get("faults.delay_prob", &o.faults.delay_prob)
+      .Get("faults.delay_ms", &o.faults.delay_ms)
+      .Get("faults.crash_after_s", &o.faults.crash_after_s)
+      .Get("faults.seed", &seed);
+  for (const std::string& key : c.Children("labels")) t.Get("labels." + key, &o.labels[key]);
+  t.Also(ValidateEndpoint(o.scheduler))
+      .Check(o.heartbeat_ms > 0, "heartbeat_ms must be > 0")
+      .Check(max_output_bytes >= 0, "max_output_bytes must be >= 0 (0 = no cap)")
+      .Check(o.faults.slowdown > 0 && o.faults.fail_slow_factor > 0,
+             "faults.slowdown and faults.fail_slow_factor must be > 0")
+      .Check(o.faults.delay_prob >= 0 && o.faults.delay_prob <= 1, "faults.delay_prob must be in [0, 1]")
+      .Check(o.faults.delay_ms >= 0 && o.faults.fail_slow_after_s >= 0 && o.faults.crash_after_s >= 0,
+             "faults.delay_ms, fail_slow_after_s and crash_after_s must be >= 0");
+  if (!t.status().ok()) return t.status();
+  o.max_output_bytes = static_cast<uint64_t>(max_output_bytes);
   o.faults.seed = static_cast<uint64_t>(seed);
-  for (const std::string& key : c.Children("labels")) {
-    std::string value;
-    get("labels." + key, &value);
-    o.labels[key] = value;
-  }
-  if (!s.ok()) return s;
-  if (Status v = ValidateEndpoint(o.scheduler); !v.ok()) return v;
-  if (o.heartbeat_ms == 0) return Status::InvalidArgument("heartbeat_ms must be > 0");
-  if (max_output_bytes < 0) return Status::InvalidArgument("max_output_bytes must be >= 0 (0 = no cap)");
-  if (o.faults.slowdown <= 0 || o.faults.fail_slow_factor <= 0)
-    return Status::InvalidArgument("faults.slowdown and faults.fail_slow_factor must be > 0");
-  if (o.faults.delay_prob < 0 || o.faults.delay_prob > 1)
-    return Status::InvalidArgument("faults.delay_prob must be in [0, 1]");
   return o;
 }
 

@@ -23,9 +23,11 @@ std::vector<std::string> PluginTables(const std::string& chain) {
 }  // namespace
 
 Status LoadSchedulingConfig(const Config& cfg, SchedulingConfig* out) {
-  for (Status s : {LoadCoreOptions(cfg, "core", &out->core), LoadPredictorOptions(cfg, "predictor", &out->predictor),
-                   cfg.Get("policies.chain", &out->chain)})
-    if (!s.ok()) return s;
+  TableReader t(cfg, "policies");
+  t.Also(LoadCoreOptions(cfg, "core", &out->core))
+      .Also(LoadPredictorOptions(cfg, "predictor", &out->predictor))
+      .Get("chain", &out->chain);
+  if (!t.status().ok()) return t.status();
   return ValidatePolicyTables(cfg, out->chain);
 }
 

@@ -74,14 +74,11 @@ Status LoadDistribution(const Config& cfg, const std::string& key, Distribution*
   }
   std::string name;
   Distribution d;
-  const std::string p = key + ".";
-  for (Status s : {cfg.Get(p + "dist", &name), cfg.Get(p + "value", &d.value), cfg.Get(p + "min", &d.min),
-                   cfg.Get(p + "max", &d.max), cfg.Get(p + "mean", &d.mean), cfg.Get(p + "shift", &d.shift),
-                   cfg.Get(p + "scale", &d.scale), cfg.Get(p + "alpha", &d.alpha), cfg.Get(p + "median", &d.median),
-                   cfg.Get(p + "sigma", &d.sigma), cfg.Get(p + "straggler_p", &d.straggler_p),
-                   cfg.Get(p + "straggler_factor", &d.straggler_factor)}) {
-    if (!s.ok()) return s;
-  }
+  TableReader t(cfg, key);
+  t.Get("dist", &name).Get("value", &d.value).Get("min", &d.min).Get("max", &d.max).Get("mean", &d.mean);
+  t.Get("shift", &d.shift).Get("scale", &d.scale).Get("alpha", &d.alpha).Get("median", &d.median);
+  t.Get("sigma", &d.sigma).Get("straggler_p", &d.straggler_p).Get("straggler_factor", &d.straggler_factor);
+  if (!t.status().ok()) return t.status();
   if (name == "constant") d.kind = Distribution::Kind::kConstant;
   else if (name == "uniform") d.kind = Distribution::Kind::kUniform;
   else if (name == "exp" || name == "exponential") d.kind = Distribution::Kind::kExp;

@@ -11,18 +11,18 @@
 namespace tailcut::sim {
 namespace {
 
-Status All(std::initializer_list<Status> list) {
-  for (const Status& s : list)
-    if (!s.ok()) return s;
-  return Status::Ok();
-}
-
 Status LoadClass(const Config& cfg, const std::string& p, JobClass* c) {
   std::string rule = "all";
-  if (Status s = All({cfg.Get(p + "name", &c->name), cfg.Get(p + "weight", &c->weight), cfg.Get(p + "rule", &rule),
-                      cfg.Get(p + "k", &c->k), cfg.Get(p + "overselect", &c->overselect),
-                      cfg.Get(p + "min_count", &c->min_count), cfg.Get(p + "deadline_s", &c->deadline_s),
-                      cfg.Get(p + "fail_prob", &c->fail_prob)});
+  if (Status s = TableReader(cfg, p)
+          .Get("name", &c->name)
+          .Get("weight", &c->weight)
+          .Get("rule", &rule)
+          .Get("k", &c->k)
+          .Get("overselect", &c->overselect)
+          .Get("min_count", &c->min_count)
+          .Get("deadline_s", &c->deadline_s)
+          .Get("fail_prob", &c->fail_prob)
+          .status();
       !s.ok())
     return s;
   c->tasks_set = cfg.Has(p + "tasks");
@@ -60,7 +60,11 @@ StatusOr<Scenario> ParseScenario(Config cfg, const std::string& base_dir) {
   Scenario sc;
   sc.origin = cfg.origin();
   int64_t seed = 1;
-  if (Status s = All({cfg.Get("name", &sc.name), cfg.Get("seed", &seed), cfg.Get("max_time_s", &sc.max_time_s)});
+  if (Status s = TableReader(cfg, "")
+          .Get("name", &sc.name)
+          .Get("seed", &seed)
+          .Get("max_time_s", &sc.max_time_s)
+          .status();
       !s.ok())
     return s;
   sc.seed = static_cast<uint64_t>(seed);
@@ -82,11 +86,14 @@ StatusOr<Scenario> ParseScenario(Config cfg, const std::string& base_dir) {
 
   // Cluster.
   ClusterModel& cl = sc.cluster;
-  if (Status s = All({cfg.Get("cluster.executors", &cl.executors), cfg.Get("cluster.slots", &cl.slots),
-                      LoadDistribution(cfg, "cluster.speed", &cl.speed),
-                      LoadDistribution(cfg, "cluster.network", &cl.network),
-                      cfg.Get("cluster.progress_reports", &cl.progress_reports),
-                      cfg.Get("cluster.drop_prob", &cl.drop_prob)});
+  if (Status s = TableReader(cfg, "cluster")
+          .Get("executors", &cl.executors)
+          .Get("slots", &cl.slots)
+          .Also(LoadDistribution(cfg, "cluster.speed", &cl.speed))
+          .Also(LoadDistribution(cfg, "cluster.network", &cl.network))
+          .Get("progress_reports", &cl.progress_reports)
+          .Get("drop_prob", &cl.drop_prob)
+          .status();
       !s.ok())
     return s;
   if (cl.drop_prob < 0 || cl.drop_prob > 1) return Status::InvalidArgument("cluster.drop_prob must be in [0, 1]");
@@ -95,8 +102,12 @@ StatusOr<Scenario> ParseScenario(Config cfg, const std::string& base_dir) {
   for (size_t i = 0, n = cfg.ArraySize("cluster.fail_slow"); i < n; ++i) {
     std::string p = "cluster.fail_slow." + std::to_string(i) + ".";
     FailSlowFault f;
-    if (Status s = All({cfg.Get(p + "executor", &f.executor), cfg.Get(p + "at_s", &f.at_s),
-                        cfg.Get(p + "factor", &f.factor), cfg.Get(p + "duration_s", &f.duration_s)});
+    if (Status s = TableReader(cfg, p)
+          .Get("executor", &f.executor)
+          .Get("at_s", &f.at_s)
+          .Get("factor", &f.factor)
+          .Get("duration_s", &f.duration_s)
+          .status();
         !s.ok())
       return s;
     if (f.executor >= cl.executors) return Status::InvalidArgument(p + "executor is out of range");
@@ -106,8 +117,11 @@ StatusOr<Scenario> ParseScenario(Config cfg, const std::string& base_dir) {
   for (size_t i = 0, n = cfg.ArraySize("cluster.crash"); i < n; ++i) {
     std::string p = "cluster.crash." + std::to_string(i) + ".";
     CrashFault c;
-    if (Status s = All({cfg.Get(p + "executor", &c.executor), cfg.Get(p + "at_s", &c.at_s),
-                        cfg.Get(p + "detect_s", &c.detect_s)});
+    if (Status s = TableReader(cfg, p)
+          .Get("executor", &c.executor)
+          .Get("at_s", &c.at_s)
+          .Get("detect_s", &c.detect_s)
+          .status();
         !s.ok())
       return s;
     if (c.executor >= cl.executors) return Status::InvalidArgument(p + "executor is out of range");
@@ -118,10 +132,15 @@ StatusOr<Scenario> ParseScenario(Config cfg, const std::string& base_dir) {
   WorkloadModel& w = sc.workload;
   std::string arrival = "poisson", trace_file;
   int64_t jobs = static_cast<int64_t>(w.jobs), tasks = 0;
-  if (Status s = All({cfg.Get("workload.arrival", &arrival), cfg.Get("workload.rate", &w.rate),
-                      cfg.Get("workload.outstanding", &w.outstanding), cfg.Get("workload.think_s", &w.think_s),
-                      cfg.Get("workload.jobs", &jobs), cfg.Get("workload.tasks", &tasks),
-                      cfg.Get("workload.trace", &trace_file)});
+  if (Status s = TableReader(cfg, "workload")
+          .Get("arrival", &arrival)
+          .Get("rate", &w.rate)
+          .Get("outstanding", &w.outstanding)
+          .Get("think_s", &w.think_s)
+          .Get("jobs", &jobs)
+          .Get("tasks", &tasks)
+          .Get("trace", &trace_file)
+          .status();
       !s.ok())
     return s;
   if (jobs < 0 || tasks < 0) return Status::InvalidArgument("workload.jobs and workload.tasks must be >= 0");
@@ -155,18 +174,28 @@ StatusOr<Scenario> ParseScenario(Config cfg, const std::string& base_dir) {
 
   // Live benchmark keys (reserved).
   LiveModel& l = sc.live;
-  if (Status s = All({cfg.Get("live.executors", &l.executors), cfg.Get("live.slots", &l.slots),
-                      cfg.Get("live.kernel", &l.kernel), cfg.Get("live.task_ms", &l.task_ms),
-                      cfg.Get("live.sigma", &l.sigma), cfg.Get("live.jobs", &l.jobs),
-                      cfg.Get("live.tasks_per_job", &l.tasks_per_job),
-                      cfg.Get("live.fail_slow_executor", &l.fail_slow_executor),
-                      cfg.Get("live.fail_slow_factor", &l.fail_slow_factor),
-                      cfg.Get("live.fail_slow_at_s", &l.fail_slow_at_s), cfg.Get("live.arrival", &l.arrival),
-                      cfg.Get("live.rate", &l.rate), cfg.Get("live.outstanding", &l.outstanding),
-                      cfg.Get("live.delay_prob", &l.delay_prob), cfg.Get("live.delay_ms", &l.delay_ms),
-                      cfg.Get("live.crash_executor", &l.crash_executor), cfg.Get("live.crash_at_s", &l.crash_at_s),
-                      cfg.Get("live.crash_restart", &l.crash_restart),
-                      cfg.Get("live.lost_after_s", &l.lost_after_s), cfg.Get("live.network_ms", &l.network_ms)});
+  if (Status s = TableReader(cfg, "live")
+          .Get("executors", &l.executors)
+          .Get("slots", &l.slots)
+          .Get("kernel", &l.kernel)
+          .Get("task_ms", &l.task_ms)
+          .Get("sigma", &l.sigma)
+          .Get("jobs", &l.jobs)
+          .Get("tasks_per_job", &l.tasks_per_job)
+          .Get("fail_slow_executor", &l.fail_slow_executor)
+          .Get("fail_slow_factor", &l.fail_slow_factor)
+          .Get("fail_slow_at_s", &l.fail_slow_at_s)
+          .Get("arrival", &l.arrival)
+          .Get("rate", &l.rate)
+          .Get("outstanding", &l.outstanding)
+          .Get("delay_prob", &l.delay_prob)
+          .Get("delay_ms", &l.delay_ms)
+          .Get("crash_executor", &l.crash_executor)
+          .Get("crash_at_s", &l.crash_at_s)
+          .Get("crash_restart", &l.crash_restart)
+          .Get("lost_after_s", &l.lost_after_s)
+          .Get("network_ms", &l.network_ms)
+          .status();
       !s.ok())
     return s;
   if (l.executors == 0 || l.slots == 0 || l.tasks_per_job == 0)
