@@ -11,44 +11,19 @@
 #include <thread>
 
 #include "tailcut/client/client.h"
+#include "daemon_cluster.h"
 #include "tailcut/client/local_cluster.h"
 
 using namespace tailcut;
 
 namespace {
 
-// The real tailcut-scheduler daemon (a child process) and `executors`
-// tailcut-executor daemons, through the one LocalCluster helper.
-struct Cluster {
-  // `executor_flags[i]` are extra flags for executor i (e.g. fault injection).
+// `executors` daemons of `slots` slots; extra flags for the scheduler and
+// for executor i (e.g. fault injection).
+struct Cluster : testing::DaemonCluster {
   explicit Cluster(int executors, int slots = 2, std::vector<std::string> scheduler_flags = {},
-                   std::vector<std::vector<std::string>> executor_flags = {}) {
-    LocalClusterOptions o;
-    o.name = "it";
-    o.scheduler_binary = TAILCUT_SCHEDULER_BIN;
-    o.executor_binary = TAILCUT_EXECUTOR_BIN;
-    o.scheduler_flags = {"--set", "scheduler.heartbeat_ms=100", "--set", "core.lost_after_s=1.0"};
-    o.scheduler_flags.insert(o.scheduler_flags.end(), scheduler_flags.begin(), scheduler_flags.end());
-    auto started = LocalCluster::Start(o);
-    REQUIRE(started.ok());
-    cluster = std::move(started).value();
-    for (int i = 0; i < executors; ++i) {
-      LocalExecutorSpec e;
-      e.flags = {"--slots", std::to_string(slots), "--name", "it-" + std::to_string(i)};
-      if (i < static_cast<int>(executor_flags.size()))
-        e.flags.insert(e.flags.end(), executor_flags[i].begin(), executor_flags[i].end());
-      e.expect_exit = true;  // tests kill some on purpose
-      REQUIRE(cluster->AddExecutor(e).ok());
-    }
-    Status s = cluster->WaitForExecutors(executors, 20);
-    INFO(s.message());
-    REQUIRE(s.ok());
-    ClientOptions co = cluster->client_options();
-    co.timeout_s = 10;
-    client = std::make_unique<Client>(co);
-  }
-  std::unique_ptr<LocalCluster> cluster;
-  std::unique_ptr<Client> client;
+                   std::vector<std::vector<std::string>> executor_flags = {})
+      : DaemonCluster({executors, slots, std::move(scheduler_flags), std::move(executor_flags)}) {}
 };
 
 // Submits `job` and waits (at most 60 s) for its final status.

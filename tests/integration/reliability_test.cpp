@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "tailcut/client/client.h"
+#include "daemon_cluster.h"
 #include "tailcut/client/local_cluster.h"
 
 using namespace tailcut;
@@ -17,32 +18,11 @@ namespace {
 
 bool Contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
 
-// The tailcut-scheduler binary as a child (lost after 1 s of silence) and
-// `executors` executor daemons, restarted whenever they exit.
-struct Fleet {
-  explicit Fleet(int executors, int slots = 2) {
-    LocalClusterOptions o;
-    o.name = "it-reliab";
-    o.scheduler_binary = TAILCUT_SCHEDULER_BIN;
-    o.executor_binary = TAILCUT_EXECUTOR_BIN;
-    o.scheduler_flags = {"--policy", "none", "--set", "scheduler.heartbeat_ms=100", "--set", "core.lost_after_s=1.0"};
-    auto started = LocalCluster::Start(o);
-    REQUIRE(started.ok());
-    cluster = std::move(started).value();
-    for (int i = 0; i < executors; ++i) {
-      LocalExecutorSpec e;
-      e.flags = {"--slots", std::to_string(slots), "--name", "rel-" + std::to_string(i)};
-      e.restart = true;
-      e.expect_exit = true;
-      REQUIRE(cluster->AddExecutor(e).ok());
-    }
-    Status s = cluster->WaitForExecutors(executors, 30);
-    INFO(s.message());
-    REQUIRE(s.ok());
-    ClientOptions co = cluster->client_options();
-    co.timeout_s = 20;
-    client = std::make_unique<Client>(co);
-  }
+// The scheduler daemon (policy none) and `executors` executor daemons,
+// restarted whenever they exit.
+struct Fleet : testing::DaemonCluster {
+  explicit Fleet(int executors, int slots = 2)
+      : DaemonCluster({executors, slots, {"--policy", "none"}, {}, /*restart=*/true, /*client_timeout_s=*/20}) {}
   wire::JobStatus Wait(JobId id) {
     WaitOptions w;
     w.timeout_s = 120;
@@ -58,8 +38,6 @@ struct Fleet {
     REQUIRE(id.ok());
     return Wait(*id);
   }
-  std::unique_ptr<LocalCluster> cluster;
-  std::unique_ptr<Client> client;
 };
 
 }  // namespace
