@@ -91,19 +91,23 @@ TEST_CASE("journal: jobs, commits and final statuses survive reopening, epochs c
   CHECK(jobs[1].failed_attempts == 3);
 }
 
-TEST_CASE("journal: nothing is durable before Commit (group commit)") {
+TEST_CASE("journal: nothing is durable before Commit (group commit), and one scheduler owns it") {
   TempJournal tmp;
-  auto writer = tmp.Open();
-  REQUIRE(writer->StartRun().ok());
-  writer->JobAccepted(1, "k", "s", 1.0);
+  {
+    auto writer = tmp.Open();
+    REQUIRE(writer->StartRun().ok());
+    writer->JobAccepted(1, "k", "s", 1.0);
+    REQUIRE(writer->Commit().ok());
+    writer->JobAccepted(2, "k2", "s", 1.0);  // buffered, never committed: gone with a crash
+    auto second = Journal::Open(tmp.options);
+    REQUIRE_FALSE(second.ok());
+    CHECK(second.status().message().find("in use") != std::string::npos);
+  }
   auto reader = tmp.Open();
-  std::vector<JournaledJob> before;
-  REQUIRE(reader->Load(&before).ok());
-  CHECK(before.empty());
-  REQUIRE(writer->Commit().ok());
-  std::vector<JournaledJob> after;
-  REQUIRE(reader->Load(&after).ok());
-  CHECK(after.size() == 1);
+  std::vector<JournaledJob> jobs;
+  REQUIRE(reader->Load(&jobs).ok());
+  REQUIRE(jobs.size() == 1);
+  CHECK(jobs[0].id == 1);
 }
 
 TEST_CASE("journal: Prune keeps running jobs and the newest finished ones") {
