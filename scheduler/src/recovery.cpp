@@ -1,6 +1,7 @@
 #include "recovery.h"
 
 #include <chrono>
+#include <filesystem>
 
 #include "tailcut/common/log.h"
 
@@ -89,6 +90,47 @@ StatusOr<RecoveryStats> Recover(Journal& journal, SchedulerCore& core, const Clo
   }
   core.ReserveIds(max_id + 1, (static_cast<AttemptId>(stats.epoch) << 40) + 1);
   return stats;
+}
+
+Status Durability::Open(const std::string& state_dir, bool sync_full, SchedulerCore& core, const Clock& clock,
+                        SpecParser parse, uint32_t retention) {
+  if (state_dir.empty()) return Status::Ok();
+  std::error_code ec;
+  std::filesystem::create_directories(state_dir, ec);
+  if (ec) return Status::IoError("cannot create state_dir " + state_dir + ": " + ec.message());
+  JournalOptions jo;
+  jo.path = state_dir + "/journal.db";
+  jo.sync_full = sync_full;
+  auto j = Journal::Open(jo);
+  if (!j.ok()) return j.status();
+  journal_ = std::move(j).value();
+  writer_ = std::make_unique<JournalWriter>(journal_.get());
+  core.AddObserver(writer_.get());  // before recovery: it may finish jobs
+  auto rec = Recover(*journal_, core, clock, parse, &keys_);
+  if (!rec.ok()) return rec.status();
+  if (Status s = journal_->Commit(); !s.ok()) return s;
+  if (Status s = journal_->Prune(retention); !s.ok()) return s;
+  TC_LOG(Info) << "journal " << jo.path << ": run " << rec->epoch << ", " << rec->resumed << " jobs resumed ("
+               << rec->commits << " committed tasks kept), " << rec->finished << " finished jobs";
+  return Status::Ok();
+}
+
+void Durability::JobAccepted(JobId id, const std::string& key, const std::string& spec) {
+  keys_.Add(key, id);
+  if (journal_) journal_->JobAccepted(id, key, spec, UnixNow());
+}
+
+bool Durability::Hold(const std::string& route, const wire::ClientReply& reply) {
+  if (!journal_ || (!journal_->dirty() && held_.empty())) return false;
+  held_.emplace_back(route, reply);
+  return true;
+}
+
+bool Durability::CommitJournal() {
+  if (!journal_->dirty()) return true;
+  Status s = journal_->Commit();
+  if (!s.ok()) TC_LOG(Error) << s.message() << " (client replies held until the journal can be written)";
+  return s.ok();
 }
 
 }  // namespace tailcut

@@ -5,9 +5,13 @@
 
 #include <cstdint>
 #include <deque>
+#include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 #include <unordered_map>
 
+#include "tailcut.pb.h"
 #include "tailcut/common/clock.h"
 #include "tailcut/scheduler/core.h"
 #include "tailcut/scheduler/journal.h"
@@ -58,5 +62,46 @@ struct RecoveryStats {
 using SpecParser = StatusOr<JobDef> (*)(const std::string& spec);
 StatusOr<RecoveryStats> Recover(Journal& journal, SchedulerCore& core, const Clock& clock, SpecParser parse,
                                 RequestKeys* keys);
+
+// The live driver's durability in one place: the journal and what feeds it,
+// the request keys of idempotent submits, and the client replies held back
+// until the group commit that makes what they tell durable.
+class Durability {
+ public:
+  explicit Durability(size_t key_capacity) : keys_(key_capacity) {}
+  // Opens state_dir/journal.db and recovers into `core`; "" = in memory
+  // (nothing journaled, nothing held).
+  Status Open(const std::string& state_dir, bool sync_full, SchedulerCore& core, const Clock& clock,
+              SpecParser parse, uint32_t retention);
+  bool journaled() const { return journal_ != nullptr; }
+  RequestKeys& keys() { return keys_; }
+  void JobAccepted(JobId id, const std::string& key, const std::string& spec);
+  // True when `reply` must wait for the next group commit; it is kept.
+  bool Hold(const std::string& route, const wire::ClientReply& reply);
+  // Group commit. When a client message waits on it (a submit reply, a
+  // streamed result, a final status), what the loop turn journaled becomes
+  // durable at once and `send` gets the held messages. Otherwise (task
+  // commits nobody is told about yet) writes are batched for up to
+  // kBackgroundCommitS: a commit lost in a crash is only a task run again.
+  // `force`: commit now (shutdown).
+  template <typename Send>
+  void Commit(double now, bool force, const Send& send) {
+    if (!journal_) return;
+    if (!force && held_.empty() && now - last_commit_ < kBackgroundCommitS) return;
+    last_commit_ = now;
+    if (!CommitJournal()) return;  // nothing is acknowledged that is not durable
+    for (auto& [route, reply] : held_) send(route, reply);
+    held_.clear();
+  }
+
+ private:
+  static constexpr double kBackgroundCommitS = 0.05;
+  bool CommitJournal();  // false (logged) when the journal cannot be written
+  std::unique_ptr<Journal> journal_;
+  std::unique_ptr<JournalWriter> writer_;
+  RequestKeys keys_;
+  std::vector<std::pair<std::string, wire::ClientReply>> held_;
+  double last_commit_ = 0;
+};
 
 }  // namespace tailcut

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <filesystem>
 #include <unordered_map>
 
 #include <zmq.hpp>
@@ -47,6 +46,13 @@ wire::ExecutorHealth::State HealthToWire(NodeHealth h) {
   }
 }
 
+// A journaled JobSpec back into the core's terms (recovery).
+StatusOr<JobDef> ParseJournaledSpec(const std::string& bytes) {
+  wire::JobSpec spec;
+  if (!spec.ParseFromString(bytes)) return Status::InvalidArgument("unparseable JobSpec");
+  return JobDefFromWire(spec);
+}
+
 // Messages drained per socket before the loop ticks the core again.
 constexpr int kMaxDrain = 4096;
 // How long closing sockets at shutdown may wait for the last replies.
@@ -74,7 +80,10 @@ class SchedulerServer::Impl {
         clients_(ctx_, zmq::socket_type::router) {}
 
   Status Bind() {
-    if (Status s = OpenJournal(); !s.ok()) return s;
+    if (Status s = durability_.Open(opt_.state_dir, opt_.journal_sync_full, core_, clock_, &ParseJournaledSpec,
+                                    opt_.core.job_retention);
+        !s.ok())
+      return s;
     try {
       for (zmq::socket_t* s : {&executors_, &clients_}) {
         s->set(zmq::sockopt::linger, 0);
@@ -132,7 +141,7 @@ class SchedulerServer::Impl {
     DrainExecutors();
     DrainClients();
     std::vector<JobId> running = core_.RunningJobIds();
-    if (journal_) {
+    if (durability_.journaled()) {
       // Durable: running jobs stay in the journal and resume on the next
       // start; their clients keep waiting and reconnect.
       Flush();
@@ -142,13 +151,12 @@ class SchedulerServer::Impl {
       for (JobId id : running) (void)core_.CancelJob(id, "scheduler shut down");
       Flush();
     }
-    last_commit_ = -1e9;  // commit now, whatever is held, and send the replies
-    CommitJournal();
+    CommitJournal(/*force=*/true);  // whatever is held goes out now
     // Those messages are only queued; with linger 0 closing the sockets
     // would drop what the I/O thread has not written yet. Allow a moment.
     for (zmq::socket_t* sock : {&executors_, &clients_}) sock->set(zmq::sockopt::linger, kShutdownLingerMs);
     TC_LOG(Info) << "stopped; " << running.size()
-                 << (journal_ ? " running jobs resume on the next start" : " running jobs were cancelled");
+                 << (durability_.journaled() ? " running jobs resume on the next start" : " running jobs were cancelled");
   }
 
   void Stop() { stop_.store(true); }
@@ -157,64 +165,14 @@ class SchedulerServer::Impl {
   const std::string& client_endpoint() const { return client_endpoint_; }
 
  private:
-  // ---------------------------------------------------------- journal --
-  Status OpenJournal() {
-    if (opt_.state_dir.empty()) return Status::Ok();
-    std::error_code ec;
-    std::filesystem::create_directories(opt_.state_dir, ec);
-    if (ec) return Status::IoError("cannot create state_dir " + opt_.state_dir + ": " + ec.message());
-    JournalOptions jo;
-    jo.path = opt_.state_dir + "/journal.db";
-    jo.sync_full = opt_.journal_sync_full;
-    auto j = Journal::Open(jo);
-    if (!j.ok()) return j.status();
-    journal_ = std::move(j).value();
-    writer_ = std::make_unique<JournalWriter>(journal_.get());
-    core_.AddObserver(writer_.get());  // before recovery: it may finish jobs
-    auto rec = Recover(*journal_, core_, clock_, [](const std::string& bytes) -> StatusOr<JobDef> {
-      wire::JobSpec spec;
-      if (!spec.ParseFromString(bytes)) return Status::InvalidArgument("unparseable JobSpec");
-      return JobDefFromWire(spec);
-    }, &keys_);
-    if (!rec.ok()) return rec.status();
-    if (Status s = journal_->Commit(); !s.ok()) return s;
-    if (Status s = journal_->Prune(opt_.core.job_retention); !s.ok()) return s;
-    TC_LOG(Info) << "journal " << jo.path << ": run " << rec->epoch << ", " << rec->resumed << " jobs resumed ("
-                 << rec->commits << " committed tasks kept), " << rec->finished << " finished jobs";
-    return Status::Ok();
-  }
-
-  // Group commit. When a client message waits on it (a submit reply, a
-  // streamed result, a final status), what the loop turn journaled becomes
-  // durable at once and the held messages go out. Otherwise (task commits
-  // of jobs nobody is told about yet) writes are batched for up to
-  // kBackgroundCommitS: a commit lost in a crash is only a task run again.
-  void CommitJournal() {
-    static constexpr double kBackgroundCommitS = 0.05;
-    if (!journal_) return;
-    double now = clock_.Now();
-    if (held_.empty() && now - last_commit_ < kBackgroundCommitS) return;
-    last_commit_ = now;
-    if (journal_->dirty()) {
-      if (Status s = journal_->Commit(); !s.ok()) {
-        // Nothing is acknowledged that is not durable: keep holding, retry.
-        TC_LOG(Error) << s.message() << " (client replies held until the journal can be written)";
-        return;
-      }
-    }
-    for (auto& [route, reply] : held_) Send(clients_, route, reply);
-    held_.clear();
-  }
-
-  // Replies and pushes to clients: held while the journal has writes that
-  // are not durable yet, so no client hears of a job, a result or a final
-  // status the scheduler could still lose.
+  // Replies and pushes to clients wait for the group commit that makes
+  // what they tell durable (Durability::Hold).
   void SendClient(const std::string& route, const wire::ClientReply& reply) {
-    if (journal_ && (journal_->dirty() || !held_.empty())) {
-      held_.emplace_back(route, reply);
-      return;
-    }
-    Send(clients_, route, reply);
+    if (!durability_.Hold(route, reply)) Send(clients_, route, reply);
+  }
+  void CommitJournal(bool force = false) {
+    durability_.Commit(clock_.Now(), force,
+                       [this](const std::string& route, const wire::ClientReply& r) { Send(clients_, route, r); });
   }
 
   // A loop iteration normally follows the previous one within ~100 ms. A
@@ -454,7 +412,7 @@ class SchedulerServer::Impl {
     switch (req.body_case()) {
       case wire::ClientRequest::kSubmit: {
         const std::string& key = req.submit().job().request_key();
-        if (JobId known = keys_.Find(key)) {  // a retry of a submit already accepted
+        if (JobId known = durability_.keys().Find(key)) {  // a retry of a submit already accepted
           auto st = core_.JobStatus(known);
           reply.mutable_submitted()->set_job_id(known);
           reply.mutable_submitted()->set_tasks(st.ok() ? st->tasks : 0);
@@ -470,8 +428,7 @@ class SchedulerServer::Impl {
         if (!id.ok())
           return SendClientError(route, req.request_id(), ErrorCodeFor(id.status(), true), id.status().message());
         TC_LOG(Debug) << "job " << *id << " (" << name << ") submitted";
-        keys_.Add(key, *id);
-        if (journal_) journal_->JobAccepted(*id, key, req.submit().job().SerializeAsString(), UnixNow());
+        durability_.JobAccepted(*id, key, req.submit().job().SerializeAsString());
         if (stream) watchers_[*id].push_back({route, req.request_id()});
         reply.mutable_submitted()->set_job_id(*id);
         reply.mutable_submitted()->set_tasks(core_.JobStatus(*id)->tasks);
@@ -629,11 +586,7 @@ class SchedulerServer::Impl {
   std::unordered_map<ExecutorId, Peer> peers_;
   std::unordered_map<JobId, std::vector<Watcher>> watchers_;
   std::vector<Command> commands_;
-  std::unique_ptr<Journal> journal_;        // null: in memory only
-  std::unique_ptr<JournalWriter> writer_;
-  RequestKeys keys_{2 * static_cast<size_t>(opt_.core.job_retention) + 4096};
-  std::vector<std::pair<std::string, wire::ClientReply>> held_;  // until the journal commits
-  double last_commit_ = 0;
+  Durability durability_{2 * static_cast<size_t>(opt_.core.job_retention) + 4096};
   double last_iteration_ = 0;
   double last_bad_input_log_ = -10;
   uint64_t suppressed_bad_input_ = 0;
