@@ -14,4 +14,4 @@ cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build}
 test_bin=$BUILD/tests/integration/chaos_test
 [ -x "$test_bin" ] || { echo "build first: cmake --build $BUILD --target chaos_test" >&2; exit 2; }
-TAILCUT_CHAOS_SECONDS=${1:-600} "$test_bin" --success --reporter compact 2>&1 | grep -E '^chaos:|passed|failed'
+TAILCUT_CHAOS_SECONDS=${1:-600} "$test_bin" 2>&1 | grep -E "^chaos:|passed|failed|FAILED"
