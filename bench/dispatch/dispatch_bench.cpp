@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <memory>
 
 #include "tailcut/client/client.h"
 #include "tailcut/client/local_cluster.h"
@@ -54,10 +55,18 @@ class Cluster {
   }
   Client& client() { return *client_; }
 
-  // One cluster per journal setting, shared by the benchmarks.
+  // The cluster for a journal setting, shared by the benchmarks. One at a
+  // time: an idle cluster still polls and heartbeats, which on a small
+  // machine would tax whichever configuration is measured after it.
   static Cluster& Get(int64_t journal) {
-    static Cluster none(2, 0), normal(2, 1), full(2, 2);
-    return journal == 0 ? none : journal == 1 ? normal : full;
+    static std::unique_ptr<Cluster> current;
+    static int64_t current_journal = -1;
+    if (journal != current_journal) {
+      current.reset();
+      current = std::make_unique<Cluster>(2, static_cast<int>(journal));
+      current_journal = journal;
+    }
+    return *current;
   }
 
  private:
