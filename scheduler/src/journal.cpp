@@ -112,7 +112,7 @@ bool Decode(const char* p, const char* end, std::vector<JournaledCommit>* out) {
 class Journal::Impl {
  public:
   ~Impl() {
-    for (sqlite3_stmt* s : {insert_job_, insert_commits_, finish_job_}) sqlite3_finalize(s);
+    for (sqlite3_stmt* s : {insert_job_, insert_commits_, finish_job_, begin_, commit_}) sqlite3_finalize(s);
     if (db_) sqlite3_close(db_);
   }
 
@@ -138,6 +138,8 @@ class Journal::Impl {
         !s.ok())
       return s;
     if (Status s = Prepare("INSERT INTO commits(job, batch) VALUES(?, ?)", &insert_commits_); !s.ok()) return s;
+    if (Status s = Prepare("BEGIN IMMEDIATE", &begin_); !s.ok()) return s;
+    if (Status s = Prepare("COMMIT", &commit_); !s.ok()) return s;
     return Prepare(
         "UPDATE jobs SET finished = 1, state = ?, reason = ?, finished_at = ?, attempts = ?, copies = ?, "
         "failed_attempts = ? WHERE id = ?",
@@ -211,13 +213,13 @@ class Journal::Impl {
 
   Status Commit() {
     if (!dirty()) return Status::Ok();
-    if (Status s = Exec("BEGIN IMMEDIATE"); !s.ok()) return s;
+    if (Status s = Step(begin_); !s.ok()) return s;
     Status s = WriteAll();
     if (!s.ok()) {
       (void)Exec("ROLLBACK");  // the original error is the one to report
       return s;
     }
-    if (Status c = Exec("COMMIT"); !c.ok()) return c;
+    if (Status c = Step(commit_); !c.ok()) return c;
     accepted_.clear();
     batches_.clear();
     finished_.clear();
@@ -304,6 +306,8 @@ class Journal::Impl {
   sqlite3_stmt* insert_job_ = nullptr;
   sqlite3_stmt* insert_commits_ = nullptr;
   sqlite3_stmt* finish_job_ = nullptr;
+  sqlite3_stmt* begin_ = nullptr;   // prepared once: a group commit parses no SQL
+  sqlite3_stmt* commit_ = nullptr;
   std::vector<Accepted> accepted_;
   std::map<JobId, Batch> batches_;
   std::vector<Finished> finished_;
