@@ -2,7 +2,7 @@
 
 #include <fcntl.h>
 #include <signal.h>
-#include <spawn.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -21,19 +21,27 @@ std::filesystem::path ExecutableDir() {
 
 pid_t SpawnProcess(const std::vector<std::string>& argv, const std::string& log_path, bool append) {
   if (argv.empty()) return -1;
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_addopen(&fa, STDOUT_FILENO, log_path.c_str(),
-                                   O_WRONLY | O_CREAT | (append ? O_APPEND : O_TRUNC), 0644);
-  posix_spawn_file_actions_adddup2(&fa, STDOUT_FILENO, STDERR_FILENO);
-  posix_spawn_file_actions_addopen(&fa, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+  // Everything the child needs is prepared before fork: between fork and
+  // exec it calls only async-signal-safe functions.
   std::vector<char*> args;
   for (auto& s : argv) args.push_back(const_cast<char*>(s.c_str()));
   args.push_back(nullptr);
-  pid_t pid = 0;
-  int rc = posix_spawn(&pid, argv[0].c_str(), &fa, nullptr, args.data(), environ);
-  posix_spawn_file_actions_destroy(&fa);
-  return rc == 0 ? pid : -1;
+  const int flags = O_WRONLY | O_CREAT | O_CLOEXEC | (append ? O_APPEND : O_TRUNC);
+  const pid_t parent = getpid();
+  pid_t pid = fork();
+  if (pid != 0) return pid;  // the parent (or -1)
+  // The child. It must not outlive whoever started it: a demo stopped with
+  // Ctrl-C or a test that crashed leaves no daemons behind (the signal
+  // comes when the spawning thread ends).
+  prctl(PR_SET_PDEATHSIG, SIGTERM);
+  if (getppid() != parent) _exit(127);  // it ended already
+  int log = open(log_path.c_str(), flags, 0644);
+  int null = open("/dev/null", O_RDONLY | O_CLOEXEC);
+  if (log < 0 || null < 0 || dup2(log, STDOUT_FILENO) < 0 || dup2(log, STDERR_FILENO) < 0 ||
+      dup2(null, STDIN_FILENO) < 0)
+    _exit(127);
+  execve(args[0], args.data(), environ);
+  _exit(127);
 }
 
 ChildProcess& ChildProcess::operator=(ChildProcess&& o) noexcept {

@@ -16,7 +16,8 @@ std::filesystem::path ExecutableDir();
 
 // Starts argv[0] with argv, stdin from /dev/null and stdout + stderr
 // written to `log_path` (appended to when `append`). Returns the child's
-// pid, or -1.
+// pid, or -1. The child gets SIGTERM when the thread that started it ends
+// (PR_SET_PDEATHSIG), so daemons never outlive a crashed or killed parent.
 pid_t SpawnProcess(const std::vector<std::string>& argv, const std::string& log_path, bool append = false);
 
 // One child process, reaped by its owner. Not thread-safe.
