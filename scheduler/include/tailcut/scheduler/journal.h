@@ -21,18 +21,21 @@
 namespace tailcut {
 
 struct JournalOptions {
-  std::string path;        // the SQLite file (its -wal and -shm beside it)
+  std::string path;        // the SQLite file (its -wal beside it); one
+                           // scheduler at a time (exclusive lock)
   bool sync_full = false;  // fsync every commit (survives power loss); false:
                            // survives a killed scheduler, not a crashed OS
 };
 
+// For jobs with return_outputs every field is kept; for the others only
+// `task` (attempt and executor read back as 0, run_s as the batch's mean).
 struct JournaledCommit {
   TaskIndex task = 0;
   AttemptId attempt = 0;
   ExecutorId executor = 0;
   double run_s = 0;
-  std::string output;      // these four only for jobs with return_outputs;
-};                         // else attempt and executor are 0, run_s a mean
+  std::string output;
+};
 
 struct JournaledJob {
   JobId id = 0;
