@@ -47,28 +47,28 @@ struct Batch {
   uint32_t first = 0, count = 0;
   double run_sum = 0;
 
-  void Add(const JournaledCommit& c, bool with_details) {
-    if (!with_details) {
-      if (range_open && c.task == first + count) {
+  void Add(TaskIndex task, AttemptId attempt, ExecutorId executor, double run_s, const std::string* output) {
+    if (!output) {
+      if (range_open && task == first + count) {
         count++;
-        run_sum += c.run_s;
+        run_sum += run_s;
         return;
       }
       Close();
       range_open = true;
-      first = c.task;
+      first = task;
       count = 1;
-      run_sum = c.run_s;
+      run_sum = run_s;
       return;
     }
     Close();
     bytes.push_back('C');
-    Put<uint32_t>(&bytes, c.task);
-    Put<uint64_t>(&bytes, c.attempt);
-    Put<uint64_t>(&bytes, c.executor);
-    Put<double>(&bytes, c.run_s);
-    Put<uint32_t>(&bytes, static_cast<uint32_t>(c.output.size()));
-    bytes.append(c.output);
+    Put<uint32_t>(&bytes, task);
+    Put<uint64_t>(&bytes, attempt);
+    Put<uint64_t>(&bytes, executor);
+    Put<double>(&bytes, run_s);
+    Put<uint32_t>(&bytes, static_cast<uint32_t>(output->size()));
+    bytes.append(*output);
   }
   void Close() {
     if (!range_open) return;
@@ -80,22 +80,17 @@ struct Batch {
   }
 };
 
-bool Decode(const char* p, const char* end, std::vector<JournaledCommit>* out) {
+bool Decode(const char* p, const char* end, std::vector<CommittedOutput>* out) {
   while (p < end) {
     char kind = *p++;
     if (kind == 'R') {
       uint32_t first = 0, count = 0;
       float run = 0;
       if (!Take(&p, end, &first) || !Take(&p, end, &count) || !Take(&p, end, &run)) return false;
-      for (uint32_t i = 0; i < count; ++i) {
-        JournaledCommit c;
-        c.task = first + i;
-        c.run_s = run;
-        out->push_back(std::move(c));
-      }
+      for (uint32_t i = 0; i < count; ++i) out->push_back({first + i, 0, 0, run, {}});
       continue;
     }
-    JournaledCommit c;
+    CommittedOutput c{};
     uint32_t len = 0;
     if (kind != 'C' || !Take(&p, end, &c.task) || !Take(&p, end, &c.attempt) || !Take(&p, end, &c.executor) ||
         !Take(&p, end, &c.run_s) || !Take(&p, end, &len) || end - p < static_cast<long>(len))
@@ -204,7 +199,9 @@ class Journal::Impl {
   void JobAccepted(JobId id, const std::string& key, const std::string& spec, double submitted) {
     accepted_.push_back({id, key, spec, submitted});
   }
-  void TaskCommitted(JobId job, const JournaledCommit& c, bool with_details) { batches_[job].Add(c, with_details); }
+  void TaskCommitted(JobId job, TaskIndex t, AttemptId a, ExecutorId e, double run_s, const std::string* output) {
+    batches_[job].Add(t, a, e, run_s, output);
+  }
   void JobFinished(JobId id, JobState state, const std::string& reason, double at, uint32_t attempts,
                    uint32_t copies, uint32_t failed) {
     finished_.push_back({id, state, reason, at, attempts, copies, failed});
@@ -325,8 +322,9 @@ Status Journal::Load(std::vector<JournaledJob>* jobs) { return impl_->Load(jobs)
 void Journal::JobAccepted(JobId id, const std::string& key, const std::string& spec, double submitted_unix) {
   impl_->JobAccepted(id, key, spec, submitted_unix);
 }
-void Journal::TaskCommitted(JobId job, const JournaledCommit& c, bool with_details) {
-  impl_->TaskCommitted(job, c, with_details);
+void Journal::TaskCommitted(JobId job, TaskIndex task, AttemptId attempt, ExecutorId executor, double run_s,
+                            const std::string* output) {
+  impl_->TaskCommitted(job, task, attempt, executor, run_s, output);
 }
 void Journal::JobFinished(JobId id, JobState state, const std::string& reason, double finished_unix,
                           uint32_t attempts, uint32_t copies, uint32_t failed_attempts) {

@@ -13,13 +13,7 @@ double UnixNow() {
 
 void JournalWriter::OnTaskCommitted(JobId job, TaskIndex task, AttemptId attempt, ExecutorId executor, double run_s,
                                     const std::string* output) {
-  JournaledCommit c;
-  c.task = task;
-  c.attempt = attempt;
-  c.executor = executor;
-  c.run_s = run_s;
-  if (output) c.output = *output;
-  journal_->TaskCommitted(job, c, /*with_details=*/output != nullptr);
+  journal_->TaskCommitted(job, task, attempt, executor, run_s, output);
 }
 
 void JournalWriter::OnJobFinished(const JobStatusInfo& info) {
@@ -60,10 +54,7 @@ StatusOr<RecoveryStats> Recover(Journal& journal, SchedulerCore& core, const Clo
                     << "); it is skipped";
       continue;
     }
-    std::vector<CommittedOutput> commits;
-    commits.reserve(j.commits.size());
-    for (JournaledCommit& c : j.commits)
-      commits.push_back({c.task, c.attempt, c.executor, c.run_s, std::move(c.output)});
+    std::vector<CommittedOutput> commits = std::move(j.commits);
     stats.commits += commits.size();
     Status s;
     if (j.finished) {

@@ -175,7 +175,7 @@ TEST_CASE("chaos: executors and the scheduler killed -9 and restarted, no accept
   for (const JournaledJob& j : journaled) {
     journal_unfinished += !j.finished;
     std::set<TaskIndex> seen;
-    for (const JournaledCommit& c : j.commits) journal_double += !seen.insert(c.task).second;
+    for (const CommittedOutput& c : j.commits) journal_double += !seen.insert(c.task).second;
     // A fan-out with rule "all" that succeeded: every task committed.
     auto it = tasks_of.find(j.id);
     if (j.finished && j.state == JobState::kSucceeded && it != tasks_of.end() && seen.size() != it->second)

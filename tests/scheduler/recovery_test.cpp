@@ -35,14 +35,10 @@ struct TempJournal {
   JournalOptions options;
 };
 
-JournaledCommit Commit(TaskIndex t, std::string out = "") {
-  JournaledCommit c;
-  c.task = t;
-  c.attempt = 100 + t;
-  c.executor = 7;
-  c.run_s = 0.5;
-  c.output = std::move(out);
-  return c;
+// Task t committed by attempt 100 + t on executor 7 in 0.5 s; `output`
+// null: a job without kept outputs.
+void Committed(Journal& j, JobId job, TaskIndex t, const std::string* output = nullptr) {
+  j.TaskCommitted(job, t, 100 + t, 7, 0.5, output);
 }
 
 }  // namespace
@@ -54,14 +50,15 @@ TEST_CASE("journal: jobs, commits and final statuses survive reopening, epochs c
     REQUIRE(*j->StartRun() == 1);
     j->JobAccepted(1, "key-1", "spec-1", 1000.0);
     j->JobAccepted(2, "", "spec-2", 1001.0);
-    j->TaskCommitted(1, Commit(0, "zero"), true);
-    j->TaskCommitted(1, Commit(2, std::string("two\0bytes", 9)), true);
-    for (TaskIndex t : {0, 1, 2, 5, 4}) j->TaskCommitted(2, Commit(t), false);  // ranges: 0-2, 5, 4
+    const std::string zero = "zero", two("two\0bytes", 9), one = "one";
+    Committed(*j, 1, 0, &zero);
+    Committed(*j, 1, 2, &two);
+    for (TaskIndex t : {0, 1, 2, 5, 4}) Committed(*j, 2, t);  // ranges: 0-2, 5, 4
     j->JobFinished(2, JobState::kFailed, "task 3 failed", 1002.0, 5, 1, 3);
     CHECK(j->dirty());
     REQUIRE(j->Commit().ok());
     CHECK_FALSE(j->dirty());
-    j->TaskCommitted(1, Commit(1, "one"), true);
+    Committed(*j, 1, 1, &one);
     REQUIRE(j->Commit().ok());
   }
   auto j = tmp.Open();
@@ -115,7 +112,7 @@ TEST_CASE("journal: Prune keeps running jobs and the newest finished ones") {
   auto j = tmp.Open();
   for (JobId id = 1; id <= 5; ++id) j->JobAccepted(id, "", "s", 1.0);
   for (JobId id : {1, 2, 4}) j->JobFinished(id, JobState::kSucceeded, "", 2.0, 1, 0, 0);
-  j->TaskCommitted(1, Commit(0), false);
+  Committed(*j, 1, 0);
   REQUIRE(j->Commit().ok());
   REQUIRE(j->Prune(1).ok());
   std::vector<JournaledJob> jobs;

@@ -16,7 +16,7 @@
 
 #include "tailcut/common/ids.h"
 #include "tailcut/common/status.h"
-#include "tailcut/scheduler/job.h"
+#include "tailcut/scheduler/core.h"
 
 namespace tailcut {
 
@@ -25,16 +25,6 @@ struct JournalOptions {
                            // scheduler at a time (exclusive lock)
   bool sync_full = false;  // fsync every commit (survives power loss); false:
                            // survives a killed scheduler, not a crashed OS
-};
-
-// For jobs with return_outputs every field is kept; for the others only
-// `task` (attempt and executor read back as 0, run_s as the batch's mean).
-struct JournaledCommit {
-  TaskIndex task = 0;
-  AttemptId attempt = 0;
-  ExecutorId executor = 0;
-  double run_s = 0;
-  std::string output;
 };
 
 struct JournaledJob {
@@ -47,7 +37,10 @@ struct JournaledJob {
   std::string reason;
   double finished_unix = 0;
   uint32_t attempts = 0, copies = 0, failed_attempts = 0;  // at finish
-  std::vector<JournaledCommit> commits;                    // in commit order
+  // In commit order. For jobs with return_outputs every field is kept; for
+  // the others only `task` (attempt and executor read back as 0, run_s as
+  // the batch's mean).
+  std::vector<CommittedOutput> commits;
 };
 
 class Journal {
@@ -64,10 +57,11 @@ class Journal {
 
   // Buffered until Commit().
   void JobAccepted(JobId id, const std::string& request_key, const std::string& spec, double submitted_unix);
-  // `with_details`: keep attempt, executor, run time and output (jobs with
-  // return_outputs); else only that the task committed (and its mean run
-  // time), packed as ranges of consecutive tasks.
-  void TaskCommitted(JobId job, const JournaledCommit& commit, bool with_details);
+  // With `output` (jobs with return_outputs) attempt, executor, run time and
+  // output are kept; with null only that the task committed (and its mean
+  // run time), packed as ranges of consecutive tasks.
+  void TaskCommitted(JobId job, TaskIndex task, AttemptId attempt, ExecutorId executor, double run_s,
+                     const std::string* output);
   void JobFinished(JobId id, JobState state, const std::string& reason, double finished_unix, uint32_t attempts,
                    uint32_t copies, uint32_t failed_attempts);
   bool dirty() const;
