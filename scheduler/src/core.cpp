@@ -79,11 +79,7 @@ class SchedulerCore::Impl final {
     job.copies = st.copies;
     job.failed_attempts = st.failed_attempts;
     if (job.def.return_outputs) job.outputs = std::move(outputs);
-    s_.finished_order.push_back(id);
-    while (s_.finished_order.size() > s_.opt.job_retention) {
-      s_.jobs.erase(s_.finished_order.front());
-      s_.finished_order.pop_front();
-    }
+    life_.Retain(id);
     return Status::Ok();
   }
 

@@ -200,7 +200,11 @@ void Lifecycle::FinishJob(Job& job, JobState state, std::string reason) {
     JobStatusInfo info = MakeStatusInfo(job);
     for (CoreObserver* o : s_.observers) o->OnJobFinished(info);
   }
-  s_.finished_order.push_back(job.id);
+  Retain(job.id);
+}
+
+void Lifecycle::Retain(JobId finished) {
+  s_.finished_order.push_back(finished);
   while (s_.finished_order.size() > s_.opt.job_retention) {
     JobId old = s_.finished_order.front();
     s_.finished_order.pop_front();

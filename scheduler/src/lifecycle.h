@@ -41,6 +41,9 @@ class Lifecycle {
   // Cancels every live attempt of a task (the executor is told).
   void EndLiveAttempts(Job& job, TaskIndex t, AttemptOutcome outcome);
   void FinishJob(Job& job, JobState state, std::string reason);
+  // Keeps a finished job for status queries; the oldest beyond
+  // core.job_retention are dropped.
+  void Retain(JobId finished);
 
  private:
   CoreState& s_;
