@@ -141,11 +141,7 @@ class Client::Impl {
         return Status::Unavailable("job " + std::to_string(job) + " still running after " +
                                    std::to_string(w.timeout_s) + " s");
       // Pushed messages: streamed results and the final status.
-      while (!pushed_.empty()) {
-        wire::ClientReply r = std::move(pushed_.front());
-        pushed_.pop_front();
-        HandlePush(r, job, watch_id, w, &last);
-      }
+      HandlePushed(job, watch_id, w, &last);
       if (IsTerminal(last.state())) break;
       double left = next_poll - clock_.Now();
       wire::ClientReply r;
@@ -160,7 +156,7 @@ class Client::Impl {
         if (!s.ok() && s.status().code() == Status::Code::kUnavailable) {
           // The final status may have been pushed while this poll went
           // unanswered (the scheduler shut down right after pushing it).
-          for (; !pushed_.empty(); pushed_.pop_front()) HandlePush(pushed_.front(), job, watch_id, w, &last);
+          HandlePushed(job, watch_id, w, &last);
           if (IsTerminal(last.state())) break;
           // The scheduler may be restarting: keep asking, for a while.
           if (unanswered_since < 0) unanswered_since = clock_.Now() - opt_.timeout_s;
@@ -180,13 +176,14 @@ class Client::Impl {
     // Results pushed before the final status: ZeroMQ keeps the order, so
     // they are queued (a job that finished before the watch was answered
     // never entered the loop above).
-    while (!pushed_.empty()) {
-      wire::ClientReply r = std::move(pushed_.front());
-      pushed_.pop_front();
-      HandlePush(r, job, watch_id, w, &last);
-    }
+    HandlePushed(job, watch_id, w, &last);
     if (w.on_progress) w.on_progress(last);
     return last;
+  }
+
+  // Every message queued by Call while it waited for its own reply.
+  void HandlePushed(JobId job, uint64_t watch_id, const WaitOptions& w, wire::JobStatus* last) {
+    for (; !pushed_.empty(); pushed_.pop_front()) HandlePush(pushed_.front(), job, watch_id, w, last);
   }
 
   void HandlePush(const wire::ClientReply& r, JobId job, uint64_t watch_id, const WaitOptions& w,
