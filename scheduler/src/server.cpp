@@ -140,17 +140,14 @@ class SchedulerServer::Impl {
     // sent just before it gets the final status below).
     DrainExecutors();
     DrainClients();
+    // Journaled, running jobs stay in the journal and resume on the next
+    // start (their clients keep waiting and reconnect). In memory they end
+    // now: executors are told to stop their attempts and watching clients
+    // why, rather than leaving them waiting.
     std::vector<JobId> running = core_.RunningJobIds();
-    if (durability_.journaled()) {
-      // Durable: running jobs stay in the journal and resume on the next
-      // start; their clients keep waiting and reconnect.
-      Flush();
-    } else {
-      // In memory: running jobs end now. Tell executors to stop their
-      // attempts and watching clients why, rather than leaving them waiting.
+    if (!durability_.journaled())
       for (JobId id : running) (void)core_.CancelJob(id, "scheduler shut down");
-      Flush();
-    }
+    Flush();
     CommitJournal(/*force=*/true);  // whatever is held goes out now
     // Those messages are only queued; with linger 0 closing the sockets
     // would drop what the I/O thread has not written yet. Allow a moment.
