@@ -2,6 +2,7 @@
 #include <cstdio>
 #include <cstring>
 #include <string>
+#include <tuple>
 
 #include "cli_util.h"
 #include "commands.h"
@@ -10,6 +11,7 @@
 #include "tailcut/common/log.h"
 #include "tailcut/common/version.h"
 #include "tailcut/predictors/commands.h"
+#include "tailcut/wire/security.h"
 
 namespace tailcut::cli {
 namespace {
@@ -32,10 +34,16 @@ commands:
                        daemons; same table/JSON as sim
   train                distributed gradient descent on a local cluster with one
                        5x straggler: uncoded vs gradient-coded (docs/GPU.md)
+  keygen NAME          write a CURVE key pair NAME.key (secret) and NAME.pub
+                       (--role client|executor|admin, default client; --dir D)
 
 common options:
   --scheduler EP       the scheduler's client endpoint (default tcp://127.0.0.1:7701,
                        or $TAILCUT_SCHEDULER)
+  --key-file FILE      this client's key pair, for a scheduler with keys
+                       (or $TAILCUT_KEY_FILE; docs/SECURITY.md)
+  --scheduler-key KEY  the scheduler's public key: .pub file or Z85
+                       (or $TAILCUT_SCHEDULER_KEY)
   --json               machine-readable output (the protocol's messages as JSON)
   --timeout S          seconds to wait for the scheduler's answer (default 10)
   -h, --help           help for a command: tailcut COMMAND --help
@@ -63,6 +71,11 @@ ClientOptions ClientOptionsFrom(const Args& a) {
   const char* env = std::getenv("TAILCUT_SCHEDULER");
   if (env && *env) o.endpoint = env;
   o.endpoint = a.Get("--scheduler", o.endpoint);
+  for (auto [flag, var, out] : {std::tuple{"--key-file", "TAILCUT_KEY_FILE", &o.key_file},
+                                std::tuple{"--scheduler-key", "TAILCUT_SCHEDULER_KEY", &o.scheduler_key}}) {
+    const char* value = std::getenv(var);
+    *out = a.Get(flag, value ? value : "");
+  }
   o.timeout_s = a.Double("--timeout", 10, 0.001, 1e6);  // checked in main()
   return o;
 }
@@ -225,6 +238,24 @@ int ExecutorsCmd(const Args& a) {
   return kExitOk;
 }
 
+int KeygenCmd(const Args& a) {
+  if (a.positional().size() != 1) {
+    std::fprintf(stderr, "usage: tailcut keygen NAME [--role client|executor|admin] [--dir DIR]\n");
+    return kExitUsage;
+  }
+  const std::string& name = a.positional()[0];
+  auto role = ParsePeerRole(a.Get("--role", "client"));
+  if (!role.ok()) return std::fprintf(stderr, "tailcut keygen: %s\n", role.status().message().c_str()), kExitUsage;
+  auto key = GenerateKeyPair(name, *role);
+  if (!key.ok()) return Fail(key.status());
+  std::string prefix = a.Get("--dir", ".") + "/" + name;
+  if (Status s = WriteKeyFiles(prefix, *key); !s.ok()) return Fail(s);
+  std::printf("wrote %s.key (secret, mode 0600) and %s.pub (role %s)\n", prefix.c_str(), prefix.c_str(),
+              PeerRoleName(*role));
+  std::printf("admit it: append %s.pub to the scheduler's trusted_keys file and send it SIGHUP\n", prefix.c_str());
+  return kExitOk;
+}
+
 struct Command {
   const char* name;
   int (*run)(const Args&);
@@ -247,6 +278,7 @@ int main(int argc, char** argv) {
       {"sim", RunSim, {"--json", "--help", "-h", "--live-model"}},
       {"bench", RunBench, {"--json", "--help", "-h"}},
       {"train", RunTrain, {"--json", "--help", "-h", "--gpu"}},
+      {"keygen", KeygenCmd, {}},
   };
   if (argc < 2 || !std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h") || !std::strcmp(argv[1], "help")) {
     std::fputs(kUsage, stdout);

@@ -11,6 +11,7 @@ std::string Status::ToString() const {
     case Code::kFailedPrecondition: name = "failed precondition"; break;
     case Code::kResourceExhausted: name = "resource exhausted"; break;
     case Code::kUnavailable: name = "unavailable"; break;
+    case Code::kPermissionDenied: name = "permission denied"; break;
     case Code::kIoError: name = "io error"; break;
     case Code::kInternal: name = "internal"; break;
   }

@@ -17,6 +17,7 @@
 #include "gpu_detect.h"
 #include "gpu_signals.h"
 #include "tailcut/common/log.h"
+#include "tailcut/wire/security.h"
 #include "tailcut/wire/wire.h"
 #include "tailcut/executor/runtime.h"
 
@@ -64,6 +65,8 @@ StatusOr<ExecutorOptions> ExecutorOptionsFromConfig(const Config& c) {
       .Get("goodbye_linger_ms", &o.goodbye_linger_ms)
       .Get("max_output_bytes", &max_output_bytes)
       .Get("max_queued", &o.max_queued)
+      .Get("key_file", &o.key_file)
+      .Get("scheduler_key", &o.scheduler_key)
       .Get("faults.slowdown", &o.faults.slowdown)
       .Get("faults.fail_slow_after_s", &o.faults.fail_slow_after_s)
       .Get("faults.fail_slow_factor", &o.faults.fail_slow_factor)
@@ -73,6 +76,8 @@ StatusOr<ExecutorOptions> ExecutorOptionsFromConfig(const Config& c) {
       .Get("faults.seed", &seed);
   for (const std::string& key : c.Children("labels")) t.Get("labels." + key, &o.labels[key]);
   t.Also(ValidateEndpoint(o.scheduler))
+      .Check(o.key_file.empty() == o.scheduler_key.empty(),
+             "key_file and scheduler_key go together: this executor's key and the scheduler's public key")
       .Check(o.heartbeat_ms > 0, "heartbeat_ms must be > 0")
       .Check(max_output_bytes >= 0, "max_output_bytes must be >= 0 (0 = no cap)")
       .Check(o.faults.slowdown > 0 && o.faults.fail_slow_factor > 0,
@@ -132,6 +137,11 @@ class Executor::Loop {
     socket_.set(zmq::sockopt::heartbeat_ivl, static_cast<int>(o_.heartbeat_ms));
     socket_.set(zmq::sockopt::heartbeat_timeout, zmtp_timeout);
     socket_.set(zmq::sockopt::heartbeat_ttl, std::min(zmtp_timeout, 6553500));
+    if (Status s = ApplyPeerKeys(socket_, {o_.key_file, o_.scheduler_key}); !s.ok()) return s;
+    if (o_.key_file.empty() && !IsLocalOnlyEndpoint(o_.scheduler))
+      TC_LOG(Warn) << "no keys: the link to " << o_.scheduler
+                   << " is neither encrypted nor proven to reach the real scheduler (docs/SECURITY.md)";
+    handshake_ = std::make_unique<HandshakeMonitor>(context_, socket_, !o_.key_file.empty());
     socket_.connect(o_.scheduler);
     TC_LOG(Info) << "executor " << o_.name << ": " << o_.slots << " slots on " << o_.threads
                  << " threads, kernels: " << ex_->kernels_.NamesList();
@@ -158,6 +168,7 @@ class Executor::Loop {
         [[maybe_unused]] ssize_t r = read(ex_->wake_fd_, &n, sizeof n);
       }
       if (items[0].revents & ZMQ_POLLIN) ReceiveAll();
+      NoteHandshakeFailure();
       if (register_unsent_ && (items[0].revents & ZMQ_POLLOUT)) SendRegister();
       FlushEvents(/*heartbeat=*/false);
       OnTimers();
@@ -381,6 +392,15 @@ class Executor::Loop {
     pending_.add_results()->Swap(r);
   }
 
+  // A refused key fails silently in ZeroMQ (it redials for ever); say so,
+  // at most every 10 s.
+  void NoteHandshakeFailure() {
+    std::string why = handshake_->TakeFailure();
+    if (why.empty() || SteadyClock::now() - last_handshake_log_ < std::chrono::seconds(10)) return;
+    last_handshake_log_ = SteadyClock::now();
+    TC_LOG(Error) << why << "; still trying";
+  }
+
   void OnError(const wire::Error& e) {
     if (e.code() == wire::Error::UNKNOWN_EXECUTOR) {
       // Answers to Reports sent before our Register: it is on its way.
@@ -476,6 +496,8 @@ class Executor::Loop {
   AttemptRuntime runtime_;
   zmq::context_t context_{1};
   zmq::socket_t socket_;
+  std::unique_ptr<HandshakeMonitor> handshake_;
+  TimePoint last_handshake_log_{};
   const TimePoint start_;
 
   State state_ = State::kRegistering;

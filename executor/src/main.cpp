@@ -30,6 +30,9 @@ Runs tasks for a tailcut scheduler.
   --max-output-bytes N   refuse work while N bytes of outputs wait unsent (0: no cap)
   --name NAME            executor name (default host:pid)
   --label K=V            label offered to tasks; repeatable
+  --key-file FILE        this executor's key pair (tailcut keygen NAME --role executor)
+  --scheduler-key KEY    the scheduler's public key: its .pub file or the Z85 key
+                         (both or neither; docs/SECURITY.md)
   --set KEY=VALUE        override any config key (TOML value); repeatable
   --log-level LEVEL      debug|info|warn|error|off (default info)
 fault injection (stragglers on demand, see docs/EXECUTOR.md):
@@ -79,6 +82,8 @@ int main(int argc, char** argv) {
       {"--max-output-bytes", "max_output_bytes", false},
       {"--max-queued", "max_queued", false},
       {"--name", "name", true},
+      {"--key-file", "key_file", true},
+      {"--scheduler-key", "scheduler_key", true},
       {"--log-level", "log_level", true},
       {"--slowdown", "faults.slowdown", false},
       {"--fail-slow-after", "faults.fail_slow_after_s", false},

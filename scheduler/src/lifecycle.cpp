@@ -21,6 +21,7 @@ JobStatusInfo MakeStatusInfo(const Job& job) {
   s.submitted = job.submitted;
   s.finished = job.finished;
   s.request_key = job.def.request_key;
+  s.owner = job.def.owner;
   return s;
 }
 

@@ -8,6 +8,7 @@
 
 #include "recovery.h"
 #include "tailcut/common/log.h"
+#include "tailcut/wire/security.h"
 #include "tailcut/wire/wire.h"
 #include "wire_convert.h"
 
@@ -23,11 +24,16 @@ Status LoadServerOptions(const Config& cfg, ServerOptions* o) {
       .Get("tick_s", &o->tick_s)
       .Get("state_dir", &o->state_dir)
       .Get("journal_sync", &sync)
+      .Get("key_file", &o->key_file)
+      .Get("trusted_keys", &o->trusted_keys)
+      .Get("insecure", &o->insecure)
       .Also(ValidateEndpoint(o->executor_endpoint))
       .Also(ValidateEndpoint(o->client_endpoint))
       .Check(o->heartbeat_ms > 0, "heartbeat_ms must be > 0")
       .Check(o->tick_s > 0, "tick_s must be > 0")
-      .Check(sync == "full" || sync == "normal", "journal_sync must be \"full\" or \"normal\"");
+      .Check(sync == "full" || sync == "normal", "journal_sync must be \"full\" or \"normal\"")
+      .Check(o->key_file.empty() == o->trusted_keys.empty(),
+             "key_file and trusted_keys go together: the scheduler's key and the keys it admits");
   o->journal_sync_full = sync == "full";
   if (!t.status().ok()) return t.status();
   if (o->core.lost_after_s > 0 && o->core.lost_after_s * 1000 < 2.0 * o->heartbeat_ms)
@@ -63,6 +69,13 @@ struct Watcher {
   uint64_t request_id;
 };
 
+// Who sent a client request: the owner its jobs get, and whether it may
+// act on every job.
+struct Caller {
+  std::string owner;
+  bool admin = false;
+};
+
 struct Peer {
   std::string route;
   double last_sent = 0;
@@ -84,6 +97,7 @@ class SchedulerServer::Impl {
                                     opt_.core.job_retention);
         !s.ok())
       return s;
+    if (Status s = SetUpKeys(); !s.ok()) return s;
     try {
       for (zmq::socket_t* s : {&executors_, &clients_}) {
         s->set(zmq::sockopt::linger, 0);
@@ -110,21 +124,69 @@ class SchedulerServer::Impl {
     return Status::Ok();
   }
 
+  // Keys make both sockets CURVE servers answered by our ZAP handler;
+  // without keys the sockets must not be reachable from the network.
+  Status SetUpKeys() {
+    if (opt_.key_file.empty()) {
+      bool local = IsLocalOnlyEndpoint(opt_.executor_endpoint) && IsLocalOnlyEndpoint(opt_.client_endpoint);
+      if (!local && !opt_.insecure)
+        return Status::InvalidArgument(
+            "listening beyond this machine (" + opt_.executor_endpoint + ", " + opt_.client_endpoint +
+            ") needs keys: set scheduler.key_file and scheduler.trusted_keys (docs/SECURITY.md), or "
+            "scheduler.insecure = true to let anyone who reaches these ports run work");
+      if (local)
+        TC_LOG(Info) << "no keys configured: listening on this machine only (docs/SECURITY.md opens it to a network)";
+      else
+        TC_LOG(Warn) << "INSECURE (scheduler.insecure = true): no keys; anyone who reaches " << opt_.client_endpoint
+                     << " can run work, anyone who reaches " << opt_.executor_endpoint
+                     << " can pose as an executor";
+      return Status::Ok();
+    }
+    auto own = LoadKeyPair(opt_.key_file);
+    if (!own.ok()) return own.status();
+    auto trusted = LoadTrustedKeys(opt_.trusted_keys);
+    if (!trusted.ok()) return trusted.status();
+    auth_ = std::make_unique<ZapAuthenticator>(ctx_);
+    auth_->SetTrusted(std::move(trusted).value());
+    for (auto [sock, domain] : {std::pair{&executors_, ZapAuthenticator::kExecutorDomain},
+                                std::pair{&clients_, ZapAuthenticator::kClientDomain}}) {
+      sock->set(zmq::sockopt::zap_domain, domain);
+      sock->set(zmq::sockopt::curve_server, true);
+      sock->set(zmq::sockopt::curve_secretkey, own->secret_key);
+    }
+    TC_LOG(Info) << "keys: CURVE, " << auth_->trusted_count() << " trusted keys from " << opt_.trusted_keys;
+    return Status::Ok();
+  }
+
+  void ReloadTrustedKeysNow() {
+    auto trusted = LoadTrustedKeys(opt_.trusted_keys);
+    if (!trusted.ok()) {
+      TC_LOG(Error) << "trusted keys not reloaded (the old list stays): " << trusted.status().message();
+      return;
+    }
+    auth_->SetTrusted(std::move(trusted).value());
+    TC_LOG(Info) << "reloaded " << auth_->trusted_count() << " trusted keys from " << opt_.trusted_keys;
+  }
+
   void Run() {
     double next_tick = 0;
     last_iteration_ = clock_.Now();
     while (!stop_.load(std::memory_order_relaxed)) {
       double now = clock_.Now();
       long wait_ms = std::clamp<long>(static_cast<long>((next_tick - now) * 1000), 0, 100);
-      zmq::pollitem_t items[] = {{executors_.handle(), 0, ZMQ_POLLIN, 0}, {clients_.handle(), 0, ZMQ_POLLIN, 0}};
+      zmq::pollitem_t items[] = {{executors_.handle(), 0, ZMQ_POLLIN, 0},
+                                 {clients_.handle(), 0, ZMQ_POLLIN, 0},
+                                 {auth_ ? auth_->socket().handle() : nullptr, 0, ZMQ_POLLIN, 0}};
       try {
-        zmq::poll(items, 2, std::chrono::milliseconds(wait_ms));
+        zmq::poll(items, auth_ ? 3 : 2, std::chrono::milliseconds(wait_ms));
       } catch (const zmq::error_t& e) {
         if (e.num() == EINTR) continue;  // a signal; the flag says whether to stop
         TC_LOG(Error) << "poll failed: " << e.what();
         break;
       }
       NoteStall();
+      if (auth_ && reload_keys_.exchange(false)) ReloadTrustedKeysNow();
+      if (items[2].revents & ZMQ_POLLIN) auth_->HandleRequests();
       if (items[0].revents & ZMQ_POLLIN) DrainExecutors();
       if (items[1].revents & ZMQ_POLLIN) DrainClients();
       now = clock_.Now();
@@ -157,6 +219,7 @@ class SchedulerServer::Impl {
   }
 
   void Stop() { stop_.store(true); }
+  void ReloadTrustedKeys() { reload_keys_.store(true); }
   void AddObserver(CoreObserver* o) { core_.AddObserver(o); }
   const std::string& executor_endpoint() const { return executor_endpoint_; }
   const std::string& client_endpoint() const { return client_endpoint_; }
@@ -236,6 +299,11 @@ class SchedulerServer::Impl {
     bool ok = true;
     wire::ExecutorMessage msg;
     for (int i = 0; i < kMaxDrain && Receive(executors_, &route, &payload, &ok); ++i) {
+      if (auth_ && !auth_->Peer(payload)) {
+        WarnBadInput("executor socket", "a message under a key no longer trusted");
+        SendExecutorError(route, wire::Error::UNAUTHENTICATED, "this executor's key is no longer trusted");
+        continue;
+      }
       if (!ok || !FromFrame(payload, &msg)) {
         WarnBadInput("executor socket", "unparseable message");
         SendExecutorError(route, wire::Error::BAD_MESSAGE, "could not parse an ExecutorMessage");
@@ -398,26 +466,56 @@ class SchedulerServer::Impl {
                             std::to_string(kProtocolVersion));
         continue;
       }
-      OnClientRequest(route, req);
+      Caller who;
+      if (!Identify(payload, req, &who)) {
+        WarnBadInput("client socket", "a request under a key no longer trusted");
+        SendClientError(route, req.request_id(), wire::Error::UNAUTHENTICATED, "this client's key is no longer trusted");
+        continue;
+      }
+      OnClientRequest(route, req, who);
     }
   }
 
-  void OnClientRequest(const std::string& route, const wire::ClientRequest& req) {
+  // With keys the owner is the CURVE key that sent the frame; without keys
+  // (loopback only) the user name the client states.
+  bool Identify(const zmq::message_t& frame, const wire::ClientRequest& req, Caller* who) const {
+    if (!auth_) {
+      who->owner = "user:" + (req.user().empty() ? std::string("anonymous") : req.user());
+      return true;
+    }
+    const TrustedKey* key = auth_->Peer(frame, &who->owner);
+    if (!key) return false;
+    who->admin = key->role == PeerRole::kAdmin;
+    return true;
+  }
+
+  // The job's status when `who` may see and act on it: its owner or an admin.
+  StatusOr<JobStatusInfo> OwnedJob(JobId job, const Caller& who) const {
+    auto st = core_.JobStatus(job);
+    if (st.ok() && !who.admin && st->owner != who.owner)
+      return Status::PermissionDenied("job " + std::to_string(job) + " is not your job");
+    return st;
+  }
+
+  void OnClientRequest(const std::string& route, wire::ClientRequest& req, const Caller& who) {
     wire::ClientReply reply;
     reply.set_version(kProtocolVersion);
     reply.set_request_id(req.request_id());
     switch (req.body_case()) {
       case wire::ClientRequest::kSubmit: {
-        const std::string& key = req.submit().job().request_key();
+        wire::JobSpec& spec = *req.mutable_submit()->mutable_job();
+        spec.set_owner(who.owner);
+        // Keys are per owner: another owner's key neither finds nor blocks a job.
+        const std::string key = spec.request_key().empty() ? "" : who.owner + "\n" + spec.request_key();
         if (JobId known = durability_.keys().Find(key)) {  // a retry of a submit already accepted
           auto st = core_.JobStatus(known);
           reply.mutable_submitted()->set_job_id(known);
           reply.mutable_submitted()->set_tasks(st.ok() ? st->tasks : 0);
-          if (st.ok() && st->state == JobState::kRunning && req.submit().job().stream_results())
+          if (st.ok() && st->state == JobState::kRunning && spec.stream_results())
             watchers_[known].push_back({route, req.request_id()});
           break;
         }
-        auto def = JobDefFromWire(req.submit().job());
+        auto def = JobDefFromWire(spec);
         if (!def.ok()) return SendClientError(route, req.request_id(), wire::Error::INVALID_ARGUMENT, def.status().message());
         bool stream = def->stream_results;
         std::string name = def->name;
@@ -425,20 +523,22 @@ class SchedulerServer::Impl {
         if (!id.ok())
           return SendClientError(route, req.request_id(), ErrorCodeFor(id.status(), true), id.status().message());
         TC_LOG(Debug) << "job " << *id << " (" << name << ") submitted";
-        durability_.JobAccepted(*id, key, req.submit().job().SerializeAsString());
+        durability_.JobAccepted(*id, key, spec.SerializeAsString());
         if (stream) watchers_[*id].push_back({route, req.request_id()});
         reply.mutable_submitted()->set_job_id(*id);
         reply.mutable_submitted()->set_tasks(core_.JobStatus(*id)->tasks);
         break;
       }
       case wire::ClientRequest::kStatus: {
-        auto st = core_.JobStatus(req.status().job_id());
-        if (!st.ok()) return SendClientError(route, req.request_id(), wire::Error::UNKNOWN_JOB, st.status().message());
+        auto st = OwnedJob(req.status().job_id(), who);
+        if (!st.ok())
+          return SendClientError(route, req.request_id(), ErrorCodeFor(st.status(), false), st.status().message());
         JobStatusToWire(*st, reply.mutable_status());
         break;
       }
       case wire::ClientRequest::kCancel: {
-        Status s = core_.CancelJob(req.cancel().job_id(), "cancelled by client");
+        Status s = OwnedJob(req.cancel().job_id(), who).status();
+        if (s.ok()) s = core_.CancelJob(req.cancel().job_id(), "cancelled by client");
         if (!s.ok()) return SendClientError(route, req.request_id(), ErrorCodeFor(s, false), s.message());
         JobStatusToWire(*core_.JobStatus(req.cancel().job_id()), reply.mutable_status());
         break;
@@ -464,13 +564,16 @@ class SchedulerServer::Impl {
       }
       case wire::ClientRequest::kWatch: {
         JobId job = req.watch().job_id();
-        auto st = core_.JobStatus(job);
-        if (!st.ok()) return SendClientError(route, req.request_id(), wire::Error::UNKNOWN_JOB, st.status().message());
+        auto st = OwnedJob(job, who);
+        if (!st.ok())
+          return SendClientError(route, req.request_id(), ErrorCodeFor(st.status(), false), st.status().message());
         JobStatusToWire(*st, reply.mutable_status());
         if (st->state == JobState::kRunning) watchers_[job].push_back({route, req.request_id()});
         break;  // the reply carries the current status; the final one is pushed
       }
       case wire::ClientRequest::kResults: {
+        if (Status s = OwnedJob(req.results().job_id(), who).status(); !s.ok())
+          return SendClientError(route, req.request_id(), ErrorCodeFor(s, false), s.message());
         auto outs = core_.JobOutputs(req.results().job_id());
         if (!outs.ok())
           return SendClientError(route, req.request_id(), ErrorCodeFor(outs.status(), false), outs.status().message());
@@ -579,6 +682,8 @@ class SchedulerServer::Impl {
   zmq::socket_t clients_;
   std::string executor_endpoint_, client_endpoint_;
   std::atomic<bool> stop_{false};
+  std::atomic<bool> reload_keys_{false};
+  std::unique_ptr<ZapAuthenticator> auth_;  // null without keys
   std::unordered_map<std::string, ExecutorId> by_route_;
   std::unordered_map<ExecutorId, Peer> peers_;
   std::unordered_map<JobId, std::vector<Watcher>> watchers_;
@@ -595,6 +700,7 @@ SchedulerServer::~SchedulerServer() = default;
 Status SchedulerServer::Bind() { return impl_->Bind(); }
 void SchedulerServer::Run() { impl_->Run(); }
 void SchedulerServer::Stop() { impl_->Stop(); }
+void SchedulerServer::ReloadTrustedKeys() { impl_->ReloadTrustedKeys(); }
 void SchedulerServer::AddObserver(CoreObserver* observer) { impl_->AddObserver(observer); }
 std::string SchedulerServer::executor_endpoint() const { return impl_->executor_endpoint(); }
 std::string SchedulerServer::client_endpoint() const { return impl_->client_endpoint(); }

@@ -48,6 +48,7 @@ StatusOr<JobDef> JobDefFromWire(const wire::JobSpec& spec) {
   d.stream_results = spec.stream_results();
   d.return_outputs = spec.return_outputs();
   d.request_key = spec.request_key();
+  d.owner = spec.owner();
   d.timeout_s = spec.timeout_s();
   for (double limit : {d.timeout_s, d.templ.timeout_s})
     if (limit < 0 || !std::isfinite(limit)) return Status::InvalidArgument("timeout_s must be >= 0");
@@ -69,6 +70,7 @@ wire::JobState JobStateToWire(JobState s) {
 void JobStatusToWire(const JobStatusInfo& i, wire::JobStatus* out) {
   out->set_job_id(i.id);
   out->set_request_key(i.request_key);
+  out->set_owner(i.owner);
   out->set_name(i.name);
   out->set_state(JobStateToWire(i.state));
   out->set_tasks(i.tasks);
@@ -87,6 +89,7 @@ wire::Error::Code ErrorCodeFor(const Status& s, bool submitting) {
     case Status::Code::kNotFound: return submitting ? wire::Error::UNKNOWN_KERNEL : wire::Error::UNKNOWN_JOB;
     case Status::Code::kFailedPrecondition: return submitting ? wire::Error::INFEASIBLE : wire::Error::INVALID_ARGUMENT;
     case Status::Code::kInvalidArgument: return wire::Error::INVALID_ARGUMENT;
+    case Status::Code::kPermissionDenied: return wire::Error::NOT_YOUR_JOB;
     default: return wire::Error::INTERNAL;
   }
 }

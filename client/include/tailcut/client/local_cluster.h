@@ -37,6 +37,10 @@ struct LocalClusterOptions {
   // Default: tailcut-executor next to the running binary.
   std::string executor_binary;
   bool keep_logs = false;
+  // CURVE keys, made fresh in LOGDIR/keys: the scheduler's, one for the
+  // executors, and clients "client", "other" (both role client) and
+  // "admin" (docs/SECURITY.md). false: no keys (loopback only anyway).
+  bool keys = true;
 };
 
 struct LocalExecutorSpec {
@@ -76,7 +80,11 @@ class LocalCluster {
   const std::string& log_dir() const;
   std::string client_endpoint() const;
   std::string executor_endpoint() const;
-  ClientOptions client_options() const;
+  // Options for a client of this cluster, holding key `as` ("client",
+  // "other" or "admin") when the cluster has keys.
+  ClientOptions client_options(const std::string& as = "client") const;
+  // The keys folder ("" without keys): NAME.key / NAME.pub, trusted.toml.
+  std::string keys_dir() const;
 
  private:
   class Impl;

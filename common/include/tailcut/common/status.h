@@ -22,6 +22,7 @@ class [[nodiscard]] Status {
     kFailedPrecondition,  // e.g. no executor can ever run the task
     kResourceExhausted,   // a budget or limit was hit
     kUnavailable,         // peer gone, try again later
+    kPermissionDenied,    // not trusted, or not the owner
     kIoError,
     kInternal,
   };
@@ -33,6 +34,7 @@ class [[nodiscard]] Status {
   static Status FailedPrecondition(std::string m) { return {Code::kFailedPrecondition, std::move(m)}; }
   static Status ResourceExhausted(std::string m) { return {Code::kResourceExhausted, std::move(m)}; }
   static Status Unavailable(std::string m) { return {Code::kUnavailable, std::move(m)}; }
+  static Status PermissionDenied(std::string m) { return {Code::kPermissionDenied, std::move(m)}; }
   static Status IoError(std::string m) { return {Code::kIoError, std::move(m)}; }
   static Status Internal(std::string m) { return {Code::kInternal, std::move(m)}; }
 

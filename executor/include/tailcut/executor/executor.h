@@ -33,6 +33,11 @@ struct ExecutorOptions {
   uint64_t max_output_bytes = 0;       // outputs held: finished, not yet sent
   uint32_t max_queued = 0;             // attempts waiting beyond the slots
   std::map<std::string, std::string> labels;
+  // Keys (docs/SECURITY.md): this executor's .key file (role executor) and
+  // the scheduler's public key (its .pub file, or the key itself). Both or
+  // neither; with them the connection is encrypted and both ends proven.
+  std::string key_file;
+  std::string scheduler_key;
   FaultOptions faults;
 };
 

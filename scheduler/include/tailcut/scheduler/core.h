@@ -110,6 +110,7 @@ struct JobStatusInfo {
   std::string reason;
   Time submitted = 0, finished = 0;
   std::string request_key;
+  std::string owner;
 };
 
 struct ExecutorStatusInfo {
