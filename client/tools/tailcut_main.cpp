@@ -1,6 +1,7 @@
 // tailcut: the command-line tool. One subcommand per verb; see --help.
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <string>
 #include <tuple>
 
@@ -244,11 +245,19 @@ int KeygenCmd(const Args& a) {
     return kExitUsage;
   }
   const std::string& name = a.positional()[0];
+  bool plain = !name.empty() && name[0] != '.' && name.find_first_not_of(
+      "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") == std::string::npos;
+  if (!plain)
+    return std::fprintf(stderr, "tailcut keygen: NAME is a file name: letters, digits, '.', '_', '-'\n"), kExitUsage;
   auto role = ParsePeerRole(a.Get("--role", "client"));
   if (!role.ok()) return std::fprintf(stderr, "tailcut keygen: %s\n", role.status().message().c_str()), kExitUsage;
   auto key = GenerateKeyPair(name, *role);
   if (!key.ok()) return Fail(key.status());
-  std::string prefix = a.Get("--dir", ".") + "/" + name;
+  const std::string dir = a.Get("--dir", ".");
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) return Fail(Status::IoError("cannot create " + dir + ": " + ec.message()));
+  std::string prefix = dir + "/" + name;
   if (Status s = WriteKeyFiles(prefix, *key); !s.ok()) return Fail(s);
   std::printf("wrote %s.key (secret, mode 0600) and %s.pub (role %s)\n", prefix.c_str(), prefix.c_str(),
               PeerRoleName(*role));

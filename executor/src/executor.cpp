@@ -485,6 +485,7 @@ class Executor::Loop {
       if (Send(bye)) socket_.set(zmq::sockopt::linger, static_cast<int>(o_.goodbye_linger_ms));
     }
     runtime_.Shutdown();
+    handshake_.reset();  // its socket too, or closing the context waits for ever
     socket_.close();
     context_.close();
     TC_LOG(Info) << "executor stopped";

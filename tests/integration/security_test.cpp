@@ -56,7 +56,7 @@ std::string NonLoopbackAddress() {
 
 }  // namespace
 
-TEST_CASE("security: a job is its owner's; others may not read, watch or cancel it; an admin may") {
+TEST_CASE("security: a job is its owner's: others may not read, watch or cancel it, an admin may") {
   testing::DaemonCluster c(testing::DaemonClusterOptions{});
   auto id = c.client->Submit(FanoutJob("sleep", "ms=3000", 2));
   REQUIRE(id.ok());
@@ -86,7 +86,7 @@ TEST_CASE("security: a job is its owner's; others may not read, watch or cancel 
   CHECK(cancelled->state() == wire::JOB_CANCELLED);
 }
 
-TEST_CASE("security: a key the scheduler does not trust is refused; added and SIGHUP'd, it works") {
+TEST_CASE("security: a key the scheduler does not trust is refused, added and SIGHUP'd it works") {
   testing::DaemonCluster c(testing::DaemonClusterOptions{});
   const std::string keys = c.cluster->keys_dir();
   auto late = GenerateKeyPair("late", PeerRole::kClient);
@@ -118,7 +118,7 @@ TEST_CASE("security: a key the scheduler does not trust is refused; added and SI
   }));
 }
 
-TEST_CASE("security: an executor needs an executor key; a client's key does not make one") {
+TEST_CASE("security: an executor needs an executor key, a client's key does not make one") {
   testing::DaemonCluster c(testing::DaemonClusterOptions{});
   const std::string keys = c.cluster->keys_dir();
   LocalExecutorSpec impostor;

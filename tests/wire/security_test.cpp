@@ -36,7 +36,7 @@ void WriteText(const std::string& path, const std::string& text) { std::ofstream
 
 }  // namespace
 
-TEST_CASE("keys: keygen files load back; the secret half is private") {
+TEST_CASE("keys: keygen files load back and the secret half is private") {
   TempDir d;
   KeyPair k = Written(d.path, "alice", PeerRole::kAdmin);
   CHECK(k.public_key.size() == 40);
@@ -150,7 +150,7 @@ struct CurveClient {
   HandshakeMonitor monitor;
 };
 
-TEST_CASE("zap: a trusted key gets through and each message names it; others are refused") {
+TEST_CASE("zap: a trusted key gets through and each message names it, others are refused") {
   CurveServer server(ZapAuthenticator::kClientDomain);
   KeyPair alice = *GenerateKeyPair("alice", PeerRole::kClient);
   KeyPair exec = *GenerateKeyPair("exec", PeerRole::kExecutor);
