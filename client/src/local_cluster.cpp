@@ -183,6 +183,7 @@ class LocalCluster::Impl {
     const auto& extra = e.starts > 0 && !e.spec.restart_flags.empty() ? e.spec.restart_flags : e.spec.flags;
     std::vector<std::string> argv = {opt_.executor_binary, "--scheduler", executor_ep_};
     argv.insert(argv.end(), extra.begin(), extra.end());
+    if (e.spec.allow_shell) argv.push_back("--allow-shell");
     std::string log = log_dir_ + "/executor-" + std::to_string(index + 1) + ".log";
     e.process = ChildProcess(argv, log, /*append=*/e.starts > 0);
     e.starts++;

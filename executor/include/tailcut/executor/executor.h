@@ -8,6 +8,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "tailcut/common/config.h"
 #include "tailcut/common/status.h"
@@ -33,6 +34,10 @@ struct ExecutorOptions {
   uint64_t max_output_bytes = 0;       // outputs held: finished, not yet sent
   uint32_t max_queued = 0;             // attempts waiting beyond the slots
   std::map<std::string, std::string> labels;
+  // The kernels this executor runs and registers with the scheduler, names
+  // from its KernelRegistry (Run fails on an unknown one). Kernels are
+  // opt-in: `shell` only when listed (the daemon's --allow-shell adds it).
+  std::vector<std::string> allow_kernels = DefaultAllowedKernels();
   FaultOptions faults;
 };
 
