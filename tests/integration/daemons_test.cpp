@@ -175,6 +175,22 @@ TEST_CASE("daemons: an external plugin named in the config loads and copies a st
   std::filesystem::remove(config);
 }
 
+TEST_CASE("daemons: a plugin policy that throws is disabled with an error log and the scheduler keeps serving") {
+  Cluster c(2, 2, {"--policy", std::string("plugin:") + TAILCUT_THROWING_PLUGIN_PATH + ",clone"});
+  for (int i = 0; i < 3; ++i) {  // policies tick every 0.1 s: the plugin throws during the first job
+    auto st = SubmitAndWait(*c.client, FanoutJob("sleep", "ms=100", 8));
+    REQUIRE(st.ok());
+    CHECK(st->state() == wire::JOB_SUCCEEDED);
+  }
+  CHECK(c.cluster->SchedulerAlive());
+  std::ifstream log(c.cluster->log_dir() + "/scheduler.log");
+  std::string text((std::istreambuf_iterator<char>(log)), std::istreambuf_iterator<char>());
+  INFO(text);
+  CHECK(text.find("ERROR") != std::string::npos);
+  CHECK(text.find("policy 'throwing' disabled: OnTick threw: deliberate failure in the throwing plugin") !=
+        std::string::npos);
+}
+
 TEST_CASE("daemons: a scheduler killed with SIGKILL mid-job resumes from its journal, its waiting client gets the job's own status") {
   Cluster c(2);
   wire::JobSpec job = FanoutJob("sleep", "ms=100", 40);

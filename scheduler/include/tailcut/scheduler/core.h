@@ -204,6 +204,9 @@ class SchedulerCore {
   size_t RunningJobs() const;
   std::vector<JobId> RunningJobIds() const;
   const PredictorSuite* Predictors() const;
+  // Policies disabled because a hook threw, as "NAME: HOOK threw: WHAT", in
+  // chain order (docs/PLUGINS.md, "A policy that throws").
+  std::vector<std::string> DisabledPolicies() const;
   void AddObserver(CoreObserver* observer);
   const CoreOptions& options() const;
 
