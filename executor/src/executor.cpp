@@ -87,10 +87,11 @@ StatusOr<ExecutorOptions> ExecutorOptionsFromConfig(const Config& c) {
       .Get("faults.crash_after_s", &o.faults.crash_after_s)
       .Get("faults.seed", &seed);
   for (const std::string& key : c.Children("labels")) t.Get("labels." + key, &o.labels[key]);
-  std::string allow;
-  for (const std::string& k : o.allow_kernels) allow += (allow.empty() ? "" : ",") + k;
-  t.Get("allow_kernels", &allow);
-  o.allow_kernels = SplitKernelList(allow);
+  if (t.Has("allow_kernels")) {  // absent: the default list
+    std::string allow;
+    t.Get("allow_kernels", &allow);
+    o.allow_kernels = SplitKernelList(allow);
+  }
   // The daemon runs the built-ins: an unknown name is a config error now, not a failed Run later.
   if (Status s = BuiltinKernels().Restrict(o.allow_kernels); !s.ok())
     t.Also(Status::InvalidArgument("allow_kernels: " + s.message()));
