@@ -221,6 +221,7 @@ class LocalCluster::Impl {
     if (!keys_dir_.empty())
       argv.insert(argv.end(), {"--key-file", keys_dir_ + "/executor.key", "--scheduler-key", keys_dir_ + "/scheduler.pub"});
     argv.insert(argv.end(), extra.begin(), extra.end());
+    if (e.spec.allow_shell) argv.push_back("--allow-shell");
     std::string log = log_dir_ + "/executor-" + std::to_string(index + 1) + ".log";
     e.process = ChildProcess(argv, log, /*append=*/e.starts > 0);
     e.starts++;

@@ -57,7 +57,8 @@ const char kSubmitUsage[] = R"(usage: tailcut submit [JOB.toml] [options]
 
 Submits a job. With no file, the flags describe a fan-out of identical tasks.
 
-  --kernel NAME        kernel of every task (noop, sleep, spin, matmul, shell, ...)
+  --kernel NAME        kernel of every task (noop, sleep, spin, matmul, ...;
+                       shell only on executors started with --allow-shell)
   --args TEXT          kernel arguments, e.g. "ms=50 sigma=0.3"
   --tasks N            number of tasks (default 1)
   --k K                finish when any K tasks commit (k_of_n); default: all

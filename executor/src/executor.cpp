@@ -42,6 +42,21 @@ std::string RandomHex(int digits) {
   return s;
 }
 
+// "noop, sleep,matmul" -> {"noop", "sleep", "matmul"}; "" -> none.
+std::vector<std::string> SplitKernelList(const std::string& text) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (start <= text.size()) {
+    size_t end = std::min(text.find(',', start), text.size());
+    std::string name = text.substr(start, end - start);
+    name.erase(0, name.find_first_not_of(" \t"));
+    name.erase(name.find_last_not_of(" \t") + 1);
+    if (!name.empty() && std::find(out.begin(), out.end(), name) == out.end()) out.push_back(name);
+    start = end + 1;
+  }
+  return out;
+}
+
 const char* ErrorCodeName(wire::Error::Code code) {
   const std::string& n = wire::Error::Code_Name(code);
   return n.empty() ? "?" : n.c_str();
@@ -75,6 +90,14 @@ StatusOr<ExecutorOptions> ExecutorOptionsFromConfig(const Config& c) {
       .Get("faults.crash_after_s", &o.faults.crash_after_s)
       .Get("faults.seed", &seed);
   for (const std::string& key : c.Children("labels")) t.Get("labels." + key, &o.labels[key]);
+  if (t.Has("allow_kernels")) {  // absent: the default list
+    std::string allow;
+    t.Get("allow_kernels", &allow);
+    o.allow_kernels = SplitKernelList(allow);
+  }
+  // The daemon runs the built-ins: an unknown name is a config error now, not a failed Run later.
+  if (Status s = BuiltinKernels().Restrict(o.allow_kernels); !s.ok())
+    t.Also(Status::InvalidArgument("allow_kernels: " + s.message()));
   t.Also(ValidateEndpoint(o.scheduler))
       .Check(o.key_file.empty() == o.scheduler_key.empty(),
              "key_file and scheduler_key go together: this executor's key and the scheduler's public key")
@@ -144,7 +167,9 @@ class Executor::Loop {
     handshake_ = std::make_unique<HandshakeMonitor>(context_, socket_, !o_.key_file.empty());
     socket_.connect(o_.scheduler);
     TC_LOG(Info) << "executor " << o_.name << ": " << o_.slots << " slots on " << o_.threads
-                 << " threads, kernels: " << ex_->kernels_.NamesList();
+                 << " threads, kernels: " << (ex_->kernels_.Names().empty() ? "none" : ex_->kernels_.NamesList());
+    if (ex_->kernels_.Find("shell"))
+      TC_LOG(Warn) << "the shell kernel is enabled: any client of the scheduler can run commands as this user";
     if (o_.faults.any()) {
       const FaultOptions& f = o_.faults;
       TC_LOG(Warn) << "fault injection on: slowdown=" << f.slowdown << " fail_slow_after_s=" << f.fail_slow_after_s
@@ -538,6 +563,8 @@ Executor::~Executor() {
 Status Executor::Run() {
   if (wake_fd_ < 0) return Status::IoError("eventfd failed");
   if (Status s = ValidateEndpoint(options_.scheduler); !s.ok()) return s;
+  if (Status s = kernels_.Restrict(options_.allow_kernels); !s.ok())
+    return Status::InvalidArgument("allow_kernels: " + s.message());
   try {
     Loop loop(this, options_);
     return loop.Run();

@@ -12,6 +12,7 @@
 #include "feasibility.h"
 #include "lifecycle.h"
 #include "placement.h"
+#include "policy_guard.h"
 #include "proposal_gate.h"
 #include "tailcut/common/log.h"
 
@@ -36,8 +37,8 @@ class SchedulerCore::Impl final {
     std::vector<Proposal> proposals;
     for (auto& p : s_.policies) {
       proposals.clear();
-      p->OnJobSubmitted(view_, id, &proposals);
-      gate_.ApplyAll(proposals, p->name());
+      if (CallPolicy(p, "OnJobSubmitted", [&](MitigationPolicy& m) { m.OnJobSubmitted(view_, id, &proposals); }))
+        gate_.ApplyAll(proposals, p.name);
     }
     s_.dirty = true;
     return id;
@@ -229,8 +230,8 @@ class SchedulerCore::Impl final {
       std::vector<Proposal> proposals;
       for (auto& p : s_.policies) {
         proposals.clear();
-        p->OnTick(view_, &proposals);
-        gate_.ApplyAll(proposals, p->name());
+        if (CallPolicy(p, "OnTick", [&](MitigationPolicy& m) { m.OnTick(view_, &proposals); }))
+          gate_.ApplyAll(proposals, p.name);
       }
     }
     s_.dirty = true;
@@ -295,6 +296,12 @@ class SchedulerCore::Impl final {
   size_t RunningJobs() const { return s_.running_jobs.size(); }
   std::vector<JobId> RunningJobIds() const { return {s_.running_jobs.begin(), s_.running_jobs.end()}; }
   const PredictorSuite* Predictors() const { return s_.predictors.get(); }
+  std::vector<std::string> DisabledPolicies() const {
+    std::vector<std::string> out;
+    for (const GuardedPolicy& p : s_.policies)
+      if (!p.disabled.empty()) out.push_back(p.name + ": " + p.disabled);
+    return out;
+  }
   void AddObserver(CoreObserver* o) { s_.observers.push_back(o); }
   const CoreOptions& options() const { return s_.opt; }
 
@@ -520,6 +527,7 @@ size_t SchedulerCore::LiveAttempts() const { return impl_->LiveAttempts(); }
 size_t SchedulerCore::RunningJobs() const { return impl_->RunningJobs(); }
 std::vector<JobId> SchedulerCore::RunningJobIds() const { return impl_->RunningJobIds(); }
 const PredictorSuite* SchedulerCore::Predictors() const { return impl_->Predictors(); }
+std::vector<std::string> SchedulerCore::DisabledPolicies() const { return impl_->DisabledPolicies(); }
 void SchedulerCore::AddObserver(CoreObserver* observer) { impl_->AddObserver(observer); }
 const CoreOptions& SchedulerCore::options() const { return impl_->options(); }
 

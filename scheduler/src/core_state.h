@@ -19,6 +19,7 @@
 #include <utility>
 #include <vector>
 
+#include "policy_guard.h"
 #include "tailcut/scheduler/core.h"
 
 namespace tailcut::core {
@@ -99,12 +100,12 @@ struct CoreState {
   CoreState(CoreOptions o, const Clock* c, PolicyChain p, std::unique_ptr<PredictorSuite> pred)
       : opt(o),
         clock(c),
-        policies(std::move(p)),
+        policies(GuardPolicies(std::move(p))),
         predictors(pred ? std::move(pred) : std::make_unique<PredictorSuite>()) {}
 
   CoreOptions opt;
   const Clock* clock;
-  PolicyChain policies;
+  std::vector<GuardedPolicy> policies;  // called through CallPolicy only
   std::unique_ptr<PredictorSuite> predictors;
   std::vector<CoreObserver*> observers;
 

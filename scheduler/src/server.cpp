@@ -343,7 +343,7 @@ class SchedulerServer::Impl {
     std::string kernels;
     for (auto& k : d.kernels) kernels += (kernels.empty() ? "" : ",") + k;
     TC_LOG(Info) << "executor joined: " << d.name << " (" << (d.host.empty() ? "?" : d.host) << "), " << d.slots
-                 << " slots, " << d.gpus << " gpus, kernels " << kernels;
+                 << " slots, " << d.gpus << " gpus, kernels " << (kernels.empty() ? "none" : kernels);
     ExecutorId id = core_.AddExecutor(std::move(d));
     by_route_[route] = id;
     peers_[id] = Peer{route, clock_.Now()};

@@ -37,6 +37,29 @@ TEST_CASE("registry lists, finds and rejects duplicate kernels") {
   CHECK(r.Find("noop")->traits.instant);
 }
 
+TEST_CASE("a registry restricted to an allow-list keeps the others known but disabled") {
+  KernelRegistry r = BuiltinKernels();
+  CHECK(DefaultAllowedKernels() ==
+        std::vector<std::string>{"coded_matmul", "gradient_worker", "matmul", "noop", "sleep", "spin"});
+  REQUIRE(r.Restrict(DefaultAllowedKernels()).ok());
+  CHECK(r.Find("shell") == nullptr);
+  CHECK(r.NamesList() == "coded_matmul, gradient_worker, matmul, noop, sleep, spin");
+  CHECK(r.MissingReason("shell") == "kernel 'shell' is not enabled on this executor (start it with --allow-shell)");
+  CHECK(r.MissingReason("nope") ==
+        "unknown kernel 'nope' (this executor offers: coded_matmul, gradient_worker, matmul, noop, sleep, spin)");
+
+  REQUIRE(r.Restrict({"noop", "shell"}).ok());  // a new list: disabled kernels come back
+  CHECK(r.Names() == std::vector<std::string>{"noop", "shell"});
+  CHECK(r.MissingReason("sleep") == "kernel 'sleep' is not enabled on this executor (not in its allow_kernels)");
+
+  Status bad = r.Restrict({"noop", "foo", "bar"});  // every unknown name, and nothing changes
+  CHECK(bad.message() ==
+        "unknown kernel(s) 'foo', 'bar' (known: coded_matmul, gradient_worker, matmul, noop, shell, sleep, spin)");
+  CHECK(r.Names() == std::vector<std::string>{"noop", "shell"});
+  REQUIRE(r.Restrict({}).ok());
+  CHECK(r.Names().empty());
+}
+
 TEST_CASE("noop returns empty output") {
   auto out = RunKernel("noop", "");
   REQUIRE(out.ok());

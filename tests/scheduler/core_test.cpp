@@ -27,7 +27,7 @@ TEST_CASE("tasks are placed within executor slots and run to completion") {
 TEST_CASE("gpu and label demands steer placement") {
   CoreHarness h;
   ExecutorId cpu = h.Exec(4);
-  ExecutorId gpu = h.Exec(4, 1, {}, {{"zone", "edge"}});
+  ExecutorId gpu = h.Exec(4, 1, testing::kTestKernels, {{"zone", "edge"}});
   JobDef j;
   TaskDef g;
   g.kernel = "matmul";
@@ -71,6 +71,50 @@ TEST_CASE("a job no executor can run is rejected with the reason") {
   bad_k.rule.kind = CompletionKind::kKOfN;
   bad_k.rule.k = 4;
   CHECK_FALSE(h.core.SubmitJob(bad_k).ok());
+}
+
+TEST_CASE("kernels are opt-in: an executor runs exactly the kernels it lists, none when it lists none") {
+  CoreHarness h;
+  ExecutorId none = h.Exec(4, 0, {});
+  auto r = h.core.SubmitJob(CoreHarness::Fanout(1, "noop"));
+  REQUIRE_FALSE(r.ok());  // an empty list is not "any kernel"
+  CHECK(r.status().message() == "no executor offers kernel 'noop' (offered: none)");
+
+  ExecutorId plain = h.Exec(4, 0, {"noop", "sleep"});  // started without --allow-shell
+  auto shell = h.core.SubmitJob(CoreHarness::Fanout(1, "shell"));
+  REQUIRE_FALSE(shell.ok());
+  CHECK(shell.status().code() == Status::Code::kNotFound);
+  CHECK(shell.status().message() ==
+        "no executor runs kernel 'shell' (executors offer it only when started with --allow-shell)");
+
+  auto noop = h.core.SubmitJob(CoreHarness::Fanout(4, "noop"));
+  REQUIRE(noop.ok());
+  h.Drain();
+  CHECK(h.LiveOn(none).empty());
+  CHECK(h.LiveOn(plain).size() == 4);
+
+  ExecutorId with_shell = h.Exec(1, 0, {"noop", "shell"});  // started with --allow-shell
+  auto ok = h.core.SubmitJob(CoreHarness::Fanout(1, "shell"));
+  REQUIRE(ok.ok());
+  h.Drain();
+  REQUIRE(h.LiveOn(with_shell).size() == 1);
+}
+
+TEST_CASE("a shell job accepted before any executor fails after the grace period with the flag in its reason") {
+  CoreOptions o;
+  o.infeasible_grace_s = 5;
+  o.lost_after_s = 0;
+  CoreHarness h(o);
+  auto job = h.core.SubmitJob(CoreHarness::Fanout(1, "shell"));
+  REQUIRE(job.ok());
+  h.Exec(2);  // no shell among its kernels
+  h.Drain();
+  h.clock.Advance(6);
+  h.core.Tick();
+  h.Drain();
+  REQUIRE(h.finished.count(*job));
+  CHECK(h.finished[*job].state == JobState::kFailed);
+  CHECK(h.finished[*job].reason.find("--allow-shell") != std::string::npos);
 }
 
 TEST_CASE("an infeasible job waits for the grace period, then fails but wait_for_resources waits") {
@@ -290,6 +334,7 @@ TEST_CASE("an executor's max_queued bounds the pipelining, and a refused attempt
   d.name = "edge";
   d.slots = 2;
   d.max_queued = 3;
+  d.kernels = {"noop"};
   ExecutorId e = h.core.AddExecutor(d);
   auto job = h.core.SubmitJob(CoreHarness::Fanout(10000, "noop"));
   REQUIRE(job.ok());

@@ -48,6 +48,9 @@ struct LocalExecutorSpec {
   bool restart = false;                    // start it again whenever it exits
   std::vector<std::string> restart_flags;  // for the restarted one; empty = `flags`
   bool expect_exit = false;                // an exit is planned (fault injection): no warning
+  // Runs `shell` tasks (passes --allow-shell; off by default, as for any
+  // executor: shell runs whatever command a client sends).
+  bool allow_shell = false;
 };
 
 class LocalCluster {

@@ -8,6 +8,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "tailcut/common/config.h"
 #include "tailcut/common/status.h"
@@ -38,6 +39,10 @@ struct ExecutorOptions {
   // neither; with them the connection is encrypted and both ends proven.
   std::string key_file;
   std::string scheduler_key;
+  // The kernels this executor runs and registers with the scheduler, names
+  // from its KernelRegistry (Run fails on an unknown one). Kernels are
+  // opt-in: `shell` only when listed (the daemon's --allow-shell adds it).
+  std::vector<std::string> allow_kernels = DefaultAllowedKernels();
   FaultOptions faults;
 };
 

@@ -66,7 +66,7 @@ struct ExecutorDesc {
   uint32_t slots = 1;
   uint32_t gpus = 0;
   std::vector<std::pair<std::string, std::string>> labels;
-  std::vector<std::string> kernels;   // empty: runs any kernel
+  std::vector<std::string> kernels;   // exactly the kernels it runs; empty: none
   uint32_t max_queued = 0;            // queued beyond slots it accepts; 0 = no cap
 };
 
@@ -205,6 +205,9 @@ class SchedulerCore {
   size_t RunningJobs() const;
   std::vector<JobId> RunningJobIds() const;
   const PredictorSuite* Predictors() const;
+  // Policies disabled because a hook threw, as "NAME: HOOK threw: WHAT", in
+  // chain order (docs/PLUGINS.md, "A policy that throws").
+  std::vector<std::string> DisabledPolicies() const;
   void AddObserver(CoreObserver* observer);
   const CoreOptions& options() const;
 
