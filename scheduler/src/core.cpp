@@ -83,13 +83,12 @@ class SchedulerCore::Impl final {
     return Status::Ok();
   }
 
-  Status CancelJob(JobId id, std::string reason) {
+  StatusOr<JobStatusInfo> CancelJob(JobId id, std::string reason) {
     Job* job = s_.FindJob(id);
     if (!job) return Status::NotFound("no job " + std::to_string(id));
     if (job->state != JobState::kRunning)
       return Status::FailedPrecondition("job " + std::to_string(id) + " already " + JobStateName(job->state));
-    life_.FinishJob(*job, JobState::kCancelled, std::move(reason));
-    return Status::Ok();
+    return life_.FinishJob(*job, JobState::kCancelled, std::move(reason));
   }
 
   ExecutorId AddExecutor(ExecutorDesc desc) {
@@ -478,7 +477,9 @@ SchedulerCore::SchedulerCore(CoreOptions options, const Clock* clock, PolicyChai
 SchedulerCore::~SchedulerCore() = default;
 
 StatusOr<JobId> SchedulerCore::SubmitJob(JobDef job) { return impl_->SubmitJob(std::move(job)); }
-Status SchedulerCore::CancelJob(JobId job, std::string reason) { return impl_->CancelJob(job, std::move(reason)); }
+StatusOr<JobStatusInfo> SchedulerCore::CancelJob(JobId job, std::string reason) {
+  return impl_->CancelJob(job, std::move(reason));
+}
 ExecutorId SchedulerCore::AddExecutor(ExecutorDesc desc) { return impl_->AddExecutor(std::move(desc)); }
 void SchedulerCore::RemoveExecutor(ExecutorId e, bool lost, std::string reason) {
   impl_->RemoveExecutor(e, lost, std::move(reason));

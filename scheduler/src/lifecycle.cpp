@@ -180,7 +180,7 @@ void Lifecycle::EndLiveAttempts(Job& job, TaskIndex t, AttemptOutcome outcome) {
   }
 }
 
-void Lifecycle::FinishJob(Job& job, JobState state, std::string reason) {
+JobStatusInfo Lifecycle::FinishJob(Job& job, JobState state, std::string reason) {
   job.state = state;
   job.reason = std::move(reason);
   job.finished = s_.Now();
@@ -195,12 +195,11 @@ void Lifecycle::FinishJob(Job& job, JobState state, std::string reason) {
     TC_LOG(Debug) << "job " << job.id << " succeeded";
   else
     TC_LOG(Info) << "job " << job.id << " (" << job.def.name << ") " << JobStateName(state) << ": " << job.reason;
-  s_.Emit(JobFinishedCmd{job.id, state, job.reason});
-  if (!s_.observers.empty()) {
-    JobStatusInfo info = MakeStatusInfo(job);
-    for (CoreObserver* o : s_.observers) o->OnJobFinished(info);
-  }
-  Retain(job.id);
+  JobStatusInfo info = MakeStatusInfo(job);
+  s_.Emit(JobFinishedCmd{job.id, state, job.reason, info});
+  for (CoreObserver* o : s_.observers) o->OnJobFinished(info);
+  Retain(job.id);  // may evict `job` itself (job_retention = 0)
+  return info;
 }
 
 void Lifecycle::Retain(JobId finished) {

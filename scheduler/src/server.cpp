@@ -421,6 +421,7 @@ class SchedulerServer::Impl {
         if (!def.ok()) return SendClientError(route, req.request_id(), wire::Error::INVALID_ARGUMENT, def.status().message());
         bool stream = def->stream_results;
         std::string name = def->name;
+        uint32_t tasks = def->TaskCount();
         auto id = core_.SubmitJob(std::move(def).value());
         if (!id.ok())
           return SendClientError(route, req.request_id(), ErrorCodeFor(id.status(), true), id.status().message());
@@ -428,7 +429,7 @@ class SchedulerServer::Impl {
         durability_.JobAccepted(*id, key, req.submit().job().SerializeAsString());
         if (stream) watchers_[*id].push_back({route, req.request_id()});
         reply.mutable_submitted()->set_job_id(*id);
-        reply.mutable_submitted()->set_tasks(core_.JobStatus(*id)->tasks);
+        reply.mutable_submitted()->set_tasks(tasks);
         break;
       }
       case wire::ClientRequest::kStatus: {
@@ -438,9 +439,10 @@ class SchedulerServer::Impl {
         break;
       }
       case wire::ClientRequest::kCancel: {
-        Status s = core_.CancelJob(req.cancel().job_id(), "cancelled by client");
-        if (!s.ok()) return SendClientError(route, req.request_id(), ErrorCodeFor(s, false), s.message());
-        JobStatusToWire(*core_.JobStatus(req.cancel().job_id()), reply.mutable_status());
+        auto st = core_.CancelJob(req.cancel().job_id(), "cancelled by client");
+        if (!st.ok())
+          return SendClientError(route, req.request_id(), ErrorCodeFor(st.status(), false), st.status().message());
+        JobStatusToWire(*st, reply.mutable_status());
         break;
       }
       case wire::ClientRequest::kListExecutors: {
@@ -549,7 +551,7 @@ class SchedulerServer::Impl {
       if (it == watchers_.end()) continue;
       wire::ClientReply reply;
       reply.set_version(kProtocolVersion);
-      JobStatusToWire(*core_.JobStatus(f.job), reply.mutable_status());
+      JobStatusToWire(f.status, reply.mutable_status());  // the job may be evicted by now
       for (const Watcher& w : it->second) {
         reply.set_request_id(w.request_id);
         SendClient(w.route, reply);

@@ -223,6 +223,28 @@ TEST_CASE("cancelling a job stops its attempts and reports it") {
   CHECK_FALSE(h.core.CancelJob(999).ok());
 }
 
+// job_retention = 0 evicts a job as it finishes: the final status must
+// come with the cancel and the JobFinished command, not from JobStatus().
+TEST_CASE("a finished job evicted at once still reports its final status") {
+  CoreOptions o;
+  o.job_retention = 0;
+  CoreHarness h(o);
+  h.Exec(2);
+  auto id = h.core.SubmitJob(CoreHarness::Fanout(4));
+  h.Drain();
+  auto st = h.core.CancelJob(*id, "user asked");
+  REQUIRE(st.ok());
+  CHECK(st->id == *id);
+  CHECK(st->state == JobState::kCancelled);
+  CHECK(st->tasks == 4);
+  CHECK_FALSE(h.core.JobStatus(*id).ok());  // evicted
+  h.Drain();
+  REQUIRE(h.finished.count(*id));
+  CHECK(h.finished[*id].status.state == JobState::kCancelled);
+  CHECK(h.finished[*id].status.reason == "user asked");
+  CHECK(h.finished[*id].status.tasks == 4);
+}
+
 TEST_CASE("quorum rounds close at the deadline with enough reports") {
   CoreOptions o;
   o.lost_after_s = 0;

@@ -14,13 +14,19 @@ using namespace tailcut;
 
 namespace {
 
+// Loopback endpoints, fast heartbeats; `tweak` adjusts the rest.
+ServerOptions TestOptions(double lost_after_s = 1.0) {
+  ServerOptions o;
+  o.executor_endpoint = "tcp://127.0.0.1:*";
+  o.client_endpoint = "tcp://127.0.0.1:*";
+  o.heartbeat_ms = 50;
+  o.core.lost_after_s = lost_after_s;
+  return o;
+}
+
 struct RunningServer {
-  explicit RunningServer(double lost_after_s = 1.0) {
-    ServerOptions o;
-    o.executor_endpoint = "tcp://127.0.0.1:*";
-    o.client_endpoint = "tcp://127.0.0.1:*";
-    o.heartbeat_ms = 50;
-    o.core.lost_after_s = lost_after_s;
+  explicit RunningServer(double lost_after_s = 1.0) : RunningServer(TestOptions(lost_after_s)) {}
+  explicit RunningServer(const ServerOptions& o) {
     server = std::make_unique<SchedulerServer>(o);
     REQUIRE(server->Bind().ok());
     thread = std::thread([this] { server->Run(); });
@@ -87,6 +93,21 @@ struct ScriptedExecutor {
     Send(m);
   }
   zmq::socket_t sock;
+};
+
+// A server with one registered scripted executor and a client.
+struct OneExecutorCluster {
+  explicit OneExecutorCluster(const ServerOptions& o, uint32_t slots) : rs(o), ex(ctx, rs.server->executor_endpoint()) {
+    ex.Register(slots);
+    wire::SchedulerToExecutor msg;
+    REQUIRE(ex.Next(&msg));
+    REQUIRE(msg.has_registered());
+    client = std::make_unique<Client>(rs.ClientOpts());
+  }
+  RunningServer rs;
+  zmq::context_t ctx;
+  ScriptedExecutor ex;
+  std::unique_ptr<Client> client;
 };
 
 }  // namespace
@@ -271,4 +292,53 @@ TEST_CASE("server: shutting down tells watching clients their jobs were cancelle
   // The executor was told to stop the attempt.
   REQUIRE(ex.Next(&msg));
   REQUIRE(msg.work().cancel_size() == 1);
+}
+
+// Issue #11: many fast jobs finishing in one loop turn, with a small
+// job_retention, evicted some before their watchers were told; the final
+// status of an evicted job was read anyway and the scheduler died.
+TEST_CASE("server: jobs evicted by job_retention in the turn they finish still reach their watchers") {
+  ServerOptions o = TestOptions();
+  o.core.job_retention = 2;
+  OneExecutorCluster c(o, 64);
+  Client& client = *c.client;
+  wire::SchedulerToExecutor msg;
+  constexpr int kJobs = 20;
+  std::vector<JobId> ids;
+  for (int i = 0; i < kJobs; ++i) {
+    wire::JobSpec job = FanoutJob("noop", "", 1);
+    job.set_stream_results(true);  // each submit is a watcher of its job
+    auto id = client.Submit(job);
+    REQUIRE(id.ok());
+    ids.push_back(*id);
+  }
+  std::vector<uint64_t> attempts;
+  while (attempts.size() < kJobs && c.ex.Next(&msg))
+    for (auto& a : msg.work().assign()) attempts.push_back(a.attempt_id());
+  REQUIRE(attempts.size() == kJobs);
+  c.ex.Complete(attempts);  // one Report: every job finishes in the same turn
+  // The last job is still retained; the scheduler must still be serving.
+  auto st = client.Wait(ids.back());
+  REQUIRE(st.ok());
+  CHECK(st->state() == wire::JOB_SUCCEEDED);
+  // An evicted job reads as unknown, not as a crash.
+  auto gone = client.GetStatus(ids.front());
+  REQUIRE_FALSE(gone.ok());
+  CHECK(gone.status().code() == Status::Code::kNotFound);
+}
+
+TEST_CASE("server: cancelling with job_retention = 0 answers with the final status") {
+  ServerOptions o = TestOptions();
+  o.core.job_retention = 0;
+  OneExecutorCluster c(o, 4);
+  Client& client = *c.client;
+  for (int i = 0; i < 5; ++i) {
+    auto id = client.Submit(FanoutJob("sleep", "ms=100000", 1));
+    REQUIRE(id.ok());
+    auto st = client.Cancel(*id);
+    REQUIRE(st.ok());
+    CHECK(st->state() == wire::JOB_CANCELLED);
+    CHECK(st->job_id() == *id);
+  }
+  CHECK(client.Executors().ok());  // still serving
 }

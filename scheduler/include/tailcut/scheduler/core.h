@@ -70,6 +70,16 @@ struct ExecutorDesc {
   uint32_t max_queued = 0;            // queued beyond slots it accepts; 0 = no cap
 };
 
+struct JobStatusInfo {
+  JobId id = 0;
+  std::string name;
+  JobState state = JobState::kRunning;
+  uint32_t tasks = 0, committed = 0, running = 0, attempts = 0, copies = 0, failed_attempts = 0;
+  std::string reason;
+  Time submitted = 0, finished = 0;
+  std::string request_key;
+};
+
 struct LaunchCmd {
   AttemptId attempt = 0;
   ExecutorId executor = 0;
@@ -93,6 +103,10 @@ struct JobFinishedCmd {
   JobId job = 0;
   JobState state = JobState::kRunning;
   std::string reason;
+  // The final status, taken when the job finished: job_retention may evict
+  // the job before the driver reads its commands (many fast jobs finishing
+  // in one turn), so JobStatus() can no longer be asked.
+  JobStatusInfo status;
 };
 struct ExecutorChangedCmd {
   enum class Change { kQuarantined, kReleased, kLost };
@@ -101,16 +115,6 @@ struct ExecutorChangedCmd {
   std::string reason;
 };
 using Command = std::variant<LaunchCmd, CancelCmd, TaskCommittedCmd, JobFinishedCmd, ExecutorChangedCmd>;
-
-struct JobStatusInfo {
-  JobId id = 0;
-  std::string name;
-  JobState state = JobState::kRunning;
-  uint32_t tasks = 0, committed = 0, running = 0, attempts = 0, copies = 0, failed_attempts = 0;
-  std::string reason;
-  Time submitted = 0, finished = 0;
-  std::string request_key;
-};
 
 struct ExecutorStatusInfo {
   ExecutorId id = 0;
@@ -151,7 +155,9 @@ class SchedulerCore {
   // Rejects jobs that are empty, ill-formed, or that no registered executor
   // could ever run (unless wait_for_resources or no executor joined yet).
   StatusOr<JobId> SubmitJob(JobDef job);
-  Status CancelJob(JobId job, std::string reason = "cancelled by client");
+  // The job's final status (it may already be evicted by job_retention
+  // when this returns, so JobStatus() might not find it).
+  StatusOr<JobStatusInfo> CancelJob(JobId job, std::string reason = "cancelled by client");
   ExecutorId AddExecutor(ExecutorDesc desc);
   // lost = died (heartbeats stopped); else a clean goodbye. Live attempts
   // are requeued either way. With lost = true, a started attempt of a task
