@@ -46,6 +46,7 @@ class Client::Impl {
     sock_.set(zmq::sockopt::linger, 0);
     sock_.set(zmq::sockopt::sndhwm, 0);
     sock_.set(zmq::sockopt::rcvhwm, 0);
+    sock_.set(zmq::sockopt::maxmsgsize, static_cast<int64_t>(opt_.max_message_bytes));
     connect_status_ = ValidateEndpoint(opt_.endpoint);
     if (connect_status_.ok()) {
       try {
@@ -67,6 +68,10 @@ class Client::Impl {
     req.set_version(kProtocolVersion);
     req.set_request_id(++next_request_);
     zmq::message_t frame = ToFrame(req);
+    // The scheduler would drop the connection, not answer (ZMQ_MAXMSGSIZE).
+    if (frame.size() > opt_.max_message_bytes)
+      return Status::TooLarge("request of " + std::to_string(frame.size()) + " bytes exceeds max_message_bytes = " +
+                              std::to_string(opt_.max_message_bytes) + " (the scheduler's limit)");
     double now = clock_.Now(), deadline = now + opt_.timeout_s, resend = now + kResendS;
     sock_.send(zmq::buffer(frame.data(), frame.size()), zmq::send_flags::none);
     while (true) {
@@ -106,6 +111,8 @@ class Client::Impl {
       case wire::Error::UNKNOWN_JOB: return Status::NotFound(msg);
       case wire::Error::UNKNOWN_KERNEL: return Status::NotFound(msg);
       case wire::Error::INFEASIBLE: return Status::FailedPrecondition(msg);
+      case wire::Error::BUSY: return Status::ResourceExhausted(msg);  // a cap that frees up: retry later
+      case wire::Error::TOO_LARGE: return Status::TooLarge(msg);
       case wire::Error::INVALID_ARGUMENT:
       case wire::Error::BAD_MESSAGE:
       case wire::Error::VERSION_MISMATCH: return Status::InvalidArgument(msg);

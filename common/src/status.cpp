@@ -13,6 +13,7 @@ std::string Status::ToString() const {
     case Code::kUnavailable: name = "unavailable"; break;
     case Code::kIoError: name = "io error"; break;
     case Code::kInternal: name = "internal"; break;
+    case Code::kTooLarge: name = "too large"; break;
   }
   return std::string(name) + ": " + message_;
 }

@@ -32,6 +32,7 @@ Job& Lifecycle::AddJob(JobDef def, JobId id) {
   job.def = std::move(def);
   job.submitted = s_.Now();
   job.tasks.resize(job.Count());
+  s_.queued_tasks += job.Count();
   switch (job.def.rule.kind) {
     case CompletionKind::kAll: job.needed = job.Count(); break;
     case CompletionKind::kKOfN:
@@ -188,6 +189,7 @@ JobStatusInfo Lifecycle::FinishJob(Job& job, JobState state, std::string reason)
     if (job.tasks[t].live > 0) EndLiveAttempts(job, t, AttemptOutcome::kCancelled);
   job.retry.clear();
   s_.running_jobs.erase(job.id);
+  s_.queued_tasks -= job.Count();
   // Free per-task state now; counters and outputs stay for status queries.
   std::vector<Task>().swap(job.tasks);
   std::vector<float>().swap(job.run_times);

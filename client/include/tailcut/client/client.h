@@ -22,6 +22,9 @@ namespace tailcut {
 struct ClientOptions {
   std::string endpoint = "tcp://127.0.0.1:7701";  // the scheduler's client endpoint
   double timeout_s = 10;                         // per request
+  // ZMQ_MAXMSGSIZE: a larger frame from the scheduler drops the connection
+  // (the scheduler sends TOO_LARGE instead of a reply over its own limit).
+  uint64_t max_message_bytes = 64u << 20;
 };
 
 struct WaitOptions {

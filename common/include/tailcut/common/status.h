@@ -24,6 +24,7 @@ class [[nodiscard]] Status {
     kUnavailable,         // peer gone, try again later
     kIoError,
     kInternal,
+    kTooLarge,            // beyond a hard limit: retrying cannot help
   };
 
   Status() = default;
@@ -35,6 +36,7 @@ class [[nodiscard]] Status {
   static Status Unavailable(std::string m) { return {Code::kUnavailable, std::move(m)}; }
   static Status IoError(std::string m) { return {Code::kIoError, std::move(m)}; }
   static Status Internal(std::string m) { return {Code::kInternal, std::move(m)}; }
+  static Status TooLarge(std::string m) { return {Code::kTooLarge, std::move(m)}; }
 
   bool ok() const { return code_ == Code::kOk; }
   Code code() const { return code_; }
