@@ -38,6 +38,18 @@ testing::DaemonClusterOptions Opts(std::vector<std::string> flags) {
   return o;
 }
 
+// Submits `job` and waits (at most 120 s) for it to succeed.
+void RunToSuccess(Client& client, const wire::JobSpec& job, JobId* id = nullptr) {
+  auto submitted = client.Submit(job);
+  REQUIRE(submitted.ok());
+  if (id) *id = *submitted;
+  WaitOptions w;
+  w.timeout_s = 120;
+  auto st = client.Wait(*submitted, w);
+  REQUIRE(st.ok());
+  CHECK(st->state() == wire::JOB_SUCCEEDED);
+}
+
 bool Contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
 
 // A coded_matmul task whose output is `rows` numbers of ~21 characters
@@ -102,13 +114,7 @@ TEST_CASE("limits daemons: a burst of ~1,000 fast jobs and cancels with a small 
     }
   }
   REQUIRE(ids.size() > 100);
-  auto last = c.client->Submit(FanoutJob("noop", "", 1));
-  REQUIRE(last.ok());
-  WaitOptions w;
-  w.timeout_s = 60;
-  auto st = c.client->Wait(*last, w);
-  REQUIRE(st.ok());
-  CHECK(st->state() == wire::JOB_SUCCEEDED);
+  RunToSuccess(*c.client, FanoutJob("noop", "", 1));
   CHECK(c.cluster->SchedulerAlive());
 }
 
@@ -117,14 +123,9 @@ TEST_CASE("limits daemons: a client that never reads its replies cannot grow the
   // A finished job whose results reply is ~4 MB.
   wire::JobSpec job = FanoutJob("coded_matmul", TallMatVecArgs(2000), 100);
   job.set_return_outputs(true);
-  auto id = c.client->Submit(job);
-  REQUIRE(id.ok());
-  WaitOptions w;
-  w.timeout_s = 120;
-  auto st = c.client->Wait(*id, w);
-  REQUIRE(st.ok());
-  REQUIRE(st->state() == wire::JOB_SUCCEEDED);
-  auto results = c.client->Results(*id);
+  JobId id = 0;
+  RunToSuccess(*c.client, job, &id);
+  auto results = c.client->Results(id);
   REQUIRE(results.ok());
   REQUIRE(results->size() == 100);
   auto sentinel = c.client->Submit(FanoutJob("sleep", "ms=600000", 1));
@@ -145,7 +146,7 @@ TEST_CASE("limits daemons: a client that never reads its replies cannot grow the
     deaf.send(ToFrame(req), zmq::send_flags::none);
   };
   wire::ClientRequest get;
-  get.mutable_results()->set_job_id(*id);
+  get.mutable_results()->set_job_id(id);
   for (uint64_t i = 1; i <= 200; ++i) send(get, i);
   // Then a cancel on the same connection: once the sentinel reads as
   // cancelled, every request before it was handled (one connection's
