@@ -517,8 +517,11 @@ class SchedulerServer::Impl {
         // job that does not fit (a 40-byte template may ask for 50M tasks).
         const std::string owner = OwnerOf(route);
         Status admit = core_.CheckAdmission(TaskCountOf(spec));
-        if (admit.ok()) admit = admission_.CheckJob(owner);
-        if (admit.ok() && spec.stream_results()) admit = admission_.CheckWatch(route);
+        if (admit.ok())
+          admit = CheckCaps([&] {
+            Status s = admission_.CheckJob(owner);
+            return s.ok() && spec.stream_results() ? admission_.CheckWatch(route) : s;
+          });
         if (!admit.ok()) return SendClientError(route, req.request_id(), ErrorCodeFor(admit, true), admit.message());
         auto def = JobDefFromWire(spec);
         if (!def.ok())
@@ -605,10 +608,24 @@ class SchedulerServer::Impl {
   // its own owner: the per-owner cap counts the jobs of one connection.
   std::string OwnerOf(const std::string& route) const { return route; }
 
+  // Jobs that ended in this turn free their owner's and watchers' places
+  // only in Flush; a cap check that fails flushes and asks again, so that a
+  // cancel followed at once by a submit or a watch is not refused.
+  template <typename Check>
+  Status CheckCaps(Check check) {
+    Status s = check();
+    if (s.ok()) return s;
+    Flush();
+    return check();
+  }
+
   // `route` watches running job `job` unless it is at
   // scheduler.max_watchers_per_client.
   Status AddWatcher(JobId job, const std::string& route, uint64_t request_id) {
-    if (Status s = admission_.CheckWatch(route); !s.ok()) return s;
+    if (Status s = CheckCaps([&] { return admission_.CheckWatch(route); }); !s.ok()) return s;
+    // That check may have flushed the job's end: nothing left to watch then
+    // (a waiting client reads the final status by polling).
+    if (auto st = core_.JobStatus(job); !st.ok() || st->state != JobState::kRunning) return Status::Ok();
     watchers_[job].push_back({route, request_id});
     admission_.WatchAdded(route);
     return Status::Ok();
