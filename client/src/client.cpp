@@ -54,6 +54,7 @@ class Client::Impl {
     sock_.set(zmq::sockopt::sndhwm, 0);
     sock_.set(zmq::sockopt::rcvhwm, 0);
     if (opt_.user.empty()) opt_.user = LoginName();
+    sock_.set(zmq::sockopt::maxmsgsize, static_cast<int64_t>(opt_.max_message_bytes));
     connect_status_ = ValidateEndpoint(opt_.endpoint);
     if (connect_status_.ok()) connect_status_ = ApplyPeerKeys(sock_, {opt_.key_file, opt_.scheduler_key});
     if (connect_status_.ok()) {
@@ -78,6 +79,10 @@ class Client::Impl {
     req.set_request_id(++next_request_);
     req.set_user(opt_.user);
     zmq::message_t frame = ToFrame(req);
+    // The scheduler would drop the connection, not answer (ZMQ_MAXMSGSIZE).
+    if (frame.size() > opt_.max_message_bytes)
+      return Status::TooLarge("request of " + std::to_string(frame.size()) + " bytes exceeds max_message_bytes = " +
+                              std::to_string(opt_.max_message_bytes) + " (the scheduler's limit)");
     double now = clock_.Now(), deadline = now + opt_.timeout_s, resend = now + kResendS;
     sock_.send(zmq::buffer(frame.data(), frame.size()), zmq::send_flags::none);
     while (true) {
@@ -120,6 +125,8 @@ class Client::Impl {
       case wire::Error::UNAUTHENTICATED: return Status::PermissionDenied(msg);
       case wire::Error::UNKNOWN_KERNEL: return Status::NotFound(msg);
       case wire::Error::INFEASIBLE: return Status::FailedPrecondition(msg);
+      case wire::Error::BUSY: return Status::ResourceExhausted(msg);  // a cap that frees up: retry later
+      case wire::Error::TOO_LARGE: return Status::TooLarge(msg);
       case wire::Error::INVALID_ARGUMENT:
       case wire::Error::BAD_MESSAGE:
       case wire::Error::VERSION_MISMATCH: return Status::InvalidArgument(msg);

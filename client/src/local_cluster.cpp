@@ -155,6 +155,7 @@ class LocalCluster::Impl {
 
   void SignalScheduler(int sig) { kill_if_running(scheduler_, sig); }
   bool SchedulerAlive() { return server_ || scheduler_.Alive(); }
+  int scheduler_pid() const { return server_ ? 0 : scheduler_.pid(); }
   Status RestartScheduler() {
     if (opt_.scheduler_binary.empty()) return Status::FailedPrecondition("the scheduler runs in this process");
     scheduler_.Stop(SIGTERM);
@@ -273,6 +274,7 @@ bool LocalCluster::ExecutorAlive(size_t index) { return impl_->ExecutorAlive(ind
 void LocalCluster::SignalExecutor(size_t index, int sig) { impl_->SignalExecutor(index, sig); }
 int LocalCluster::executor_exits() const { return impl_->executor_exits(); }
 void LocalCluster::SignalScheduler(int sig) { impl_->SignalScheduler(sig); }
+int LocalCluster::scheduler_pid() const { return impl_->scheduler_pid(); }
 Status LocalCluster::RestartScheduler() { return impl_->RestartScheduler(); }
 bool LocalCluster::SchedulerAlive() { return impl_->SchedulerAlive(); }
 void LocalCluster::KeepLogs() { impl_->keep_logs_ = true; }

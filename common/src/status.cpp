@@ -14,6 +14,7 @@ std::string Status::ToString() const {
     case Code::kPermissionDenied: name = "permission denied"; break;
     case Code::kIoError: name = "io error"; break;
     case Code::kInternal: name = "internal"; break;
+    case Code::kTooLarge: name = "too large"; break;
   }
   return std::string(name) + ": " + message_;
 }

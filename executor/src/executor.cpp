@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <climits>
 #include <cmath>
 #include <random>
 #include <thread>
@@ -57,6 +58,8 @@ std::vector<std::string> SplitKernelList(const std::string& text) {
   return out;
 }
 
+constexpr int64_t kMinMessageBytes = 64 * 1024;
+
 const char* ErrorCodeName(wire::Error::Code code) {
   const std::string& n = wire::Error::Code_Name(code);
   return n.empty() ? "?" : n.c_str();
@@ -68,7 +71,7 @@ const char* ErrorCodeName(wire::Error::Code code) {
 
 StatusOr<ExecutorOptions> ExecutorOptionsFromConfig(const Config& c) {
   ExecutorOptions o;
-  int64_t max_output_bytes = 0, seed = 0;
+  int64_t max_output_bytes = 0, seed = 0, max_message_bytes = static_cast<int64_t>(o.max_message_bytes);
   TableReader t(c, "");
   t.Get("scheduler", &o.scheduler)
       .Get("name", &o.name)
@@ -79,6 +82,7 @@ StatusOr<ExecutorOptions> ExecutorOptionsFromConfig(const Config& c) {
       .Get("register_retry_ms", &o.register_retry_ms)
       .Get("goodbye_linger_ms", &o.goodbye_linger_ms)
       .Get("max_output_bytes", &max_output_bytes)
+      .Get("max_message_bytes", &max_message_bytes)
       .Get("max_queued", &o.max_queued)
       .Get("key_file", &o.key_file)
       .Get("scheduler_key", &o.scheduler_key)
@@ -103,6 +107,11 @@ StatusOr<ExecutorOptions> ExecutorOptionsFromConfig(const Config& c) {
              "key_file and scheduler_key go together: this executor's key and the scheduler's public key")
       .Check(o.heartbeat_ms > 0, "heartbeat_ms must be > 0")
       .Check(max_output_bytes >= 0, "max_output_bytes must be >= 0 (0 = no cap)")
+      .Check(max_message_bytes >= kMinMessageBytes && max_message_bytes <= INT32_MAX,
+             "max_message_bytes must be in " + std::to_string(kMinMessageBytes) + ".." + std::to_string(INT32_MAX))
+      .Check(max_output_bytes <= max_message_bytes / 2,
+             "max_output_bytes must be at most half of max_message_bytes (" + std::to_string(max_message_bytes) +
+                 "): a Report carries them")
       .Check(o.faults.slowdown > 0 && o.faults.fail_slow_factor > 0,
              "faults.slowdown and faults.fail_slow_factor must be > 0")
       .Check(o.faults.delay_prob >= 0 && o.faults.delay_prob <= 1, "faults.delay_prob must be in [0, 1]")
@@ -110,6 +119,7 @@ StatusOr<ExecutorOptions> ExecutorOptionsFromConfig(const Config& c) {
              "faults.delay_ms, fail_slow_after_s and crash_after_s must be >= 0");
   if (!t.status().ok()) return t.status();
   o.max_output_bytes = static_cast<uint64_t>(max_output_bytes);
+  o.max_message_bytes = static_cast<uint64_t>(max_message_bytes);
   o.faults.seed = static_cast<uint64_t>(seed);
   return o;
 }
@@ -148,6 +158,7 @@ class Executor::Loop {
     // pending_, where the cap applies, instead of into ZeroMQ's queue.
     socket_.set(zmq::sockopt::sndhwm, o_.max_output_bytes ? kCappedSendQueue : 0);
     socket_.set(zmq::sockopt::rcvhwm, 0);
+    socket_.set(zmq::sockopt::maxmsgsize, static_cast<int64_t>(o_.max_message_bytes));
     // Queue only to a live connection: a Register retried while the scheduler
     // is down is not piled up; unsent Reports wait in pending_ instead.
     socket_.set(zmq::sockopt::immediate, 1);
@@ -379,11 +390,16 @@ class Executor::Loop {
     if (o_.max_queued && taken >= uint64_t{o_.slots} + o_.max_queued)
       return "executor queue full: " + std::to_string(taken) + " attempts taken for " + std::to_string(o_.slots) +
              " slots, max_queued=" + std::to_string(o_.max_queued);
-    if (o_.max_output_bytes && held_output_bytes_ >= o_.max_output_bytes)
-      return "executor output memory full: " + std::to_string(held_output_bytes_) +
-             " bytes of outputs not yet sent, max_output_bytes=" + std::to_string(o_.max_output_bytes);
+    if (held_output_bytes_ >= OutputCap())
+      return "executor output memory full: " + std::to_string(held_output_bytes_) + " bytes of outputs not yet sent, " +
+             OutputCapName() + "=" + std::to_string(OutputCap());
     return "";
   }
+
+  // Outputs held unsent: max_output_bytes, or else half of
+  // max_message_bytes, so that a Report or Register always fits in a frame.
+  uint64_t OutputCap() const { return o_.max_output_bytes ? o_.max_output_bytes : o_.max_message_bytes / 2; }
+  std::string OutputCapName() const { return o_.max_output_bytes ? "max_output_bytes" : "max_message_bytes/2"; }
 
   // Reports `id` as not run (REFUSED) or failed, with the reason, in the next Report.
   wire::AttemptResult* Refuse(AttemptId id, wire::AttemptResult::Outcome outcome, const std::string& why) {
@@ -400,15 +416,16 @@ class Executor::Loop {
   // an output that does not fit now is refused (run it elsewhere), one that
   // never fits fails.
   void AddResult(wire::AttemptResult* r) {
-    const uint64_t size = r->output().size();
-    if (o_.max_output_bytes && size > 0 && held_output_bytes_ + size > o_.max_output_bytes) {
-      std::string why = size > o_.max_output_bytes
-                            ? "output of " + std::to_string(size) + " bytes exceeds the executor's max_output_bytes=" +
-                                  std::to_string(o_.max_output_bytes)
-                            : "executor output memory full: " + std::to_string(held_output_bytes_) + " + " +
-                                  std::to_string(size) + " bytes of outputs not yet sent, max_output_bytes=" +
-                                  std::to_string(o_.max_output_bytes);
-      Refuse(r->attempt_id(), size > o_.max_output_bytes ? wire::AttemptResult::FAILED : wire::AttemptResult::REFUSED,
+    // Error texts count too: a kernel's error message is as unbounded as its output.
+    const uint64_t size = r->output().size() + r->error().size();
+    const uint64_t cap = OutputCap();
+    if (size > 0 && held_output_bytes_ + size > cap) {
+      std::string why = size > cap ? "output of " + std::to_string(size) + " bytes exceeds the executor's " +
+                                         OutputCapName() + "=" + std::to_string(cap)
+                                   : "executor output memory full: " + std::to_string(held_output_bytes_) + " + " +
+                                         std::to_string(size) + " bytes of outputs not yet sent, " + OutputCapName() +
+                                         "=" + std::to_string(cap);
+      Refuse(r->attempt_id(), size > cap ? wire::AttemptResult::FAILED : wire::AttemptResult::REFUSED,
              why)
           ->set_run_s(r->run_s());
       return;

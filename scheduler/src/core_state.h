@@ -129,6 +129,7 @@ struct CoreState {
   ExecutorId rr_cursor = 0;
   uint32_t total_slots = 0;
   uint32_t extra_live = 0;  // live attempts beyond the first of each task
+  uint64_t queued_tasks = 0;  // tasks of running jobs (core.max_queued_tasks)
   size_t runnable_pipelining = 0;  // runnable entries of jobs with `pipelines`
   uint64_t executors_epoch = 1;  // bumps when executors join or leave
   Time next_policy_time = 0;

@@ -2,10 +2,13 @@
 
 #include <algorithm>
 #include <chrono>
+#include <climits>
+#include <cmath>
 #include <unordered_map>
 
 #include <zmq.hpp>
 
+#include "admission.h"
 #include "recovery.h"
 #include "tailcut/common/log.h"
 #include "tailcut/wire/security.h"
@@ -13,6 +16,10 @@
 #include "wire_convert.h"
 
 namespace tailcut {
+namespace {
+// Below this a Register or a small batch of results would not fit.
+constexpr uint32_t kMinMessageBytes = 64 * 1024;
+}  // namespace
 
 Status LoadServerOptions(const Config& cfg, ServerOptions* o) {
   o->state_dir = "tailcut-state";
@@ -27,6 +34,14 @@ Status LoadServerOptions(const Config& cfg, ServerOptions* o) {
       .Get("key_file", &o->key_file)
       .Get("trusted_keys", &o->trusted_keys)
       .Get("insecure", &o->insecure)
+      .Get("max_message_bytes", &o->max_message_bytes)
+      .Get("max_executors", &o->max_executors)
+      .Get("max_jobs_per_owner", &o->max_jobs_per_owner)
+      .Get("max_watchers_per_client", &o->max_watchers_per_client)
+      .Get("client_hwm", &o->client_hwm)
+      .Get("executor_hwm", &o->executor_hwm)
+      .Check(o->max_message_bytes >= kMinMessageBytes,
+             "max_message_bytes must be at least " + std::to_string(kMinMessageBytes))
       .Also(ValidateEndpoint(o->executor_endpoint))
       .Also(ValidateEndpoint(o->client_endpoint))
       .Check(o->heartbeat_ms > 0, "heartbeat_ms must be > 0")
@@ -64,6 +79,38 @@ constexpr int kMaxDrain = 4096;
 // How long closing sockets at shutdown may wait for the last replies.
 constexpr int kShutdownLingerMs = 1000;
 
+// Room kept in every message for what Batches does not count (envelope,
+// version, ids), and a bound on one batched item's own fields.
+constexpr size_t kMessageHeadroom = 4096;
+constexpr size_t kItemOverhead = 64;
+
+// The messages of one kind for one peer in one turn, each kept under the
+// receiver's max_message_bytes: ZeroMQ drops the connection of a peer that
+// sends a larger frame, so a large batch is split instead. An item larger
+// than the budget alone gets a message of its own.
+template <typename Msg>
+class Batches {
+ public:
+  explicit Batches(size_t budget) : budget_(budget) {}
+  // The message to add an item of about `bytes` to.
+  Msg& For(size_t bytes) {
+    if (msgs_.empty() || (used_ > 0 && used_ + bytes > budget_)) {
+      msgs_.emplace_back();
+      used_ = 0;
+    }
+    used_ += bytes;
+    return msgs_.back();
+  }
+  std::vector<Msg>& messages() { return msgs_; }
+
+ private:
+  size_t budget_;
+  size_t used_ = 0;
+  std::vector<Msg> msgs_;
+};
+
+int Hwm(uint32_t messages) { return static_cast<int>(std::min<uint32_t>(messages, INT32_MAX)); }
+
 struct Watcher {
   std::string route;
   uint64_t request_id;
@@ -97,13 +144,23 @@ class SchedulerServer::Impl {
                                     opt_.core.job_retention);
         !s.ok())
       return s;
+    // Resumed jobs count toward their owners' caps (the owner is journaled).
+    for (JobId id : core_.RunningJobIds())
+      if (auto st = core_.JobStatus(id); st.ok()) admission_.JobStarted(id, st->owner);
     if (Status s = SetUpKeys(); !s.ok()) return s;
     try {
       for (zmq::socket_t* s : {&executors_, &clients_}) {
         s->set(zmq::sockopt::linger, 0);
-        s->set(zmq::sockopt::sndhwm, 0);  // batches are few; never drop them
-        s->set(zmq::sockopt::rcvhwm, 0);
+        s->set(zmq::sockopt::maxmsgsize, static_cast<int64_t>(opt_.max_message_bytes));
       }
+      // Finite queues per peer (docs/LIMITS.md). A client that does not
+      // read loses pushes beyond client_hwm (its Wait polls the final status
+      // anyway; replies are resent on its retry). An executor queue only
+      // fills when it has not read for minutes: its attempts are lost then.
+      clients_.set(zmq::sockopt::sndhwm, Hwm(opt_.client_hwm));
+      clients_.set(zmq::sockopt::rcvhwm, Hwm(opt_.client_hwm));
+      executors_.set(zmq::sockopt::sndhwm, Hwm(opt_.executor_hwm));
+      executors_.set(zmq::sockopt::rcvhwm, Hwm(opt_.executor_hwm));
       // An executor that reconnects (a reset only it saw) takes its routing
       // id over from the stale connection; ZMTP heartbeats close dead ones.
       // The timeout is generous: after a long stall of this process its
@@ -227,7 +284,20 @@ class SchedulerServer::Impl {
  private:
   // Replies and pushes to clients wait for the group commit that makes
   // what they tell durable (Durability::Hold).
+  // A reply over max_message_bytes would cost the client its connection:
+  // it gets a TOO_LARGE error instead.
   void SendClient(const std::string& route, const wire::ClientReply& reply) {
+    if (size_t bytes = reply.ByteSizeLong(); bytes > opt_.max_message_bytes) {
+      WarnBadInput("client socket", "a reply of " + std::to_string(bytes) + " bytes was not sent");
+      wire::ClientReply err;
+      err.set_version(kProtocolVersion);
+      err.set_request_id(reply.request_id());
+      *err.mutable_error() = MakeError(wire::Error::TOO_LARGE,
+                                       "the reply would be " + std::to_string(bytes) +
+                                           " bytes, over scheduler.max_message_bytes = " +
+                                           std::to_string(opt_.max_message_bytes));
+      return SendClient(route, err);
+    }
     if (!durability_.Hold(route, reply)) Send(clients_, route, reply);
   }
   void CommitJournal(bool force = false) {
@@ -330,13 +400,20 @@ class SchedulerServer::Impl {
       core_.RemoveExecutor(it->second, false, "re-registered");
       peers_.erase(it->second);
       by_route_.erase(it);
+    } else if (Status s = admission_.CheckExecutor(peers_.size()); !s.ok()) {
+      WarnBadInput("executor socket", "Register refused: " + s.message());
+      return SendExecutorError(route, wire::Error::BUSY, s.message());  // it retries Register
     }
     ExecutorDesc d;
     d.name = r.name().empty() ? "executor-" + std::to_string(peers_.size() + 1) : r.name();
     d.host = r.host();
-    d.slots = std::max<uint32_t>(r.cpu_slots(), 1);
-    d.max_queued = r.max_queued();
-    d.gpus = static_cast<uint32_t>(r.gpus_size());
+    // Capped, so that slot sums over all executors stay far from overflow.
+    d.slots = std::clamp<uint32_t>(r.cpu_slots(), 1, kMaxWireSlots);
+    d.max_queued = std::min<uint32_t>(r.max_queued(), kMaxWireSlots);
+    d.gpus = std::min<uint32_t>(static_cast<uint32_t>(r.gpus_size()), kMaxWireGpus);
+    if (d.slots != r.cpu_slots() && r.cpu_slots() != 0)
+      WarnBadInput("executor socket", "Register.cpu_slots = " + std::to_string(r.cpu_slots()) + " capped at " +
+                                          std::to_string(kMaxWireSlots));
     for (auto& [k, v] : r.labels()) d.labels.emplace_back(k, v);
     std::sort(d.labels.begin(), d.labels.end());
     d.kernels.assign(r.kernels().begin(), r.kernels().end());
@@ -364,7 +441,8 @@ class SchedulerServer::Impl {
     size_t committed = 0, adopted = 0;
     for (const auto& res : r.undelivered())
       if (res.outcome() == wire::AttemptResult::OK &&
-          core_.CommitOrphanResult(res.job_id(), res.task_index(), res.attempt_id(), id, res.output(), res.run_s()))
+          core_.CommitOrphanResult(res.job_id(), res.task_index(), res.attempt_id(), id, res.output(),
+                                   RunSeconds(res, id)))
         ++committed;
     wire::SchedulerToExecutor cancel;
     cancel.set_version(kProtocolVersion);
@@ -391,16 +469,35 @@ class SchedulerServer::Impl {
     // Only accept news about attempts that really run on this executor.
     for (const auto& s : r.started())
       if (core_.ExecutorOfAttempt(s.attempt_id()) == e) core_.AttemptStarted(s.attempt_id());
-    for (const auto& p : r.progress())
-      if (core_.ExecutorOfAttempt(p.attempt_id()) == e) core_.AttemptProgress(p.attempt_id(), p.fraction());
+    for (const auto& p : r.progress()) {
+      if (core_.ExecutorOfAttempt(p.attempt_id()) != e) continue;
+      if (!std::isfinite(p.fraction()) || p.fraction() < 0 || p.fraction() > 1) {
+        WarnBadInput("executor socket", "Report.progress.fraction = " + std::to_string(p.fraction()) +
+                                            " from executor " + std::to_string(e) + " ignored");
+        continue;
+      }
+      core_.AttemptProgress(p.attempt_id(), p.fraction());
+    }
     for (const auto& res : r.results()) {
       if (core_.ExecutorOfAttempt(res.attempt_id()) != e) continue;  // late, cancelled or foreign
+      double run_s = RunSeconds(res, e);
       switch (res.outcome()) {
-        case wire::AttemptResult::OK: core_.AttemptSucceeded(res.attempt_id(), res.output(), res.run_s()); break;
-        case wire::AttemptResult::FAILED: core_.AttemptFailed(res.attempt_id(), res.error(), res.run_s()); break;
+        case wire::AttemptResult::OK: core_.AttemptSucceeded(res.attempt_id(), res.output(), run_s); break;
+        case wire::AttemptResult::FAILED: core_.AttemptFailed(res.attempt_id(), res.error(), run_s); break;
         default: core_.AttemptDropped(res.attempt_id(), "executor dropped it: " + res.error()); break;
       }
     }
+  }
+
+  // The result's run time, unless it is no time at all (NaN, infinite,
+  // negative, over a year): then 0, which lets the core measure it, so the
+  // predictors never learn a forged or broken figure.
+  double RunSeconds(const wire::AttemptResult& res, ExecutorId e) {
+    double run_s = SanitizeRunSeconds(res.run_s());
+    if (run_s != res.run_s())
+      WarnBadInput("executor socket", "AttemptResult.run_s = " + std::to_string(res.run_s()) + " from executor " +
+                                          std::to_string(e) + " replaced by the scheduler's own measure");
+    return run_s;
   }
 
   // GPU clock throttling (NVML reason bits) is recorded and logged when it
@@ -511,22 +608,36 @@ class SchedulerServer::Impl {
           auto st = core_.JobStatus(known);
           reply.mutable_submitted()->set_job_id(known);
           reply.mutable_submitted()->set_tasks(st.ok() ? st->tasks : 0);
+          // Over the watcher cap the retry is still answered; Wait's own Watch gets BUSY.
           if (st.ok() && st->state == JobState::kRunning && spec.stream_results())
-            watchers_[known].push_back({route, req.request_id()});
+            (void)AddWatcher(known, route, req.request_id());
           break;
         }
+        // Caps first, on the spec's numbers alone: nothing is built for a
+        // job that does not fit (a 40-byte template may ask for 50M tasks).
+        const std::string& owner = who.owner;
+        Status admit = core_.CheckAdmission(TaskCountOf(spec));
+        if (admit.ok())
+          admit = CheckCaps([&] {
+            Status s = admission_.CheckJob(owner);
+            return s.ok() && spec.stream_results() ? admission_.CheckWatch(route) : s;
+          });
+        if (!admit.ok()) return SendClientError(route, req.request_id(), ErrorCodeFor(admit, true), admit.message());
         auto def = JobDefFromWire(spec);
-        if (!def.ok()) return SendClientError(route, req.request_id(), wire::Error::INVALID_ARGUMENT, def.status().message());
+        if (!def.ok())
+          return SendClientError(route, req.request_id(), ErrorCodeFor(def.status(), true), def.status().message());
         bool stream = def->stream_results;
         std::string name = def->name;
+        uint32_t tasks = def->TaskCount();
         auto id = core_.SubmitJob(std::move(def).value());
         if (!id.ok())
           return SendClientError(route, req.request_id(), ErrorCodeFor(id.status(), true), id.status().message());
         TC_LOG(Debug) << "job " << *id << " (" << name << ") submitted";
         durability_.JobAccepted(*id, key, spec.SerializeAsString());
-        if (stream) watchers_[*id].push_back({route, req.request_id()});
+        admission_.JobStarted(*id, owner);
+        if (stream) (void)AddWatcher(*id, route, req.request_id());  // checked above
         reply.mutable_submitted()->set_job_id(*id);
-        reply.mutable_submitted()->set_tasks(core_.JobStatus(*id)->tasks);
+        reply.mutable_submitted()->set_tasks(tasks);
         break;
       }
       case wire::ClientRequest::kStatus: {
@@ -537,10 +648,12 @@ class SchedulerServer::Impl {
         break;
       }
       case wire::ClientRequest::kCancel: {
-        Status s = OwnedJob(req.cancel().job_id(), who).status();
-        if (s.ok()) s = core_.CancelJob(req.cancel().job_id(), "cancelled by client");
-        if (!s.ok()) return SendClientError(route, req.request_id(), ErrorCodeFor(s, false), s.message());
-        JobStatusToWire(*core_.JobStatus(req.cancel().job_id()), reply.mutable_status());
+        if (Status s = OwnedJob(req.cancel().job_id(), who).status(); !s.ok())
+          return SendClientError(route, req.request_id(), ErrorCodeFor(s, false), s.message());
+        auto st = core_.CancelJob(req.cancel().job_id(), "cancelled by client");
+        if (!st.ok())
+          return SendClientError(route, req.request_id(), ErrorCodeFor(st.status(), false), st.status().message());
+        JobStatusToWire(*st, reply.mutable_status());
         break;
       }
       case wire::ClientRequest::kListExecutors: {
@@ -567,8 +680,10 @@ class SchedulerServer::Impl {
         auto st = OwnedJob(job, who);
         if (!st.ok())
           return SendClientError(route, req.request_id(), ErrorCodeFor(st.status(), false), st.status().message());
+        if (st->state == JobState::kRunning)
+          if (Status w = AddWatcher(job, route, req.request_id()); !w.ok())
+            return SendClientError(route, req.request_id(), wire::Error::BUSY, w.message());
         JobStatusToWire(*st, reply.mutable_status());
-        if (st->state == JobState::kRunning) watchers_[job].push_back({route, req.request_id()});
         break;  // the reply carries the current status; the final one is pushed
       }
       case wire::ClientRequest::kResults: {
@@ -595,6 +710,29 @@ class SchedulerServer::Impl {
     SendClient(route, reply);
   }
 
+  // Jobs that ended in this turn free their owner's and watchers' places
+  // only in Flush; a cap check that fails flushes and asks again, so that a
+  // cancel followed at once by a submit or a watch is not refused.
+  template <typename Check>
+  Status CheckCaps(Check check) {
+    Status s = check();
+    if (s.ok()) return s;
+    Flush();
+    return check();
+  }
+
+  // `route` watches running job `job` unless it is at
+  // scheduler.max_watchers_per_client.
+  Status AddWatcher(JobId job, const std::string& route, uint64_t request_id) {
+    if (Status s = CheckCaps([&] { return admission_.CheckWatch(route); }); !s.ok()) return s;
+    // That check may have flushed the job's end: nothing left to watch then
+    // (a waiting client reads the final status by polling).
+    if (auto st = core_.JobStatus(job); !st.ok() || st->state != JobState::kRunning) return Status::Ok();
+    watchers_[job].push_back({route, request_id});
+    admission_.WatchAdded(route);
+    return Status::Ok();
+  }
+
   // -------------------------------------------------------- commands --
   // Sends the core's commands, batched: one Work per executor and one
   // TaskResults per watched job.
@@ -602,13 +740,16 @@ class SchedulerServer::Impl {
     commands_.clear();
     core_.TakeCommands(&commands_);
     if (commands_.empty()) return;
-    std::unordered_map<ExecutorId, wire::SchedulerToExecutor> work;
-    std::unordered_map<JobId, wire::ClientReply> results;
+    std::unordered_map<ExecutorId, Batches<wire::SchedulerToExecutor>> work;
+    std::unordered_map<JobId, Batches<wire::ClientReply>> results;
     std::vector<JobFinishedCmd> finished;
+    const size_t budget = std::max<size_t>(opt_.max_message_bytes, 2 * kMessageHeadroom) - kMessageHeadroom;
     for (auto& c : commands_) {
       if (auto* l = std::get_if<LaunchCmd>(&c)) {
         const TaskDef* t = core_.TaskOf(l->job, l->task);
-        auto* a = work[l->executor].mutable_work()->add_assign();
+        if (!t) continue;  // its job ended and was evicted this turn; the attempt's cancel follows
+        auto& batch = work.try_emplace(l->executor, budget).first->second;
+        auto* a = batch.For(t->args.size() + t->kernel.size() + kItemOverhead).mutable_work()->add_assign();
         a->set_attempt_id(l->attempt);
         a->set_job_id(l->job);
         a->set_task_index(l->task);
@@ -617,11 +758,12 @@ class SchedulerServer::Impl {
         a->mutable_demand()->set_cpu_slots(t->cpu_slots);
         a->mutable_demand()->set_gpus(t->gpus);
       } else if (auto* x = std::get_if<CancelCmd>(&c)) {
-        if (peers_.count(x->executor)) work[x->executor].mutable_work()->add_cancel(x->attempt);
+        if (peers_.count(x->executor))
+          work.try_emplace(x->executor, budget).first->second.For(kItemOverhead).mutable_work()->add_cancel(x->attempt);
       } else if (auto* tc = std::get_if<TaskCommittedCmd>(&c)) {
         if (!watchers_.count(tc->job)) continue;
-        auto& reply = results[tc->job];
-        auto* rs = reply.mutable_results();
+        auto& batch = results.try_emplace(tc->job, budget).first->second;
+        auto* rs = batch.For(tc->output.size() + kItemOverhead).mutable_results();
         rs->set_job_id(tc->job);
         auto* r = rs->add_results();
         r->set_task_index(tc->task);
@@ -633,29 +775,35 @@ class SchedulerServer::Impl {
         finished.push_back(*f);
       }
     }
-    for (auto& [e, msg] : work) {
+    for (auto& [e, batch] : work) {
       auto p = peers_.find(e);
       if (p == peers_.end()) continue;
-      msg.set_version(kProtocolVersion);
-      Send(executors_, p->second.route, msg);
+      for (auto& msg : batch.messages()) {
+        msg.set_version(kProtocolVersion);
+        Send(executors_, p->second.route, msg);
+      }
       p->second.last_sent = clock_.Now();
     }
-    for (auto& [job, reply] : results) {
-      reply.set_version(kProtocolVersion);
-      for (const Watcher& w : watchers_[job]) {
-        reply.set_request_id(w.request_id);
-        SendClient(w.route, reply);
+    for (auto& [job, batch] : results) {
+      for (auto& reply : batch.messages()) {
+        reply.set_version(kProtocolVersion);
+        for (const Watcher& w : watchers_[job]) {
+          reply.set_request_id(w.request_id);
+          SendClient(w.route, reply);
+        }
       }
     }
     for (const JobFinishedCmd& f : finished) {
+      admission_.JobFinished(f.job);
       auto it = watchers_.find(f.job);
       if (it == watchers_.end()) continue;
       wire::ClientReply reply;
       reply.set_version(kProtocolVersion);
-      JobStatusToWire(*core_.JobStatus(f.job), reply.mutable_status());
+      JobStatusToWire(f.status, reply.mutable_status());  // the job may be evicted by now
       for (const Watcher& w : it->second) {
         reply.set_request_id(w.request_id);
         SendClient(w.route, reply);
+        admission_.WatchEnded(w.route);
       }
       watchers_.erase(it);
     }
@@ -689,6 +837,7 @@ class SchedulerServer::Impl {
   std::unordered_map<JobId, std::vector<Watcher>> watchers_;
   std::vector<Command> commands_;
   Durability durability_{2 * static_cast<size_t>(opt_.core.job_retention) + 4096};
+  Admission admission_{AdmissionLimits{opt_.max_jobs_per_owner, opt_.max_watchers_per_client, opt_.max_executors}};
   double last_iteration_ = 0;
   double last_bad_input_log_ = -10;
   uint64_t suppressed_bad_input_ = 0;

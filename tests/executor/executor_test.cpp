@@ -479,6 +479,47 @@ TEST_CASE("allow_kernels is read from the config: a comma-separated list, unknow
   CHECK(defaults->allow_kernels == DefaultAllowedKernels());
 }
 
+TEST_CASE("max_message_bytes is read from the config and bounds max_output_bytes") {
+  auto config = Config::Parse("max_message_bytes = 1048576\nmax_output_bytes = 524288\n");
+  REQUIRE(config.ok());
+  auto o = ExecutorOptionsFromConfig(*config);
+  REQUIRE(o.ok());
+  CHECK(o->max_message_bytes == 1048576u);
+  CHECK(ExecutorOptions{}.max_message_bytes == 64u << 20);
+  REQUIRE(config->Override("max_output_bytes=524289").ok());
+  auto over = ExecutorOptionsFromConfig(*config);
+  REQUIRE_FALSE(over.ok());
+  CHECK(over.status().message() ==
+        "max_output_bytes must be at most half of max_message_bytes (1048576): a Report carries them");
+  REQUIRE(config->Override("max_message_bytes=1000").ok());
+  auto tiny = ExecutorOptionsFromConfig(*config);
+  REQUIRE_FALSE(tiny.ok());
+  CHECK(tiny.status().message() == "max_message_bytes must be in 65536..2147483647");
+}
+
+// Without max_output_bytes, outputs are still held under half of
+// max_message_bytes, so that no Report is too large for the scheduler.
+TEST_CASE("an output over half of max_message_bytes fails even without max_output_bytes") {
+  FakeScheduler sched;
+  ExecutorOptions o = TestOptions(sched);
+  o.max_message_bytes = 64 * 1024;
+  o.allow_kernels.push_back("shell");
+  RunningExecutor ex(o);
+  wire::Register reg;
+  REQUIRE(sched.RecvRegister(&reg));
+  sched.Ack(1, /*heartbeat_ms=*/100, /*lost_after_ms=*/60000);
+  wire::SchedulerToExecutor work;
+  Assign(&work, 1, "shell", "head -c 40000 /dev/zero");
+  Assign(&work, 2, "shell", "head -c 1000 /dev/zero");
+  sched.Send(work);
+  ReportLog log;
+  REQUIRE(log.Until(sched, [&] { return log.results.size() == 2; }));
+  CHECK(log.results[1].outcome() == wire::AttemptResult::FAILED);
+  CHECK(log.results[1].error() == "output of 40000 bytes exceeds the executor's max_message_bytes/2=32768");
+  CHECK(log.results[2].outcome() == wire::AttemptResult::OK);
+  CHECK(log.results[2].output().size() == 1000);
+}
+
 TEST_CASE("defaults resolve to machine values") {
   ExecutorOptions o = ResolveDefaults(ExecutorOptions{});
   CHECK(o.slots >= 1);

@@ -79,6 +79,23 @@ TEST_CASE("sleep sleeps about ms, stretched by the time factor") {
   REQUIRE(RunKernel("sleep", "ms=1 sigma=0.5 seed=3").ok());
 }
 
+// Issue #11: `sleep ms=inf` slept forever (or overflowed the timer).
+TEST_CASE("sleep and spin reject nan, inf and absurd arguments, naming them") {
+  for (const char* args : {"ms=inf", "ms=nan", "ms=1e999", "ms=-1", "ms=1e12"}) {
+    for (const char* kernel : {"sleep", "spin"}) {
+      auto r = RunKernel(kernel, args);
+      REQUIRE_FALSE(r.ok());
+      CHECK(r.status().message().find("'ms'") != std::string::npos);
+    }
+  }
+  auto sigma = RunKernel("sleep", "ms=1 sigma=1e6");
+  REQUIRE_FALSE(sigma.ok());
+  CHECK(sigma.status().message().find("'sigma'") != std::string::npos);
+  auto seed = RunKernel("sleep", "ms=1 seed=99999999999999999999");
+  REQUIRE_FALSE(seed.ok());
+  CHECK(seed.status().message().find("'seed'") != std::string::npos);
+}
+
 TEST_CASE("sleep wakes early on cancellation and reports progress") {
   KernelRegistry r = BuiltinKernels();
   const Kernel* k = r.Find("sleep");

@@ -29,6 +29,9 @@ struct ClientOptions {
   std::string key_file;
   std::string scheduler_key;
   std::string user;
+  // ZMQ_MAXMSGSIZE: a larger frame from the scheduler drops the connection
+  // (the scheduler sends TOO_LARGE instead of a reply over its own limit).
+  uint64_t max_message_bytes = 64u << 20;
 };
 
 struct WaitOptions {

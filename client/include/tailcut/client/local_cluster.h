@@ -78,6 +78,7 @@ class LocalCluster {
   void SignalScheduler(int sig);
   Status RestartScheduler();
   bool SchedulerAlive();  // in-process: always true
+  int scheduler_pid() const;  // the child scheduler's pid (e.g. to read its RSS); 0 in-process
 
   void KeepLogs();
   const std::string& log_dir() const;

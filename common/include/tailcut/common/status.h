@@ -25,6 +25,7 @@ class [[nodiscard]] Status {
     kPermissionDenied,    // not trusted, or not the owner
     kIoError,
     kInternal,
+    kTooLarge,            // beyond a hard limit: retrying cannot help
   };
 
   Status() = default;
@@ -37,6 +38,7 @@ class [[nodiscard]] Status {
   static Status PermissionDenied(std::string m) { return {Code::kPermissionDenied, std::move(m)}; }
   static Status IoError(std::string m) { return {Code::kIoError, std::move(m)}; }
   static Status Internal(std::string m) { return {Code::kInternal, std::move(m)}; }
+  static Status TooLarge(std::string m) { return {Code::kTooLarge, std::move(m)}; }
 
   bool ok() const { return code_ == Code::kOk; }
   Code code() const { return code_; }

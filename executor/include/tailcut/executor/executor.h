@@ -33,6 +33,12 @@ struct ExecutorOptions {
   // task failure); an output that alone exceeds max_output_bytes FAILS.
   uint64_t max_output_bytes = 0;       // outputs held: finished, not yet sent
   uint32_t max_queued = 0;             // attempts waiting beyond the slots
+  // ZMQ_MAXMSGSIZE of the socket, and what one Report or Register may
+  // carry: outputs held unsent stay under half of it even with
+  // max_output_bytes = 0 (a larger output fails, like one over
+  // max_output_bytes). Keep it at most the scheduler's max_message_bytes:
+  // the scheduler drops the connection of an executor sending more.
+  uint64_t max_message_bytes = 64u << 20;
   std::map<std::string, std::string> labels;
   // Keys (docs/SECURITY.md): this executor's .key file (role executor) and
   // the scheduler's public key (its .pub file, or the key itself). Both or

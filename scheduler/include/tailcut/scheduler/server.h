@@ -37,6 +37,19 @@ struct ServerOptions {
   // false ("normal"): a commit survives the scheduler being killed (the OS
   // holds it), not a power loss; true ("full"): fsync per group commit.
   bool journal_sync_full = false;
+  // Limits (docs/LIMITS.md); caps of 0 mean none.
+  // ZMQ_MAXMSGSIZE of both sockets: a peer sending a larger frame is
+  // disconnected by ZeroMQ. Replies larger than this become TOO_LARGE errors.
+  uint32_t max_message_bytes = 64u << 20;
+  uint32_t max_executors = 10000;           // registered executors; more: BUSY
+  uint32_t max_jobs_per_owner = 1000;       // running jobs per owner; more: BUSY
+  uint32_t max_watchers_per_client = 1000;  // watched running jobs per client; more: BUSY
+  // Messages queued per connection, each way (ZMQ_SNDHWM, ZMQ_RCVHWM).
+  // Outgoing ones beyond it are dropped, so a client that never reads
+  // cannot grow the scheduler's memory; incoming ones wait in the peer's
+  // TCP buffers. 0 = no limit.
+  uint32_t client_hwm = 1000;
+  uint32_t executor_hwm = 100000;
 };
 // Reads the [scheduler] keys and checks them against out->core. [core] and
 // [predictor] are read by LoadSchedulingConfig (tailcut/plugins/
