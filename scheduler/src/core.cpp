@@ -310,6 +310,17 @@ class SchedulerCore::Impl final {
   size_t LiveAttempts() const { return s_.attempts.size(); }
   size_t RunningJobs() const { return s_.running_jobs.size(); }
   uint64_t QueuedTasks() const { return s_.queued_tasks; }
+  uint64_t WaitingTasks() const {
+    // Retry entries of tasks committed meanwhile go stale (counted until
+    // Pump pops them); exact enough for a gauge, and costs no bookkeeping.
+    uint64_t n = 0;
+    for (JobId id : s_.running_jobs) {
+      const Job& j = s_.jobs.at(id);
+      n += j.Count() - std::min(j.next_unlaunched, j.Count()) + j.retry.size();
+    }
+    return n;
+  }
+  const CoreCounters& Counters() const { return s_.counters; }
   std::vector<JobId> RunningJobIds() const { return {s_.running_jobs.begin(), s_.running_jobs.end()}; }
   const PredictorSuite* Predictors() const { return s_.predictors.get(); }
   std::vector<std::string> DisabledPolicies() const {
@@ -470,7 +481,7 @@ class SchedulerCore::Impl final {
           break;
         }
         from_retry ? job->retry.pop_front() : void(job->next_unlaunched++);
-        life_.Launch(*job, t, e, false);
+        life_.Launch(*job, t, e, false, from_retry);
         job->infeasible_since = -1;
         ++placed;
         for (uint32_t c = 0; !from_retry && c < job->clone_copies && s_.CopiesAllowed() > 0; ++c) {
@@ -544,6 +555,8 @@ ExecutorId SchedulerCore::ExecutorOfAttempt(AttemptId a) const { return impl_->E
 size_t SchedulerCore::LiveAttempts() const { return impl_->LiveAttempts(); }
 size_t SchedulerCore::RunningJobs() const { return impl_->RunningJobs(); }
 uint64_t SchedulerCore::QueuedTasks() const { return impl_->QueuedTasks(); }
+uint64_t SchedulerCore::WaitingTasks() const { return impl_->WaitingTasks(); }
+const CoreCounters& SchedulerCore::Counters() const { return impl_->Counters(); }
 Status SchedulerCore::CheckAdmission(uint64_t tasks) const { return impl_->CheckAdmission(tasks); }
 std::vector<JobId> SchedulerCore::RunningJobIds() const { return impl_->RunningJobIds(); }
 const PredictorSuite* SchedulerCore::Predictors() const { return impl_->Predictors(); }

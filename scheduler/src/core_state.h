@@ -132,6 +132,7 @@ struct CoreState {
   uint64_t queued_tasks = 0;  // tasks of running jobs (core.max_queued_tasks)
   size_t runnable_pipelining = 0;  // runnable entries of jobs with `pipelines`
   uint64_t executors_epoch = 1;  // bumps when executors join or leave
+  CoreCounters counters;  // docs/METRICS.md
   Time next_policy_time = 0;
   bool dirty = false;  // TakeCommands must Pump first
 

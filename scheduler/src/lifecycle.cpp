@@ -51,6 +51,7 @@ void Lifecycle::RecordCommit(Job& job, TaskIndex t, AttemptId a, ExecutorId e, d
                              bool notify) {
   job.tasks[t].phase = TaskPhase::kCommitted;
   job.committed++;
+  if (notify) s_.counters.tasks_committed++;  // a replayed commit was counted by its own run
   job.run_times.push_back(static_cast<float>(run_s));
   job.typical_run_s = job.typical_run_s < 0 ? run_s : 0.9 * job.typical_run_s + 0.1 * run_s;
   place_.UpdatePipelining(job);
@@ -84,10 +85,11 @@ Executor& Lifecycle::AddExecutor(ExecutorDesc desc) {
   return e;
 }
 
-void Lifecycle::Launch(Job& job, TaskIndex t, ExecutorId eid, bool copy) {
+void Lifecycle::Launch(Job& job, TaskIndex t, ExecutorId eid, bool copy, bool restart) {
   Attempt& a = Link(job, t, s_.executors.at(eid), s_.next_attempt_id++, copy);
   job.attempts++;
   if (copy) job.copies++;
+  ++(copy ? s_.counters.attempts_copy : restart ? s_.counters.attempts_restart : s_.counters.attempts_first);
   s_.Emit(LaunchCmd{a.id, eid, job.id, t, copy});
 }
 
@@ -155,6 +157,7 @@ void Lifecycle::EndAttempt(const Attempt& a, AttemptOutcome outcome, double run_
   r.run_s = run_s > 0 ? run_s : (a.started >= 0 ? now - a.started : 0);
   r.outcome = outcome;
   r.copy = a.copy;
+  if (outcome != AttemptOutcome::kCommitted) s_.counters.extra_machine_s += r.Duration();
   s_.predictors->Observe(r);
   for (auto& [e, state] : s_.predictors->HealthTransitions())
     TC_LOG(Info) << "executor " << e << " health: " << NodeHealthName(state.state) << " (speed factor "
@@ -191,6 +194,12 @@ JobStatusInfo Lifecycle::FinishJob(Job& job, JobState state, std::string reason)
   job.retry.clear();
   s_.running_jobs.erase(job.id);
   s_.queued_tasks -= job.Count();
+  switch (state) {
+    case JobState::kSucceeded: s_.counters.jobs_succeeded++; break;
+    case JobState::kFailed: s_.counters.jobs_failed++; break;
+    case JobState::kCancelled: s_.counters.jobs_cancelled++; break;
+    case JobState::kRunning: break;
+  }
   // Free per-task state now; counters and outputs stay for status queries.
   std::vector<Task>().swap(job.tasks);
   std::vector<float>().swap(job.run_times);

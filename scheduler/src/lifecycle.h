@@ -30,7 +30,8 @@ class Lifecycle {
   Executor& AddExecutor(ExecutorDesc desc);
 
   // New attempt of (job, t) on `eid`; ids are assigned in launch order.
-  void Launch(Job& job, TaskIndex t, ExecutorId eid, bool copy);
+  // `restart`: the task ran before and was requeued (counted apart).
+  void Launch(Job& job, TaskIndex t, ExecutorId eid, bool copy, bool restart = false);
   // Makes attempt `id` of (job, t) live on `e` without telling the executor
   // (Launch, and adopting an attempt an executor already runs).
   Attempt& Link(Job& job, TaskIndex t, Executor& e, AttemptId id, bool copy);

@@ -453,3 +453,54 @@ TEST_CASE("[core] admission caps and max_attempts are range-checked, naming the 
   CHECK(load("[core]\nmax_attempts = 100000\n").message() == "core.max_attempts must be in 1..1000");
   CHECK(load("[core]\nmax_queue_per_slot = 100000\n").message() == "core.max_queue_per_slot must be at most 4096");
 }
+
+// docs/METRICS.md: the counters /metrics exports.
+TEST_CASE("counters: launches by kind, commits, finished jobs, extra machine time, waiting tasks") {
+  struct CloneAll : MitigationPolicy {
+    std::string_view name() const override { return "clone-all"; }
+    void OnJobSubmitted(const ClusterView&, JobId j, std::vector<Proposal>* out) override {
+      out->push_back(Proposal::CloneAtLaunch(j, 1, "test"));
+    }
+  };
+  PolicyChain chain;
+  chain.push_back(std::make_unique<CloneAll>());
+  CoreHarness h({}, std::move(chain));  // min_copies 1: one live copy at a time
+  // Nothing registered yet: every task waits for a slot.
+  auto id = h.core.SubmitJob(CoreHarness::Fanout(2));
+  REQUIRE(id.ok());
+  CHECK(h.core.WaitingTasks() == 2);
+  h.Exec(2);
+  h.Exec(2);
+  h.Drain();
+  CHECK(h.core.WaitingTasks() == 0);
+  const CoreCounters& c = h.core.Counters();
+  REQUIRE(h.launches.size() == 3);  // two firsts, one clone (the budget allows one)
+  CHECK(c.attempts_first == 2);
+  CHECK(c.attempts_copy == 1);
+  CHECK(c.attempts_restart == 0);
+  const LaunchCmd copy = h.launches[1].copy ? h.launches[1] : h.launches[2];
+  const LaunchCmd original = h.launches[0];
+  const LaunchCmd other = h.launches[1].copy ? h.launches[2] : h.launches[1];
+  REQUIRE(copy.task == original.task);
+  // The copy runs 2 s and loses: its 2 s are extra machine time.
+  h.core.AttemptStarted(copy.attempt);
+  h.clock.Advance(2);
+  h.Finish(original.attempt, 2.0);
+  CHECK(c.tasks_committed == 1);
+  CHECK(c.extra_machine_s == Approx(2.0));
+  // A failed attempt (0.5 s) is extra too, and its task's relaunch a restart.
+  h.core.AttemptFailed(other.attempt, "boom", 0.5);
+  h.core.Tick();
+  h.Drain();
+  CHECK(c.extra_machine_s == Approx(2.5));
+  CHECK(c.attempts_restart == 1);
+  REQUIRE(h.launches.size() == 4);
+  h.Finish(h.launches[3].attempt, 1.0);
+  CHECK(c.tasks_committed == 2);
+  CHECK(c.jobs_succeeded == 1);
+  CHECK(c.jobs_failed == 0);
+  auto cancelled = h.core.SubmitJob(CoreHarness::Fanout(1));
+  REQUIRE(cancelled.ok());
+  (void)h.core.CancelJob(*cancelled);
+  CHECK(c.jobs_cancelled == 1);
+}

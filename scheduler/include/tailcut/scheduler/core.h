@@ -140,6 +140,21 @@ struct ExecutorStatusInfo {
   NodeHealthState health;  // from the node-health detector
 };
 
+// Cumulative counts since this core was made (Prometheus counters: a
+// restarted scheduler starts again from zero; jobs and commits replayed from
+// the journal are not counted again). docs/METRICS.md.
+struct CoreCounters {
+  uint64_t jobs_succeeded = 0, jobs_failed = 0, jobs_cancelled = 0;  // finished, by final state
+  uint64_t tasks_committed = 0;
+  // Launches: a task's first attempt, a redundant copy (speculation, clone,
+  // hedge), a relaunch of a task whose earlier attempts ended without a
+  // result (failure, kill-and-restart, executor lost).
+  uint64_t attempts_first = 0, attempts_copy = 0, attempts_restart = 0;
+  // Run time of attempts that ended without committing (superseded,
+  // failed, cancelled, lost): the machine time mitigation and faults cost.
+  double extra_machine_s = 0;
+};
+
 struct CommittedOutput { TaskIndex task; AttemptId attempt; ExecutorId executor; double run_s; std::string output; };
 
 // Hooks for tracing, predictors and benchmarks (Taskflow's observer idea).
@@ -228,6 +243,10 @@ class SchedulerCore {
   size_t LiveAttempts() const;
   size_t RunningJobs() const;
   uint64_t QueuedTasks() const;  // tasks of unfinished jobs, committed or not
+  // Tasks of running jobs waiting for a slot: never launched, or requeued
+  // for a relaunch. O(running jobs).
+  uint64_t WaitingTasks() const;
+  const CoreCounters& Counters() const;
   std::vector<JobId> RunningJobIds() const;
   const PredictorSuite* Predictors() const;
   // Policies disabled because a hook threw, as "NAME: HOOK threw: WHAT", in
