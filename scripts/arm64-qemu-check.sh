@@ -28,7 +28,7 @@ trap cleanup EXIT
 
 port=$((20000 + RANDOM % 20000))
 "$HOST_BIN/tailcut-scheduler" --executor-endpoint "tcp://127.0.0.1:$port" \
-  --client-endpoint "tcp://127.0.0.1:$((port + 1))" --set 'scheduler.state_dir=""' >"$log/scheduler.log" 2>&1 &
+  --client-endpoint "tcp://127.0.0.1:$((port + 1))" --set 'scheduler.state_dir=""' --http-listen '' >"$log/scheduler.log" 2>&1 &
 pids+=($!)
 qemu-aarch64-static -L / "$exe" --scheduler "tcp://127.0.0.1:$port" --name arm64-qemu --slots 4 \
   >"$log/executor.log" 2>&1 &

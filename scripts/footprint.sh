@@ -35,7 +35,7 @@ for exe in "$@"; do
   spid=""
   if [[ -x $sched ]]; then
     "$sched" --executor-endpoint "tcp://127.0.0.1:$port" --client-endpoint "tcp://127.0.0.1:$((port + 1))" \
-      --set 'scheduler.state_dir=""' --log-level warn >/dev/null 2>&1 &
+      --set 'scheduler.state_dir=""' --http-listen '' --log-level warn >/dev/null 2>&1 &
     spid=$!
     pids+=("$spid")
     mode="registered with $(basename "$sched") on tcp://127.0.0.1:$port"

@@ -68,17 +68,24 @@ class LocalCluster::Impl {
       }
       so.executor_endpoint = "tcp://127.0.0.1:*";
       so.client_endpoint = "tcp://127.0.0.1:*";
+      so.http_listen = opt_.http ? "127.0.0.1:0" : "";
       server_ = std::make_unique<SchedulerServer>(std::move(so), std::move(policies));
       for (CoreObserver* o : opt_.observers) server_->AddObserver(o);
       if (Status s = server_->Bind(); !s.ok()) return s;
       executor_ep_ = server_->executor_endpoint();
       client_ep_ = server_->client_endpoint();
+      http_ep_ = server_->http_endpoint();
       loop_ = std::thread([this] { server_->Run(); });
     } else {
       int pe = FreeLoopbackPort(), pc = FreeLoopbackPort();
       if (pe < 0 || pc < 0) return Status::IoError("no free loopback port");
       executor_ep_ = "tcp://127.0.0.1:" + std::to_string(pe);
       client_ep_ = "tcp://127.0.0.1:" + std::to_string(pc);
+      if (opt_.http) {
+        int ph = FreeLoopbackPort();
+        if (ph < 0) return Status::IoError("no free loopback port");
+        http_ep_ = "127.0.0.1:" + std::to_string(ph);
+      }
       if (Status s = SpawnScheduler(); !s.ok()) return s;
     }
     watch_ = std::thread([this] { Watch(); });
@@ -163,7 +170,7 @@ class LocalCluster::Impl {
   }
 
   LocalClusterOptions opt_;
-  std::string log_dir_, executor_ep_, client_ep_;
+  std::string log_dir_, executor_ep_, client_ep_, http_ep_;  // http_ep_: "" without LocalClusterOptions::http
   std::atomic<bool> keep_logs_{false};
 
   ClientOptions client_options(const std::string& as) const {
@@ -206,7 +213,8 @@ class LocalCluster::Impl {
     // Its journal lives with the logs: a restarted scheduler resumes from it
     // (scheduler_flags may point it elsewhere: later --set wins).
     std::vector<std::string> argv = {opt_.scheduler_binary, "--executor-endpoint", executor_ep_, "--client-endpoint",
-                                     client_ep_, "--set", "scheduler.state_dir=\"" + log_dir_ + "/state\""};
+                                     client_ep_, "--set", "scheduler.state_dir=\"" + log_dir_ + "/state\"",
+                                     "--http-listen", http_ep_};
     if (!keys_dir_.empty())
       argv.insert(argv.end(), {"--key-file", keys_dir_ + "/scheduler.key", "--trusted-keys", keys_dir_ + "/trusted.toml"});
     argv.insert(argv.end(), opt_.scheduler_flags.begin(), opt_.scheduler_flags.end());
@@ -280,6 +288,7 @@ bool LocalCluster::SchedulerAlive() { return impl_->SchedulerAlive(); }
 void LocalCluster::KeepLogs() { impl_->keep_logs_ = true; }
 const std::string& LocalCluster::log_dir() const { return impl_->log_dir_; }
 std::string LocalCluster::client_endpoint() const { return impl_->client_ep_; }
+std::string LocalCluster::http_endpoint() const { return impl_->http_ep_; }
 std::string LocalCluster::executor_endpoint() const { return impl_->executor_ep_; }
 ClientOptions LocalCluster::client_options(const std::string& as) const { return impl_->client_options(as); }
 std::string LocalCluster::keys_dir() const { return impl_->keys_dir_; }

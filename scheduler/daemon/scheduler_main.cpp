@@ -31,6 +31,8 @@ options:
       --executor-endpoint EP where executors connect (default tcp://127.0.0.1:7700)
       --client-endpoint EP   where clients connect   (default tcp://127.0.0.1:7701);
                              an address beyond loopback needs keys
+      --http-listen HOST:PORT  Prometheus /metrics (default 127.0.0.1:7780; ""
+                             turns it off; no authentication, docs/METRICS.md)
       --key-file FILE        the scheduler's key pair (tailcut keygen); with it
                              only keys in --trusted-keys may connect
       --trusted-keys FILE    allow-list of public keys (.pub entries); SIGHUP
@@ -75,6 +77,8 @@ int main(int argc, char** argv) {
       overrides.push_back("scheduler.executor_endpoint=\"" + value("--executor-endpoint") + "\"");
     } else if (a == "--client-endpoint") {
       overrides.push_back("scheduler.client_endpoint=\"" + value("--client-endpoint") + "\"");
+    } else if (a == "--http-listen") {
+      overrides.push_back("scheduler.http_listen=\"" + value("--http-listen") + "\"");
     } else if (a == "--key-file") {
       overrides.push_back("scheduler.key_file=\"" + value("--key-file") + "\"");
     } else if (a == "--trusted-keys") {

@@ -9,6 +9,8 @@
 #include <zmq.hpp>
 
 #include "admission.h"
+#include "http_server.h"
+#include "metrics.h"
 #include "recovery.h"
 #include "tailcut/common/log.h"
 #include "tailcut/wire/security.h"
@@ -23,10 +25,12 @@ constexpr uint32_t kMinMessageBytes = 64 * 1024;
 
 Status LoadServerOptions(const Config& cfg, ServerOptions* o) {
   o->state_dir = "tailcut-state";
+  o->http_listen = "127.0.0.1:7780";
   std::string sync = o->journal_sync_full ? "full" : "normal";
   TableReader t(cfg, "scheduler");
   t.Get("executor_endpoint", &o->executor_endpoint)
       .Get("client_endpoint", &o->client_endpoint)
+      .Get("http_listen", &o->http_listen)
       .Get("heartbeat_ms", &o->heartbeat_ms)
       .Get("tick_s", &o->tick_s)
       .Get("state_dir", &o->state_dir)
@@ -51,6 +55,8 @@ Status LoadServerOptions(const Config& cfg, ServerOptions* o) {
              "key_file and trusted_keys go together: the scheduler's key and the keys it admits");
   o->journal_sync_full = sync == "full";
   if (!t.status().ok()) return t.status();
+  if (!o->http_listen.empty())
+    if (auto hp = ParseHttpListen(o->http_listen); !hp.ok()) return hp.status();
   if (o->core.lost_after_s > 0 && o->core.lost_after_s * 1000 < 2.0 * o->heartbeat_ms)
     return Status::InvalidArgument("core.lost_after_s must allow at least two heartbeats");
   return Status::Ok();
@@ -178,6 +184,24 @@ class SchedulerServer::Impl {
                              opt_.client_endpoint + "): " + e.what());
     }
     TC_LOG(Info) << "listening: executors on " << executor_endpoint_ << ", clients on " << client_endpoint_;
+    return StartHttp();
+  }
+
+  // /metrics renders what the loop publishes (metrics.h); the HTTP threads
+  // never touch the core.
+  Status StartHttp() {
+    if (opt_.http_listen.empty()) return Status::Ok();
+    metrics_ = std::make_unique<metrics::SchedulerMetrics>();
+    core_.AddObserver(metrics_.get());
+    http_ = std::make_unique<HttpServer>();
+    http_->Get("/metrics", [m = metrics_.get()] {
+      auto snap = m->Fresh(std::chrono::seconds(2));
+      if (!snap) return HttpServer::Reply{503, "text/plain; charset=utf-8", "the scheduler loop is not running\n"};
+      return HttpServer::Reply{200, "text/plain; version=0.0.4; charset=utf-8", metrics::Render(*snap)};
+    });
+    if (Status s = http_->Start(opt_.http_listen); !s.ok()) return s;
+    TC_LOG(Info) << "metrics: http://" << http_->endpoint() << "/metrics"
+                 << (IsLoopbackHttpListen(opt_.http_listen) ? "" : " (no authentication: keep it on a private network)");
     return Status::Ok();
   }
 
@@ -185,11 +209,15 @@ class SchedulerServer::Impl {
   // without keys the sockets must not be reachable from the network.
   Status SetUpKeys() {
     if (opt_.key_file.empty()) {
-      bool local = IsLocalOnlyEndpoint(opt_.executor_endpoint) && IsLocalOnlyEndpoint(opt_.client_endpoint);
+      // /metrics has no authentication at all; beyond loopback it is held
+      // to the same rule as the sockets, so `insecure` is one decision.
+      bool http_local = opt_.http_listen.empty() || IsLoopbackHttpListen(opt_.http_listen);
+      bool local =
+          IsLocalOnlyEndpoint(opt_.executor_endpoint) && IsLocalOnlyEndpoint(opt_.client_endpoint) && http_local;
       if (!local && !opt_.insecure)
         return Status::InvalidArgument(
             "listening beyond this machine (" + opt_.executor_endpoint + ", " + opt_.client_endpoint +
-            ") needs keys: set scheduler.key_file and scheduler.trusted_keys (docs/SECURITY.md), or "
+            (http_local ? "" : ", http " + opt_.http_listen) + ") needs keys: set scheduler.key_file and scheduler.trusted_keys (docs/SECURITY.md), or "
             "scheduler.insecure = true to let anyone who reaches these ports run work");
       if (local)
         TC_LOG(Info) << "no keys configured: listening on this machine only (docs/SECURITY.md opens it to a network)";
@@ -254,6 +282,7 @@ class SchedulerServer::Impl {
       }
       Flush();
       CommitJournal();
+      if (metrics_) metrics_->MaybePublish(core_);
     }
     // Requests that arrived before the stop still count (a client's Watch
     // sent just before it gets the final status below).
@@ -280,6 +309,7 @@ class SchedulerServer::Impl {
   void AddObserver(CoreObserver* o) { core_.AddObserver(o); }
   const std::string& executor_endpoint() const { return executor_endpoint_; }
   const std::string& client_endpoint() const { return client_endpoint_; }
+  std::string http_endpoint() const { return http_ ? http_->endpoint() : ""; }
 
  private:
   // Replies and pushes to clients wait for the group commit that makes
@@ -841,6 +871,10 @@ class SchedulerServer::Impl {
   double last_iteration_ = 0;
   double last_bad_input_log_ = -10;
   uint64_t suppressed_bad_input_ = 0;
+  // Declared last: the HTTP threads stop (http_ destroyed) before anything
+  // they read goes.
+  std::unique_ptr<metrics::SchedulerMetrics> metrics_;
+  std::unique_ptr<HttpServer> http_;
 };
 
 SchedulerServer::SchedulerServer(ServerOptions options, PolicyChain policies)
@@ -849,6 +883,7 @@ SchedulerServer::~SchedulerServer() = default;
 Status SchedulerServer::Bind() { return impl_->Bind(); }
 void SchedulerServer::Run() { impl_->Run(); }
 void SchedulerServer::Stop() { impl_->Stop(); }
+std::string SchedulerServer::http_endpoint() const { return impl_->http_endpoint(); }
 void SchedulerServer::ReloadTrustedKeys() { impl_->ReloadTrustedKeys(); }
 void SchedulerServer::AddObserver(CoreObserver* observer) { impl_->AddObserver(observer); }
 std::string SchedulerServer::executor_endpoint() const { return impl_->executor_endpoint(); }

@@ -22,6 +22,7 @@ struct DaemonClusterOptions {
   bool restart = false;                                  // restart executors that exit
   double client_timeout_s = 10;
   bool allow_shell = false;  // executors run shell tasks (--allow-shell)
+  bool http = false;         // /metrics on a free port: cluster->http_endpoint()
 };
 
 struct DaemonCluster {
@@ -32,6 +33,7 @@ struct DaemonCluster {
     o.executor_binary = TAILCUT_EXECUTOR_BIN;
     o.scheduler_flags = {"--set", "scheduler.heartbeat_ms=100", "--set", "core.lost_after_s=1.0"};
     o.scheduler_flags.insert(o.scheduler_flags.end(), d.scheduler_flags.begin(), d.scheduler_flags.end());
+    o.http = d.http;
     auto started = LocalCluster::Start(o);
     REQUIRE(started.ok());
     cluster = std::move(started).value();

@@ -41,6 +41,10 @@ struct LocalClusterOptions {
   // executors, and clients "client", "other" (both role client) and
   // "admin" (docs/SECURITY.md). false: no keys (loopback only anyway).
   bool keys = true;
+  // Serve /metrics (docs/METRICS.md) on a free loopback port, read back by
+  // http_endpoint(). Off by default: the daemon's default port (7780) would
+  // collide between clusters on one machine.
+  bool http = false;
 };
 
 struct LocalExecutorSpec {
@@ -84,6 +88,8 @@ class LocalCluster {
   const std::string& log_dir() const;
   std::string client_endpoint() const;
   std::string executor_endpoint() const;
+  // "127.0.0.1:PORT" of /metrics with LocalClusterOptions::http; else "".
+  std::string http_endpoint() const;
   // Options for a client of this cluster, holding key `as` ("client",
   // "other" or "admin") when the cluster has keys.
   ClientOptions client_options(const std::string& as = "client") const;

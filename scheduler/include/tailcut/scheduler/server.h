@@ -26,6 +26,11 @@ struct ServerOptions {
   std::string key_file;      // the scheduler's .key (tailcut keygen)
   std::string trusted_keys;  // allow-list of .pub entries; reloaded on SIGHUP
   bool insecure = false;     // listen beyond loopback without keys (warned at every start)
+  // Prometheus metrics over HTTP at /metrics (docs/METRICS.md), "HOST:PORT"
+  // (port 0: any free one). No authentication: without key_file it must be
+  // loopback unless `insecure`. "" = none, the embedded default; the
+  // daemon's config default is "127.0.0.1:7780".
+  std::string http_listen;
   uint32_t heartbeat_ms = 200;                     // executors report this often
   double tick_s = 0.01;                            // core Tick cadence
   CoreOptions core;                                // keys under [core]
@@ -77,6 +82,8 @@ class SchedulerServer {
   void AddObserver(CoreObserver* observer);
   std::string executor_endpoint() const;
   std::string client_endpoint() const;
+  // "HOST:PORT" the metrics listener is bound to; "" without http_listen.
+  std::string http_endpoint() const;
 
  private:
   class Impl;

@@ -1,0 +1,51 @@
+// The scheduler's HTTP listener (scheduler.http_listen): cpp-httplib on its
+// own threads, serving GET handlers that must not touch the core (they read
+// what the loop published: metrics.h). docs/METRICS.md.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <utility>
+
+#include "tailcut/common/status.h"
+
+namespace tailcut {
+
+// "HOST:PORT" ("127.0.0.1:7780", "[::1]:7780", "0.0.0.0:7780"; port 0 =
+// any free port) into host and port.
+StatusOr<std::pair<std::string, int>> ParseHttpListen(std::string_view listen);
+// Whether the address only this machine reaches (127.x, localhost, ::1).
+bool IsLoopbackHttpListen(std::string_view listen);
+
+class HttpServer {
+ public:
+  // What a GET handler returns: status code, content type, body.
+  struct Reply {
+    int status = 200;
+    std::string content_type = "text/plain; charset=utf-8";
+    std::string body;
+  };
+  using Handler = std::function<Reply()>;
+
+  HttpServer();
+  ~HttpServer();  // stops and joins
+  HttpServer(const HttpServer&) = delete;
+  HttpServer& operator=(const HttpServer&) = delete;
+
+  // Register handlers before Start.
+  void Get(const std::string& path, Handler handler);
+  // Binds and starts serving on a thread; fails when the address is taken.
+  Status Start(std::string_view listen);
+  void Stop();
+  // "HOST:PORT" with the bound port ("" before Start).
+  const std::string& endpoint() const { return endpoint_; }
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+  std::string endpoint_;
+};
+
+}  // namespace tailcut
