@@ -7,7 +7,8 @@ cd "$(dirname "$0")/.."
 
 packages=(build-essential cmake pkg-config libboost-fiber-dev libzmq3-dev cppzmq-dev
           libtomlplusplus-dev catch2 libbenchmark-dev libprotobuf-dev protobuf-compiler
-          libsqlite3-dev)
+          libsqlite3-dev
+          libcpp-httplib-dev)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
