@@ -49,7 +49,7 @@ for p in client plugin; do
     >"$work/$p-configure.log" 2>&1 || fail "configuring the out-of-tree $p failed"
   cmake --build "$work/$p" -j2 >"$work/$p-build.log" 2>&1 || fail "building the out-of-tree $p failed"
 done
-# shellcheck disable=SC2046  # pkg-config output is meant to split
+# shellcheck disable=SC2046,SC2086  # pkg-config output and the flags are meant to split
 PKG_CONFIG_PATH=$prefix/lib/pkgconfig ${launcher:+$launcher} "$cxx" $flags "$src/tests/install/client/main.cpp" \
   -o "$work/hello-pc" $(PKG_CONFIG_PATH=$prefix/lib/pkgconfig pkg-config --cflags --libs tailcut) \
   >"$work/pc-build.log" 2>&1 || fail "building the client with pkg-config tailcut failed"
