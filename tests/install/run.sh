@@ -8,19 +8,8 @@
 # Usage: run.sh BUILD_DIR SOURCE_DIR CXX [CXX_FLAGS] [LAUNCHER]
 set -euo pipefail
 build=$1 src=$2 cxx=$3 flags=${4:-} launcher=${5:-}
-work=$(mktemp -d "${TMPDIR:-/tmp}/tailcut-install-XXXXXX")
-pids=()
-cleanup() {
-  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-  wait 2>/dev/null || true
-  rm -rf "$work"
-}
-trap cleanup EXIT
-fail() {
-  echo "install test: $*" >&2
-  for f in "$work"/*.log; do [[ -f $f ]] && { echo "== $f" >&2; tail -20 "$f" >&2; }; done
-  exit 1
-}
+# shellcheck source=tests/script_lib.sh
+source "$(dirname "$0")/../script_lib.sh" install
 
 prefix=$work/prefix
 cmake --install "$build" --prefix "$prefix" >"$work/install.log" || fail "cmake --install failed"
