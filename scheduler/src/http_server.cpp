@@ -5,9 +5,13 @@
 #include <chrono>
 #include <thread>
 
+#if TAILCUT_WITH_HTTP
 #include <httplib.h>
+#endif
 
 namespace tailcut {
+
+const bool kHttpAvailable = TAILCUT_WITH_HTTP;
 
 StatusOr<std::pair<std::string, int>> ParseHttpListen(std::string_view listen) {
   auto bad = [&](const char* why) {
@@ -36,6 +40,8 @@ bool IsLoopbackHttpListen(std::string_view listen) {
   const std::string& h = hp->first;
   return h.rfind("127.", 0) == 0 || h == "localhost" || h == "::1";
 }
+
+#if TAILCUT_WITH_HTTP
 
 struct HttpServer::Impl {
   httplib::Server server;
@@ -95,5 +101,18 @@ void HttpServer::Stop() {
   impl_->server.stop();
   impl_->thread.join();
 }
+
+#else  // built without cpp-httplib
+
+struct HttpServer::Impl {};
+HttpServer::HttpServer() : impl_(std::make_unique<Impl>()) {}
+HttpServer::~HttpServer() = default;
+void HttpServer::Get(const std::string&, Handler) {}
+Status HttpServer::Start(std::string_view) {
+  return Status::FailedPrecondition("this scheduler was built without HTTP support (cpp-httplib): set http_listen = \"\"");
+}
+void HttpServer::Stop() {}
+
+#endif
 
 }  // namespace tailcut

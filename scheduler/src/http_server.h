@@ -13,6 +13,11 @@
 
 namespace tailcut {
 
+// Whether this build serves HTTP (cpp-httplib was found; see
+// scheduler/CMakeLists.txt). Without it Start fails and the daemon's
+// http_listen defaults to "".
+extern const bool kHttpAvailable;
+
 // "HOST:PORT" ("127.0.0.1:7780", "[::1]:7780", "0.0.0.0:7780"; port 0 =
 // any free port) into host and port.
 StatusOr<std::pair<std::string, int>> ParseHttpListen(std::string_view listen);

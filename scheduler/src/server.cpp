@@ -25,7 +25,7 @@ constexpr uint32_t kMinMessageBytes = 64 * 1024;
 
 Status LoadServerOptions(const Config& cfg, ServerOptions* o) {
   o->state_dir = "tailcut-state";
-  o->http_listen = "127.0.0.1:7780";
+  o->http_listen = kHttpAvailable ? "127.0.0.1:7780" : "";  // a cross build may lack cpp-httplib
   std::string sync = o->journal_sync_full ? "full" : "normal";
   TableReader t(cfg, "scheduler");
   t.Get("executor_endpoint", &o->executor_endpoint)
@@ -55,8 +55,11 @@ Status LoadServerOptions(const Config& cfg, ServerOptions* o) {
              "key_file and trusted_keys go together: the scheduler's key and the keys it admits");
   o->journal_sync_full = sync == "full";
   if (!t.status().ok()) return t.status();
-  if (!o->http_listen.empty())
+  if (!o->http_listen.empty()) {
     if (auto hp = ParseHttpListen(o->http_listen); !hp.ok()) return hp.status();
+    if (!kHttpAvailable)
+      return Status::InvalidArgument("http_listen: this scheduler was built without HTTP support (cpp-httplib)");
+  }
   if (o->core.lost_after_s > 0 && o->core.lost_after_s * 1000 < 2.0 * o->heartbeat_ms)
     return Status::InvalidArgument("core.lost_after_s must allow at least two heartbeats");
   return Status::Ok();
