@@ -109,7 +109,8 @@ HttpServer::HttpServer() : impl_(std::make_unique<Impl>()) {}
 HttpServer::~HttpServer() = default;
 void HttpServer::Get(const std::string&, Handler) {}
 Status HttpServer::Start(std::string_view) {
-  return Status::FailedPrecondition("this scheduler was built without HTTP support (cpp-httplib): set http_listen = \"\"");
+  return Status::FailedPrecondition(
+      "this scheduler was built without HTTP support (cpp-httplib): set http_listen = \"\"");
 }
 void HttpServer::Stop() {}
 

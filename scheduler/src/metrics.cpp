@@ -58,8 +58,9 @@ std::string FormatValue(double v) {
   // Integral values (counts) print exactly, without an exponent; others in
   // the shortest form that reads back the same (0.05, not 0.05000000000000000277).
   char buf[64];
-  auto r = v == std::floor(v) && std::fabs(v) < 1e15 ? std::to_chars(buf, buf + sizeof buf, v, std::chars_format::fixed, 0)
-                                                      : std::to_chars(buf, buf + sizeof buf, v);
+  bool integral = v == std::floor(v) && std::fabs(v) < 1e15;
+  auto r = integral ? std::to_chars(buf, buf + sizeof buf, v, std::chars_format::fixed, 0)
+                    : std::to_chars(buf, buf + sizeof buf, v);
   return std::string(buf, r.ptr);
 }
 

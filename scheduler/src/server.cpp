@@ -203,8 +203,9 @@ class SchedulerServer::Impl {
       return HttpServer::Reply{200, "text/plain; version=0.0.4; charset=utf-8", metrics::Render(*snap)};
     });
     if (Status s = http_->Start(opt_.http_listen); !s.ok()) return s;
+    bool loopback = IsLoopbackHttpListen(opt_.http_listen);
     TC_LOG(Info) << "metrics: http://" << http_->endpoint() << "/metrics"
-                 << (IsLoopbackHttpListen(opt_.http_listen) ? "" : " (no authentication: keep it on a private network)");
+                 << (loopback ? "" : " (no authentication: keep it on a private network)");
     return Status::Ok();
   }
 
@@ -220,7 +221,8 @@ class SchedulerServer::Impl {
       if (!local && !opt_.insecure)
         return Status::InvalidArgument(
             "listening beyond this machine (" + opt_.executor_endpoint + ", " + opt_.client_endpoint +
-            (http_local ? "" : ", http " + opt_.http_listen) + ") needs keys: set scheduler.key_file and scheduler.trusted_keys (docs/SECURITY.md), or "
+            (http_local ? "" : ", http " + opt_.http_listen) +
+            ") needs keys: set scheduler.key_file and scheduler.trusted_keys (docs/SECURITY.md), or "
             "scheduler.insecure = true to let anyone who reaches these ports run work");
       if (local)
         TC_LOG(Info) << "no keys configured: listening on this machine only (docs/SECURITY.md opens it to a network)";
