@@ -13,12 +13,14 @@ cluster failed to start (the error names the folder).
 """
 
 import ctypes
+import json
 import os
 import shutil
 import signal
 import socket
 import subprocess
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -58,6 +60,8 @@ def _free_port():
 
 def _die_with_parent():
     # Daemons must not outlive a test run that is killed (ctest timeout).
+    # Linux sends the signal when the spawning *thread* ends, so _spawn asks
+    # for it only from the main thread.
     PR_SET_PDEATHSIG = 1
     try:
         ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
@@ -73,10 +77,13 @@ class LocalCluster:
     allow_shell      executors also run the `shell` kernel (--allow-shell)
     scheduler_flags  extra tailcut-scheduler flags (e.g. ["--policy", "none"])
     executor_flags   extra tailcut-executor flags
+    journal          keep the scheduler's journal (state_dir in the log
+                     folder), so restart_scheduler() resumes its jobs;
+                     default in memory
     """
 
     def __init__(self, executors=2, slots=2, keys=False, allow_shell=False, scheduler_flags=(), executor_flags=(),
-                 bin_dir=None, keep_logs=False, start_timeout=30.0):
+                 bin_dir=None, keep_logs=False, start_timeout=30.0, journal=False):
         self.bin_dir = find_bin_dir(bin_dir)
         self.executor_count = executors
         self.slots = slots
@@ -86,6 +93,7 @@ class LocalCluster:
         self.executor_flags = list(executor_flags)
         self.keep_logs = keep_logs
         self.start_timeout = start_timeout
+        self.journal = journal
         self.log_dir = None
         self.keys_dir = None
         self.client_endpoint = self.executor_endpoint = None
@@ -161,6 +169,19 @@ class LocalCluster:
         self._start_executor(len(self._executors), list(flags), allow_shell)
         self._wait_for_executors(len(self._executors))
 
+    def restart_scheduler(self, kill=False):
+        """Stops the scheduler (SIGKILL with `kill`: a crash; else SIGTERM) and
+        starts it again on the same ports; returns once it answers. With the
+        journal, its jobs go on."""
+        if kill:
+            self._scheduler.kill()
+        self._stop_process(self._scheduler)
+        self._start_scheduler()
+        if not self._scheduler_up():
+            self.keep_logs = True
+            raise TailcutError(f"tailcut-scheduler did not start again; logs in {self.log_dir}:\n"
+                               + self._tail("scheduler.log"))
+
     # ---------------------------------------------------------- helpers --
     def _make_keys(self):
         self.keys_dir = os.path.join(self.log_dir, "keys")
@@ -173,13 +194,16 @@ class LocalCluster:
                     out.write(Path(self.keys_dir, name + ".pub").read_text())
 
     def _spawn(self, argv, log_name):
+        main_thread = threading.current_thread() is threading.main_thread()
         with open(os.path.join(self.log_dir, log_name), "ab") as log:
             return subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-                                    preexec_fn=_die_with_parent)
+                                    preexec_fn=_die_with_parent if main_thread else None)
 
     def _start_scheduler(self):
         argv = [str(self.bin_dir / "tailcut-scheduler"), "--executor-endpoint", self.executor_endpoint,
-                "--client-endpoint", self.client_endpoint, "--set", 'scheduler.state_dir=""']
+                "--client-endpoint", self.client_endpoint,
+                # A JSON string is a TOML basic string too.
+                "--set", "scheduler.state_dir=" + json.dumps(os.path.join(self.log_dir, "state") if self.journal else "")]
         if self.with_keys:
             argv += ["--key-file", os.path.join(self.keys_dir, "scheduler.key"),
                      "--trusted-keys", os.path.join(self.keys_dir, "trusted.toml")]

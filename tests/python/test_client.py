@@ -4,6 +4,7 @@ timing is asserted."""
 
 import os
 import subprocess
+import threading
 
 import pytest
 
@@ -164,6 +165,29 @@ def test_keys_are_required(cluster, tmp_path):
         with pytest.raises(tailcut.Refused) as e:
             c.executors()
     assert "refused this key" in str(e.value)
+
+
+def test_wait_and_as_completed_survive_a_scheduler_crash(cluster):
+    # Requests are resent each second and the status polled, so a client
+    # waiting across a crash and restart (with the journal) gets the end.
+    with tailcut.LocalCluster(executors=2, keys=cluster.with_keys, journal=True) as jc, jc.client() as c:
+        job = c.submit(tailcut.fanout("sleep", "ms=1500", tasks=4))
+        outcome = {}
+
+        def wait():  # the client is used by this thread only from here on
+            try:
+                outcome["final"] = c.wait(job)
+                outcome["results"] = sorted(r.task_index for r in c.as_completed(job))
+            except Exception as e:
+                outcome["error"] = e
+
+        waiter = threading.Thread(target=wait)
+        waiter.start()
+        jc.restart_scheduler(kill=True)
+        waiter.join()
+        assert "error" not in outcome, outcome.get("error")
+        assert outcome["final"].succeeded and outcome["final"].committed == 4
+        assert outcome["results"] == [0, 1, 2, 3]
 
 
 def test_shell_with_allow_shell(cluster, client):
