@@ -169,6 +169,10 @@ def check_endpoint(ep):
         raise bad("port above 65535")
 
 
+def _is_seconds(value):
+    return not isinstance(value, bool) and isinstance(value, (int, float)) and value >= 0
+
+
 def _job_id(job):
     if isinstance(job, bool) or not isinstance(job, int) or not 0 < job < 2**64:
         raise InvalidArgument(f"a job id is a positive integer (what submit() returned), got {job!r}")
@@ -199,7 +203,7 @@ class Client:
         if bool(key_file) != bool(scheduler_key):
             raise InvalidArgument(
                 "keys: set both key_file (this client's .key) and scheduler_key (the scheduler's .pub), or neither")
-        if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not timeout > 0:
+        if not _is_seconds(timeout) or timeout == 0:
             raise InvalidArgument(f"timeout must be a number of seconds > 0, got {timeout!r}")
         self.timeout = float(timeout)
         self.user = user if user is not None else login_name()
@@ -464,8 +468,12 @@ class Client:
         poll the status every poll_interval, and keep asking an unanswering
         scheduler for reconnect_timeout."""
         job = _job_id(job)
-        if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout < 0):
+        if timeout is not None and not _is_seconds(timeout):
             raise InvalidArgument(f"timeout must be None or a number of seconds >= 0, got {timeout!r}")
+        if not _is_seconds(poll_interval) or poll_interval == 0:
+            raise InvalidArgument(f"poll_interval must be a number of seconds > 0, got {poll_interval!r}")
+        if not _is_seconds(reconnect_timeout):
+            raise InvalidArgument(f"reconnect_timeout must be a number of seconds >= 0, got {reconnect_timeout!r}")
         watch = pb.ClientRequest()
         watch.watch.job_id = job
         first = self._call(watch)

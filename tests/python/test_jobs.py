@@ -91,6 +91,9 @@ def test_bad_job_ids_and_submit_types():
                 c.status(bad)
         with pytest.raises(tailcut.InvalidArgument):
             c.submit({"kernel": "noop"})
+        for kwargs in ({"timeout": -1}, {"poll_interval": 0}, {"reconnect_timeout": "soon"}):
+            with pytest.raises(tailcut.InvalidArgument):
+                c.wait(1, **kwargs)
 
 
 def test_no_scheduler_is_unavailable():
