@@ -7,10 +7,12 @@
 // guess: which attempts would straggle, each executor's speed, when it turns
 // fail-slow and when it crashes. Every task runs once, for its first
 // attempt's drawn time without the straggler factor (no failures, no
-// drops), in job-arrival order, on the free slot where it finishes first;
-// a task waits for a busy slot instead when that one would finish it
-// earlier. Slots are busy only while a task runs (launches are pipelined);
-// each task pays the network's least one-way delay out and back.
+// drops), in the core's placement order (runnable jobs round-robin, 64
+// tasks per visit), on the free slot where it finishes first; a task waits
+// for a busy slot instead when that one would finish it earlier. Slots are
+// busy only while a task runs (launches are pipelined); each task pays the
+// network's least one-way delay out and back. What it bounds, and where
+// copies beat it, is in docs/BENCHMARKS.md.
 #pragma once
 
 #include <cstdint>
