@@ -137,7 +137,7 @@ TEST_CASE("extra_machine is machine time relative to none in the same comparison
   CHECK(ResultsJson(no_none).find("\"extra_machine\": null") != std::string::npos);
 }
 
-TEST_CASE("cloning every task once costs one extra machine share; none costs none") {
+TEST_CASE("cloning every task once costs one extra machine share, and none costs none") {
   // Constant task times and idle slots: clone and original start together
   // and run the whole task each.
   Scenario sc = ScenarioFrom(R"(
