@@ -1,7 +1,9 @@
 #include "tailcut/sim/command.h"
+#include "tailcut/sim/clairvoyant.h"
 #include "tailcut/plugins/registry.h"
 
 #include <chrono>
+#include <limits>
 #include <sstream>
 
 #include "tailcut/common/log.h"
@@ -22,7 +24,9 @@ policy entry, on the same seeded workload, and compares them side by side.
                   (parameters from the scenario's [policies.NAME] tables).
   --seed N        RNG seed (default: the scenario's `seed`, else 1)
   --json          print a JSON array: policy, jobs, mean, p50, p90, p99, p999
-                  (seconds), extra_work (fraction), copies, and more
+                  (seconds), extra_work, extra_machine (fractions), copies,
+                  bound_p50, bound_p99, p50_x_bound, p99_x_bound, and more;
+                  the last element is the bound ("policy": "bound")
   --csv FILE      per-job latencies: policy,job,latency_s
   --plot FILE     SVG of the job-latency CDF per policy (log-x)
   --live-model    simulate the scenario's [live] section (what `tailcut bench`
@@ -30,7 +34,11 @@ policy entry, on the same seeded workload, and compares them side by side.
 
 Latency is submit -> job finished. Extra work is (machine time of all
 attempts - machine time of committed attempts) / committed machine time.
-Wall time and peak RSS are printed to stderr. See docs/SIMULATOR.md.
+XMACH_% (extra_machine) is machine time relative to the `none` entry of the
+same run. The last row, (bound), is a clairvoyant list schedule of the same
+jobs without stragglers; P50/B and P99/B are each policy's p50 and p99 as
+multiples of it (docs/BENCHMARKS.md). Wall time and peak RSS are printed to
+stderr. See docs/SIMULATOR.md.
 )";
 
 
@@ -64,6 +72,14 @@ int RunSimCommand(const SimCommandOptions& o) {
                                             static_cast<unsigned long long>(r->tasks),
                                             static_cast<unsigned long long>(r->events), r->virtual_s, r->wall_s);
                              return r;
+                           },
+                           [&] {
+                             BoundOptions bo;
+                             bo.seed = seed;
+                             SimResult b = ClairvoyantBound(*sc, bo);
+                             std::fprintf(stderr, "sim: %s, clairvoyant bound: %llu jobs, %.2f s wall\n", name.c_str(),
+                                          static_cast<unsigned long long>(b.jobs), b.wall_s);
+                             return b;
                            });
   std::fflush(stdout);
   double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
@@ -72,8 +88,24 @@ int RunSimCommand(const SimCommandOptions& o) {
   return rc;
 }
 
+void FillExtraMachine(std::vector<SimResult>* results) {
+  const SimResult* none = nullptr;
+  for (const SimResult& r : *results)
+    if (r.policy == "none") none = &r;
+  const double base = none ? none->machine_s : 0;
+  for (SimResult& r : *results)
+    r.extra_machine = base > 0 ? (r.machine_s - base) / base : std::numeric_limits<double>::quiet_NaN();
+}
+
+void FillBound(std::vector<SimResult>* results, const SimResult& bound) {
+  for (SimResult& r : *results) {
+    r.bound_p50 = bound.p50;
+    r.bound_p99 = bound.p99;
+  }
+}
+
 int ComparePolicies(const SimCommandOptions& o, const Scenario& scenario, const char* tool, const std::string& title,
-                    const std::string& plot_title, const RunEntryFn& run) {
+                    const std::string& plot_title, const RunEntryFn& run, const BoundFn& bound) {
   std::vector<std::string> entries = SplitPolicyList(o.policies.empty() ? scenario.chain : o.policies);
   if (entries.empty()) {
     std::fprintf(stderr, "%s: --policy names no policy\n", tool);
@@ -88,11 +120,24 @@ int ComparePolicies(const SimCommandOptions& o, const Scenario& scenario, const 
     }
     results.push_back(std::move(r).value());
   }
+  FillExtraMachine(&results);
+  std::vector<SimResult> bounded;  // the bound as the last entry (row and plot line)
+  if (bound) {
+    bounded = {bound()};
+    bounded[0].extra_machine = std::numeric_limits<double>::quiet_NaN();
+    for (const SimResult& r : results)
+      if (r.policy == "none" && r.machine_s > 0) bounded[0].extra_machine = (bounded[0].machine_s - r.machine_s) / r.machine_s;
+    FillBound(&results, bounded[0]);
+    bounded[0].bound_p50 = bounded[0].p50;
+    bounded[0].bound_p99 = bounded[0].p99;
+  }
   if (o.json) {
-    std::printf("%s\n", ResultsJson(results).c_str());
+    std::vector<SimResult> all = results;
+    for (const SimResult& b : bounded) all.push_back(b);
+    std::printf("%s\n", ResultsJson(all).c_str());
   } else {
     std::printf("%s\n", title.c_str());
-    PrintTable(stdout, results);
+    PrintTable(stdout, results, bounded.empty() ? nullptr : &bounded[0]);
   }
   int rc = 0;
   auto check = [&](Status s) {
@@ -101,7 +146,11 @@ int ComparePolicies(const SimCommandOptions& o, const Scenario& scenario, const 
     rc = 1;
   };
   if (!o.csv.empty()) check(WriteLatencyCsv(o.csv, results));
-  if (!o.plot.empty()) check(WriteFile(o.plot, CdfSvg(results, plot_title)));
+  if (!o.plot.empty()) {
+    std::vector<SimResult> lines = results;
+    for (SimResult& b : bounded) lines.push_back(std::move(b));
+    check(WriteFile(o.plot, CdfSvg(lines, plot_title)));
+  }
   std::fflush(stdout);
   for (auto& r : results)
     if (r.unfinished) rc = 1;

@@ -18,6 +18,14 @@ double LiveRate(const LiveModel& l) {
   return 0.5 * l.executors * l.slots / job_s;
 }
 
+std::vector<double> LiveArrivals(const LiveModel& l, uint64_t seed, uint32_t jobs) {
+  Rng rng(Mix(seed ^ 0x6c697665ULL));
+  const double rate = LiveRate(l);
+  std::vector<double> at(jobs, 0.0);
+  for (uint32_t j = 1; j < jobs; ++j) at[j] = at[j - 1] + rng.Exp(1.0 / rate);
+  return at;
+}
+
 Scenario LiveAsSimScenario(const Scenario& in) {
   Scenario sc = in;
   const LiveModel& l = in.live;

@@ -21,6 +21,12 @@ Distribution Distribution::Exponential(double mean) {
 double Distribution::Sample(Rng& rng) const { return SampleBits(rng.Bits()); }
 
 double Distribution::SampleBits(uint64_t bits) const {
+  double x = SampleBitsUnstraggled(bits);
+  if (straggler_p > 0 && ToUnit(Mix(bits ^ 0xc2b2ae3d27d4eb4fULL)) < straggler_p) x *= straggler_factor;
+  return x;
+}
+
+double Distribution::SampleBitsUnstraggled(uint64_t bits) const {
   double u1 = ToUnit(Mix(bits));
   double x = 0;
   switch (kind) {
@@ -31,8 +37,21 @@ double Distribution::SampleBits(uint64_t bits) const {
     case Kind::kPareto: x = scale / std::pow(1.0 - u1, 1.0 / alpha); break;
     case Kind::kLognormal: x = median * std::exp(sigma * UnitNormal(u1, ToUnit(Mix(bits ^ 0x5bd1e995ULL)))); break;
   }
-  if (straggler_p > 0 && ToUnit(Mix(bits ^ 0xc2b2ae3d27d4eb4fULL)) < straggler_p) x *= straggler_factor;
   return x < 0 ? 0 : x;
+}
+
+double Distribution::Min() const {
+  double m = 0;
+  switch (kind) {
+    case Kind::kConstant: m = value; break;
+    case Kind::kUniform: m = min; break;
+    case Kind::kShiftedExp: m = shift; break;
+    case Kind::kPareto: m = scale; break;
+    case Kind::kExp:
+    case Kind::kLognormal: m = 0; break;
+  }
+  if (straggler_p > 0 && straggler_factor < 1) m *= straggler_factor;
+  return m < 0 ? 0 : m;
 }
 
 double Distribution::Mean() const {

@@ -55,22 +55,37 @@ std::string Secs(double s) {
   return buf;
 }
 
+// Two decimals; "-" for a ratio that has no reference.
+std::string Ratio(double v) {
+  if (!std::isfinite(v)) return "-";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2f", v);
+  return buf;
+}
+
 }  // namespace
 
-void PrintTable(std::FILE* out, const std::vector<SimResult>& results) {
-  size_t w = 6;
+void PrintTable(std::FILE* out, const std::vector<SimResult>& results, const SimResult* bound) {
+  size_t w = 7;
   for (auto& r : results) w = std::max(w, r.policy.size());
-  std::fprintf(out, "%-*s %8s %10s %10s %10s %10s %10s %9s %8s\n", static_cast<int>(w), "POLICY", "JOBS", "MEAN_S",
-               "P50_S", "P90_S", "P99_S", "P99.9_S", "EXTRA_%", "COPIES");
-  for (auto& r : results) {
-    std::fprintf(out, "%-*s %8llu %10s %10s %10s %10s %10s %9.2f %8llu", static_cast<int>(w), r.policy.c_str(),
+  std::fprintf(out, "%-*s %8s %10s %10s %10s %10s %10s %9s %8s %7s %7s %8s\n", static_cast<int>(w), "POLICY", "JOBS",
+               "MEAN_S", "P50_S", "P90_S", "P99_S", "P99.9_S", "EXTRA_%", "COPIES", "P50/B", "P99/B", "XMACH_%");
+  auto row = [&](const SimResult& r, const std::string& name, bool is_bound) {
+    std::fprintf(out, "%-*s %8llu %10s %10s %10s %10s %10s %9s %8s %7s %7s %8s", static_cast<int>(w), name.c_str(),
                  static_cast<unsigned long long>(r.jobs), Secs(r.mean).c_str(), Secs(r.p50).c_str(),
-                 Secs(r.p90).c_str(), Secs(r.p99).c_str(), Secs(r.p999).c_str(), 100 * r.extra_work,
-                 static_cast<unsigned long long>(r.copies));
+                 Secs(r.p90).c_str(), Secs(r.p99).c_str(), Secs(r.p999).c_str(),
+                 is_bound ? "-" : Ratio(100 * r.extra_work).c_str(),
+                 is_bound ? "-" : std::to_string(r.copies).c_str(), Ratio(r.p50 / r.bound_p50).c_str(),
+                 Ratio(r.p99 / r.bound_p99).c_str(), Ratio(100 * r.extra_machine).c_str());
     if (r.failed) std::fprintf(out, "  (%llu failed)", static_cast<unsigned long long>(r.failed));
     if (r.unfinished) std::fprintf(out, "  (%llu unfinished)", static_cast<unsigned long long>(r.unfinished));
     std::fprintf(out, "\n");
-  }
+  };
+  for (auto& r : results) row(r, r.policy, false);
+  if (bound) row(*bound, "(bound)", true);
+  if (bound)
+    std::fprintf(out, "(bound): clairvoyant list schedule without stragglers (docs/BENCHMARKS.md); P50/B, P99/B: "
+                      "multiples of it; XMACH_%%: machine time vs none\n");
 }
 
 std::string ResultsJson(const std::vector<SimResult>& results) {
@@ -81,6 +96,9 @@ std::string ResultsJson(const std::vector<SimResult>& results) {
     o << (i ? ",\n " : "") << "{\"policy\": " << JsonString(r.policy) << ", \"jobs\": " << r.jobs
       << ", \"mean\": " << Num(r.mean) << ", \"p50\": " << Num(r.p50) << ", \"p90\": " << Num(r.p90)
       << ", \"p99\": " << Num(r.p99) << ", \"p999\": " << Num(r.p999) << ", \"extra_work\": " << Num(r.extra_work)
+      << ", \"extra_machine\": " << Num(r.extra_machine) << ", \"bound_p50\": " << Num(r.bound_p50)
+      << ", \"bound_p99\": " << Num(r.bound_p99) << ", \"p50_x_bound\": " << Num(r.p50 / r.bound_p50)
+      << ", \"p99_x_bound\": " << Num(r.p99 / r.bound_p99)
       << ", \"copies\": " << r.copies << ", \"failed\": " << r.failed << ", \"unfinished\": " << r.unfinished
       << ", \"tasks\": " << r.tasks << ", \"attempts\": " << r.attempts << ", \"virtual_s\": " << Num(r.virtual_s)
       << ", \"machine_s\": " << Num(r.machine_s) << ", \"committed_s\": " << Num(r.committed_s)

@@ -10,6 +10,7 @@
 #include "tailcut/common/log.h"
 #include "tailcut/common/stats.h"
 #include "tailcut/plugins/scheduling_config.h"
+#include "draws.h"
 
 namespace tailcut::sim {
 
@@ -100,9 +101,8 @@ class Simulator::Impl final : public CoreObserver {
       : sc_(sc),
         seed_(seed),
         core_(sc.core, &clock_, std::move(policies), std::make_unique<PredictorSuite>(sc.predictor)),
-        workload_rng_(Mix(seed ^ 0x1111)),
-        net_rng_(Mix(seed ^ 0x2222)),
-        cluster_rng_(Mix(seed ^ 0x3333)) {
+        workload_rng_(draws::WorkloadRng(seed)),
+        net_rng_(draws::NetworkRng(seed)) {
     core_.AddObserver(this);
     for (auto& c : sc_.workload.classes) total_weight_ += c.weight;
   }
@@ -172,6 +172,7 @@ class Simulator::Impl final : public CoreObserver {
   void Setup() {
     const ClusterModel& cl = sc_.cluster;
     execs_.resize(cl.executors);
+    const std::vector<double> speeds = draws::Speeds(cl, seed_);
     for (uint32_t i = 0; i < cl.executors; ++i) {
       ExecutorDesc d;
       d.name = "sim" + std::to_string(i);
@@ -179,7 +180,7 @@ class Simulator::Impl final : public CoreObserver {
       d.slots = cl.slots;
       d.kernels = {kSimKernel};  // executors list what they run; modelled ones run the modelled kernel
       SimExec& x = execs_[i];
-      x.speed = cl.speed.Sample(cluster_rng_);
+      x.speed = speeds[i];
       x.id = core_.AddExecutor(d);
       index_[x.id] = i;
     }
@@ -259,13 +260,10 @@ class Simulator::Impl final : public CoreObserver {
     } else {
       // Class by weight, then fan-out; both from the workload stream only,
       // so every policy sees the same sequence of jobs.
-      double u = workload_rng_.Uniform() * total_weight_;
-      uint32_t cls = 0;
-      while (cls + 1 < w.classes.size() && u >= w.classes[cls].weight) u -= w.classes[cls++].weight;
-      const JobClass& c = w.classes[cls];
-      info.cls = cls;
-      double n_real = c.tasks.Sample(workload_rng_);
-      uint32_t n = static_cast<uint32_t>(std::max(1.0, std::min(1e6, std::round(n_real))));
+      const draws::JobDraw jd = draws::DrawJob(w, total_weight_, workload_rng_);
+      const JobClass& c = w.classes[jd.cls];
+      info.cls = jd.cls;
+      const uint32_t n = jd.tasks;
       def.name = c.name;
       def.templ.kernel = kSimKernel;
       def.templ.task_class = c.name;
@@ -304,8 +302,7 @@ class Simulator::Impl final : public CoreObserver {
       const TraceTask& t = sc_.trace[static_cast<size_t>(info.trace)].tasks[task];
       return exec == t.executor % execs_.size() ? t.duration : t.normal;
     }
-    uint64_t bits = Mix(seed_ ^ Mix(job * 0x9e3779b97f4a7c15ULL ^ Mix(task + (uint64_t{n} << 32))));
-    return sc_.workload.classes[info.cls].task_time.SampleBits(bits);
+    return sc_.workload.classes[info.cls].task_time.SampleBits(draws::TaskBits(seed_, job, task, n));
   }
 
   void Drain() {
@@ -502,7 +499,7 @@ class Simulator::Impl final : public CoreObserver {
   uint64_t seed_;
   FakeClock clock_;
   SchedulerCore core_;
-  Rng workload_rng_, net_rng_, cluster_rng_;
+  Rng workload_rng_, net_rng_;
   double total_weight_ = 0;
 
   std::priority_queue<Event, std::vector<Event>, Later> pq_;

@@ -92,8 +92,25 @@ TEST_CASE("tailcut bench --json prints the keys of tailcut sim --json", "[live][
   std::string out = RunCli(std::string(TAILCUT_SOURCE_DIR) + "/configs/scenarios/small_live.toml --policy none --jobs 6 --json");
   for (const char* key : {"\"policy\": \"none\"", "\"jobs\": 6", "\"mean\"", "\"p50\"", "\"p90\"", "\"p99\"",
                           "\"p999\"", "\"extra_work\"", "\"copies\"", "\"failed\"", "\"unfinished\": 0", "\"tasks\"",
-                          "\"attempts\"", "\"virtual_s\"", "\"events\"", "\"wall_s\""})
+                          "\"attempts\"", "\"virtual_s\"", "\"events\"", "\"wall_s\"", "\"extra_machine\": 0,",
+                          "\"bound_p50\"", "\"p99_x_bound\"", "\"policy\": \"bound\""})
     CHECK(out.find(key) != std::string::npos);
+}
+
+TEST_CASE("the live bound replays the bench's arrivals on the [live] model without delays", "[live]") {
+  // Random delays of 1 s on every attempt would dominate any real run; the
+  // bound removes them, and the fail-slow executor it leaves idle.
+  Scenario sc = Small("delay_prob = 1.0\ndelay_ms = 1000\nfail_slow_executor = 0\nfail_slow_factor = 50\n");
+  LiveOptions o;
+  o.seed = 5;
+  SimResult b = LiveBound(sc, o);
+  CHECK(b.jobs == 8);
+  CHECK(b.unfinished == 0);
+  CHECK(b.tasks == 32);
+  CHECK(b.p99 < 0.2);   // 4 tasks of ~10 ms on 2 healthy slots, not 1 s delays or 50x
+  CHECK(b.p50 > 0.005);
+  o.jobs = 3;
+  CHECK(LiveBound(sc, o).jobs == 3);
 }
 
 TEST_CASE("tailcut bench prints sim's table", "[live][cli]") {

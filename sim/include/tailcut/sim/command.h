@@ -39,13 +39,23 @@ int RunSimCommand(const SimCommandOptions& options);
 // table (after `title`) or --json, and writes --csv / --plot. Returns the exit
 // code: 2 for no entries or an invalid-argument error from `run`, 1 for any
 // other error, an unwritable output file or a run with unfinished jobs.
+// After the runs it fills each result's extra_machine (against the `none`
+// entry, if there is one) and, when `bound` is given, its bound_p50/p99 from
+// the bound's result, which the table prints as a row and the plot as a line.
 using RunEntryFn = std::function<StatusOr<SimResult>(const std::string& entry)>;
+using BoundFn = std::function<SimResult()>;
 int ComparePolicies(const SimCommandOptions& options, const Scenario& scenario, const char* tool,
                     const std::string& title,
-                    const std::string& plot_title, const RunEntryFn& run);
+                    const std::string& plot_title, const RunEntryFn& run, const BoundFn& bound = {});
 
-// Output formats.
-void PrintTable(std::FILE* out, const std::vector<SimResult>& results);
+// extra_machine of each result: (machine_s - machine_s of `none`) /
+// machine_s of `none`; NaN for all when no entry is `none`.
+void FillExtraMachine(std::vector<SimResult>* results);
+// bound_p50 / bound_p99 of each result from the bound's quantiles.
+void FillBound(std::vector<SimResult>* results, const SimResult& bound);
+
+// Output formats. `bound` (may be null): printed as the last row.
+void PrintTable(std::FILE* out, const std::vector<SimResult>& results, const SimResult* bound = nullptr);
 std::string ResultsJson(const std::vector<SimResult>& results);
 Status WriteLatencyCsv(const std::string& path, const std::vector<SimResult>& results);
 // Job-latency CDF, one line per policy, log-x axis; hand-written SVG.

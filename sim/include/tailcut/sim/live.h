@@ -39,6 +39,13 @@ struct LiveOptions {
 // virtual_s is the workload's wall time, events 0.
 StatusOr<SimResult> RunLivePolicy(const Scenario& scenario, const std::string& entry, const LiveOptions& options);
 
+// The clairvoyant bound of a bench run (tailcut/sim/clairvoyant.h) on the
+// [live] model (LiveAsSimScenario): the run's Poisson submit times (closed:
+// its own loop), task times drawn from the kernel's law with the run's seed,
+// random delays removed, the fail-slow executor's factor known, a crashed
+// executor that the harness restarts treated as never gone.
+SimResult LiveBound(const Scenario& scenario, const LiveOptions& options);
+
 struct BenchCommandOptions {
   SimCommandOptions common;  // scenario, --policy, --seed, --json, --csv, --plot, --help
   std::string executor;      // --executor PATH

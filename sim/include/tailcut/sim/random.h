@@ -40,6 +40,12 @@ struct Distribution {
   // straggler coin (counter-based callers pass Mix-ed bits).
   double Sample(Rng& rng) const;
   double SampleBits(uint64_t bits) const;  // deterministic in `bits`
+  // The same draw without the straggler mixture's factor: what the attempt
+  // would take had it not straggled (the clairvoyant bound's task time).
+  double SampleBitsUnstraggled(uint64_t bits) const;
+  // The least value it can take (0 where unbounded below); the bound's
+  // network delay.
+  double Min() const;
   double Mean() const;
   std::string Describe() const;
 };

@@ -139,6 +139,10 @@ Scenario LiveAsSimScenario(const Scenario& scenario);
 double LiveRate(const LiveModel& live);
 // Mean task time of the live kernel (seconds), delays included.
 double LiveMeanTaskS(const LiveModel& live);
+// Submit times (seconds from the workload's start) of `jobs` Poisson
+// arrivals at LiveRate: what `tailcut bench` uses with this seed, and what
+// its clairvoyant bound replays.
+std::vector<double> LiveArrivals(const LiveModel& live, uint64_t seed, uint32_t jobs);
 
 // Trace CSV (docs/TRACE_FORMAT.md, parsed by the predictors' ReadTraceCsv):
 // one row per task, grouped into jobs by `job`.

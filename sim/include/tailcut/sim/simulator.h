@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -38,6 +39,12 @@ struct SimResult {
   uint64_t dropped = 0;          // attempts reported dropped (AttemptDropped)
   uint64_t progress = 0;         // progress reports sent (AttemptProgress)
   std::string last_failure;      // reason of the last job that failed
+  // Filled by ComparePolicies (NaN when it has no reference): machine_s
+  // relative to the `none` entry of the same comparison, and the
+  // clairvoyant bound's job-latency quantiles (tailcut/sim/clairvoyant.h).
+  double extra_machine = std::numeric_limits<double>::quiet_NaN();
+  double bound_p50 = std::numeric_limits<double>::quiet_NaN();
+  double bound_p99 = std::numeric_limits<double>::quiet_NaN();
   // Per job, indexed by core job id - 1 (= submission order); NaN for a
   // job still unfinished at the stop. 8 bytes per job, nothing per attempt.
   std::vector<double> latencies;
