@@ -132,13 +132,16 @@ function renderCdf(data) {
   }
   const ticks = log ? [] : [0, 0.25, 0.5, 0.75, 1].map((f) => x0 + f * (x1 - x0));
   if (log) for (let e = Math.ceil(x0); e <= Math.floor(x1); e++) ticks.push(Math.pow(10, e));
-  for (const t of ticks) {
-    g.appendChild(svg("text", { x: px(t), y: H - B + 14, "text-anchor": "middle" }, secs(t)));
-  }
+  ticks.forEach((t, i) => {
+    const anchor = i === ticks.length - 1 && px(t) > W - R - 20 ? "end" : "middle";  // keep the last one inside
+    g.appendChild(svg("text", { x: px(t), y: H - B + 14, "text-anchor": anchor }, secs(t)));
+  });
   for (const [q, name] of [[0.5, "p50"], [0.99, "p99"]]) {
     const x = v[Math.min(v.length - 1, Math.ceil(q * v.length) - 1)];
     g.appendChild(svg("line", { class: "mark", x1: px(x), y1: T, x2: px(x), y2: H - B }));
-    g.appendChild(svg("text", { x: px(x) + 3, y: T + (q === 0.5 ? 10 : 22) }, `${name} ${secs(x)}`));
+    const right = px(x) > (W + L) / 2;  // label on the side with room
+    g.appendChild(svg("text", { x: px(x) + (right ? -3 : 3), y: T + (q === 0.5 ? 10 : 22),
+                                "text-anchor": right ? "end" : "start" }, `${name} ${secs(x)}`));
   }
   g.appendChild(svg("text", { x: (W + L) / 2, y: H - 4, "text-anchor": "middle" },
                     "job latency, submit to final state" + (log ? " (log)" : "")));
