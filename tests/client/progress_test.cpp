@@ -39,7 +39,7 @@ TEST_CASE("progress: the bar and the plain line show committed / total, copies, 
         "job 3: 100/100 tasks committed (100.0%), 7 copies, 4.2 s elapsed");
 }
 
-TEST_CASE("progress: not a terminal: the first line, one per interval, the last line once, no \\r") {
+TEST_CASE("progress: not a terminal: the first line, one per interval, the last line once, no carriage return") {
   Captured out;
   ProgressPrinter p(out.f, /*tty=*/false, /*plain_every_s=*/5);
   p.Update("job 1", {0, 10, 0, 0.0});
