@@ -2,6 +2,7 @@
 # Installs what is missing (Debian 12 packages), then configures and builds
 # tailcut into ./build. Safe to re-run: it only installs and rebuilds what
 # changed. Usage: scripts/setup.sh [extra cmake -D options]
+# (TAILCUT_SETUP_BROWSER=1 adds chromium for the dashboard test)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -10,6 +11,9 @@ packages=(build-essential cmake pkg-config libboost-fiber-dev libzmq3-dev cppzmq
           libsqlite3-dev
           libcpp-httplib-dev  # the scheduler's /metrics (docs/METRICS.md)
           python3 python3-zmq python3-protobuf python3-pytest)  # the Python client and its tests (docs/PYTHON.md)
+# TAILCUT_SETUP_BROWSER=1: also Debian's chromium (~300 MB), for the
+# dashboard's headless-browser test (docs/DASHBOARD.md); CI sets it.
+[[ ${TAILCUT_SETUP_BROWSER:-0} == 1 ]] && packages+=(chromium)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

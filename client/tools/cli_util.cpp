@@ -1,6 +1,5 @@
 #include "cli_util.h"
 
-#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -89,34 +88,6 @@ std::string ToJson(const google::protobuf::Message& m) {
   o.always_print_primitive_fields = true;
   (void)google::protobuf::util::MessageToJsonString(m, &out, o);
   return out;
-}
-
-namespace {
-double g_last_plain = -100;
-bool g_drawn = false;
-}  // namespace
-
-void ProgressBar(const std::string& label, uint64_t done, uint64_t total, double elapsed) {
-  double frac = total ? static_cast<double>(done) / total : 0;
-  if (isatty(STDERR_FILENO)) {
-    constexpr int kWidth = 30;
-    int filled = static_cast<int>(frac * kWidth);
-    std::string bar(filled, '#');
-    bar.resize(kWidth, '.');
-    std::fprintf(stderr, "\r%s [%s] %llu/%llu  %5.1f%%  %.1fs ", label.c_str(), bar.c_str(),
-                 static_cast<unsigned long long>(done), static_cast<unsigned long long>(total), frac * 100, elapsed);
-    g_drawn = true;
-  } else if (elapsed - g_last_plain >= 5 || done == total) {
-    std::fprintf(stderr, "%s: %llu/%llu tasks (%.1f%%) after %.1fs\n", label.c_str(),
-                 static_cast<unsigned long long>(done), static_cast<unsigned long long>(total), frac * 100, elapsed);
-    g_last_plain = elapsed;
-  }
-}
-
-void EndProgress() {
-  if (g_drawn) std::fputc('\n', stderr);
-  g_drawn = false;
-  g_last_plain = -100;
 }
 
 }  // namespace tailcut::cli

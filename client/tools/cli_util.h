@@ -43,9 +43,5 @@ class Args {
 };
 
 std::string ToJson(const google::protobuf::Message& m);
-// Redraws a one-line progress bar on stderr ("\r" on a terminal, else
-// a plain line at most every few seconds).
-void ProgressBar(const std::string& label, uint64_t done, uint64_t total, double elapsed_s);
-void EndProgress();
 
 }  // namespace tailcut::cli

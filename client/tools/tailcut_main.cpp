@@ -8,6 +8,7 @@
 #include "cli_util.h"
 #include "commands.h"
 #include "tailcut/client/client.h"
+#include "tailcut/client/progress.h"
 #include "tailcut/common/clock.h"
 #include "tailcut/common/log.h"
 #include "tailcut/common/version.h"
@@ -100,11 +101,12 @@ int WaitAndReport(Client& client, JobId id, const Args& a) {
   SteadyClock clock;
   WaitOptions w;
   bool json = a.Has("--json");
+  ProgressPrinter progress;  // a bar on a terminal, plain lines otherwise
   w.on_progress = [&](const wire::JobStatus& s) {
-    if (!json) ProgressBar("job " + std::to_string(id), s.committed(), s.tasks(), clock.Now());
+    if (!json) progress.Update("job " + std::to_string(id), {s.committed(), s.tasks(), s.copies(), clock.Now()});
   };
   auto st = client.Wait(id, w);
-  EndProgress();
+  progress.End();
   if (!st.ok()) return Fail(st.status());
   if (json) {
     std::printf("%s\n", ToJson(*st).c_str());

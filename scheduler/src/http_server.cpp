@@ -50,9 +50,13 @@ struct HttpServer::Impl {
 };
 
 HttpServer::HttpServer() : impl_(std::make_unique<Impl>()) {
-  // Scrapes are rare and small: two threads, not httplib's default of one
-  // per core.
-  impl_->server.new_task_queue = [] { return new httplib::ThreadPool(2); };
+  // Scrapes and dashboard polls are small: four threads, not httplib's
+  // default of one per core. A connection holds its thread while kept
+  // alive, and a browser keeps several idle between its polls, which would
+  // stall every other request for the keep-alive timeout: one request per
+  // connection instead (cheap: the listener is loopback or a private net).
+  impl_->server.new_task_queue = [] { return new httplib::ThreadPool(4); };
+  impl_->server.set_keep_alive_max_count(1);
   // httplib's default sets SO_REUSEPORT, which lets a second scheduler
   // bind the same port and share the scrapes silently; SO_REUSEADDR alone
   // still allows a restart while old connections linger.
@@ -67,9 +71,16 @@ HttpServer::HttpServer() : impl_(std::make_unique<Impl>()) {
 HttpServer::~HttpServer() { Stop(); }
 
 void HttpServer::Get(const std::string& path, Handler handler) {
-  impl_->server.Get(path, [h = std::move(handler)](const httplib::Request&, httplib::Response& res) {
-    Reply r = h();
+  Get(path, QueryHandler([h = std::move(handler)](const Query&) { return h(); }));
+}
+
+void HttpServer::Get(const std::string& path, QueryHandler handler) {
+  impl_->server.Get(path, [h = std::move(handler)](const httplib::Request& req, httplib::Response& res) {
+    Query q;
+    for (const auto& [k, v] : req.params) q.emplace(k, v);  // emplace keeps the first
+    Reply r = h(q);
     res.status = r.status;
+    for (const auto& [k, v] : r.headers) res.set_header(k, v);
     res.set_content(std::move(r.body), r.content_type.c_str());
   });
 }
@@ -108,6 +119,7 @@ struct HttpServer::Impl {};
 HttpServer::HttpServer() : impl_(std::make_unique<Impl>()) {}
 HttpServer::~HttpServer() = default;
 void HttpServer::Get(const std::string&, Handler) {}
+void HttpServer::Get(const std::string&, QueryHandler) {}
 Status HttpServer::Start(std::string_view) {
   return Status::FailedPrecondition(
       "this scheduler was built without HTTP support (cpp-httplib): set http_listen = \"\"");

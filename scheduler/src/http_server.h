@@ -4,10 +4,12 @@
 #pragma once
 
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 #include "tailcut/common/status.h"
 
@@ -31,8 +33,12 @@ class HttpServer {
     int status = 200;
     std::string content_type = "text/plain; charset=utf-8";
     std::string body;
+    std::vector<std::pair<std::string, std::string>> headers;  // extra response headers
   };
   using Handler = std::function<Reply()>;
+  // The request's query parameters (?since=12); a repeated key: the first.
+  using Query = std::map<std::string, std::string>;
+  using QueryHandler = std::function<Reply(const Query&)>;
 
   HttpServer();
   ~HttpServer();  // stops and joins
@@ -41,6 +47,7 @@ class HttpServer {
 
   // Register handlers before Start.
   void Get(const std::string& path, Handler handler);
+  void Get(const std::string& path, QueryHandler handler);
   // Binds and starts serving on a thread; fails when the address is taken.
   Status Start(std::string_view listen);
   void Stop();

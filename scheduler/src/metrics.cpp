@@ -155,9 +155,11 @@ void SchedulerMetrics::OnJobFinished(const JobStatusInfo& job) {
   job_latency_.Observe(std::max(0.0, job.finished - job.submitted));
 }
 
-void SchedulerMetrics::MaybePublish(const SchedulerCore& core) {
+void SchedulerMetrics::MaybePublish(const SchedulerCore& core, Time now) {
   if (!wanted_.load(std::memory_order_acquire)) return;
-  auto snap = std::make_shared<const Snapshot>(Collect(core, job_latency_));
+  Snapshot collected = Collect(core, job_latency_);
+  if (dashboard_) collected.dashboard = std::make_shared<const dashboard::State>(dashboard_->Collect(core, now));
+  auto snap = std::make_shared<const Snapshot>(std::move(collected));
   {
     std::lock_guard<std::mutex> lock(mu_);
     latest_ = std::move(snap);

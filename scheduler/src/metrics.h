@@ -23,6 +23,7 @@
 #include <string_view>
 #include <vector>
 
+#include "dashboard.h"
 #include "tailcut/scheduler/core.h"
 
 namespace tailcut::metrics {
@@ -57,6 +58,8 @@ struct Snapshot {
   std::array<uint64_t, kHealthStates.size()> executors_by_health{};
   uint64_t executors_quarantined = 0;
   Histogram job_latency{JobLatencyBounds()};
+  // The dashboard's view (dashboard.h), when one is attached; else null.
+  std::shared_ptr<const dashboard::State> dashboard;
 };
 
 // Reads the core (loop thread only).
@@ -78,7 +81,11 @@ class SchedulerMetrics final : public CoreObserver {
   // --- loop thread ---
   void OnJobFinished(const JobStatusInfo& job) override;
   // Publishes a snapshot when a scrape waits for one (cheap otherwise).
-  void MaybePublish(const SchedulerCore& core);
+  // `now`: the core's clock, for the dashboard's timeline.
+  void MaybePublish(const SchedulerCore& core, Time now = 0);
+  // Snapshots also carry `recorder`'s State (the loop owns the recorder;
+  // attach before the HTTP server starts).
+  void AttachDashboard(const dashboard::Recorder* recorder) { dashboard_ = recorder; }
 
   // --- any thread ---
   // Asks the loop for a snapshot and waits up to `timeout` for it; when the
@@ -88,6 +95,7 @@ class SchedulerMetrics final : public CoreObserver {
 
  private:
   Histogram job_latency_{JobLatencyBounds()};  // loop thread only
+  const dashboard::Recorder* dashboard_ = nullptr;
 
   std::atomic<bool> wanted_{false};
   std::mutex mu_;

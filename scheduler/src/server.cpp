@@ -4,13 +4,16 @@
 #include <chrono>
 #include <climits>
 #include <cmath>
+#include <cstdlib>
 #include <unordered_map>
 
 #include <zmq.hpp>
 
 #include "admission.h"
+#include "dashboard.h"
 #include "http_server.h"
 #include "metrics.h"
+#include "web_assets.h"
 #include "recovery.h"
 #include "tailcut/common/log.h"
 #include "tailcut/wire/security.h"
@@ -190,23 +193,68 @@ class SchedulerServer::Impl {
     return StartHttp();
   }
 
-  // /metrics renders what the loop publishes (metrics.h); the HTTP threads
-  // never touch the core.
+  // /metrics and the dashboard (/, /api/) render what the loop publishes
+  // (metrics.h, dashboard.h); the HTTP threads never touch the core.
   Status StartHttp() {
     if (opt_.http_listen.empty()) return Status::Ok();
     metrics_ = std::make_unique<metrics::SchedulerMetrics>();
+    dashboard_ = std::make_unique<dashboard::Recorder>();
     core_.AddObserver(metrics_.get());
+    core_.AddObserver(dashboard_.get());
+    metrics_->AttachDashboard(dashboard_.get());
     http_ = std::make_unique<HttpServer>();
     http_->Get("/metrics", [m = metrics_.get()] {
       auto snap = m->Fresh(std::chrono::seconds(2));
-      if (!snap) return HttpServer::Reply{503, "text/plain; charset=utf-8", "the scheduler loop is not running\n"};
-      return HttpServer::Reply{200, "text/plain; version=0.0.4; charset=utf-8", metrics::Render(*snap)};
+      if (!snap) return HttpServer::Reply{503, "text/plain; charset=utf-8", "the scheduler loop is not running\n", {}};
+      return HttpServer::Reply{200, "text/plain; version=0.0.4; charset=utf-8", metrics::Render(*snap), {}};
     });
+    RegisterDashboard();
     if (Status s = http_->Start(opt_.http_listen); !s.ok()) return s;
     bool loopback = IsLoopbackHttpListen(opt_.http_listen);
-    TC_LOG(Info) << "metrics: http://" << http_->endpoint() << "/metrics"
-                 << (loopback ? "" : " (no authentication: keep it on a private network)");
+    TC_LOG(Info) << "metrics: http://" << http_->endpoint() << "/metrics, dashboard: http://" << http_->endpoint()
+                 << "/" << (loopback ? "" : " (no authentication: keep it on a private network)");
     return Status::Ok();
+  }
+
+  // The page's files (compiled in, web_assets.h) and its JSON API
+  // (docs/DASHBOARD.md). The page may load nothing but itself: a strict
+  // Content-Security-Policy backs up the page's own escaping.
+  void RegisterDashboard() {
+    using Reply = HttpServer::Reply;
+    const std::vector<std::pair<std::string, std::string>> page_headers = {
+        {"Content-Security-Policy",
+         "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self'; "
+         "base-uri 'none'; form-action 'none'; frame-ancestors 'none'"},
+        {"X-Content-Type-Options", "nosniff"},
+        {"Referrer-Policy", "no-referrer"}};
+    for (std::string path : {"index.html", "app.js", "style.css"}) {
+      const dashboard::EmbeddedFile* f = dashboard::FindAsset(path);
+      if (!f) continue;
+      Reply r{200, dashboard::AssetContentType(path), std::string(reinterpret_cast<const char*>(f->data), f->size),
+              page_headers};
+      http_->Get("/" + path, [r] { return r; });
+      if (path == "index.html") http_->Get("/", [r] { return r; });
+    }
+    auto api = [this, page_headers](std::string path, auto render) {
+      http_->Get(path, [m = metrics_.get(), render, page_headers](const HttpServer::Query& q) {
+        auto snap = m->Fresh(std::chrono::seconds(2));
+        if (!snap || !snap->dashboard)
+          return Reply{503, "application/json", "{\"error\":\"the scheduler loop is not running\"}", page_headers};
+        Reply r{200, "application/json", render(*snap->dashboard, q), page_headers};
+        r.headers.emplace_back("Cache-Control", "no-store");
+        return r;
+      });
+    };
+    using State = dashboard::State;
+    using Query = HttpServer::Query;
+    api("/api/jobs", [](const State& s, const Query&) { return dashboard::RenderJobs(s); });
+    api("/api/executors", [](const State& s, const Query&) { return dashboard::RenderExecutors(s); });
+    api("/api/latency", [](const State& s, const Query&) { return dashboard::RenderLatency(s); });
+    api("/api/attempts", [](const State& s, const Query& q) {
+      uint64_t since = 0;
+      if (auto it = q.find("since"); it != q.end()) since = std::strtoull(it->second.c_str(), nullptr, 10);
+      return dashboard::RenderAttempts(s, since);
+    });
   }
 
   // Keys make both sockets CURVE servers answered by our ZAP handler;
@@ -287,7 +335,7 @@ class SchedulerServer::Impl {
       }
       Flush();
       CommitJournal();
-      if (metrics_) metrics_->MaybePublish(core_);
+      if (metrics_) metrics_->MaybePublish(core_, clock_.Now());
     }
     // Requests that arrived before the stop still count (a client's Watch
     // sent just before it gets the final status below).
@@ -781,6 +829,7 @@ class SchedulerServer::Impl {
     const size_t budget = std::max<size_t>(opt_.max_message_bytes, 2 * kMessageHeadroom) - kMessageHeadroom;
     for (auto& c : commands_) {
       if (auto* l = std::get_if<LaunchCmd>(&c)) {
+        if (dashboard_) dashboard_->OnLaunch(*l, core_, clock_.Now());
         const TaskDef* t = core_.TaskOf(l->job, l->task);
         if (!t) continue;  // its job ended and was evicted this turn; the attempt's cancel follows
         auto& batch = work.try_emplace(l->executor, budget).first->second;
@@ -879,6 +928,7 @@ class SchedulerServer::Impl {
   // Declared last: the HTTP threads stop (http_ destroyed) before anything
   // they read goes.
   std::unique_ptr<metrics::SchedulerMetrics> metrics_;
+  std::unique_ptr<dashboard::Recorder> dashboard_;
   std::unique_ptr<HttpServer> http_;
 };
 

@@ -17,6 +17,7 @@
 
 #include "tailcut/client/client.h"
 #include "tailcut/client/local_cluster.h"
+#include "tailcut/client/progress.h"
 #include "tailcut/common/clock.h"
 #include "tailcut/common/log.h"
 #include "tailcut/plugins/registry.h"
@@ -83,7 +84,12 @@ class AttemptTally final : public CoreObserver {
     if (r.copy) copies_++;
     double d = r.Duration();
     machine_ += d;
-    if (r.outcome == AttemptOutcome::kCommitted) committed_ += d;
+    if (r.outcome == AttemptOutcome::kCommitted) committed_ += d, commits_++;
+  }
+  // Tasks committed and copies so far (the progress line).
+  std::pair<uint64_t, uint64_t> Progress() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return {commits_, copies_};
   }
   void Fill(SimResult* out) {
     std::lock_guard<std::mutex> lock(mu_);
@@ -96,7 +102,7 @@ class AttemptTally final : public CoreObserver {
 
  private:
   std::mutex mu_;
-  uint64_t attempts_ = 0, copies_ = 0;
+  uint64_t attempts_ = 0, copies_ = 0, commits_ = 0;
   double machine_ = 0, committed_ = 0;
 };
 
@@ -213,23 +219,23 @@ StatusOr<SimResult> RunLivePolicy(const Scenario& sc, const std::string& entry, 
       }
     });
   }
-  // Progress on stderr while it runs.
-  bool tty = isatty(STDERR_FILENO);
-  double last_print = -10;
+  // Progress on stderr while it runs: tasks committed of the whole run.
+  ProgressPrinter progress;
   std::string label = "bench: " + (sc.name.empty() ? std::string("scenario") : sc.name) + " / " + entry;
+  const uint64_t total_tasks = static_cast<uint64_t>(jobs) * l.tasks_per_job;
+  auto report = [&] {
+    if (!o.progress) return;
+    auto [committed, copies] = tally.Progress();
+    progress.Update(label, {std::min(committed, total_tasks), total_tasks, copies, Since(work0)});
+  };
   while (done.load() < jobs) {
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    double t = Since(work0);
-    if (o.progress && (tty || t - last_print >= 5)) {
-      std::fprintf(stderr, tty ? "\r%s: %u/%u jobs done, %u submitted, %.1f s " : "%s: %u/%u jobs done, %u submitted, %.1f s\n",
-                   label.c_str(), done.load(), jobs, std::min(submitted.load(), jobs), t);
-      last_print = t;
-    }
+    report();
   }
   if (submitter.joinable()) submitter.join();
   for (auto& t : threads) t.join();
   r.virtual_s = Since(work0);
-  if (o.progress && tty) std::fputc('\n', stderr);
+  progress.End();
   clients.clear();
   for (uint32_t j = 0; j < jobs; ++j) {
     if (state[j] == 0) r.unfinished++;
