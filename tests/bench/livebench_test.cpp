@@ -85,7 +85,10 @@ TEST_CASE("live bench: a crashed executor's work is rescheduled", "[live]") {
   CHECK(r->jobs == 40);
   CHECK(r->unfinished == 0);
   CHECK(r->attempts > r->tasks);  // the lost attempts ran again
-  CHECK(r->p999 > 0.4);           // a job waited for the loss to be detected
+  // A job waited for the loss to be detected. Not "> lost_after_s": the
+  // executor's last heartbeat may predate the job's submit (by more on a
+  // loaded machine), so the wait can be shorter than lost_after_s.
+  CHECK(r->p999 > 2 * r->p50);
 }
 
 TEST_CASE("tailcut bench --json prints the keys of tailcut sim --json", "[live][cli]") {
