@@ -108,14 +108,15 @@ void CusumHealthDetector::Observe(ExecutorId e, double ratio, Time now) {
     // change point. A sample counts at most r (clipped at a 2r shift, Huber),
     // so a straggler weighs no more than a typical task of a node that slow.
     const double r = bar - ref;
-    x.cusum2 = std::max(0.0, x.cusum2 + std::clamp(v - ref, -o_.clip, 2 * r) - r);
+    const double top = std::max(2 * r, kHuberSigmas * scale);
+    x.cusum2 = std::max(0.0, x.cusum2 + std::clamp(v - ref, -o_.clip, top) - r);
     x.run2 = x.cusum2 > 0 ? x.run2 + 1 : 0;
     // Its level: more than confirm_stragglers maximal samples (a cluster of
     // random stragglers cannot confirm alone) and confirm_threshold nats of
     // log-likelihood ratio (shift 2r vs none, Gaussian at the node's scale:
     // the factor is 2r / scale^2), so noisier run times need more evidence
     // and the false-alarm rate does not depend on how noisy they are.
-    confirm_level = std::max((o_.confirm_stragglers + 0.25) * r, o_.confirm_threshold * scale * scale / (2 * r));
+    confirm_level = std::max((o_.confirm_stragglers + 0.25) * (top - r), o_.confirm_threshold * scale * scale / (2 * r));
   }
   // FAIL_SLOW: the confirming CUSUM is past confirm_threshold over at least
   // confirm_min samples, and the validate_quantile order statistic of its

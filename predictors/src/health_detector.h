@@ -1,17 +1,17 @@
 // Fail-slow detection per executor: a *change* from the executor's own
-// level, not a level. One-sided CUSUM on the log slowdown ratio minus the
-// executor's baseline (clipped), with a FALCON-style validation step before
-// anything is declared.
+// level, not a level (docs/PREDICTORS.md has the rule and the reasons).
 //
-//  baseline: the fleet's level (0) for the first `warmup` healthy samples,
-//            then their median, then a slow EWMA while healthy
-//  HEALTHY/RECOVERED --CUSUM > threshold--> SUSPECT
-//  SUSPECT --validate_quantile (default 0.25: robust to random stragglers)
-//            of the post-change samples >= baseline + ln(fail_slow_factor)
-//            and >= ln(1+margin), with >= confirm_min samples--> FAIL_SLOW
-//  SUSPECT --CUSUM back to 0--> HEALTHY
+//  own level b: unknown for the first `warmup` tasks outside FAIL_SLOW (the
+//     reference is then healthy_spread x the fleet's), then their median,
+//     then a running mean / EWMA while healthy; noise s = 1.4826 x MAD
+//  bar = max(ref + ln fail_slow_factor, ln(1 + margin)), r = bar - ref
+//  HEALTHY/RECOVERED --suspect-CUSUM of clip(v - b) - drift > threshold--> SUSPECT
+//  any but FAIL_SLOW --confirming CUSUM of clip(v - ref, top) - r past
+//     max((confirm_stragglers + 1/4)(top - r), confirm_threshold s^2 / 2r),
+//     >= confirm_min samples in its run, their validate_quantile >= bar--> FAIL_SLOW
+//  SUSPECT --CUSUM back to 0, or `window` tasks below the bar (new own level)--> HEALTHY
 //  FAIL_SLOW --median of last recover_window samples below
-//              max(baseline + ln recover_factor, ln(1+margin))--> RECOVERED
+//              max(b + ln recover_factor, ln(1+margin))--> RECOVERED
 //  RECOVERED --recovered_hold_s without a new alarm (checked on Observe)--> HEALTHY
 //
 // Memory per executor: a ring of `window` floats plus a few scalars.
@@ -61,6 +61,9 @@ class CusumHealthDetector final : public NodeHealthDetector {
   // Noise floor (log units) so near-deterministic run times do not make
   // every tiny shift decisive; the scale used before 3 samples exist.
   static constexpr double kMinScale = 0.05, kDefaultScale = 0.3;
+  // The confirming CUSUM clips a sample at max(2r, this x the node's noise):
+  // on noisy nodes a big slowdown still counts for more than a small one.
+  static constexpr double kHuberSigmas = 2.0;
   double MedianOfLast(const Exec& x, uint32_t k) const { return QuantileOfLast(x, k, 0.5); }
   HealthOptions o_;
   double drift_;
