@@ -91,11 +91,10 @@ void CusumHealthDetector::Observe(ExecutorId e, double ratio, Time now) {
   x.fast += (x.n == 1 ? 1.0 : 0.2) * (x.baseline + dev - x.fast);
   const double floor_level = std::log1p(std::max(o_.margin, 0.0));
   const double change = std::log(std::max(o_.fail_slow_factor, 1.0));
-  // A change of fail_slow_factor from the node's own level (and at least
-  // (1 + margin) x the fleet's, so a fast node falling back to typical
-  // speed is not fail-slow).
-  // Before the own level is known the confirming test's reference is the
-  // slowest healthy node's (healthy_spread x the fleet's).
+  // The bar: a change of fail_slow_factor from the node's own level (and at
+  // least (1 + margin) x the fleet's, so a fast node falling back to typical
+  // speed is not fail-slow). Before the own level is known the reference is
+  // the slowest healthy node's (healthy_spread x the fleet's).
   const double ref = known ? x.baseline : std::log(o_.healthy_spread);
   const double bar = std::max(ref + change, floor_level);
 
@@ -103,10 +102,11 @@ void CusumHealthDetector::Observe(ExecutorId e, double ratio, Time now) {
   if (x.st.state != NodeHealth::kFailSlow) {
     x.cusum = std::max(0.0, x.cusum + dev - drift_);
     x.run = x.cusum > 0 ? x.run + 1 : 0;
-    // The confirming CUSUM, drift at the bar (r above the node's level), so
+    // The confirming CUSUM, drift at the bar (r above the reference), so
     // pre-change samples pull it back to 0 and its run starts near the
-    // change point. A sample counts at most r (clipped at a 2r shift, Huber),
-    // so a straggler weighs no more than a typical task of a node that slow.
+    // change point. A sample counts at most top - r (Huber: clipped at a 2r
+    // shift, or at 2 sigma on a noisy node so a big slowdown still counts
+    // more), so a straggler weighs no more than a typical task of a slow node.
     const double r = bar - ref;
     const double top = std::max(2 * r, kHuberSigmas * scale);
     x.cusum2 = std::max(0.0, x.cusum2 + std::clamp(v - ref, -o_.clip, top) - r);
@@ -118,7 +118,7 @@ void CusumHealthDetector::Observe(ExecutorId e, double ratio, Time now) {
     // and the false-alarm rate does not depend on how noisy they are.
     confirm_level = std::max((o_.confirm_stragglers + 0.25) * (top - r), o_.confirm_threshold * scale * scale / (2 * r));
   }
-  // FAIL_SLOW: the confirming CUSUM is past confirm_threshold over at least
+  // FAIL_SLOW: the confirming CUSUM is past confirm_level over at least
   // confirm_min samples, and the validate_quantile order statistic of its
   // run is >= bar (at most floor(q (k-1)) of the k samples below; no sort),
   // so a cluster of random stragglers cannot pass on their size alone.
