@@ -81,14 +81,18 @@ Status ValidatePredictorOptions(const PredictorOptions& o) {
   if (h.margin < 0) return Bad("health.margin", "must be >= 0");
   if (h.drift < 0) return Bad("health.drift", "must be >= 0 (0 = automatic)");
   if (!(h.threshold > 0)) return Bad("health.threshold", "must be > 0");
-  if (!(h.clip > 0)) return Bad("health.clip", "must be > 0");
+  if (!(h.clip >= 0)) return Bad("health.clip", "must be >= 0 (0 = automatic)");
   if (h.confirm_min < 1) return Bad("health.confirm_min", "must be >= 1");
+  if (h.confirm_threshold < 0) return Bad("health.confirm_threshold", "must be >= 0");
+  if (h.confirm_stragglers < 0) return Bad("health.confirm_stragglers", "must be >= 0");
   if (!(h.validate_quantile >= 0 && h.validate_quantile <= 1)) return Bad("health.validate_quantile", "must be in [0, 1]");
   if (h.window < 1 || h.window > 1024) return Bad("health.window", "must be in [1, 1024]");
   if (h.recover_window < 1) return Bad("health.recover_window", "must be >= 1");
   if (!(h.recover_factor >= 1)) return Bad("health.recover_factor", "must be >= 1");
   if (h.recovered_hold_s < 0) return Bad("health.recovered_hold_s", "must be >= 0");
   if (!(h.baseline_alpha >= 0 && h.baseline_alpha <= 1)) return Bad("health.baseline_alpha", "must be in [0, 1]");
+  if (h.warmup < 1 || h.warmup > 1024) return Bad("health.warmup", "must be in [1, 1024]");
+  if (!(h.healthy_spread >= 1)) return Bad("health.healthy_spread", "must be >= 1");
   return Status::Ok();
 }
 
@@ -117,12 +121,16 @@ Status LoadPredictorOptions(const Config& cfg, std::string_view prefix, Predicto
       .Get("health.threshold", &o.health.threshold)
       .Get("health.clip", &o.health.clip)
       .Get("health.confirm_min", &o.health.confirm_min)
+      .Get("health.confirm_threshold", &o.health.confirm_threshold)
+      .Get("health.confirm_stragglers", &o.health.confirm_stragglers)
       .Get("health.window", &o.health.window)
       .Get("health.validate_quantile", &o.health.validate_quantile)
       .Get("health.recover_factor", &o.health.recover_factor)
       .Get("health.recover_window", &o.health.recover_window)
       .Get("health.recovered_hold_s", &o.health.recovered_hold_s)
-      .Get("health.baseline_alpha", &o.health.baseline_alpha);
+      .Get("health.baseline_alpha", &o.health.baseline_alpha)
+      .Get("health.warmup", &o.health.warmup)
+      .Get("health.healthy_spread", &o.health.healthy_spread);
   if (!r.status().ok()) return r.status();
   return ValidatePredictorOptions(o);
 }

@@ -169,7 +169,33 @@ std::vector<TraceRow> GenerateTrace(const TraceGenOptions& o) {
     double u1 = uniform(), u2 = uniform();
     return std::sqrt(-2.0 * std::log(u1)) * std::cos(6.283185307179586 * u2);
   };
+  // Marsaglia-Tsang on our own normal/uniform draws: deterministic across
+  // standard libraries. Shape < 1 via Gamma(k+1) x U^(1/k).
+  auto gamma = [&](double k) {
+    double boost = 1;
+    if (k < 1) {
+      boost = std::pow(uniform(), 1 / k);
+      k += 1;
+    }
+    const double dd = k - 1.0 / 3, c = 1 / std::sqrt(9 * dd);
+    while (true) {
+      double z = normal(), v = 1 + c * z;
+      if (v <= 0) continue;
+      v = v * v * v;
+      const double u = uniform();
+      if (std::log(u) < 0.5 * z * z + dd - dd * v + dd * std::log(v)) return boost * dd * v;
+    }
+  };
   const uint32_t nexec = std::max<uint32_t>(o.executors, 1);
+  // Healthy speeds: evenly spaced (so the extremes are always present) and
+  // shuffled by a separate stream, which leaves the task draws unchanged.
+  std::vector<double> speed(nexec + 1, 1.0);
+  if (o.speed_spread > 0) {
+    for (uint32_t i = 0; i < nexec; ++i)
+      speed[i + 1] = nexec == 1 ? 1.0 : 1 - o.speed_spread + 2 * o.speed_spread * i / (nexec - 1);
+    std::mt19937_64 shuffle_rng(o.seed ^ 0x5eedf00dULL);
+    for (uint32_t i = nexec; i > 1; --i) std::swap(speed[i], speed[1 + shuffle_rng() % i]);
+  }
   const uint32_t nclass = std::max<uint32_t>(o.classes, 1);
   const uint32_t job_size = std::max<uint32_t>(o.job_size, 1);
   using Slot = std::pair<double, ExecutorId>;  // (free at, executor)
@@ -186,16 +212,24 @@ std::vector<TraceRow> GenerateTrace(const TraceGenOptions& o) {
     r.executor = e;
     r.start = t;
     uint32_t c = nclass == 1 ? 0 : static_cast<uint32_t>(uniform() * nclass) % nclass;
-    r.task_class = "c" + std::to_string(c);
-    r.input_size = o.skew > 1 ? std::exp(uniform() * std::log(o.skew)) : 1.0;
+    char cls[16];  // snprintf, not "c" + to_string: GCC 12 -O3 warns falsely (-Wrestrict)
+    std::snprintf(cls, sizeof cls, "c%u", c);
+    r.task_class = cls;
+    if (o.skew <= 1) {
+      r.input_size = 1.0;
+    } else if (o.size_pareto > 0) {  // inverse CDF of the Pareto truncated to [1, skew]
+      r.input_size = std::pow(1 - uniform() * (1 - std::pow(o.skew, -o.size_pareto)), -1 / o.size_pareto);
+    } else {
+      r.input_size = std::exp(uniform() * std::log(o.skew));
+    }
     double systematic = 1.0;
     if (o.straggler_prob > 0 && uniform() < o.straggler_prob)
       systematic *= o.straggler_min + uniform() * (o.straggler_max - o.straggler_min);
     const bool slow = o.fail_slow_executor != 0 && e == o.fail_slow_executor && t >= o.fail_slow_onset &&
                       (o.fail_slow_end < 0 || t < o.fail_slow_end);
     if (slow) systematic *= o.fail_slow_factor;
-    const double d = o.base_time * (1.0 + c) * std::pow(r.input_size, o.size_exponent) *
-                     std::exp(o.sigma * normal()) * systematic;
+    const double noise = o.gamma_shape > 0 ? gamma(o.gamma_shape) / o.gamma_shape : std::exp(o.sigma * normal());
+    const double d = o.base_time * (1.0 + c) * std::pow(r.input_size, o.size_exponent) * noise * systematic / speed[e];
     r.end = t + d;
     r.straggler = systematic >= o.straggler_label_cut ? 1 : 0;
     r.fail_slow = slow ? 1 : 0;

@@ -18,7 +18,10 @@ void Usage(FILE* f) {
                "  --classes N              task classes c0..c{N-1}, base time x (1+i) (1)\n"
                "  --base-time S            seconds at input_size 1 (1.0)\n"
                "  --sigma X                lognormal noise (0.3)\n"
-               "  --skew X                 input_size log-uniform in [1, X] (1 = none)\n"
+               "  --gamma-shape K          Gamma(K, 1/K) noise (mean 1) instead of lognormal (0 = off)\n"
+               "  --speed-spread S         healthy executor speeds spread evenly over [1-S, 1+S] (0)\n"
+               "  --skew X                 input_size in [1, X], log-uniform (1 = none)\n"
+               "  --size-pareto A          input_size Pareto with shape A, truncated to [1, skew] (0 = off)\n"
                "  --size-exponent X        run time ~ input_size^X (1.0)\n"
                "  --straggler-prob P       fraction of straggler tasks (0)\n"
                "  --straggler-min X        straggler slowdown range (3)\n"
@@ -73,6 +76,9 @@ int tailcut::TraceGenCommand(int argc, char** argv) {
     else if (a == "--base-time") o.base_time = d;
     else if (a == "--sigma") o.sigma = d;
     else if (a == "--skew") o.skew = d;
+    else if (a == "--size-pareto") u(&o.size_pareto);
+    else if (a == "--gamma-shape") u(&o.gamma_shape);
+    else if (a == "--speed-spread") o.speed_spread = d;
     else if (a == "--size-exponent") o.size_exponent = d;
     else if (a == "--straggler-prob") o.straggler_prob = d;
     else if (a == "--straggler-min") o.straggler_min = d;
@@ -88,8 +94,11 @@ int tailcut::TraceGenCommand(int argc, char** argv) {
       return 2;
     }
   }
-  if (o.base_time <= 0 || o.sigma < 0 || o.skew < 1 || o.straggler_min > o.straggler_max) {
-    std::fprintf(stderr, "tailcut trace-gen: need base-time > 0, sigma >= 0, skew >= 1, straggler-min <= max\n");
+  if (o.base_time <= 0 || o.sigma < 0 || o.skew < 1 || o.straggler_min > o.straggler_max ||
+      !(o.speed_spread >= 0 && o.speed_spread < 1)) {
+    std::fprintf(stderr,
+                 "tailcut trace-gen: need base-time > 0, sigma >= 0, skew >= 1, straggler-min <= max, "
+                 "0 <= speed-spread < 1\n");
     return 2;
   }
   auto rows = GenerateTrace(o);

@@ -90,16 +90,22 @@ TEST_CASE("Health: a 1.3x slowdown is at most SUSPECT (below fail_slow_factor)",
   CHECK(Feed(d, clk, rng, 1, 300, 1.3, 0.2, NodeHealth::kFailSlow) == 0);
 }
 
-TEST_CASE("Health: isolated stragglers do not raise FAIL_SLOW", "[predictors][health]") {
-  CusumHealthDetector d;
-  FakeClock clk;
-  std::mt19937_64 rng(13);
-  std::normal_distribution<double> z(0, 0.3);
-  for (int i = 0; i < 20000; ++i) {
-    double r = std::exp(z(rng)) * ((i % 50 == 0 || i % 50 == 1) ? 8.0 : 1.0);  // pairs of 8x stragglers
-    clk.Advance(r);
-    d.Observe(1, r, clk.Now());
-    REQUIRE(d.State(1).state != NodeHealth::kFailSlow);
+TEST_CASE("Health: isolated stragglers and bursts of four do not raise FAIL_SLOW", "[predictors][health]") {
+  // 8x stragglers: in pairs every 50 tasks (noise 0.3); four back to back
+  // every 100 (noise 0.1, so the evidence is the burst's alone: more than
+  // confirm_stragglers maximally slow tasks are needed to confirm).
+  for (int burst : {2, 4}) {
+    CusumHealthDetector d;
+    FakeClock clk;
+    std::mt19937_64 rng(13);
+    std::normal_distribution<double> z(0, burst == 2 ? 0.3 : 0.1);
+    const int period = burst == 2 ? 50 : 100;
+    for (int i = 0; i < 20000; ++i) {
+      double r = std::exp(z(rng)) * (i % period < burst ? 8.0 : 1.0);
+      clk.Advance(r);
+      d.Observe(1, r, clk.Now());
+      REQUIRE(d.State(1).state != NodeHealth::kFailSlow);
+    }
   }
 }
 
@@ -110,6 +116,45 @@ TEST_CASE("Health: an executor slow from the start is flagged", "[predictors][he
   int at = Feed(d, clk, rng, 7, 20, 2.5, 0.3, NodeHealth::kFailSlow);
   CHECK(at > 0);
   CHECK(at <= 10);
+}
+
+namespace {
+
+// One executor's slowdown ratio: its own level x lognormal(sigma) noise, and
+// a random 3-8x straggler with probability 4%.
+double Sample(std::mt19937_64& rng, double level, double sigma) {
+  std::normal_distribution<double> z(0, sigma);
+  std::uniform_real_distribution<double> u(0, 1);
+  double r = level * std::exp(z(rng));
+  if (u(rng) < 0.04) r *= 3 + 5 * u(rng);
+  return r;
+}
+
+}  // namespace
+
+TEST_CASE("Health: a steadily 1.25x slower node with 4% stragglers is not flagged, its 2.5x change is",
+          "[predictors][health]") {
+  for (double sigma : {0.3, 0.5}) {  // the confirmation scales with the node's own noise
+    CusumHealthDetector d;
+    FakeClock clk;
+    std::mt19937_64 rng(sigma == 0.3 ? 31 : 32);
+    for (int i = 0; i < 50000; ++i) {
+      const double r = Sample(rng, 1.25, sigma);
+      clk.Advance(r);
+      d.Observe(1, r, clk.Now());
+      REQUIRE(d.State(1).state != NodeHealth::kFailSlow);
+    }
+    CHECK(d.Baseline(1) == Approx(std::log(1.25)).margin(0.1));  // its own level
+    int at = 0;
+    for (int i = 1; i <= 60 && !at; ++i) {
+      const double r = Sample(rng, 2.5 * 1.25, sigma);
+      clk.Advance(r);
+      d.Observe(1, r, clk.Now());
+      if (d.State(1).state == NodeHealth::kFailSlow) at = i;
+    }
+    CHECK(at > 0);
+    if (sigma == 0.3) CHECK(at <= 10);  // noisier nodes need more tasks for the same confidence
+  }
 }
 
 TEST_CASE("Health: Forget drops all state", "[predictors][health]") {

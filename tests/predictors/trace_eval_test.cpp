@@ -1,5 +1,7 @@
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <fstream>
 
@@ -101,6 +103,44 @@ TEST_CASE("GenerateTrace: deterministic, ground truth consistent", "[predictors]
   CHECK(slow > 10);
   CHECK(stragglers > 150);
   CHECK(stragglers < 300);
+}
+
+TEST_CASE("GenerateTrace: healthy speed spread, gamma run times, Pareto input sizes", "[predictors][trace]") {
+  TraceGenOptions o;
+  o.executors = 5;
+  o.tasks = 20000;
+  o.speed_spread = 0.2;
+  o.gamma_shape = 4;
+  o.skew = 100;
+  o.size_pareto = 1.2;
+  o.seed = 9;
+  auto rows = GenerateTrace(o);
+  REQUIRE(rows.size() == 20000);
+  CHECK(FormatTraceCsv(rows) == FormatTraceCsv(GenerateTrace(o)));
+  // Per executor, run time / input_size is speed^-1 x Gamma(4, 1/4).
+  std::vector<double> sum(6, 0), sum2(6, 0), n(6, 0);
+  size_t small = 0;
+  for (const TraceRow& r : rows) {
+    CHECK(r.input_size >= 1.0);
+    CHECK(r.input_size <= 100.0);
+    small += r.input_size < 2.0;
+    const double x = r.duration() / r.input_size;
+    sum[r.executor] += x;
+    sum2[r.executor] += x * x;
+    n[r.executor] += 1;
+  }
+  // Truncated Pareto(1.2) on [1, 100]: P(size < 2) = (1 - 2^-1.2) / (1 - 100^-1.2) = 0.568.
+  CHECK(double(small) / rows.size() == Approx(0.568).margin(0.02));
+  std::vector<double> speed;
+  for (int e = 1; e <= 5; ++e) {
+    const double mean = sum[e] / n[e];
+    const double cv = std::sqrt(sum2[e] / n[e] - mean * mean) / mean;
+    CHECK(cv == Approx(0.5).margin(0.05));  // gamma shape 4: CV 1/2
+    speed.push_back(1 / mean);
+  }
+  // Evenly spaced over [0.8, 1.2], in some order.
+  std::sort(speed.begin(), speed.end());
+  for (int i = 0; i < 5; ++i) CHECK(speed[i] == Approx(0.8 + 0.1 * i).epsilon(0.04));
 }
 
 TEST_CASE("EvaluateTrace on the checked-in small trace (file path + JSON)", "[predictors][eval]") {

@@ -114,22 +114,26 @@ struct SpeedOptions {
 
 struct HealthOptions {
   std::string detector = "cusum";  // the fail-slow detector, by name (MakeHealthDetector)
-  double fail_slow_factor = 1.5;  // confirmed level must be >= this x normal
-  double margin = 0.10;           // ... and >= (1+margin) x the executor's own baseline
+  double fail_slow_factor = 1.5;  // confirmed level must be >= this x the executor's own level
+  double margin = 0.10;           // ... and >= (1+margin) x the fleet's typical
   double drift = 0;               // CUSUM allowance (log); 0 = ln(fail_slow_factor)/2
   double threshold = 4.0;         // CUSUM alarm level (log units)
-  double clip = 2.0;              // |log ratio| clipped to this before use
+  double clip = 0;                // |log ratio - baseline| clipped to this; 0 = 2 ln(fail_slow_factor)
   uint32_t confirm_min = 6;       // post-change samples needed to validate
-  double validate_quantile = 0.25;  // level of the post-change samples that must be slow
+  double confirm_threshold = 12;  // confirming evidence for FAIL_SLOW, log-likelihood ratio (nats) ...
+  double confirm_stragglers = 5;  // ... and more than this many maximally slow samples
+  double validate_quantile = 0.5;  // level of the post-change samples that must be slow
   uint32_t window = 32;           // ring of recent log ratios kept per executor
   double recover_factor = 1.2;    // FAIL_SLOW -> RECOVERED when recent median below
   uint32_t recover_window = 5;    // ... over this many latest samples
   double recovered_hold_s = 60;   // RECOVERED -> HEALTHY after this long healthy
   double baseline_alpha = 0.02;   // EWMA of the executor's healthy level
+  uint32_t warmup = 16;           // samples whose median is the executor's first own level
+  double healthy_spread = 1.25;   // before that, confirm only beyond this x fail_slow_factor x the fleet's
 };
 
 struct PredictorOptions {
-  std::string latency = "quantile";  // quantile | regression
+  std::string latency = "regression";  // regression | quantile (see docs/PREDICTORS.md for why regression)
   uint32_t min_samples = 5;          // class observations before estimates are known
   bool exclude_fail_slow = true;     // do not learn latency from FAIL_SLOW executors
   SketchOptions sketch;

@@ -42,8 +42,11 @@ struct TraceGenOptions {
   uint32_t job_size = 100;         // tasks per job (job ids from 1)
   uint32_t classes = 1;            // task classes "c0".."c{k-1}", base time x (1+i)
   double base_time = 1.0;          // seconds for input_size 1 on a healthy executor
-  double sigma = 0.3;              // lognormal noise of every task
-  double skew = 1.0;               // input_size log-uniform in [1, skew]; 1 = all 1
+  double sigma = 0.3;              // lognormal noise of every task (when gamma_shape = 0)
+  double gamma_shape = 0;          // > 0: noise Gamma(shape, 1/shape) (mean 1) instead of lognormal
+  double speed_spread = 0;         // healthy executor speeds evenly spread over [1-s, 1+s], shuffled
+  double skew = 1.0;               // input_size in [1, skew]; 1 = all 1
+  double size_pareto = 0;          // > 0: input_size Pareto(shape) truncated to [1, skew]; 0 = log-uniform
   double size_exponent = 1.0;      // run time ~ input_size ^ exponent
   double straggler_prob = 0.0;     // chance a task is a straggler
   double straggler_min = 3.0;      // its slowdown, uniform in [min, max]
@@ -57,8 +60,10 @@ struct TraceGenOptions {
 };
 
 // Rows in start-time order. Ground truth: straggler = 1 when the injected
-// slowdown (straggler factor x fail-slow factor, noise excluded) is >=
-// straggler_label_cut; fail_slow = 1 when the executor was fail-slow at start.
+// slowdown (straggler factor x fail-slow factor, noise and healthy speed
+// excluded) is >= straggler_label_cut; fail_slow = 1 when the executor was
+// fail-slow at start. With every new option at its default the rows are the
+// same as before those options existed (same random draws).
 std::vector<TraceRow> GenerateTrace(const TraceGenOptions& o);
 
 }  // namespace tailcut
