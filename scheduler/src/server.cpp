@@ -263,15 +263,7 @@ class SchedulerServer::Impl {
       peers_.erase(it->second);
       by_route_.erase(it);
     }
-    ExecutorDesc d;
-    d.name = r.name().empty() ? "executor-" + std::to_string(peers_.size() + 1) : r.name();
-    d.host = r.host();
-    d.slots = std::max<uint32_t>(r.cpu_slots(), 1);
-    d.max_queued = r.max_queued();
-    d.gpus = static_cast<uint32_t>(r.gpus_size());
-    for (auto& [k, v] : r.labels()) d.labels.emplace_back(k, v);
-    std::sort(d.labels.begin(), d.labels.end());
-    d.kernels.assign(r.kernels().begin(), r.kernels().end());
+    ExecutorDesc d = ExecutorDescFromWire(r, peers_.size() + 1);
     std::string kernels;
     for (auto& k : d.kernels) kernels += (kernels.empty() ? "" : ",") + k;
     TC_LOG(Info) << "executor joined: " << d.name << " (" << (d.host.empty() ? "?" : d.host) << "), " << d.slots
@@ -293,19 +285,9 @@ class SchedulerServer::Impl {
   // results commit (once), attempts are adopted or else cancelled. Runs
   // before the next Pump, so nothing it holds is launched twice.
   void TakeBack(const std::string& route, ExecutorId id, const wire::Register& r) {
-    size_t committed = 0, adopted = 0;
-    for (const auto& res : r.undelivered())
-      if (res.outcome() == wire::AttemptResult::OK &&
-          core_.CommitOrphanResult(res.job_id(), res.task_index(), res.attempt_id(), id, res.output(), res.run_s()))
-        ++committed;
     wire::SchedulerToExecutor cancel;
     cancel.set_version(kProtocolVersion);
-    for (const auto& h : r.running()) {
-      if (core_.AdoptAttempt(h.attempt_id(), h.job_id(), h.task_index(), id, h.started()).ok())
-        ++adopted;
-      else
-        cancel.mutable_work()->add_cancel(h.attempt_id());
-    }
+    auto [committed, adopted] = TakeBackFromWire(core_, id, r, cancel.mutable_work());
     TC_LOG(Info) << "executor " << id << " came back with " << r.running_size() << " attempts (" << adopted
                  << " adopted) and " << r.undelivered_size() << " results (" << committed << " committed)";
     if (cancel.has_work()) Send(executors_, route, cancel);
@@ -320,19 +302,7 @@ class SchedulerServer::Impl {
     ExecutorId e = it->second;
     core_.ExecutorSeen(e);
     if (r.has_signals()) NoteGpuThrottle(e, r.signals().gpu_throttle_reasons());
-    // Only accept news about attempts that really run on this executor.
-    for (const auto& s : r.started())
-      if (core_.ExecutorOfAttempt(s.attempt_id()) == e) core_.AttemptStarted(s.attempt_id());
-    for (const auto& p : r.progress())
-      if (core_.ExecutorOfAttempt(p.attempt_id()) == e) core_.AttemptProgress(p.attempt_id(), p.fraction());
-    for (const auto& res : r.results()) {
-      if (core_.ExecutorOfAttempt(res.attempt_id()) != e) continue;  // late, cancelled or foreign
-      switch (res.outcome()) {
-        case wire::AttemptResult::OK: core_.AttemptSucceeded(res.attempt_id(), res.output(), res.run_s()); break;
-        case wire::AttemptResult::FAILED: core_.AttemptFailed(res.attempt_id(), res.error(), res.run_s()); break;
-        default: core_.AttemptDropped(res.attempt_id(), "executor dropped it: " + res.error()); break;
-      }
-    }
+    ApplyReport(core_, e, r);
   }
 
   // GPU clock throttling (NVML reason bits) is recorded and logged when it

@@ -56,6 +56,49 @@ StatusOr<JobDef> JobDefFromWire(const wire::JobSpec& spec) {
   return d;
 }
 
+ExecutorDesc ExecutorDescFromWire(const wire::Register& r, size_t ordinal) {
+  ExecutorDesc d;
+  d.name = r.name().empty() ? "executor-" + std::to_string(ordinal) : r.name();
+  d.host = r.host();
+  d.slots = std::max<uint32_t>(r.cpu_slots(), 1);
+  d.max_queued = r.max_queued();
+  d.gpus = static_cast<uint32_t>(r.gpus_size());
+  for (auto& [k, v] : r.labels()) d.labels.emplace_back(k, v);
+  std::sort(d.labels.begin(), d.labels.end());
+  d.kernels.assign(r.kernels().begin(), r.kernels().end());
+  return d;
+}
+
+TakeBackCounts TakeBackFromWire(SchedulerCore& core, ExecutorId e, const wire::Register& r, wire::Work* cancel) {
+  TakeBackCounts n;
+  for (const auto& res : r.undelivered())
+    if (res.outcome() == wire::AttemptResult::OK &&
+        core.CommitOrphanResult(res.job_id(), res.task_index(), res.attempt_id(), e, res.output(), res.run_s()))
+      ++n.committed;
+  for (const auto& h : r.running()) {
+    if (core.AdoptAttempt(h.attempt_id(), h.job_id(), h.task_index(), e, h.started()).ok())
+      ++n.adopted;
+    else
+      cancel->add_cancel(h.attempt_id());
+  }
+  return n;
+}
+
+void ApplyReport(SchedulerCore& core, ExecutorId e, const wire::Report& r) {
+  for (const auto& s : r.started())
+    if (core.ExecutorOfAttempt(s.attempt_id()) == e) core.AttemptStarted(s.attempt_id());
+  for (const auto& p : r.progress())
+    if (core.ExecutorOfAttempt(p.attempt_id()) == e) core.AttemptProgress(p.attempt_id(), p.fraction());
+  for (const auto& res : r.results()) {
+    if (core.ExecutorOfAttempt(res.attempt_id()) != e) continue;
+    switch (res.outcome()) {
+      case wire::AttemptResult::OK: core.AttemptSucceeded(res.attempt_id(), res.output(), res.run_s()); break;
+      case wire::AttemptResult::FAILED: core.AttemptFailed(res.attempt_id(), res.error(), res.run_s()); break;
+      default: core.AttemptDropped(res.attempt_id(), "executor dropped it: " + res.error()); break;
+    }
+  }
+}
+
 wire::JobState JobStateToWire(JobState s) {
   switch (s) {
     case JobState::kRunning: return wire::JOB_RUNNING;
