@@ -216,12 +216,12 @@ StatusOr<Scenario> ParseScenario(Config cfg, const std::string& base_dir) {
   return sc;
 }
 
-StatusOr<std::vector<TraceJob>> LoadTraceCsv(const std::string& path) {
-  // The one trace parser (predictors, docs/TRACE_FORMAT.md); errors name file:line.
-  auto parsed = ReadTraceCsv(path);
+namespace {
+
+StatusOr<std::vector<TraceJob>> TraceJobsFromRows(StatusOr<std::vector<TraceRow>> parsed, const std::string& origin) {
   if (!parsed.ok()) return parsed.status();
   std::vector<TraceRow>& rows = *parsed;
-  if (rows.empty()) return Status::InvalidArgument(path + ": no rows");
+  if (rows.empty()) return Status::InvalidArgument(origin + ": no rows");
   auto slow = [](const TraceRow& r) { return r.straggler == 1 || r.fail_slow == 1; };
   // Group by job, in order of first appearance; tasks by task number.
   std::map<JobId, size_t> index;
@@ -262,6 +262,17 @@ StatusOr<std::vector<TraceJob>> LoadTraceCsv(const std::string& path) {
   }
   std::stable_sort(jobs.begin(), jobs.end(), [](const TraceJob& a, const TraceJob& b) { return a.submit < b.submit; });
   return jobs;
+}
+
+}  // namespace
+
+// The one trace parser (predictors, docs/TRACE_FORMAT.md); errors name file:line.
+StatusOr<std::vector<TraceJob>> LoadTraceCsv(const std::string& path) {
+  return TraceJobsFromRows(ReadTraceCsv(path), path);
+}
+
+StatusOr<std::vector<TraceJob>> ParseTraceJobs(std::string_view csv_text, const std::string& origin) {
+  return TraceJobsFromRows(ParseTraceCsv(csv_text, origin), origin);
 }
 
 }  // namespace tailcut::sim

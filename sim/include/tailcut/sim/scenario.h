@@ -143,5 +143,7 @@ double LiveMeanTaskS(const LiveModel& live);
 // Trace CSV (docs/TRACE_FORMAT.md, parsed by the predictors' ReadTraceCsv):
 // one row per task, grouped into jobs by `job`.
 StatusOr<std::vector<TraceJob>> LoadTraceCsv(const std::string& path);
+// The same on CSV text already in memory; errors name `origin`:line.
+StatusOr<std::vector<TraceJob>> ParseTraceJobs(std::string_view csv_text, const std::string& origin);
 
 }  // namespace tailcut::sim
