@@ -2,12 +2,15 @@
 # Installs what is missing (Debian 12 packages), then configures and builds
 # tailcut into ./build. Safe to re-run: it only installs and rebuilds what
 # changed. Usage: scripts/setup.sh [extra cmake -D options]
+# TAILCUT_SETUP_FUZZ=1 also installs clang-14 and its libFuzzer runtime
+# (scripts/fuzz.sh, docs/SECURITY.md).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 packages=(build-essential cmake pkg-config libboost-fiber-dev libzmq3-dev cppzmq-dev
           libtomlplusplus-dev catch2 libbenchmark-dev libprotobuf-dev protobuf-compiler
           libsqlite3-dev)
+[[ ${TAILCUT_SETUP_FUZZ:-0} == 1 ]] && packages+=(clang-14 libclang-rt-14-dev)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
