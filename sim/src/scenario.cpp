@@ -216,11 +216,7 @@ StatusOr<Scenario> ParseScenario(Config cfg, const std::string& base_dir) {
   return sc;
 }
 
-namespace {
-
-StatusOr<std::vector<TraceJob>> TraceJobsFromRows(StatusOr<std::vector<TraceRow>> parsed, const std::string& origin) {
-  if (!parsed.ok()) return parsed.status();
-  std::vector<TraceRow>& rows = *parsed;
+StatusOr<std::vector<TraceJob>> TraceJobsFromRows(const std::vector<TraceRow>& rows, const std::string& origin) {
   if (rows.empty()) return Status::InvalidArgument(origin + ": no rows");
   auto slow = [](const TraceRow& r) { return r.straggler == 1 || r.fail_slow == 1; };
   // Group by job, in order of first appearance; tasks by task number.
@@ -264,15 +260,11 @@ StatusOr<std::vector<TraceJob>> TraceJobsFromRows(StatusOr<std::vector<TraceRow>
   return jobs;
 }
 
-}  // namespace
-
 // The one trace parser (predictors, docs/TRACE_FORMAT.md); errors name file:line.
 StatusOr<std::vector<TraceJob>> LoadTraceCsv(const std::string& path) {
-  return TraceJobsFromRows(ReadTraceCsv(path), path);
-}
-
-StatusOr<std::vector<TraceJob>> ParseTraceJobs(std::string_view csv_text, const std::string& origin) {
-  return TraceJobsFromRows(ParseTraceCsv(csv_text, origin), origin);
+  auto rows = ReadTraceCsv(path);
+  if (!rows.ok()) return rows.status();
+  return TraceJobsFromRows(*rows, path);
 }
 
 }  // namespace tailcut::sim

@@ -14,8 +14,9 @@ int TraceCsv(const uint8_t* data, size_t size) {
   Quiet();
   std::string_view text(reinterpret_cast<const char*>(data), size);
   auto rows = ParseTraceCsv(text, "<fuzz>");
-  if (rows.ok()) (void)EvaluateRows(*rows, EvalOptions{});
-  (void)sim::ParseTraceJobs(text, "<fuzz>");
+  if (!rows.ok()) return 0;
+  (void)EvaluateRows(*rows, EvalOptions{});
+  (void)sim::TraceJobsFromRows(*rows, "<fuzz>");
   return 0;
 }
 

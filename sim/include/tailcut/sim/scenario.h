@@ -9,6 +9,7 @@
 
 #include "tailcut/common/config.h"
 #include "tailcut/common/status.h"
+#include "tailcut/predictors/trace.h"
 #include "tailcut/scheduler/core.h"
 #include "tailcut/sim/random.h"
 
@@ -143,7 +144,7 @@ double LiveMeanTaskS(const LiveModel& live);
 // Trace CSV (docs/TRACE_FORMAT.md, parsed by the predictors' ReadTraceCsv):
 // one row per task, grouped into jobs by `job`.
 StatusOr<std::vector<TraceJob>> LoadTraceCsv(const std::string& path);
-// The same on CSV text already in memory; errors name `origin`:line.
-StatusOr<std::vector<TraceJob>> ParseTraceJobs(std::string_view csv_text, const std::string& origin);
+// The same on rows already parsed (ParseTraceCsv); errors name `origin`.
+StatusOr<std::vector<TraceJob>> TraceJobsFromRows(const std::vector<TraceRow>& rows, const std::string& origin);
 
 }  // namespace tailcut::sim
