@@ -5,7 +5,9 @@
 #include <cmath>
 #include <limits>
 
+#include "tailcut/common/clock.h"
 #include "tailcut/executor/kernel.h"
+#include "tailcut/scheduler/core.h"
 
 namespace tailcut::executor {
 
@@ -26,3 +28,39 @@ TEST_CASE("a sleep of inf, huge or NaN seconds is well-defined and wakes on canc
 }
 
 }  // namespace tailcut::executor
+
+namespace tailcut {
+
+// crashes/executor_message/report_run_s_nan.pb: a Report whose results carry
+// run_s = NaN made the job's typical run time NaN, cast to an integer by
+// the placement's pipelining (undefined).
+TEST_CASE("run times from executors that are not finite numbers >= 0 count as unmeasured") {
+  FakeClock clock(100);
+  SchedulerCore core(CoreOptions{}, &clock);
+  ExecutorDesc e;
+  e.slots = 8;
+  core.AddExecutor(e);
+  JobDef job;
+  job.templ.kernel = "noop";
+  job.template_count = 8;
+  job.return_outputs = true;
+  REQUIRE(core.SubmitJob(std::move(job)).ok());
+  core.Tick();
+  std::vector<Command> commands;
+  core.TakeCommands(&commands);
+  const double bad[] = {std::nan(""), std::numeric_limits<double>::infinity(), -1, 1e308 * 10};
+  size_t n = 0;
+  for (const Command& c : commands)
+    if (auto* l = std::get_if<LaunchCmd>(&c)) {
+      core.AttemptProgress(l->attempt, std::nanf(""));
+      core.AttemptSucceeded(l->attempt, "", bad[n++ % 4]);
+    }
+  REQUIRE(n == 8);
+  core.Tick();
+  auto outs = core.JobOutputs(1);
+  REQUIRE(outs.ok());
+  REQUIRE(outs->size() == 8);
+  for (const auto& o : *outs) CHECK(o.run_s == 0);
+}
+
+}  // namespace tailcut
