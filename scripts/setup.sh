@@ -9,7 +9,8 @@ cd "$(dirname "$0")/.."
 
 packages=(build-essential cmake pkg-config libboost-fiber-dev libzmq3-dev cppzmq-dev
           libtomlplusplus-dev catch2 libbenchmark-dev libprotobuf-dev protobuf-compiler
-          libsqlite3-dev)
+          libsqlite3-dev
+          python3 python3-zmq python3-protobuf python3-pytest)  # the Python client and its tests (docs/PYTHON.md)
 [[ ${TAILCUT_SETUP_FUZZ:-0} == 1 ]] && packages+=(clang-14 libclang-rt-14-dev)
 missing=()
 for p in "${packages[@]}"; do

@@ -46,6 +46,7 @@ ExecutorDesc Exec(int i, uint32_t slots) {
   ExecutorDesc d;
   d.name = "e" + std::to_string(i);
   d.slots = slots;
+  d.kernels = {"sleep"};
   return d;
 }
 

@@ -27,11 +27,14 @@ class Cluster {
  public:
   // `journal`: 0 none (in memory), 1 the daemon's default journal
   // (journal_sync "normal"), 2 journal_sync "full" (fsync per group commit).
-  Cluster(uint32_t slots, int journal) {
+  // `keys`: CURVE on both links (the default of LocalCluster and of any
+  // networked deployment), or plain loopback.
+  Cluster(uint32_t slots, int journal, bool keys) {
     SetLogLevel(LogLevel::kWarn);
     LocalClusterOptions o;
     o.name = "dispatch-bench";
     o.executor_binary = TAILCUT_EXECUTOR_BIN;
+    o.keys = keys;
     if (journal) {
       state_dir_ = std::filesystem::temp_directory_path() /
                    ("tailcut-dispatch-journal-" + std::to_string(getpid()) + "-" + std::to_string(journal));
@@ -58,13 +61,13 @@ class Cluster {
   // The cluster for a journal setting, shared by the benchmarks. One at a
   // time: an idle cluster still polls and heartbeats, which on a small
   // machine would tax whichever configuration is measured after it.
-  static Cluster& Get(int64_t journal) {
+  static Cluster& Get(int64_t journal, int64_t keys) {
     static std::unique_ptr<Cluster> current;
-    static int64_t current_journal = -1;
-    if (journal != current_journal) {
+    static std::pair<int64_t, int64_t> current_setting{-1, -1};
+    if (std::pair{journal, keys} != current_setting) {
       current.reset();
-      current = std::make_unique<Cluster>(2, static_cast<int>(journal));
-      current_journal = journal;
+      current = std::make_unique<Cluster>(2, static_cast<int>(journal), keys != 0);
+      current_setting = {journal, keys};
     }
     return *current;
   }
@@ -81,9 +84,9 @@ class Cluster {
 
 // One job of `tasks` no-op tasks per iteration; items/s = tasks/s end to
 // end. Second argument: the journal (0 none, 1 sync normal = the daemon's
-// default, 2 sync full).
+// default, 2 sync full); third: keys (0 plain, 1 CURVE).
 void BM_NoopJobThroughput(benchmark::State& state) {
-  Cluster& cluster = Cluster::Get(state.range(1));
+  Cluster& cluster = Cluster::Get(state.range(1), state.range(2));
   const auto tasks = static_cast<uint32_t>(state.range(0));
   WaitOptions w;
   w.progress_interval_s = 1;
@@ -104,15 +107,15 @@ void BM_NoopJobThroughput(benchmark::State& state) {
                                                       benchmark::Counter::kIsRate);
 }
 BENCHMARK(BM_NoopJobThroughput)
-    ->ArgNames({"tasks", "journal"})
-    ->ArgsProduct({{1000, 10000, 100000}, {0, 1, 2}})
+    ->ArgNames({"tasks", "journal", "keys"})
+    ->ArgsProduct({{1000, 10000, 100000}, {0, 1, 2}, {0, 1}})
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
 
 // Latency of a single one-task job: the scheduler's per-job overhead (with
 // the journal: one group commit for the accept and one for the finish).
 void BM_SingleTaskJobLatency(benchmark::State& state) {
-  Cluster& cluster = Cluster::Get(state.range(0));
+  Cluster& cluster = Cluster::Get(state.range(0), state.range(1));
   WaitOptions w;
   for (auto _ : state) {
     auto id = cluster.client().Submit(FanoutJob("noop", "", 1));
@@ -120,7 +123,11 @@ void BM_SingleTaskJobLatency(benchmark::State& state) {
     if (!st.ok()) state.SkipWithError("wait failed");
   }
 }
-BENCHMARK(BM_SingleTaskJobLatency)->ArgName("journal")->Arg(0)->Arg(1)->Arg(2)->Unit(benchmark::kMicrosecond)->UseRealTime();
+BENCHMARK(BM_SingleTaskJobLatency)
+    ->ArgNames({"journal", "keys"})
+    ->ArgsProduct({{0, 1, 2}, {0, 1}})
+    ->Unit(benchmark::kMicrosecond)
+    ->UseRealTime();
 
 }  // namespace
 

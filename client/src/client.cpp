@@ -7,12 +7,14 @@
 #include <random>
 #include <unordered_map>
 
+#include <pwd.h>
 #include <unistd.h>
 
 #include <zmq.hpp>
 
 #include "tailcut/common/clock.h"
 #include "tailcut/common/config.h"
+#include "tailcut/wire/security.h"
 #include "tailcut/wire/wire.h"
 
 namespace tailcut {
@@ -29,6 +31,11 @@ const char* JobStateText(wire::JobState s) {
 }
 
 namespace {
+std::string LoginName() {
+  if (const passwd* pw = getpwuid(geteuid()); pw && pw->pw_name) return pw->pw_name;
+  return "uid" + std::to_string(geteuid());
+}
+
 std::string FormatSeconds(double s) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%g", s);
@@ -41,8 +48,12 @@ Status StatusFromWireError(const wire::Error& e) {
   std::string msg = e.message() + " [" + code + "]";
   switch (e.code()) {
     case wire::Error::UNKNOWN_JOB: return Status::NotFound(msg);
+    case wire::Error::NOT_YOUR_JOB:
+    case wire::Error::UNAUTHENTICATED: return Status::PermissionDenied(msg);
     case wire::Error::UNKNOWN_KERNEL: return Status::NotFound(msg);
     case wire::Error::INFEASIBLE: return Status::FailedPrecondition(msg);
+    case wire::Error::BUSY: return Status::ResourceExhausted(msg);  // a cap that frees up: retry later
+    case wire::Error::TOO_LARGE: return Status::TooLarge(msg);
     case wire::Error::INVALID_ARGUMENT:
     case wire::Error::BAD_MESSAGE:
     case wire::Error::VERSION_MISMATCH: return Status::InvalidArgument(msg);
@@ -60,9 +71,13 @@ class Client::Impl {
     sock_.set(zmq::sockopt::linger, 0);
     sock_.set(zmq::sockopt::sndhwm, 0);
     sock_.set(zmq::sockopt::rcvhwm, 0);
+    if (opt_.user.empty()) opt_.user = LoginName();
+    sock_.set(zmq::sockopt::maxmsgsize, static_cast<int64_t>(opt_.max_message_bytes));
     connect_status_ = ValidateEndpoint(opt_.endpoint);
+    if (connect_status_.ok()) connect_status_ = ApplyPeerKeys(sock_, {opt_.key_file, opt_.scheduler_key});
     if (connect_status_.ok()) {
       try {
+        handshake_ = std::make_unique<HandshakeMonitor>(ctx_, sock_, !opt_.key_file.empty());
         sock_.connect(opt_.endpoint);
       } catch (const zmq::error_t& e) {
         connect_status_ = Status::InvalidArgument("cannot connect to " + opt_.endpoint + ": " + e.what());
@@ -80,11 +95,17 @@ class Client::Impl {
     if (!connect_status_.ok()) return connect_status_;
     req.set_version(kProtocolVersion);
     req.set_request_id(++next_request_);
+    req.set_user(opt_.user);
     zmq::message_t frame = ToFrame(req);
+    // The scheduler would drop the connection, not answer (ZMQ_MAXMSGSIZE).
+    if (frame.size() > opt_.max_message_bytes)
+      return Status::TooLarge("request of " + std::to_string(frame.size()) + " bytes exceeds max_message_bytes = " +
+                              std::to_string(opt_.max_message_bytes) + " (the scheduler's limit)");
     double now = clock_.Now(), deadline = now + opt_.timeout_s, resend = now + kResendS;
     sock_.send(zmq::buffer(frame.data(), frame.size()), zmq::send_flags::none);
     while (true) {
       now = clock_.Now();
+      if (std::string why = handshake_->TakeFailure(); !why.empty()) return Status::PermissionDenied(why);
       if (now >= deadline)
         return Status::Unavailable("no answer from the scheduler at " + opt_.endpoint + " within " +
                                    FormatSeconds(opt_.timeout_s) +
@@ -199,6 +220,7 @@ class Client::Impl {
   ClientOptions opt_;
   zmq::context_t ctx_;
   zmq::socket_t sock_;
+  std::unique_ptr<HandshakeMonitor> handshake_;
   Status connect_status_;
   SteadyClock clock_;
   uint64_t next_request_ = 0;

@@ -10,10 +10,12 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <mutex>
 #include <thread>
 
 #include "tailcut/common/process.h"
+#include "tailcut/wire/security.h"
 
 namespace tailcut {
 namespace {
@@ -55,8 +57,15 @@ class LocalCluster::Impl {
     if (opt_.executor_binary.empty()) opt_.executor_binary = (ExecutableDir() / "tailcut-executor").string();
     if (!std::filesystem::exists(opt_.executor_binary))
       return Status::InvalidArgument(opt_.executor_binary + " not found (build tailcut-executor: cmake --build build)");
+    if (opt_.keys) {
+      if (Status s = MakeKeys(); !s.ok()) return s;
+    }
     if (opt_.scheduler_binary.empty()) {
       ServerOptions so = opt_.server;
+      if (opt_.keys) {
+        so.key_file = keys_dir_ + "/scheduler.key";
+        so.trusted_keys = keys_dir_ + "/trusted.toml";
+      }
       so.executor_endpoint = "tcp://127.0.0.1:*";
       so.client_endpoint = "tcp://127.0.0.1:*";
       server_ = std::make_unique<SchedulerServer>(std::move(so), std::move(policies));
@@ -109,7 +118,7 @@ class LocalCluster::Impl {
   }
 
   Status WaitForExecutors(size_t n, double timeout_s) {
-    Client c(client_options());
+    Client c(client_options("client"));
     auto t0 = std::chrono::steady_clock::now();
     size_t seen = 0;
     const bool tty = isatty(STDERR_FILENO);
@@ -146,6 +155,7 @@ class LocalCluster::Impl {
 
   void SignalScheduler(int sig) { kill_if_running(scheduler_, sig); }
   bool SchedulerAlive() { return server_ || scheduler_.Alive(); }
+  int scheduler_pid() const { return server_ ? 0 : scheduler_.pid(); }
   Status RestartScheduler() {
     if (opt_.scheduler_binary.empty()) return Status::FailedPrecondition("the scheduler runs in this process");
     scheduler_.Stop(SIGTERM);
@@ -156,15 +166,40 @@ class LocalCluster::Impl {
   std::string log_dir_, executor_ep_, client_ep_;
   std::atomic<bool> keep_logs_{false};
 
-  ClientOptions client_options() const {
+  ClientOptions client_options(const std::string& as) const {
     ClientOptions co;
     co.endpoint = client_ep_;
+    if (!keys_dir_.empty()) {
+      co.key_file = keys_dir_ + "/" + as + ".key";
+      co.scheduler_key = keys_dir_ + "/scheduler.pub";
+    }
     return co;
   }
+  std::string keys_dir_;
 
  private:
   static void kill_if_running(ChildProcess& p, int sig) {
     if (p.pid() > 0) kill(p.pid(), sig);
+  }
+
+  // Every key this cluster uses, and the allow-list of all but the
+  // scheduler's own.
+  Status MakeKeys() {
+    keys_dir_ = log_dir_ + "/keys";
+    std::error_code ec;
+    std::filesystem::create_directory(keys_dir_, ec);
+    if (ec) return Status::IoError("cannot create " + keys_dir_ + ": " + ec.message());
+    std::string trusted;
+    for (auto [name, role] : {std::pair{"scheduler", PeerRole::kAdmin}, {"executor", PeerRole::kExecutor},
+                              {"client", PeerRole::kClient}, {"other", PeerRole::kClient}, {"admin", PeerRole::kAdmin}}) {
+      auto key = GenerateKeyPair(name, role);
+      if (!key.ok()) return key.status();
+      if (Status s = WriteKeyFiles(keys_dir_ + "/" + name, *key); !s.ok()) return s;
+      if (std::string_view(name) != "scheduler") trusted += PublicKeyEntry(*key);
+    }
+    std::ofstream out(keys_dir_ + "/trusted.toml");
+    out << trusted;
+    return out.flush() ? Status::Ok() : Status::IoError("cannot write " + keys_dir_ + "/trusted.toml");
   }
 
   Status SpawnScheduler() {
@@ -172,6 +207,8 @@ class LocalCluster::Impl {
     // (scheduler_flags may point it elsewhere: later --set wins).
     std::vector<std::string> argv = {opt_.scheduler_binary, "--executor-endpoint", executor_ep_, "--client-endpoint",
                                      client_ep_, "--set", "scheduler.state_dir=\"" + log_dir_ + "/state\""};
+    if (!keys_dir_.empty())
+      argv.insert(argv.end(), {"--key-file", keys_dir_ + "/scheduler.key", "--trusted-keys", keys_dir_ + "/trusted.toml"});
     argv.insert(argv.end(), opt_.scheduler_flags.begin(), opt_.scheduler_flags.end());
     scheduler_ = ChildProcess(argv, log_dir_ + "/scheduler.log", /*append=*/scheduler_starts_++ > 0);
     if (!scheduler_.started()) return Status::Internal("cannot start " + opt_.scheduler_binary);
@@ -182,7 +219,10 @@ class LocalCluster::Impl {
   bool SpawnExecutor(size_t index, LocalExecutor& e) {
     const auto& extra = e.starts > 0 && !e.spec.restart_flags.empty() ? e.spec.restart_flags : e.spec.flags;
     std::vector<std::string> argv = {opt_.executor_binary, "--scheduler", executor_ep_};
+    if (!keys_dir_.empty())
+      argv.insert(argv.end(), {"--key-file", keys_dir_ + "/executor.key", "--scheduler-key", keys_dir_ + "/scheduler.pub"});
     argv.insert(argv.end(), extra.begin(), extra.end());
+    if (e.spec.allow_shell) argv.push_back("--allow-shell");
     std::string log = log_dir_ + "/executor-" + std::to_string(index + 1) + ".log";
     e.process = ChildProcess(argv, log, /*append=*/e.starts > 0);
     e.starts++;
@@ -234,12 +274,14 @@ bool LocalCluster::ExecutorAlive(size_t index) { return impl_->ExecutorAlive(ind
 void LocalCluster::SignalExecutor(size_t index, int sig) { impl_->SignalExecutor(index, sig); }
 int LocalCluster::executor_exits() const { return impl_->executor_exits(); }
 void LocalCluster::SignalScheduler(int sig) { impl_->SignalScheduler(sig); }
+int LocalCluster::scheduler_pid() const { return impl_->scheduler_pid(); }
 Status LocalCluster::RestartScheduler() { return impl_->RestartScheduler(); }
 bool LocalCluster::SchedulerAlive() { return impl_->SchedulerAlive(); }
 void LocalCluster::KeepLogs() { impl_->keep_logs_ = true; }
 const std::string& LocalCluster::log_dir() const { return impl_->log_dir_; }
 std::string LocalCluster::client_endpoint() const { return impl_->client_ep_; }
 std::string LocalCluster::executor_endpoint() const { return impl_->executor_ep_; }
-ClientOptions LocalCluster::client_options() const { return impl_->client_options(); }
+ClientOptions LocalCluster::client_options(const std::string& as) const { return impl_->client_options(as); }
+std::string LocalCluster::keys_dir() const { return impl_->keys_dir_; }
 
 }  // namespace tailcut

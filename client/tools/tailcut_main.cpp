@@ -1,7 +1,9 @@
 // tailcut: the command-line tool. One subcommand per verb; see --help.
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <string>
+#include <tuple>
 
 #include "cli_util.h"
 #include "commands.h"
@@ -10,6 +12,7 @@
 #include "tailcut/common/log.h"
 #include "tailcut/common/version.h"
 #include "tailcut/predictors/commands.h"
+#include "tailcut/wire/security.h"
 
 namespace tailcut::cli {
 namespace {
@@ -32,10 +35,16 @@ commands:
                        daemons; same table/JSON as sim
   train                distributed gradient descent on a local cluster with one
                        5x straggler: uncoded vs gradient-coded (docs/GPU.md)
+  keygen NAME          write a CURVE key pair NAME.key (secret) and NAME.pub
+                       (--role client|executor|admin, default client; --dir D)
 
 common options:
   --scheduler EP       the scheduler's client endpoint (default tcp://127.0.0.1:7701,
                        or $TAILCUT_SCHEDULER)
+  --key-file FILE      this client's key pair, for a scheduler with keys
+                       (or $TAILCUT_KEY_FILE; docs/SECURITY.md)
+  --scheduler-key KEY  the scheduler's public key: .pub file or Z85
+                       (or $TAILCUT_SCHEDULER_KEY)
   --json               machine-readable output (the protocol's messages as JSON)
   --timeout S          seconds to wait for the scheduler's answer (default 10)
   -h, --help           help for a command: tailcut COMMAND --help
@@ -48,7 +57,8 @@ const char kSubmitUsage[] = R"(usage: tailcut submit [JOB.toml] [options]
 
 Submits a job. With no file, the flags describe a fan-out of identical tasks.
 
-  --kernel NAME        kernel of every task (noop, sleep, spin, matmul, shell, ...)
+  --kernel NAME        kernel of every task (noop, sleep, spin, matmul, ...;
+                       shell only on executors started with --allow-shell)
   --args TEXT          kernel arguments, e.g. "ms=50 sigma=0.3"
   --tasks N            number of tasks (default 1)
   --k K                finish when any K tasks commit (k_of_n); default: all
@@ -63,6 +73,11 @@ ClientOptions ClientOptionsFrom(const Args& a) {
   const char* env = std::getenv("TAILCUT_SCHEDULER");
   if (env && *env) o.endpoint = env;
   o.endpoint = a.Get("--scheduler", o.endpoint);
+  for (auto [flag, var, out] : {std::tuple{"--key-file", "TAILCUT_KEY_FILE", &o.key_file},
+                                std::tuple{"--scheduler-key", "TAILCUT_SCHEDULER_KEY", &o.scheduler_key}}) {
+    const char* value = std::getenv(var);
+    *out = a.Get(flag, value ? value : "");
+  }
   o.timeout_s = a.Double("--timeout", 10, 0.001, 1e6);  // checked in main()
   return o;
 }
@@ -225,6 +240,32 @@ int ExecutorsCmd(const Args& a) {
   return kExitOk;
 }
 
+int KeygenCmd(const Args& a) {
+  if (a.positional().size() != 1) {
+    std::fprintf(stderr, "usage: tailcut keygen NAME [--role client|executor|admin] [--dir DIR]\n");
+    return kExitUsage;
+  }
+  const std::string& name = a.positional()[0];
+  bool plain = !name.empty() && name[0] != '.' && name.find_first_not_of(
+      "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") == std::string::npos;
+  if (!plain)
+    return std::fprintf(stderr, "tailcut keygen: NAME is a file name: letters, digits, '.', '_', '-'\n"), kExitUsage;
+  auto role = ParsePeerRole(a.Get("--role", "client"));
+  if (!role.ok()) return std::fprintf(stderr, "tailcut keygen: %s\n", role.status().message().c_str()), kExitUsage;
+  auto key = GenerateKeyPair(name, *role);
+  if (!key.ok()) return Fail(key.status());
+  const std::string dir = a.Get("--dir", ".");
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) return Fail(Status::IoError("cannot create " + dir + ": " + ec.message()));
+  std::string prefix = dir + "/" + name;
+  if (Status s = WriteKeyFiles(prefix, *key); !s.ok()) return Fail(s);
+  std::printf("wrote %s.key (secret, mode 0600) and %s.pub (role %s)\n", prefix.c_str(), prefix.c_str(),
+              PeerRoleName(*role));
+  std::printf("admit it: append %s.pub to the scheduler's trusted_keys file and send it SIGHUP\n", prefix.c_str());
+  return kExitOk;
+}
+
 struct Command {
   const char* name;
   int (*run)(const Args&);
@@ -247,6 +288,7 @@ int main(int argc, char** argv) {
       {"sim", RunSim, {"--json", "--help", "-h", "--live-model"}},
       {"bench", RunBench, {"--json", "--help", "-h"}},
       {"train", RunTrain, {"--json", "--help", "-h", "--gpu"}},
+      {"keygen", KeygenCmd, {}},
   };
   if (argc < 2 || !std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h") || !std::strcmp(argv[1], "help")) {
     std::fputs(kUsage, stdout);

@@ -1,6 +1,9 @@
 #include "tailcut/common/kernel_args.h"
 
+#include <cerrno>
+#include <cmath>
 #include <cstdlib>
+#include <sstream>
 
 namespace tailcut {
 
@@ -26,8 +29,22 @@ Status KernelArgs::GetDouble(std::string_view key, double* out) const {
   if (it == values_.end()) return Status::Ok();
   char* end = nullptr;
   double v = std::strtod(it->second.c_str(), &end);
-  if (it->second.empty() || *end != '\0')
-    return Status::InvalidArgument("kernel argument '" + it->first + "' must be a number, got '" + it->second + "'");
+  if (it->second.empty() || *end != '\0' || !std::isfinite(v))  // strtod takes "nan", "inf", "1e999"
+    return Status::InvalidArgument("kernel argument '" + it->first + "' must be a finite number, got '" +
+                                   it->second + "'");
+  *out = v;
+  return Status::Ok();
+}
+
+Status KernelArgs::GetDouble(std::string_view key, double* out, double lo, double hi) const {
+  if (!Has(key)) return Status::Ok();  // the caller's default is not checked
+  double v = *out;
+  if (Status s = GetDouble(key, &v); !s.ok()) return s;
+  if (v < lo || v > hi) {
+    std::ostringstream m;
+    m << "kernel argument '" << key << "' must be in [" << lo << ", " << hi << "], got " << v;
+    return Status::InvalidArgument(m.str());
+  }
   *out = v;
   return Status::Ok();
 }
@@ -36,8 +53,9 @@ Status KernelArgs::GetInt(std::string_view key, int64_t* out) const {
   auto it = values_.find(std::string(key));
   if (it == values_.end()) return Status::Ok();
   char* end = nullptr;
+  errno = 0;
   long long v = std::strtoll(it->second.c_str(), &end, 10);
-  if (it->second.empty() || *end != '\0')
+  if (it->second.empty() || *end != '\0' || errno == ERANGE)
     return Status::InvalidArgument("kernel argument '" + it->first + "' must be an integer, got '" + it->second + "'");
   *out = v;
   return Status::Ok();

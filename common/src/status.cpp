@@ -11,8 +11,10 @@ std::string Status::ToString() const {
     case Code::kFailedPrecondition: name = "failed precondition"; break;
     case Code::kResourceExhausted: name = "resource exhausted"; break;
     case Code::kUnavailable: name = "unavailable"; break;
+    case Code::kPermissionDenied: name = "permission denied"; break;
     case Code::kIoError: name = "io error"; break;
     case Code::kInternal: name = "internal"; break;
+    case Code::kTooLarge: name = "too large"; break;
   }
   return std::string(name) + ": " + message_;
 }

@@ -30,6 +30,12 @@ using SteadyTime = std::chrono::steady_clock;
 
 Status Cancelled() { return Status::Unavailable("cancelled"); }
 
+// The longest sleep or spin a task may ask for (a week); longer is a typo,
+// and task timeouts are the tool for bounding work.
+constexpr double kMaxKernelMs = 7 * 24 * 3600e3;
+// Log-normal noise beyond this sigma overflows (exp of hundreds).
+constexpr double kMaxSigma = 10;
+
 // ---------------------------------------------------------------- sleep --
 
 StatusOr<std::string> SleepKernel(KernelContext& ctx) {
@@ -37,15 +43,14 @@ StatusOr<std::string> SleepKernel(KernelContext& ctx) {
   if (!args.ok()) return args.status();
   double ms = 10, sigma = 0;
   int64_t seed = -1;
-  if (Status s = args->GetDouble("ms", &ms); !s.ok()) return s;
-  if (Status s = args->GetDouble("sigma", &sigma); !s.ok()) return s;
+  if (Status s = args->GetDouble("ms", &ms, 0, kMaxKernelMs); !s.ok()) return s;
+  if (Status s = args->GetDouble("sigma", &sigma, 0, kMaxSigma); !s.ok()) return s;
   if (Status s = args->GetInt("seed", &seed); !s.ok()) return s;
-  if (ms < 0 || sigma < 0) return Status::InvalidArgument("sleep: ms and sigma must be >= 0");
   if (sigma > 0) {
     // Lognormal multiplicative noise with median 1: the median stays `ms`.
     // The common RNG: the same seed gives the same time on every standard library.
     Rng rng(seed >= 0 ? static_cast<uint64_t>(seed) : std::random_device{}());
-    ms *= std::exp(sigma * rng.Normal());
+    ms = std::min(ms * std::exp(sigma * rng.Normal()), kMaxKernelMs);
   }
   // Sleep in up to 20 steps so progress moves; each step wakes on cancel.
   const double total_s = ms / 1000.0;
@@ -63,8 +68,7 @@ StatusOr<std::string> SpinKernel(KernelContext& ctx) {
   auto args = KernelArgs::Parse(ctx.args());
   if (!args.ok()) return args.status();
   double ms = 10;
-  if (Status s = args->GetDouble("ms", &ms); !s.ok()) return s;
-  if (ms < 0) return Status::InvalidArgument("spin: ms must be >= 0");
+  if (Status s = args->GetDouble("ms", &ms, 0, kMaxKernelMs); !s.ok()) return s;
   const double total_s = ms / 1000.0 * ctx.time_factor();
   const auto start = SteadyTime::now();
   auto last_yield = start;

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <climits>
 #include <cmath>
 #include <random>
 #include <thread>
@@ -17,6 +18,7 @@
 #include "gpu_detect.h"
 #include "gpu_signals.h"
 #include "tailcut/common/log.h"
+#include "tailcut/wire/security.h"
 #include "tailcut/wire/wire.h"
 #include "tailcut/executor/runtime.h"
 
@@ -41,6 +43,23 @@ std::string RandomHex(int digits) {
   return s;
 }
 
+// "noop, sleep,matmul" -> {"noop", "sleep", "matmul"}; "" -> none.
+std::vector<std::string> SplitKernelList(const std::string& text) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (start <= text.size()) {
+    size_t end = std::min(text.find(',', start), text.size());
+    std::string name = text.substr(start, end - start);
+    name.erase(0, name.find_first_not_of(" \t"));
+    name.erase(name.find_last_not_of(" \t") + 1);
+    if (!name.empty() && std::find(out.begin(), out.end(), name) == out.end()) out.push_back(name);
+    start = end + 1;
+  }
+  return out;
+}
+
+constexpr int64_t kMinMessageBytes = 64 * 1024;
+
 const char* ErrorCodeName(wire::Error::Code code) {
   const std::string& n = wire::Error::Code_Name(code);
   return n.empty() ? "?" : n.c_str();
@@ -52,7 +71,7 @@ const char* ErrorCodeName(wire::Error::Code code) {
 
 StatusOr<ExecutorOptions> ExecutorOptionsFromConfig(const Config& c) {
   ExecutorOptions o;
-  int64_t max_output_bytes = 0, seed = 0;
+  int64_t max_output_bytes = 0, seed = 0, max_message_bytes = static_cast<int64_t>(o.max_message_bytes);
   TableReader t(c, "");
   t.Get("scheduler", &o.scheduler)
       .Get("name", &o.name)
@@ -63,7 +82,10 @@ StatusOr<ExecutorOptions> ExecutorOptionsFromConfig(const Config& c) {
       .Get("register_retry_ms", &o.register_retry_ms)
       .Get("goodbye_linger_ms", &o.goodbye_linger_ms)
       .Get("max_output_bytes", &max_output_bytes)
+      .Get("max_message_bytes", &max_message_bytes)
       .Get("max_queued", &o.max_queued)
+      .Get("key_file", &o.key_file)
+      .Get("scheduler_key", &o.scheduler_key)
       .Get("faults.slowdown", &o.faults.slowdown)
       .Get("faults.fail_slow_after_s", &o.faults.fail_slow_after_s)
       .Get("faults.fail_slow_factor", &o.faults.fail_slow_factor)
@@ -72,9 +94,24 @@ StatusOr<ExecutorOptions> ExecutorOptionsFromConfig(const Config& c) {
       .Get("faults.crash_after_s", &o.faults.crash_after_s)
       .Get("faults.seed", &seed);
   for (const std::string& key : c.Children("labels")) t.Get("labels." + key, &o.labels[key]);
+  if (t.Has("allow_kernels")) {  // absent: the default list
+    std::string allow;
+    t.Get("allow_kernels", &allow);
+    o.allow_kernels = SplitKernelList(allow);
+  }
+  // The daemon runs the built-ins: an unknown name is a config error now, not a failed Run later.
+  if (Status s = BuiltinKernels().Restrict(o.allow_kernels); !s.ok())
+    t.Also(Status::InvalidArgument("allow_kernels: " + s.message()));
   t.Also(ValidateEndpoint(o.scheduler))
+      .Check(o.key_file.empty() == o.scheduler_key.empty(),
+             "key_file and scheduler_key go together: this executor's key and the scheduler's public key")
       .Check(o.heartbeat_ms > 0, "heartbeat_ms must be > 0")
       .Check(max_output_bytes >= 0, "max_output_bytes must be >= 0 (0 = no cap)")
+      .Check(max_message_bytes >= kMinMessageBytes && max_message_bytes <= INT32_MAX,
+             "max_message_bytes must be in " + std::to_string(kMinMessageBytes) + ".." + std::to_string(INT32_MAX))
+      .Check(max_output_bytes <= max_message_bytes / 2,
+             "max_output_bytes must be at most half of max_message_bytes (" + std::to_string(max_message_bytes) +
+                 "): a Report carries them")
       .Check(o.faults.slowdown > 0 && o.faults.fail_slow_factor > 0,
              "faults.slowdown and faults.fail_slow_factor must be > 0")
       .Check(o.faults.delay_prob >= 0 && o.faults.delay_prob <= 1, "faults.delay_prob must be in [0, 1]")
@@ -82,6 +119,7 @@ StatusOr<ExecutorOptions> ExecutorOptionsFromConfig(const Config& c) {
              "faults.delay_ms, fail_slow_after_s and crash_after_s must be >= 0");
   if (!t.status().ok()) return t.status();
   o.max_output_bytes = static_cast<uint64_t>(max_output_bytes);
+  o.max_message_bytes = static_cast<uint64_t>(max_message_bytes);
   o.faults.seed = static_cast<uint64_t>(seed);
   return o;
 }
@@ -120,6 +158,7 @@ class Executor::Loop {
     // pending_, where the cap applies, instead of into ZeroMQ's queue.
     socket_.set(zmq::sockopt::sndhwm, o_.max_output_bytes ? kCappedSendQueue : 0);
     socket_.set(zmq::sockopt::rcvhwm, 0);
+    socket_.set(zmq::sockopt::maxmsgsize, static_cast<int64_t>(o_.max_message_bytes));
     // Queue only to a live connection: a Register retried while the scheduler
     // is down is not piled up; unsent Reports wait in pending_ instead.
     socket_.set(zmq::sockopt::immediate, 1);
@@ -132,9 +171,16 @@ class Executor::Loop {
     socket_.set(zmq::sockopt::heartbeat_ivl, static_cast<int>(o_.heartbeat_ms));
     socket_.set(zmq::sockopt::heartbeat_timeout, zmtp_timeout);
     socket_.set(zmq::sockopt::heartbeat_ttl, std::min(zmtp_timeout, 6553500));
+    if (Status s = ApplyPeerKeys(socket_, {o_.key_file, o_.scheduler_key}); !s.ok()) return s;
+    if (o_.key_file.empty() && !IsLocalOnlyEndpoint(o_.scheduler))
+      TC_LOG(Warn) << "no keys: the link to " << o_.scheduler
+                   << " is neither encrypted nor proven to reach the real scheduler (docs/SECURITY.md)";
+    handshake_ = std::make_unique<HandshakeMonitor>(context_, socket_, !o_.key_file.empty());
     socket_.connect(o_.scheduler);
     TC_LOG(Info) << "executor " << o_.name << ": " << o_.slots << " slots on " << o_.threads
-                 << " threads, kernels: " << ex_->kernels_.NamesList();
+                 << " threads, kernels: " << (ex_->kernels_.Names().empty() ? "none" : ex_->kernels_.NamesList());
+    if (ex_->kernels_.Find("shell"))
+      TC_LOG(Warn) << "the shell kernel is enabled: any client of the scheduler can run commands as this user";
     if (o_.faults.any()) {
       const FaultOptions& f = o_.faults;
       TC_LOG(Warn) << "fault injection on: slowdown=" << f.slowdown << " fail_slow_after_s=" << f.fail_slow_after_s
@@ -158,6 +204,7 @@ class Executor::Loop {
         [[maybe_unused]] ssize_t r = read(ex_->wake_fd_, &n, sizeof n);
       }
       if (items[0].revents & ZMQ_POLLIN) ReceiveAll();
+      NoteHandshakeFailure();
       if (register_unsent_ && (items[0].revents & ZMQ_POLLOUT)) SendRegister();
       FlushEvents(/*heartbeat=*/false);
       OnTimers();
@@ -343,11 +390,16 @@ class Executor::Loop {
     if (o_.max_queued && taken >= uint64_t{o_.slots} + o_.max_queued)
       return "executor queue full: " + std::to_string(taken) + " attempts taken for " + std::to_string(o_.slots) +
              " slots, max_queued=" + std::to_string(o_.max_queued);
-    if (o_.max_output_bytes && held_output_bytes_ >= o_.max_output_bytes)
-      return "executor output memory full: " + std::to_string(held_output_bytes_) +
-             " bytes of outputs not yet sent, max_output_bytes=" + std::to_string(o_.max_output_bytes);
+    if (held_output_bytes_ >= OutputCap())
+      return "executor output memory full: " + std::to_string(held_output_bytes_) + " bytes of outputs not yet sent, " +
+             OutputCapName() + "=" + std::to_string(OutputCap());
     return "";
   }
+
+  // Outputs held unsent: max_output_bytes, or else half of
+  // max_message_bytes, so that a Report or Register always fits in a frame.
+  uint64_t OutputCap() const { return o_.max_output_bytes ? o_.max_output_bytes : o_.max_message_bytes / 2; }
+  std::string OutputCapName() const { return o_.max_output_bytes ? "max_output_bytes" : "max_message_bytes/2"; }
 
   // Reports `id` as not run (REFUSED) or failed, with the reason, in the next Report.
   wire::AttemptResult* Refuse(AttemptId id, wire::AttemptResult::Outcome outcome, const std::string& why) {
@@ -364,21 +416,31 @@ class Executor::Loop {
   // an output that does not fit now is refused (run it elsewhere), one that
   // never fits fails.
   void AddResult(wire::AttemptResult* r) {
-    const uint64_t size = r->output().size();
-    if (o_.max_output_bytes && size > 0 && held_output_bytes_ + size > o_.max_output_bytes) {
-      std::string why = size > o_.max_output_bytes
-                            ? "output of " + std::to_string(size) + " bytes exceeds the executor's max_output_bytes=" +
-                                  std::to_string(o_.max_output_bytes)
-                            : "executor output memory full: " + std::to_string(held_output_bytes_) + " + " +
-                                  std::to_string(size) + " bytes of outputs not yet sent, max_output_bytes=" +
-                                  std::to_string(o_.max_output_bytes);
-      Refuse(r->attempt_id(), size > o_.max_output_bytes ? wire::AttemptResult::FAILED : wire::AttemptResult::REFUSED,
+    // Error texts count too: a kernel's error message is as unbounded as its output.
+    const uint64_t size = r->output().size() + r->error().size();
+    const uint64_t cap = OutputCap();
+    if (size > 0 && held_output_bytes_ + size > cap) {
+      std::string why = size > cap ? "output of " + std::to_string(size) + " bytes exceeds the executor's " +
+                                         OutputCapName() + "=" + std::to_string(cap)
+                                   : "executor output memory full: " + std::to_string(held_output_bytes_) + " + " +
+                                         std::to_string(size) + " bytes of outputs not yet sent, " + OutputCapName() +
+                                         "=" + std::to_string(cap);
+      Refuse(r->attempt_id(), size > cap ? wire::AttemptResult::FAILED : wire::AttemptResult::REFUSED,
              why)
           ->set_run_s(r->run_s());
       return;
     }
     held_output_bytes_ += size;
     pending_.add_results()->Swap(r);
+  }
+
+  // A refused key fails silently in ZeroMQ (it redials for ever); say so,
+  // at most every 10 s.
+  void NoteHandshakeFailure() {
+    std::string why = handshake_->TakeFailure();
+    if (why.empty() || SteadyClock::now() - last_handshake_log_ < std::chrono::seconds(10)) return;
+    last_handshake_log_ = SteadyClock::now();
+    TC_LOG(Error) << why << "; still trying";
   }
 
   void OnError(const wire::Error& e) {
@@ -465,6 +527,7 @@ class Executor::Loop {
       if (Send(bye)) socket_.set(zmq::sockopt::linger, static_cast<int>(o_.goodbye_linger_ms));
     }
     runtime_.Shutdown();
+    handshake_.reset();  // its socket too, or closing the context waits for ever
     socket_.close();
     context_.close();
     TC_LOG(Info) << "executor stopped";
@@ -476,6 +539,8 @@ class Executor::Loop {
   AttemptRuntime runtime_;
   zmq::context_t context_{1};
   zmq::socket_t socket_;
+  std::unique_ptr<HandshakeMonitor> handshake_;
+  TimePoint last_handshake_log_{};
   const TimePoint start_;
 
   State state_ = State::kRegistering;
@@ -515,6 +580,8 @@ Executor::~Executor() {
 Status Executor::Run() {
   if (wake_fd_ < 0) return Status::IoError("eventfd failed");
   if (Status s = ValidateEndpoint(options_.scheduler); !s.ok()) return s;
+  if (Status s = kernels_.Restrict(options_.allow_kernels); !s.ok())
+    return Status::InvalidArgument("allow_kernels: " + s.message());
   try {
     Loop loop(this, options_);
     return loop.Run();

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <iterator>
 
 #include <boost/fiber/condition_variable.hpp>
 #include <boost/fiber/mutex.hpp>
@@ -55,6 +56,44 @@ Status KernelRegistry::Register(std::string name, KernelFn fn, KernelTraits trai
   if (kernels_.count(name)) return Status::InvalidArgument("kernel '" + name + "' is already registered");
   kernels_.emplace(std::move(name), Kernel{std::move(fn), traits});
   return Status::Ok();
+}
+
+Status KernelRegistry::Restrict(const std::vector<std::string>& allowed) {
+  std::string unknown;
+  for (const std::string& name : allowed)
+    if (!kernels_.count(name) && !disabled_.count(name)) unknown += (unknown.empty() ? "'" : ", '") + name + "'";
+  if (!unknown.empty()) {
+    std::map<std::string, Kernel, std::less<>> all = kernels_;
+    all.insert(disabled_.begin(), disabled_.end());
+    std::string known;
+    for (const auto& [name, k] : all) known += (known.empty() ? "" : ", ") + name;
+    return Status::InvalidArgument("unknown kernel(s) " + unknown + " (known: " + known + ")");
+  }
+  kernels_.merge(disabled_);
+  for (auto it = kernels_.begin(); it != kernels_.end();) {
+    if (std::find(allowed.begin(), allowed.end(), it->first) != allowed.end()) {
+      ++it;
+    } else {
+      auto next = std::next(it);
+      disabled_.insert(kernels_.extract(it));
+      it = next;
+    }
+  }
+  return Status::Ok();
+}
+
+std::string KernelRegistry::MissingReason(std::string_view name) const {
+  const std::string quoted = "'" + std::string(name) + "'";
+  if (disabled_.count(name))
+    return "kernel " + quoted + " is not enabled on this executor (" +
+           (name == "shell" ? "start it with --allow-shell" : "not in its allow_kernels") + ")";
+  return "unknown kernel " + quoted + " (this executor offers: " + NamesList() + ")";
+}
+
+std::vector<std::string> DefaultAllowedKernels() {
+  std::vector<std::string> names = BuiltinKernels().Names();
+  std::erase(names, "shell");
+  return names;
 }
 
 const Kernel* KernelRegistry::Find(std::string_view name) const {

@@ -2,6 +2,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <cstring>
@@ -30,8 +31,15 @@ Runs tasks for a tailcut scheduler.
   --max-output-bytes N   refuse work while N bytes of outputs wait unsent (0: no cap)
   --name NAME            executor name (default host:pid)
   --label K=V            label offered to tasks; repeatable
+  --key-file FILE        this executor's key pair (tailcut keygen NAME --role executor)
+  --scheduler-key KEY    the scheduler's public key: its .pub file or the Z85 key
+                         (both or neither; docs/SECURITY.md)
+  --allow-shell          also run the shell kernel: any client of the scheduler
+                         can then run commands as this user (off by default)
   --set KEY=VALUE        override any config key (TOML value); repeatable
   --log-level LEVEL      debug|info|warn|error|off (default info)
+kernels run: allow_kernels in the config, comma-separated (default: every
+built-in but shell: %s)
 fault injection (stragglers on demand, see docs/EXECUTOR.md):
   --slowdown F           every kernel takes F times longer
   --fail-slow-after T    from T seconds after start ...
@@ -67,6 +75,7 @@ int main(int argc, char** argv) {
   // "--set slots=4" and "--slots 4" behave identically.
   std::string config_path;
   std::vector<std::string> overrides;
+  bool allow_shell = false;
   struct Flag {
     const char* name;
     const char* key;
@@ -79,6 +88,8 @@ int main(int argc, char** argv) {
       {"--max-output-bytes", "max_output_bytes", false},
       {"--max-queued", "max_queued", false},
       {"--name", "name", true},
+      {"--key-file", "key_file", true},
+      {"--scheduler-key", "scheduler_key", true},
       {"--log-level", "log_level", true},
       {"--slowdown", "faults.slowdown", false},
       {"--fail-slow-after", "faults.fail_slow_after_s", false},
@@ -91,12 +102,18 @@ int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
     if (arg == "--help" || arg == "-h") {
-      std::fputs(kUsage, stdout);
+      std::string defaults;
+      for (const std::string& k : executor::DefaultAllowedKernels()) defaults += (defaults.empty() ? "" : ",") + k;
+      std::printf(kUsage, defaults.c_str());
       return 0;
     }
     if (arg == "--version") {
       std::puts(VersionLine("tailcut-executor").c_str());
       return 0;
+    }
+    if (arg == "--allow-shell") {
+      allow_shell = true;
+      continue;
     }
     const std::string name = arg.substr(0, arg.find('='));
     const Flag* flag = nullptr;
@@ -137,6 +154,8 @@ int main(int argc, char** argv) {
   SetLogLevel(level);
   auto options = executor::ExecutorOptionsFromConfig(*config);
   if (!options.ok()) return UsageError(options.status().message());
+  auto& allowed = options->allow_kernels;
+  if (allow_shell && std::find(allowed.begin(), allowed.end(), "shell") == allowed.end()) allowed.push_back("shell");
   if (Status s = config->CheckAllUsed(); !s.ok()) return UsageError(s.message());
 
   // Block SIGINT/SIGTERM in every thread; one thread waits for them.

@@ -102,9 +102,9 @@ void AttemptRuntime::Submit(std::vector<AttemptSpec> batch) {
       }
       const Kernel* kernel = kernels_->Find(spec.kernel);
       if (!kernel) {
-        done.results.push_back(MakeResult(spec.id, wire::AttemptResult::FAILED,
-                                          "unknown kernel '" + spec.kernel +
-                                              "' (this executor offers: " + kernels_->NamesList() + ")"));
+        // Also the defensive refusal of a kernel this executor did not list.
+        done.results.push_back(
+            MakeResult(spec.id, wire::AttemptResult::FAILED, kernels_->MissingReason(spec.kernel)));
         continue;
       }
       if (kernel->traits.instant && InstantInline() && queued_ == 0) {

@@ -84,15 +84,28 @@ class PluginPolicy final : public MitigationPolicy {
 
 }  // namespace
 
-StatusOr<std::unique_ptr<MitigationPolicy>> LoadPluginPolicy(const std::string& path, const std::string& name,
-                                                             const Config& cfg, const std::string& prefix_in) {
-  std::string where = "plugin '" + path + "'";
+StatusOr<std::string> ResolvePluginPath(const std::string& path) {
   if (path.empty()) return Status::InvalidArgument("plugin: empty path");
   std::error_code ec;
-  if (!std::filesystem::exists(path, ec)) return Status::NotFound(where + ": no such file");
+  std::filesystem::path abs = std::filesystem::absolute(path, ec);
+  if (ec) return Status::NotFound("plugin '" + path + "': cannot resolve: " + ec.message());
+  abs = abs.lexically_normal();
+  const std::string where = "plugin '" + path + "'" + (abs.string() == path ? "" : " (" + abs.string() + ")");
+  if (!std::filesystem::exists(abs, ec)) return Status::NotFound(where + ": no such file");
+  if (!std::filesystem::is_regular_file(abs, ec)) return Status::NotFound(where + ": not a regular file");
+  return abs.string();
+}
+
+StatusOr<std::unique_ptr<MitigationPolicy>> LoadPluginPolicy(const std::string& path, const std::string& name,
+                                                             const Config& cfg, const std::string& prefix_in) {
+  // The checked path is the opened one: an absolute path, so dlopen does
+  // not search the library path.
+  auto resolved = ResolvePluginPath(path);
+  if (!resolved.ok()) return resolved.status();
+  std::string where = "plugin '" + path + "'";
   dlerror();
   auto lib = std::make_shared<Library>();
-  lib->handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  lib->handle = dlopen(resolved->c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!lib->handle) {
     const char* e = dlerror();
     return Status::FailedPrecondition(where + ": cannot load: " + (e ? e : "unknown dlopen error"));

@@ -12,8 +12,12 @@
 namespace {
 
 tailcut::SchedulerServer* g_server = nullptr;
-void OnSignal(int) {
-  if (g_server) g_server->Stop();
+void OnSignal(int sig) {
+  if (!g_server) return;
+  if (sig == SIGHUP)
+    g_server->ReloadTrustedKeys();
+  else
+    g_server->Stop();
 }
 
 const char kUsage[] = R"(usage: tailcut-scheduler [options]
@@ -24,8 +28,13 @@ tasks to executors, and mitigates stragglers.
 options:
   -c, --config FILE          TOML config (see configs/scheduler.toml; every key
                              has a default, so the file is optional)
-      --executor-endpoint EP where executors connect (default tcp://*:7700)
-      --client-endpoint EP   where clients connect   (default tcp://*:7701)
+      --executor-endpoint EP where executors connect (default tcp://127.0.0.1:7700)
+      --client-endpoint EP   where clients connect   (default tcp://127.0.0.1:7701);
+                             an address beyond loopback needs keys
+      --key-file FILE        the scheduler's key pair (tailcut keygen); with it
+                             only keys in --trusted-keys may connect
+      --trusted-keys FILE    allow-list of public keys (.pub entries); SIGHUP
+                             reloads it (docs/SECURITY.md)
       --policy CHAIN         mitigation policies, e.g. clone,spark,reassign; "none"
                              turns mitigation off (default "default", see
                              docs/POLICIES.md)
@@ -34,6 +43,7 @@ options:
   -h, --help                 this text
       --version              print the version
 
+signals: SIGTERM/SIGINT stop, SIGHUP reloads the trusted keys
 exit codes: 0 stopped by SIGTERM/SIGINT, 1 runtime error, 2 bad usage or config
 )";
 
@@ -65,6 +75,10 @@ int main(int argc, char** argv) {
       overrides.push_back("scheduler.executor_endpoint=\"" + value("--executor-endpoint") + "\"");
     } else if (a == "--client-endpoint") {
       overrides.push_back("scheduler.client_endpoint=\"" + value("--client-endpoint") + "\"");
+    } else if (a == "--key-file") {
+      overrides.push_back("scheduler.key_file=\"" + value("--key-file") + "\"");
+    } else if (a == "--trusted-keys") {
+      overrides.push_back("scheduler.trusted_keys=\"" + value("--trusted-keys") + "\"");
     } else if (a == "--policy") {
       overrides.push_back("policies.chain=\"" + value("--policy") + "\"");
     } else if (a == "--set") {
@@ -111,6 +125,7 @@ int main(int argc, char** argv) {
   g_server = &server;
   std::signal(SIGTERM, OnSignal);
   std::signal(SIGINT, OnSignal);
+  std::signal(SIGHUP, OnSignal);
   server.Run();
   g_server = nullptr;
   return 0;

@@ -13,6 +13,7 @@
 #include "feasibility.h"
 #include "lifecycle.h"
 #include "placement.h"
+#include "policy_guard.h"
 #include "proposal_gate.h"
 #include "tailcut/common/log.h"
 
@@ -31,17 +32,32 @@ class SchedulerCore::Impl final {
 
   // ------------------------------------------------------------ events --
   StatusOr<JobId> SubmitJob(JobDef def) {
-    Status s = ValidateJob(s_.executors, def);
+    Status s = CheckAdmission(uint64_t{def.tasks.size()} + def.template_count);
+    if (s.ok()) s = ValidateJob(s_.executors, def);
     if (!s.ok()) return s;
     JobId id = life_.AddJob(std::move(def)).id;
     std::vector<Proposal> proposals;
     for (auto& p : s_.policies) {
       proposals.clear();
-      p->OnJobSubmitted(view_, id, &proposals);
-      gate_.ApplyAll(proposals, p->name());
+      if (CallPolicy(p, "OnJobSubmitted", [&](MitigationPolicy& m) { m.OnJobSubmitted(view_, id, &proposals); }))
+        gate_.ApplyAll(proposals, p.name);
     }
     s_.dirty = true;
     return id;
+  }
+
+  Status CheckAdmission(uint64_t tasks) const {
+    const CoreOptions& o = s_.opt;
+    uint64_t fits = std::min(o.max_tasks_per_job, o.max_queued_tasks);
+    if (tasks > fits)
+      return Status::TooLarge("job has " + std::to_string(tasks) + " tasks; the limit is " + std::to_string(fits) +
+                              (o.max_tasks_per_job <= o.max_queued_tasks ? " (core.max_tasks_per_job)"
+                                                                         : " (core.max_queued_tasks)"));
+    if (s_.queued_tasks + tasks > o.max_queued_tasks)
+      return Status::ResourceExhausted("scheduler busy: unfinished jobs hold " + std::to_string(s_.queued_tasks) +
+                                       " tasks, and " + std::to_string(tasks) + " more would exceed " +
+                                       std::to_string(o.max_queued_tasks) + " (core.max_queued_tasks); retry later");
+    return Status::Ok();
   }
 
   void ReserveIds(JobId next_job, AttemptId next_attempt) {
@@ -84,13 +100,12 @@ class SchedulerCore::Impl final {
     return Status::Ok();
   }
 
-  Status CancelJob(JobId id, std::string reason) {
+  StatusOr<JobStatusInfo> CancelJob(JobId id, std::string reason) {
     Job* job = s_.FindJob(id);
     if (!job) return Status::NotFound("no job " + std::to_string(id));
     if (job->state != JobState::kRunning)
       return Status::FailedPrecondition("job " + std::to_string(id) + " already " + JobStateName(job->state));
-    life_.FinishJob(*job, JobState::kCancelled, std::move(reason));
-    return Status::Ok();
+    return life_.FinishJob(*job, JobState::kCancelled, std::move(reason));
   }
 
   ExecutorId AddExecutor(ExecutorDesc desc) {
@@ -133,7 +148,8 @@ class SchedulerCore::Impl final {
 
   void AttemptProgress(AttemptId id, float fraction) {
     auto it = s_.attempts.find(id);
-    if (it != s_.attempts.end()) it->second.progress = std::clamp(fraction, 0.0f, 1.0f);
+    // std::clamp passes NaN through; policies compare progress rates.
+    if (it != s_.attempts.end() && !std::isnan(fraction)) it->second.progress = std::clamp(fraction, 0.0f, 1.0f);
   }
 
   void AttemptSucceeded(AttemptId id, std::string output, double run_s) {
@@ -230,8 +246,8 @@ class SchedulerCore::Impl final {
       std::vector<Proposal> proposals;
       for (auto& p : s_.policies) {
         proposals.clear();
-        p->OnTick(view_, &proposals);
-        gate_.ApplyAll(proposals, p->name());
+        if (CallPolicy(p, "OnTick", [&](MitigationPolicy& m) { m.OnTick(view_, &proposals); }))
+          gate_.ApplyAll(proposals, p.name);
       }
     }
     s_.dirty = true;
@@ -294,8 +310,15 @@ class SchedulerCore::Impl final {
   }
   size_t LiveAttempts() const { return s_.attempts.size(); }
   size_t RunningJobs() const { return s_.running_jobs.size(); }
+  uint64_t QueuedTasks() const { return s_.queued_tasks; }
   std::vector<JobId> RunningJobIds() const { return {s_.running_jobs.begin(), s_.running_jobs.end()}; }
   const PredictorSuite* Predictors() const { return s_.predictors.get(); }
+  std::vector<std::string> DisabledPolicies() const {
+    std::vector<std::string> out;
+    for (const GuardedPolicy& p : s_.policies)
+      if (!p.disabled.empty()) out.push_back(p.name + ": " + p.disabled);
+    return out;
+  }
   void AddObserver(CoreObserver* o) { s_.observers.push_back(o); }
   const CoreOptions& options() const { return s_.opt; }
 
@@ -491,7 +514,9 @@ float ReportedProgress(float f) { return std::isnan(f) ? 0.0f : f; }
 }  // namespace
 
 StatusOr<JobId> SchedulerCore::SubmitJob(JobDef job) { return impl_->SubmitJob(std::move(job)); }
-Status SchedulerCore::CancelJob(JobId job, std::string reason) { return impl_->CancelJob(job, std::move(reason)); }
+StatusOr<JobStatusInfo> SchedulerCore::CancelJob(JobId job, std::string reason) {
+  return impl_->CancelJob(job, std::move(reason));
+}
 ExecutorId SchedulerCore::AddExecutor(ExecutorDesc desc) { return impl_->AddExecutor(std::move(desc)); }
 void SchedulerCore::RemoveExecutor(ExecutorId e, bool lost, std::string reason) {
   impl_->RemoveExecutor(e, lost, std::move(reason));
@@ -531,8 +556,11 @@ bool SchedulerCore::HasExecutor(ExecutorId e) const { return impl_->HasExecutor(
 ExecutorId SchedulerCore::ExecutorOfAttempt(AttemptId a) const { return impl_->ExecutorOfAttempt(a); }
 size_t SchedulerCore::LiveAttempts() const { return impl_->LiveAttempts(); }
 size_t SchedulerCore::RunningJobs() const { return impl_->RunningJobs(); }
+uint64_t SchedulerCore::QueuedTasks() const { return impl_->QueuedTasks(); }
+Status SchedulerCore::CheckAdmission(uint64_t tasks) const { return impl_->CheckAdmission(tasks); }
 std::vector<JobId> SchedulerCore::RunningJobIds() const { return impl_->RunningJobIds(); }
 const PredictorSuite* SchedulerCore::Predictors() const { return impl_->Predictors(); }
+std::vector<std::string> SchedulerCore::DisabledPolicies() const { return impl_->DisabledPolicies(); }
 void SchedulerCore::AddObserver(CoreObserver* observer) { impl_->AddObserver(observer); }
 const CoreOptions& SchedulerCore::options() const { return impl_->options(); }
 

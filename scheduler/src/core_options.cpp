@@ -18,10 +18,17 @@ Status LoadCoreOptions(const Config& cfg, std::string_view prefix, CoreOptions* 
       .Get("task_timeout_s", &o->task_timeout_s)
       .Get("job_timeout_s", &o->job_timeout_s)
       .Get("count_executor_loss", &o->count_executor_loss)
+      .Get("max_tasks_per_job", &o->max_tasks_per_job)
+      .Get("max_queued_tasks", &o->max_queued_tasks)
+      .Check(o->max_tasks_per_job >= 1 && o->max_tasks_per_job <= kTaskCountCeiling,
+             "max_tasks_per_job must be in 1.." + std::to_string(kTaskCountCeiling))
+      .Check(o->max_queued_tasks >= 1, "max_queued_tasks must be at least 1")
       .Check(o->task_timeout_s >= 0, "task_timeout_s must be >= 0 (0 = none)")
       .Check(o->job_timeout_s >= 0, "job_timeout_s must be >= 0 (0 = none)")
       .Check(o->lost_after_s >= 0, "lost_after_s must be >= 0 (0 = never)")
-      .Check(o->max_attempts >= 1, "max_attempts must be at least 1")
+      .Check(o->max_attempts >= 1 && o->max_attempts <= kMaxAttemptsCeiling,
+             "max_attempts must be in 1.." + std::to_string(kMaxAttemptsCeiling))
+      .Check(o->max_queue_per_slot <= 4096, "max_queue_per_slot must be at most 4096")
       .Check(o->infeasible_grace_s >= 0, "infeasible_grace_s must be >= 0")
       .Check(o->redundancy_budget >= 0, "redundancy_budget must be >= 0")
       .Check(o->policy_interval_s > 0, "policy_interval_s must be > 0")

@@ -19,6 +19,7 @@
 #include <utility>
 #include <vector>
 
+#include "policy_guard.h"
 #include "tailcut/scheduler/core.h"
 
 namespace tailcut::core {
@@ -99,12 +100,12 @@ struct CoreState {
   CoreState(CoreOptions o, const Clock* c, PolicyChain p, std::unique_ptr<PredictorSuite> pred)
       : opt(o),
         clock(c),
-        policies(std::move(p)),
+        policies(GuardPolicies(std::move(p))),
         predictors(pred ? std::move(pred) : std::make_unique<PredictorSuite>()) {}
 
   CoreOptions opt;
   const Clock* clock;
-  PolicyChain policies;
+  std::vector<GuardedPolicy> policies;  // called through CallPolicy only
   std::unique_ptr<PredictorSuite> predictors;
   std::vector<CoreObserver*> observers;
 
@@ -128,6 +129,7 @@ struct CoreState {
   ExecutorId rr_cursor = 0;
   uint32_t total_slots = 0;
   uint32_t extra_live = 0;  // live attempts beyond the first of each task
+  uint64_t queued_tasks = 0;  // tasks of running jobs (core.max_queued_tasks)
   size_t runnable_pipelining = 0;  // runnable entries of jobs with `pipelines`
   uint64_t executors_epoch = 1;  // bumps when executors join or leave
   Time next_policy_time = 0;

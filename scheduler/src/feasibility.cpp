@@ -17,7 +17,7 @@ bool LabelsMatch(const Executor& e, const TaskDef& d) {
 
 bool Feasible(const Executor& e, const TaskDef& d) {
   return std::max<uint32_t>(d.cpu_slots, 1) <= e.desc.slots && d.gpus <= e.desc.gpus &&
-         (e.kernels.empty() || e.kernels.count(d.kernel)) && LabelsMatch(e, d);
+         e.kernels.count(d.kernel) > 0 && LabelsMatch(e, d);
 }
 
 Status CheckFeasible(const std::map<ExecutorId, Executor>& executors, const TaskDef& d) {
@@ -25,14 +25,18 @@ Status CheckFeasible(const std::map<ExecutorId, Executor>& executors, const Task
   bool kernel_offered = false;
   for (auto& [id, e] : executors) {
     if (Feasible(e, d)) return Status::Ok();
-    kernel_offered |= e.kernels.empty() || e.kernels.count(d.kernel) > 0;
+    kernel_offered |= e.kernels.count(d.kernel) > 0;
   }
   if (!kernel_offered) {
+    // shell is opt-in on each executor: say how to opt in, not what else runs.
+    if (d.kernel == "shell")
+      return Status::NotFound("no executor runs kernel 'shell' (executors offer it only when started with --allow-shell)");
     std::set<std::string> offered;
     for (auto& [id, e] : executors) offered.insert(e.kernels.begin(), e.kernels.end());
     std::string list;
     for (auto& k : offered) list += (list.empty() ? "" : ", ") + k;
-    return Status::NotFound("no executor offers kernel '" + d.kernel + "' (offered: " + list + ")");
+    return Status::NotFound("no executor offers kernel '" + d.kernel + "' (offered: " + (list.empty() ? "none" : list) +
+                            ")");
   }
   std::string need = std::to_string(std::max<uint32_t>(d.cpu_slots, 1)) + " cpu slot(s), " +
                      std::to_string(d.gpus) + " gpu(s)";

@@ -21,6 +21,7 @@ JobStatusInfo MakeStatusInfo(const Job& job) {
   s.submitted = job.submitted;
   s.finished = job.finished;
   s.request_key = job.def.request_key;
+  s.owner = job.def.owner;
   return s;
 }
 
@@ -32,6 +33,7 @@ Job& Lifecycle::AddJob(JobDef def, JobId id) {
   job.def = std::move(def);
   job.submitted = s_.Now();
   job.tasks.resize(job.Count());
+  s_.queued_tasks += job.Count();
   switch (job.def.rule.kind) {
     case CompletionKind::kAll: job.needed = job.Count(); break;
     case CompletionKind::kKOfN:
@@ -180,7 +182,7 @@ void Lifecycle::EndLiveAttempts(Job& job, TaskIndex t, AttemptOutcome outcome) {
   }
 }
 
-void Lifecycle::FinishJob(Job& job, JobState state, std::string reason) {
+JobStatusInfo Lifecycle::FinishJob(Job& job, JobState state, std::string reason) {
   job.state = state;
   job.reason = std::move(reason);
   job.finished = s_.Now();
@@ -188,6 +190,7 @@ void Lifecycle::FinishJob(Job& job, JobState state, std::string reason) {
     if (job.tasks[t].live > 0) EndLiveAttempts(job, t, AttemptOutcome::kCancelled);
   job.retry.clear();
   s_.running_jobs.erase(job.id);
+  s_.queued_tasks -= job.Count();
   // Free per-task state now; counters and outputs stay for status queries.
   std::vector<Task>().swap(job.tasks);
   std::vector<float>().swap(job.run_times);
@@ -195,12 +198,11 @@ void Lifecycle::FinishJob(Job& job, JobState state, std::string reason) {
     TC_LOG(Debug) << "job " << job.id << " succeeded";
   else
     TC_LOG(Info) << "job " << job.id << " (" << job.def.name << ") " << JobStateName(state) << ": " << job.reason;
-  s_.Emit(JobFinishedCmd{job.id, state, job.reason});
-  if (!s_.observers.empty()) {
-    JobStatusInfo info = MakeStatusInfo(job);
-    for (CoreObserver* o : s_.observers) o->OnJobFinished(info);
-  }
-  Retain(job.id);
+  JobStatusInfo info = MakeStatusInfo(job);
+  s_.Emit(JobFinishedCmd{job.id, state, job.reason, info});
+  for (CoreObserver* o : s_.observers) o->OnJobFinished(info);
+  Retain(job.id);  // may evict `job` itself (job_retention = 0)
+  return info;
 }
 
 void Lifecycle::Retain(JobId finished) {

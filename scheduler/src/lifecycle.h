@@ -40,7 +40,9 @@ class Lifecycle {
   void DropAttempt(AttemptId id, AttemptOutcome outcome, double run_s, std::string why);
   // Cancels every live attempt of a task (the executor is told).
   void EndLiveAttempts(Job& job, TaskIndex t, AttemptOutcome outcome);
-  void FinishJob(Job& job, JobState state, std::string reason);
+  // Returns the final status: Retain may evict `job` itself (job_retention
+  // = 0), so callers must not touch `job` afterwards.
+  JobStatusInfo FinishJob(Job& job, JobState state, std::string reason);
   // Keeps a finished job for status queries; the oldest beyond
   // core.job_retention are dropped.
   void Retain(JobId finished);

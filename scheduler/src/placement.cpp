@@ -21,8 +21,11 @@ bool Placement::RunsTask(const Job& job, TaskIndex t, ExecutorId e) const {
 }
 
 bool Placement::PolicyAvoids(ExecutorId e) const {
-  for (auto& p : s_.policies)
-    if (p->AvoidExecutor(view_, e)) return true;
+  bool avoid = false;
+  for (auto& p : s_.policies) {
+    CallPolicy(p, "AvoidExecutor", [&](const MitigationPolicy& m) { avoid = m.AvoidExecutor(view_, e); });
+    if (avoid) return true;
+  }
   return false;
 }
 

@@ -2,16 +2,24 @@
 
 #include <algorithm>
 #include <chrono>
+#include <climits>
+#include <cmath>
 #include <unordered_map>
 
 #include <zmq.hpp>
 
+#include "admission.h"
 #include "recovery.h"
 #include "tailcut/common/log.h"
+#include "tailcut/wire/security.h"
 #include "tailcut/wire/wire.h"
 #include "wire_convert.h"
 
 namespace tailcut {
+namespace {
+// Below this a Register or a small batch of results would not fit.
+constexpr uint32_t kMinMessageBytes = 64 * 1024;
+}  // namespace
 
 Status LoadServerOptions(const Config& cfg, ServerOptions* o) {
   o->state_dir = "tailcut-state";
@@ -23,11 +31,24 @@ Status LoadServerOptions(const Config& cfg, ServerOptions* o) {
       .Get("tick_s", &o->tick_s)
       .Get("state_dir", &o->state_dir)
       .Get("journal_sync", &sync)
+      .Get("key_file", &o->key_file)
+      .Get("trusted_keys", &o->trusted_keys)
+      .Get("insecure", &o->insecure)
+      .Get("max_message_bytes", &o->max_message_bytes)
+      .Get("max_executors", &o->max_executors)
+      .Get("max_jobs_per_owner", &o->max_jobs_per_owner)
+      .Get("max_watchers_per_client", &o->max_watchers_per_client)
+      .Get("client_hwm", &o->client_hwm)
+      .Get("executor_hwm", &o->executor_hwm)
+      .Check(o->max_message_bytes >= kMinMessageBytes,
+             "max_message_bytes must be at least " + std::to_string(kMinMessageBytes))
       .Also(ValidateEndpoint(o->executor_endpoint))
       .Also(ValidateEndpoint(o->client_endpoint))
       .Check(o->heartbeat_ms > 0, "heartbeat_ms must be > 0")
       .Check(o->tick_s > 0, "tick_s must be > 0")
-      .Check(sync == "full" || sync == "normal", "journal_sync must be \"full\" or \"normal\"");
+      .Check(sync == "full" || sync == "normal", "journal_sync must be \"full\" or \"normal\"")
+      .Check(o->key_file.empty() == o->trusted_keys.empty(),
+             "key_file and trusted_keys go together: the scheduler's key and the keys it admits");
   o->journal_sync_full = sync == "full";
   if (!t.status().ok()) return t.status();
   if (o->core.lost_after_s > 0 && o->core.lost_after_s * 1000 < 2.0 * o->heartbeat_ms)
@@ -58,9 +79,48 @@ constexpr int kMaxDrain = 4096;
 // How long closing sockets at shutdown may wait for the last replies.
 constexpr int kShutdownLingerMs = 1000;
 
+// Room kept in every message for what Batches does not count (envelope,
+// version, ids), and a bound on one batched item's own fields.
+constexpr size_t kMessageHeadroom = 4096;
+constexpr size_t kItemOverhead = 64;
+
+// The messages of one kind for one peer in one turn, each kept under the
+// receiver's max_message_bytes: ZeroMQ drops the connection of a peer that
+// sends a larger frame, so a large batch is split instead. An item larger
+// than the budget alone gets a message of its own.
+template <typename Msg>
+class Batches {
+ public:
+  explicit Batches(size_t budget) : budget_(budget) {}
+  // The message to add an item of about `bytes` to.
+  Msg& For(size_t bytes) {
+    if (msgs_.empty() || (used_ > 0 && used_ + bytes > budget_)) {
+      msgs_.emplace_back();
+      used_ = 0;
+    }
+    used_ += bytes;
+    return msgs_.back();
+  }
+  std::vector<Msg>& messages() { return msgs_; }
+
+ private:
+  size_t budget_;
+  size_t used_ = 0;
+  std::vector<Msg> msgs_;
+};
+
+int Hwm(uint32_t messages) { return static_cast<int>(std::min<uint32_t>(messages, INT32_MAX)); }
+
 struct Watcher {
   std::string route;
   uint64_t request_id;
+};
+
+// Who sent a client request: the owner its jobs get, and whether it may
+// act on every job.
+struct Caller {
+  std::string owner;
+  bool admin = false;
 };
 
 struct Peer {
@@ -84,12 +144,23 @@ class SchedulerServer::Impl {
                                     opt_.core.job_retention);
         !s.ok())
       return s;
+    // Resumed jobs count toward their owners' caps (the owner is journaled).
+    for (JobId id : core_.RunningJobIds())
+      if (auto st = core_.JobStatus(id); st.ok()) admission_.JobStarted(id, st->owner);
+    if (Status s = SetUpKeys(); !s.ok()) return s;
     try {
       for (zmq::socket_t* s : {&executors_, &clients_}) {
         s->set(zmq::sockopt::linger, 0);
-        s->set(zmq::sockopt::sndhwm, 0);  // batches are few; never drop them
-        s->set(zmq::sockopt::rcvhwm, 0);
+        s->set(zmq::sockopt::maxmsgsize, static_cast<int64_t>(opt_.max_message_bytes));
       }
+      // Finite queues per peer (docs/LIMITS.md). A client that does not
+      // read loses pushes beyond client_hwm (its Wait polls the final status
+      // anyway; replies are resent on its retry). An executor queue only
+      // fills when it has not read for minutes: its attempts are lost then.
+      clients_.set(zmq::sockopt::sndhwm, Hwm(opt_.client_hwm));
+      clients_.set(zmq::sockopt::rcvhwm, Hwm(opt_.client_hwm));
+      executors_.set(zmq::sockopt::sndhwm, Hwm(opt_.executor_hwm));
+      executors_.set(zmq::sockopt::rcvhwm, Hwm(opt_.executor_hwm));
       // An executor that reconnects (a reset only it saw) takes its routing
       // id over from the stale connection; ZMTP heartbeats close dead ones.
       // The timeout is generous: after a long stall of this process its
@@ -110,21 +181,69 @@ class SchedulerServer::Impl {
     return Status::Ok();
   }
 
+  // Keys make both sockets CURVE servers answered by our ZAP handler;
+  // without keys the sockets must not be reachable from the network.
+  Status SetUpKeys() {
+    if (opt_.key_file.empty()) {
+      bool local = IsLocalOnlyEndpoint(opt_.executor_endpoint) && IsLocalOnlyEndpoint(opt_.client_endpoint);
+      if (!local && !opt_.insecure)
+        return Status::InvalidArgument(
+            "listening beyond this machine (" + opt_.executor_endpoint + ", " + opt_.client_endpoint +
+            ") needs keys: set scheduler.key_file and scheduler.trusted_keys (docs/SECURITY.md), or "
+            "scheduler.insecure = true to let anyone who reaches these ports run work");
+      if (local)
+        TC_LOG(Info) << "no keys configured: listening on this machine only (docs/SECURITY.md opens it to a network)";
+      else
+        TC_LOG(Warn) << "INSECURE (scheduler.insecure = true): no keys; anyone who reaches " << opt_.client_endpoint
+                     << " can run work, anyone who reaches " << opt_.executor_endpoint
+                     << " can pose as an executor";
+      return Status::Ok();
+    }
+    auto own = LoadKeyPair(opt_.key_file);
+    if (!own.ok()) return own.status();
+    auto trusted = LoadTrustedKeys(opt_.trusted_keys);
+    if (!trusted.ok()) return trusted.status();
+    auth_ = std::make_unique<ZapAuthenticator>(ctx_);
+    auth_->SetTrusted(std::move(trusted).value());
+    for (auto [sock, domain] : {std::pair{&executors_, ZapAuthenticator::kExecutorDomain},
+                                std::pair{&clients_, ZapAuthenticator::kClientDomain}}) {
+      sock->set(zmq::sockopt::zap_domain, domain);
+      sock->set(zmq::sockopt::curve_server, true);
+      sock->set(zmq::sockopt::curve_secretkey, own->secret_key);
+    }
+    TC_LOG(Info) << "keys: CURVE, " << auth_->trusted_count() << " trusted keys from " << opt_.trusted_keys;
+    return Status::Ok();
+  }
+
+  void ReloadTrustedKeysNow() {
+    auto trusted = LoadTrustedKeys(opt_.trusted_keys);
+    if (!trusted.ok()) {
+      TC_LOG(Error) << "trusted keys not reloaded (the old list stays): " << trusted.status().message();
+      return;
+    }
+    auth_->SetTrusted(std::move(trusted).value());
+    TC_LOG(Info) << "reloaded " << auth_->trusted_count() << " trusted keys from " << opt_.trusted_keys;
+  }
+
   void Run() {
     double next_tick = 0;
     last_iteration_ = clock_.Now();
     while (!stop_.load(std::memory_order_relaxed)) {
       double now = clock_.Now();
       long wait_ms = std::clamp<long>(static_cast<long>((next_tick - now) * 1000), 0, 100);
-      zmq::pollitem_t items[] = {{executors_.handle(), 0, ZMQ_POLLIN, 0}, {clients_.handle(), 0, ZMQ_POLLIN, 0}};
+      zmq::pollitem_t items[] = {{executors_.handle(), 0, ZMQ_POLLIN, 0},
+                                 {clients_.handle(), 0, ZMQ_POLLIN, 0},
+                                 {auth_ ? auth_->socket().handle() : nullptr, 0, ZMQ_POLLIN, 0}};
       try {
-        zmq::poll(items, 2, std::chrono::milliseconds(wait_ms));
+        zmq::poll(items, auth_ ? 3 : 2, std::chrono::milliseconds(wait_ms));
       } catch (const zmq::error_t& e) {
         if (e.num() == EINTR) continue;  // a signal; the flag says whether to stop
         TC_LOG(Error) << "poll failed: " << e.what();
         break;
       }
       NoteStall();
+      if (auth_ && reload_keys_.exchange(false)) ReloadTrustedKeysNow();
+      if (items[2].revents & ZMQ_POLLIN) auth_->HandleRequests();
       if (items[0].revents & ZMQ_POLLIN) DrainExecutors();
       if (items[1].revents & ZMQ_POLLIN) DrainClients();
       now = clock_.Now();
@@ -157,6 +276,7 @@ class SchedulerServer::Impl {
   }
 
   void Stop() { stop_.store(true); }
+  void ReloadTrustedKeys() { reload_keys_.store(true); }
   void AddObserver(CoreObserver* o) { core_.AddObserver(o); }
   const std::string& executor_endpoint() const { return executor_endpoint_; }
   const std::string& client_endpoint() const { return client_endpoint_; }
@@ -164,7 +284,20 @@ class SchedulerServer::Impl {
  private:
   // Replies and pushes to clients wait for the group commit that makes
   // what they tell durable (Durability::Hold).
+  // A reply over max_message_bytes would cost the client its connection:
+  // it gets a TOO_LARGE error instead.
   void SendClient(const std::string& route, const wire::ClientReply& reply) {
+    if (size_t bytes = reply.ByteSizeLong(); bytes > opt_.max_message_bytes) {
+      WarnBadInput("client socket", "a reply of " + std::to_string(bytes) + " bytes was not sent");
+      wire::ClientReply err;
+      err.set_version(kProtocolVersion);
+      err.set_request_id(reply.request_id());
+      *err.mutable_error() = MakeError(wire::Error::TOO_LARGE,
+                                       "the reply would be " + std::to_string(bytes) +
+                                           " bytes, over scheduler.max_message_bytes = " +
+                                           std::to_string(opt_.max_message_bytes));
+      return SendClient(route, err);
+    }
     if (!durability_.Hold(route, reply)) Send(clients_, route, reply);
   }
   void CommitJournal(bool force = false) {
@@ -236,6 +369,11 @@ class SchedulerServer::Impl {
     bool ok = true;
     wire::ExecutorMessage msg;
     for (int i = 0; i < kMaxDrain && Receive(executors_, &route, &payload, &ok); ++i) {
+      if (auth_ && !auth_->Peer(payload)) {
+        WarnBadInput("executor socket", "a message under a key no longer trusted");
+        SendExecutorError(route, wire::Error::UNAUTHENTICATED, "this executor's key is no longer trusted");
+        continue;
+      }
       if (!ok || !FromFrame(payload, &msg)) {
         WarnBadInput("executor socket", "unparseable message");
         SendExecutorError(route, wire::Error::BAD_MESSAGE, "could not parse an ExecutorMessage");
@@ -262,12 +400,18 @@ class SchedulerServer::Impl {
       core_.RemoveExecutor(it->second, false, "re-registered");
       peers_.erase(it->second);
       by_route_.erase(it);
+    } else if (Status s = admission_.CheckExecutor(peers_.size()); !s.ok()) {
+      WarnBadInput("executor socket", "Register refused: " + s.message());
+      return SendExecutorError(route, wire::Error::BUSY, s.message());  // it retries Register
     }
     ExecutorDesc d = ExecutorDescFromWire(r, peers_.size() + 1);
+    if (d.slots != r.cpu_slots() && r.cpu_slots() != 0)
+      WarnBadInput("executor socket", "Register.cpu_slots = " + std::to_string(r.cpu_slots()) + " capped at " +
+                                          std::to_string(kMaxWireSlots));
     std::string kernels;
     for (auto& k : d.kernels) kernels += (kernels.empty() ? "" : ",") + k;
     TC_LOG(Info) << "executor joined: " << d.name << " (" << (d.host.empty() ? "?" : d.host) << "), " << d.slots
-                 << " slots, " << d.gpus << " gpus, kernels " << kernels;
+                 << " slots, " << d.gpus << " gpus, kernels " << (kernels.empty() ? "none" : kernels);
     ExecutorId id = core_.AddExecutor(std::move(d));
     by_route_[route] = id;
     peers_[id] = Peer{route, clock_.Now()};
@@ -287,7 +431,7 @@ class SchedulerServer::Impl {
   void TakeBack(const std::string& route, ExecutorId id, const wire::Register& r) {
     wire::SchedulerToExecutor cancel;
     cancel.set_version(kProtocolVersion);
-    auto [committed, adopted] = TakeBackFromWire(core_, id, r, cancel.mutable_work());
+    auto [committed, adopted] = TakeBackFromWire(core_, id, r, cancel.mutable_work(), bad_executor_input_);
     TC_LOG(Info) << "executor " << id << " came back with " << r.running_size() << " attempts (" << adopted
                  << " adopted) and " << r.undelivered_size() << " results (" << committed << " committed)";
     if (cancel.has_work()) Send(executors_, route, cancel);
@@ -302,7 +446,7 @@ class SchedulerServer::Impl {
     ExecutorId e = it->second;
     core_.ExecutorSeen(e);
     if (r.has_signals()) NoteGpuThrottle(e, r.signals().gpu_throttle_reasons());
-    ApplyReport(core_, e, r);
+    ApplyReport(core_, e, r, bad_executor_input_);
   }
 
   // GPU clock throttling (NVML reason bits) is recorded and logged when it
@@ -368,49 +512,97 @@ class SchedulerServer::Impl {
                             std::to_string(kProtocolVersion));
         continue;
       }
-      OnClientRequest(route, req);
+      Caller who;
+      if (!Identify(payload, req, &who)) {
+        WarnBadInput("client socket", "a request under a key no longer trusted");
+        SendClientError(route, req.request_id(), wire::Error::UNAUTHENTICATED, "this client's key is no longer trusted");
+        continue;
+      }
+      OnClientRequest(route, req, who);
     }
   }
 
-  void OnClientRequest(const std::string& route, const wire::ClientRequest& req) {
+  // With keys the owner is the CURVE key that sent the frame; without keys
+  // (loopback only) the user name the client states.
+  bool Identify(const zmq::message_t& frame, const wire::ClientRequest& req, Caller* who) const {
+    if (!auth_) {
+      who->owner = "user:" + (req.user().empty() ? std::string("anonymous") : req.user());
+      return true;
+    }
+    const TrustedKey* key = auth_->Peer(frame, &who->owner);
+    if (!key) return false;
+    who->admin = key->role == PeerRole::kAdmin;
+    return true;
+  }
+
+  // The job's status when `who` may see and act on it: its owner or an admin.
+  StatusOr<JobStatusInfo> OwnedJob(JobId job, const Caller& who) const {
+    auto st = core_.JobStatus(job);
+    if (st.ok() && !who.admin && st->owner != who.owner)
+      return Status::PermissionDenied("job " + std::to_string(job) + " is not your job");
+    return st;
+  }
+
+  void OnClientRequest(const std::string& route, wire::ClientRequest& req, const Caller& who) {
     wire::ClientReply reply;
     reply.set_version(kProtocolVersion);
     reply.set_request_id(req.request_id());
     switch (req.body_case()) {
       case wire::ClientRequest::kSubmit: {
-        const std::string& key = req.submit().job().request_key();
+        wire::JobSpec& spec = *req.mutable_submit()->mutable_job();
+        spec.set_owner(who.owner);
+        // Keys are per owner: another owner's key neither finds nor blocks a job.
+        const std::string key = spec.request_key().empty() ? "" : who.owner + "\n" + spec.request_key();
         if (JobId known = durability_.keys().Find(key)) {  // a retry of a submit already accepted
           auto st = core_.JobStatus(known);
           reply.mutable_submitted()->set_job_id(known);
           reply.mutable_submitted()->set_tasks(st.ok() ? st->tasks : 0);
-          if (st.ok() && st->state == JobState::kRunning && req.submit().job().stream_results())
-            watchers_[known].push_back({route, req.request_id()});
+          // Over the watcher cap the retry is still answered; Wait's own Watch gets BUSY.
+          if (st.ok() && st->state == JobState::kRunning && spec.stream_results())
+            (void)AddWatcher(known, route, req.request_id());
           break;
         }
-        auto def = JobDefFromWire(req.submit().job());
-        if (!def.ok()) return SendClientError(route, req.request_id(), wire::Error::INVALID_ARGUMENT, def.status().message());
+        // Caps first, on the spec's numbers alone: nothing is built for a
+        // job that does not fit (a 40-byte template may ask for 50M tasks).
+        const std::string& owner = who.owner;
+        Status admit = core_.CheckAdmission(TaskCountOf(spec));
+        if (admit.ok())
+          admit = CheckCaps([&] {
+            Status s = admission_.CheckJob(owner);
+            return s.ok() && spec.stream_results() ? admission_.CheckWatch(route) : s;
+          });
+        if (!admit.ok()) return SendClientError(route, req.request_id(), ErrorCodeFor(admit, true), admit.message());
+        auto def = JobDefFromWire(spec);
+        if (!def.ok())
+          return SendClientError(route, req.request_id(), ErrorCodeFor(def.status(), true), def.status().message());
         bool stream = def->stream_results;
         std::string name = def->name;
+        uint32_t tasks = def->TaskCount();
         auto id = core_.SubmitJob(std::move(def).value());
         if (!id.ok())
           return SendClientError(route, req.request_id(), ErrorCodeFor(id.status(), true), id.status().message());
         TC_LOG(Debug) << "job " << *id << " (" << name << ") submitted";
-        durability_.JobAccepted(*id, key, req.submit().job().SerializeAsString());
-        if (stream) watchers_[*id].push_back({route, req.request_id()});
+        durability_.JobAccepted(*id, key, spec.SerializeAsString());
+        admission_.JobStarted(*id, owner);
+        if (stream) (void)AddWatcher(*id, route, req.request_id());  // checked above
         reply.mutable_submitted()->set_job_id(*id);
-        reply.mutable_submitted()->set_tasks(core_.JobStatus(*id)->tasks);
+        reply.mutable_submitted()->set_tasks(tasks);
         break;
       }
       case wire::ClientRequest::kStatus: {
-        auto st = core_.JobStatus(req.status().job_id());
-        if (!st.ok()) return SendClientError(route, req.request_id(), wire::Error::UNKNOWN_JOB, st.status().message());
+        auto st = OwnedJob(req.status().job_id(), who);
+        if (!st.ok())
+          return SendClientError(route, req.request_id(), ErrorCodeFor(st.status(), false), st.status().message());
         JobStatusToWire(*st, reply.mutable_status());
         break;
       }
       case wire::ClientRequest::kCancel: {
-        Status s = core_.CancelJob(req.cancel().job_id(), "cancelled by client");
-        if (!s.ok()) return SendClientError(route, req.request_id(), ErrorCodeFor(s, false), s.message());
-        JobStatusToWire(*core_.JobStatus(req.cancel().job_id()), reply.mutable_status());
+        if (Status s = OwnedJob(req.cancel().job_id(), who).status(); !s.ok())
+          return SendClientError(route, req.request_id(), ErrorCodeFor(s, false), s.message());
+        auto st = core_.CancelJob(req.cancel().job_id(), "cancelled by client");
+        if (!st.ok())
+          return SendClientError(route, req.request_id(), ErrorCodeFor(st.status(), false), st.status().message());
+        JobStatusToWire(*st, reply.mutable_status());
         break;
       }
       case wire::ClientRequest::kListExecutors: {
@@ -434,13 +626,18 @@ class SchedulerServer::Impl {
       }
       case wire::ClientRequest::kWatch: {
         JobId job = req.watch().job_id();
-        auto st = core_.JobStatus(job);
-        if (!st.ok()) return SendClientError(route, req.request_id(), wire::Error::UNKNOWN_JOB, st.status().message());
+        auto st = OwnedJob(job, who);
+        if (!st.ok())
+          return SendClientError(route, req.request_id(), ErrorCodeFor(st.status(), false), st.status().message());
+        if (st->state == JobState::kRunning)
+          if (Status w = AddWatcher(job, route, req.request_id()); !w.ok())
+            return SendClientError(route, req.request_id(), wire::Error::BUSY, w.message());
         JobStatusToWire(*st, reply.mutable_status());
-        if (st->state == JobState::kRunning) watchers_[job].push_back({route, req.request_id()});
         break;  // the reply carries the current status; the final one is pushed
       }
       case wire::ClientRequest::kResults: {
+        if (Status s = OwnedJob(req.results().job_id(), who).status(); !s.ok())
+          return SendClientError(route, req.request_id(), ErrorCodeFor(s, false), s.message());
         auto outs = core_.JobOutputs(req.results().job_id());
         if (!outs.ok())
           return SendClientError(route, req.request_id(), ErrorCodeFor(outs.status(), false), outs.status().message());
@@ -462,6 +659,29 @@ class SchedulerServer::Impl {
     SendClient(route, reply);
   }
 
+  // Jobs that ended in this turn free their owner's and watchers' places
+  // only in Flush; a cap check that fails flushes and asks again, so that a
+  // cancel followed at once by a submit or a watch is not refused.
+  template <typename Check>
+  Status CheckCaps(Check check) {
+    Status s = check();
+    if (s.ok()) return s;
+    Flush();
+    return check();
+  }
+
+  // `route` watches running job `job` unless it is at
+  // scheduler.max_watchers_per_client.
+  Status AddWatcher(JobId job, const std::string& route, uint64_t request_id) {
+    if (Status s = CheckCaps([&] { return admission_.CheckWatch(route); }); !s.ok()) return s;
+    // That check may have flushed the job's end: nothing left to watch then
+    // (a waiting client reads the final status by polling).
+    if (auto st = core_.JobStatus(job); !st.ok() || st->state != JobState::kRunning) return Status::Ok();
+    watchers_[job].push_back({route, request_id});
+    admission_.WatchAdded(route);
+    return Status::Ok();
+  }
+
   // -------------------------------------------------------- commands --
   // Sends the core's commands, batched: one Work per executor and one
   // TaskResults per watched job.
@@ -469,13 +689,16 @@ class SchedulerServer::Impl {
     commands_.clear();
     core_.TakeCommands(&commands_);
     if (commands_.empty()) return;
-    std::unordered_map<ExecutorId, wire::SchedulerToExecutor> work;
-    std::unordered_map<JobId, wire::ClientReply> results;
+    std::unordered_map<ExecutorId, Batches<wire::SchedulerToExecutor>> work;
+    std::unordered_map<JobId, Batches<wire::ClientReply>> results;
     std::vector<JobFinishedCmd> finished;
+    const size_t budget = std::max<size_t>(opt_.max_message_bytes, 2 * kMessageHeadroom) - kMessageHeadroom;
     for (auto& c : commands_) {
       if (auto* l = std::get_if<LaunchCmd>(&c)) {
         const TaskDef* t = core_.TaskOf(l->job, l->task);
-        auto* a = work[l->executor].mutable_work()->add_assign();
+        if (!t) continue;  // its job ended and was evicted this turn; the attempt's cancel follows
+        auto& batch = work.try_emplace(l->executor, budget).first->second;
+        auto* a = batch.For(t->args.size() + t->kernel.size() + kItemOverhead).mutable_work()->add_assign();
         a->set_attempt_id(l->attempt);
         a->set_job_id(l->job);
         a->set_task_index(l->task);
@@ -484,11 +707,12 @@ class SchedulerServer::Impl {
         a->mutable_demand()->set_cpu_slots(t->cpu_slots);
         a->mutable_demand()->set_gpus(t->gpus);
       } else if (auto* x = std::get_if<CancelCmd>(&c)) {
-        if (peers_.count(x->executor)) work[x->executor].mutable_work()->add_cancel(x->attempt);
+        if (peers_.count(x->executor))
+          work.try_emplace(x->executor, budget).first->second.For(kItemOverhead).mutable_work()->add_cancel(x->attempt);
       } else if (auto* tc = std::get_if<TaskCommittedCmd>(&c)) {
         if (!watchers_.count(tc->job)) continue;
-        auto& reply = results[tc->job];
-        auto* rs = reply.mutable_results();
+        auto& batch = results.try_emplace(tc->job, budget).first->second;
+        auto* rs = batch.For(tc->output.size() + kItemOverhead).mutable_results();
         rs->set_job_id(tc->job);
         auto* r = rs->add_results();
         r->set_task_index(tc->task);
@@ -500,29 +724,35 @@ class SchedulerServer::Impl {
         finished.push_back(*f);
       }
     }
-    for (auto& [e, msg] : work) {
+    for (auto& [e, batch] : work) {
       auto p = peers_.find(e);
       if (p == peers_.end()) continue;
-      msg.set_version(kProtocolVersion);
-      Send(executors_, p->second.route, msg);
+      for (auto& msg : batch.messages()) {
+        msg.set_version(kProtocolVersion);
+        Send(executors_, p->second.route, msg);
+      }
       p->second.last_sent = clock_.Now();
     }
-    for (auto& [job, reply] : results) {
-      reply.set_version(kProtocolVersion);
-      for (const Watcher& w : watchers_[job]) {
-        reply.set_request_id(w.request_id);
-        SendClient(w.route, reply);
+    for (auto& [job, batch] : results) {
+      for (auto& reply : batch.messages()) {
+        reply.set_version(kProtocolVersion);
+        for (const Watcher& w : watchers_[job]) {
+          reply.set_request_id(w.request_id);
+          SendClient(w.route, reply);
+        }
       }
     }
     for (const JobFinishedCmd& f : finished) {
+      admission_.JobFinished(f.job);
       auto it = watchers_.find(f.job);
       if (it == watchers_.end()) continue;
       wire::ClientReply reply;
       reply.set_version(kProtocolVersion);
-      JobStatusToWire(*core_.JobStatus(f.job), reply.mutable_status());
+      JobStatusToWire(f.status, reply.mutable_status());  // the job may be evicted by now
       for (const Watcher& w : it->second) {
         reply.set_request_id(w.request_id);
         SendClient(w.route, reply);
+        admission_.WatchEnded(w.route);
       }
       watchers_.erase(it);
     }
@@ -549,13 +779,18 @@ class SchedulerServer::Impl {
   zmq::socket_t clients_;
   std::string executor_endpoint_, client_endpoint_;
   std::atomic<bool> stop_{false};
+  std::atomic<bool> reload_keys_{false};
+  std::unique_ptr<ZapAuthenticator> auth_;  // null without keys
   std::unordered_map<std::string, ExecutorId> by_route_;
   std::unordered_map<ExecutorId, Peer> peers_;
   std::unordered_map<JobId, std::vector<Watcher>> watchers_;
   std::vector<Command> commands_;
   Durability durability_{2 * static_cast<size_t>(opt_.core.job_retention) + 4096};
+  Admission admission_{AdmissionLimits{opt_.max_jobs_per_owner, opt_.max_watchers_per_client, opt_.max_executors}};
   double last_iteration_ = 0;
   double last_bad_input_log_ = -10;
+  // What the wire conversions capped or ignored, logged like other bad input.
+  const BadInputFn bad_executor_input_ = [this](const std::string& what) { WarnBadInput("executor socket", what); };
   uint64_t suppressed_bad_input_ = 0;
 };
 
@@ -565,6 +800,7 @@ SchedulerServer::~SchedulerServer() = default;
 Status SchedulerServer::Bind() { return impl_->Bind(); }
 void SchedulerServer::Run() { impl_->Run(); }
 void SchedulerServer::Stop() { impl_->Stop(); }
+void SchedulerServer::ReloadTrustedKeys() { impl_->ReloadTrustedKeys(); }
 void SchedulerServer::AddObserver(CoreObserver* observer) { impl_->AddObserver(observer); }
 std::string SchedulerServer::executor_endpoint() const { return impl_->executor_endpoint(); }
 std::string SchedulerServer::client_endpoint() const { return impl_->client_endpoint(); }

@@ -1,11 +1,36 @@
 #include "wire_convert.h"
 
 #include <cmath>
+#include <sstream>
 
 namespace tailcut {
 namespace {
 
-TaskDef TaskDefFromWire(const wire::TaskSpec& t) {
+std::string Num(double v) {
+  std::ostringstream o;
+  o << v;
+  return o.str();
+}
+
+// Every number from the wire is checked here, before the core sees it; the
+// error names the field (e.g. "tasks[3].timeout_s").
+Status CheckSeconds(double v, const std::string& field) {
+  if (std::isfinite(v) && v >= 0 && v <= kMaxWireSeconds) return Status::Ok();
+  return Status::InvalidArgument(field + " must be a number of seconds in [0, " + Num(kMaxWireSeconds) + "], got " +
+                                 Num(v));
+}
+
+StatusOr<TaskDef> TaskDefFromWire(const wire::TaskSpec& t, const std::string& field) {
+  if (t.demand().cpu_slots() > kMaxWireSlots)
+    return Status::InvalidArgument(field + ".demand.cpu_slots is " + std::to_string(t.demand().cpu_slots()) +
+                                   "; the limit is " + std::to_string(kMaxWireSlots));
+  if (t.demand().gpus() > kMaxWireGpus)
+    return Status::InvalidArgument(field + ".demand.gpus is " + std::to_string(t.demand().gpus()) +
+                                   "; the limit is " + std::to_string(kMaxWireGpus));
+  double size = t.features().input_size();
+  if (!std::isfinite(size) || size < 0)  // feeds the regression predictor
+    return Status::InvalidArgument(field + ".features.input_size must be a finite number >= 0, got " + Num(size));
+  if (Status s = CheckSeconds(t.timeout_s(), field + ".timeout_s"); !s.ok()) return s;
   TaskDef d;
   d.kernel = t.kernel();
   d.args = t.args();
@@ -14,25 +39,40 @@ TaskDef TaskDefFromWire(const wire::TaskSpec& t) {
   for (auto& [k, v] : t.demand().labels()) d.labels.emplace_back(k, v);
   std::sort(d.labels.begin(), d.labels.end());  // map order is unspecified
   d.task_class = t.features().task_class();
-  d.input_size = t.features().input_size();
+  d.input_size = size;
   d.timeout_s = t.timeout_s();
   return d;
 }
 
 }  // namespace
 
+uint64_t TaskCountOf(const wire::JobSpec& spec) {
+  return static_cast<uint64_t>(spec.tasks_size()) + spec.template_count();
+}
+
 StatusOr<JobDef> JobDefFromWire(const wire::JobSpec& spec) {
-  uint64_t n = static_cast<uint64_t>(spec.tasks_size()) + spec.template_count();
-  if (n > kMaxTasksPerJob)
-    return Status::InvalidArgument("job has " + std::to_string(n) + " tasks; the limit is " +
-                                   std::to_string(kMaxTasksPerJob));
+  uint64_t n = TaskCountOf(spec);
+  if (n > kTaskCountCeiling)  // the server checks its configured caps first (CheckAdmission)
+    return Status::TooLarge("job has " + std::to_string(n) + " tasks; the limit is " +
+                            std::to_string(kTaskCountCeiling));
   if (spec.template_count() > 0 && spec.template_().kernel().empty())
     return Status::InvalidArgument("template_count is set but the template has no kernel");
+  if (spec.max_attempts() > kMaxAttemptsCeiling)
+    return Status::InvalidArgument("max_attempts is " + std::to_string(spec.max_attempts()) + "; the limit is " +
+                                   std::to_string(kMaxAttemptsCeiling));
+  if (Status s = CheckSeconds(spec.timeout_s(), "timeout_s"); !s.ok()) return s;
+  if (Status s = CheckSeconds(spec.rule().deadline_s(), "rule.deadline_s"); !s.ok()) return s;
   JobDef d;
   d.name = spec.name();
   d.tasks.reserve(spec.tasks_size());
-  for (const auto& t : spec.tasks()) d.tasks.push_back(TaskDefFromWire(t));
-  d.templ = TaskDefFromWire(spec.template_());
+  for (int i = 0; i < spec.tasks_size(); ++i) {
+    auto t = TaskDefFromWire(spec.tasks(i), "tasks[" + std::to_string(i) + "]");
+    if (!t.ok()) return t.status();
+    d.tasks.push_back(std::move(t).value());
+  }
+  auto templ = TaskDefFromWire(spec.template_(), "template");
+  if (!templ.ok()) return templ.status();
+  d.templ = std::move(templ).value();
   d.template_count = spec.template_count();
   switch (spec.rule().kind()) {
     case wire::CompletionRule::ALL: d.rule.kind = CompletionKind::kAll; break;
@@ -48,32 +88,51 @@ StatusOr<JobDef> JobDefFromWire(const wire::JobSpec& spec) {
   d.stream_results = spec.stream_results();
   d.return_outputs = spec.return_outputs();
   d.request_key = spec.request_key();
+  d.owner = spec.owner();
   d.timeout_s = spec.timeout_s();
-  for (double limit : {d.timeout_s, d.templ.timeout_s})
-    if (limit < 0 || !std::isfinite(limit)) return Status::InvalidArgument("timeout_s must be >= 0");
-  for (const TaskDef& t : d.tasks)
-    if (t.timeout_s < 0 || !std::isfinite(t.timeout_s)) return Status::InvalidArgument("timeout_s must be >= 0");
   return d;
 }
+
+double SanitizeRunSeconds(double run_s) {
+  return std::isfinite(run_s) && run_s >= 0 && run_s <= kMaxWireSeconds ? run_s : 0;
+}
+
+namespace {
+
+// The result's run time, unless it is no time at all (NaN, infinite,
+// negative, over a year): then 0, which lets the core measure it, so the
+// predictors never learn a forged or broken figure.
+double RunSeconds(const wire::AttemptResult& res, ExecutorId e, const BadInputFn& bad) {
+  double run_s = SanitizeRunSeconds(res.run_s());
+  if (run_s != res.run_s())
+    bad("AttemptResult.run_s = " + std::to_string(res.run_s()) + " from executor " + std::to_string(e) +
+        " replaced by the scheduler's own measure");
+  return run_s;
+}
+
+}  // namespace
 
 ExecutorDesc ExecutorDescFromWire(const wire::Register& r, size_t ordinal) {
   ExecutorDesc d;
   d.name = r.name().empty() ? "executor-" + std::to_string(ordinal) : r.name();
   d.host = r.host();
-  d.slots = std::max<uint32_t>(r.cpu_slots(), 1);
-  d.max_queued = r.max_queued();
-  d.gpus = static_cast<uint32_t>(r.gpus_size());
+  // Capped, so that slot sums over all executors stay far from overflow.
+  d.slots = std::clamp<uint32_t>(r.cpu_slots(), 1, kMaxWireSlots);
+  d.max_queued = std::min<uint32_t>(r.max_queued(), kMaxWireSlots);
+  d.gpus = std::min<uint32_t>(static_cast<uint32_t>(r.gpus_size()), kMaxWireGpus);
   for (auto& [k, v] : r.labels()) d.labels.emplace_back(k, v);
   std::sort(d.labels.begin(), d.labels.end());
   d.kernels.assign(r.kernels().begin(), r.kernels().end());
   return d;
 }
 
-TakeBackCounts TakeBackFromWire(SchedulerCore& core, ExecutorId e, const wire::Register& r, wire::Work* cancel) {
+TakeBackCounts TakeBackFromWire(SchedulerCore& core, ExecutorId e, const wire::Register& r, wire::Work* cancel,
+                                const BadInputFn& bad) {
   TakeBackCounts n;
   for (const auto& res : r.undelivered())
     if (res.outcome() == wire::AttemptResult::OK &&
-        core.CommitOrphanResult(res.job_id(), res.task_index(), res.attempt_id(), e, res.output(), res.run_s()))
+        core.CommitOrphanResult(res.job_id(), res.task_index(), res.attempt_id(), e, res.output(),
+                                RunSeconds(res, e, bad)))
       ++n.committed;
   for (const auto& h : r.running()) {
     if (core.AdoptAttempt(h.attempt_id(), h.job_id(), h.task_index(), e, h.started()).ok())
@@ -84,16 +143,24 @@ TakeBackCounts TakeBackFromWire(SchedulerCore& core, ExecutorId e, const wire::R
   return n;
 }
 
-void ApplyReport(SchedulerCore& core, ExecutorId e, const wire::Report& r) {
+void ApplyReport(SchedulerCore& core, ExecutorId e, const wire::Report& r, const BadInputFn& bad) {
   for (const auto& s : r.started())
     if (core.ExecutorOfAttempt(s.attempt_id()) == e) core.AttemptStarted(s.attempt_id());
-  for (const auto& p : r.progress())
-    if (core.ExecutorOfAttempt(p.attempt_id()) == e) core.AttemptProgress(p.attempt_id(), p.fraction());
+  for (const auto& p : r.progress()) {
+    if (core.ExecutorOfAttempt(p.attempt_id()) != e) continue;
+    if (!std::isfinite(p.fraction()) || p.fraction() < 0 || p.fraction() > 1) {
+      bad("Report.progress.fraction = " + std::to_string(p.fraction()) + " from executor " + std::to_string(e) +
+          " ignored");
+      continue;
+    }
+    core.AttemptProgress(p.attempt_id(), p.fraction());
+  }
   for (const auto& res : r.results()) {
     if (core.ExecutorOfAttempt(res.attempt_id()) != e) continue;
+    double run_s = RunSeconds(res, e, bad);
     switch (res.outcome()) {
-      case wire::AttemptResult::OK: core.AttemptSucceeded(res.attempt_id(), res.output(), res.run_s()); break;
-      case wire::AttemptResult::FAILED: core.AttemptFailed(res.attempt_id(), res.error(), res.run_s()); break;
+      case wire::AttemptResult::OK: core.AttemptSucceeded(res.attempt_id(), res.output(), run_s); break;
+      case wire::AttemptResult::FAILED: core.AttemptFailed(res.attempt_id(), res.error(), run_s); break;
       default: core.AttemptDropped(res.attempt_id(), "executor dropped it: " + res.error()); break;
     }
   }
@@ -112,6 +179,7 @@ wire::JobState JobStateToWire(JobState s) {
 void JobStatusToWire(const JobStatusInfo& i, wire::JobStatus* out) {
   out->set_job_id(i.id);
   out->set_request_key(i.request_key);
+  out->set_owner(i.owner);
   out->set_name(i.name);
   out->set_state(JobStateToWire(i.state));
   out->set_tasks(i.tasks);
@@ -130,6 +198,9 @@ wire::Error::Code ErrorCodeFor(const Status& s, bool submitting) {
     case Status::Code::kNotFound: return submitting ? wire::Error::UNKNOWN_KERNEL : wire::Error::UNKNOWN_JOB;
     case Status::Code::kFailedPrecondition: return submitting ? wire::Error::INFEASIBLE : wire::Error::INVALID_ARGUMENT;
     case Status::Code::kInvalidArgument: return wire::Error::INVALID_ARGUMENT;
+    case Status::Code::kPermissionDenied: return wire::Error::NOT_YOUR_JOB;
+    case Status::Code::kResourceExhausted: return wire::Error::BUSY;
+    case Status::Code::kTooLarge: return wire::Error::TOO_LARGE;
     default: return wire::Error::INTERNAL;
   }
 }

@@ -29,6 +29,7 @@ void Summarise(SimResult* r) {
 
 namespace {
 
+constexpr const char* kSimKernel = "sim";  // every simulated task runs it
 constexpr const char* kFailError = "simulated failure (workload.class.fail_prob)";
 constexpr const char* kDropWhy = "executor dropped it (simulated, cluster.drop_prob)";
 
@@ -176,6 +177,7 @@ class Simulator::Impl final : public CoreObserver {
       d.name = "sim" + std::to_string(i);
       d.host = "sim";
       d.slots = cl.slots;
+      d.kernels = {kSimKernel};  // executors list what they run; modelled ones run the modelled kernel
       SimExec& x = execs_[i];
       x.speed = cl.speed.Sample(cluster_rng_);
       x.id = core_.AddExecutor(d);
@@ -248,7 +250,7 @@ class Simulator::Impl final : public CoreObserver {
       def.name = "trace" + std::to_string(i);
       for (const TraceTask& t : tj.tasks) {
         TaskDef d;
-        d.kernel = "sim";
+        d.kernel = kSimKernel;
         d.task_class = t.task_class;
         d.input_size = t.input_size;
         def.tasks.push_back(std::move(d));
@@ -265,7 +267,7 @@ class Simulator::Impl final : public CoreObserver {
       double n_real = c.tasks.Sample(workload_rng_);
       uint32_t n = static_cast<uint32_t>(std::max(1.0, std::min(1e6, std::round(n_real))));
       def.name = c.name;
-      def.templ.kernel = "sim";
+      def.templ.kernel = kSimKernel;
       def.templ.task_class = c.name;
       def.template_count = n;
       def.rule.kind = c.rule;

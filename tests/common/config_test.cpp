@@ -126,3 +126,40 @@ TEST_CASE("status: reading the value of an error aborts with its message") {
   CHECK(WIFSIGNALED(st));
   CHECK(WTERMSIG(st) == SIGABRT);
 }
+
+TEST_CASE("kernel args: nan, inf, overflow and out-of-range numbers are errors naming the argument") {
+  auto a = tailcut::KernelArgs::Parse("ms=inf nan=nan big=1e999 neg=-5 huge=99999999999999999999 ok=7");
+  REQUIRE(a.ok());
+  double d = 1;
+  for (const char* key : {"ms", "nan", "big"}) {
+    auto s = a->GetDouble(key, &d);
+    REQUIRE_FALSE(s.ok());
+    CHECK(s.message().find(std::string("'") + key + "' must be a finite number") != std::string::npos);
+  }
+  CHECK(d == 1);  // untouched
+  auto neg = a->GetDouble("neg", &d, 0, 10);
+  REQUIRE_FALSE(neg.ok());
+  CHECK(neg.message() == "kernel argument 'neg' must be in [0, 10], got -5");
+  REQUIRE(a->GetDouble("ok", &d, 0, 10).ok());
+  CHECK(d == 7);
+  REQUIRE(a->GetDouble("absent", &d, 0, 1).ok());  // absent: the default stays, unchecked
+  CHECK(d == 7);
+  int64_t i = 0;
+  auto huge = a->GetInt("huge", &i);
+  REQUIRE_FALSE(huge.ok());
+  CHECK(huge.message().find("'huge' must be an integer") != std::string::npos);
+}
+
+TEST_CASE("config: integers out of range for a uint name the key") {
+  auto c = Config::Parse("[core]\nmax_attempts = 4294967296\nmin_copies = -1\n");
+  REQUIRE(c.ok());
+  uint32_t x = 3;
+  auto s = c->Get("core.max_attempts", &x);
+  CHECK(s.message() == "config key 'core.max_attempts' must be a non-negative integer");
+  CHECK_FALSE(c->Get("core.min_copies", &x).ok());
+  CHECK(x == 3);
+  // Beyond int64, TOML itself refuses the document, with the line.
+  auto big = Config::Parse("[core]\nmax_attempts = 99999999999999999999\n", "big.toml");
+  REQUIRE_FALSE(big.ok());
+  CHECK(big.status().message().find("big.toml:2") != std::string::npos);
+}

@@ -170,7 +170,9 @@ wire::Assignment* Assign(wire::SchedulerToExecutor* m, AttemptId id, const std::
 
 TEST_CASE("executor registers, runs a batch and reports each attempt once") {
   FakeScheduler sched;
-  RunningExecutor ex(TestOptions(sched));
+  ExecutorOptions o = TestOptions(sched);
+  o.allow_kernels.push_back("shell");  // what --allow-shell does
+  RunningExecutor ex(o);
   wire::Register reg;
   REQUIRE(sched.RecvRegister(&reg));
   CHECK(reg.name() == "test-exec");
@@ -207,6 +209,45 @@ TEST_CASE("executor registers, runs a batch and reports each attempt once") {
 
   REQUIRE(ex.Stop().ok());
   REQUIRE(log.Until(sched, [&] { return log.goodbye; }));
+}
+
+TEST_CASE("executor runs only its allow_kernels: shell is off unless enabled, and refused naming the flag") {
+  FakeScheduler sched;
+  RunningExecutor ex(TestOptions(sched));  // the default list
+  wire::Register reg;
+  REQUIRE(sched.RecvRegister(&reg));
+  CHECK(std::vector<std::string>(reg.kernels().begin(), reg.kernels().end()) ==
+        std::vector<std::string>{"coded_matmul", "gradient_worker", "matmul", "noop", "sleep", "spin"});
+  sched.Ack(7);
+  // A scheduler that assigns it anyway (a bug, or a forged one) is refused.
+  wire::SchedulerToExecutor work;
+  Assign(&work, 1, "shell", "touch /tmp/tailcut-must-not-exist");
+  Assign(&work, 2, "noop");
+  sched.Send(work);
+  ReportLog log;
+  REQUIRE(log.Until(sched, [&] { return log.results.size() == 2; }));
+  CHECK(log.results[1].outcome() == wire::AttemptResult::FAILED);
+  CHECK(log.results[1].error() == "kernel 'shell' is not enabled on this executor (start it with --allow-shell)");
+  CHECK(log.started.count(1) == 0);
+  CHECK(log.results[2].outcome() == wire::AttemptResult::OK);
+  REQUIRE(ex.Stop().ok());
+}
+
+TEST_CASE("an executor listing no kernels registers none, and an unknown name fails Run") {
+  FakeScheduler sched;
+  ExecutorOptions o = TestOptions(sched);
+  o.allow_kernels = {};
+  RunningExecutor ex(o);
+  wire::Register reg;
+  REQUIRE(sched.RecvRegister(&reg));
+  CHECK(reg.kernels_size() == 0);  // none, not "any"
+  REQUIRE(ex.Stop().ok());
+
+  o.allow_kernels = {"noop", "fft"};
+  Executor bad(o);
+  Status s = bad.Run();
+  CHECK(s.code() == Status::Code::kInvalidArgument);
+  CHECK(s.message().find("allow_kernels: unknown kernel(s) 'fft'") == 0);
 }
 
 TEST_CASE("executor cancels, survives bad frames and re-registers on UNKNOWN_EXECUTOR") {
@@ -304,6 +345,7 @@ TEST_CASE("the shipped config file parses and every key is known") {
   CHECK(o->slots == 0);
   CHECK(o->faults.slowdown == 1.0);
   CHECK_FALSE(o->faults.any());
+  CHECK(o->allow_kernels == DefaultAllowedKernels());  // the file documents the default
 
   REQUIRE(config->Override("faults.slowdown=2.5").ok());
   REQUIRE(config->Override("labels.zone=\"eu\"").ok());
@@ -359,6 +401,7 @@ TEST_CASE("executor caps the outputs it holds: refused while unsent, failed when
   ExecutorOptions o = TestOptions(*sched);
   o.slots = 3;
   o.max_output_bytes = 100;
+  o.allow_kernels.push_back("shell");
   RunningExecutor ex(o);
   wire::Register reg;
   REQUIRE(sched->RecvRegister(&reg));
@@ -414,6 +457,67 @@ TEST_CASE("max_output_bytes and max_queued are read from the config") {
   auto bad = ExecutorOptionsFromConfig(*config);
   REQUIRE_FALSE(bad.ok());
   CHECK(bad.status().message() == "max_output_bytes must be >= 0 (0 = no cap)");
+}
+
+TEST_CASE("allow_kernels is read from the config: a comma-separated list, unknown names an error") {
+  auto config = Config::Parse("allow_kernels = \"noop, sleep,noop\"\n");
+  REQUIRE(config.ok());
+  auto o = ExecutorOptionsFromConfig(*config);
+  REQUIRE(o.ok());
+  CHECK(o->allow_kernels == std::vector<std::string>{"noop", "sleep"});
+  REQUIRE(config->Override("allow_kernels=\"\"").ok());
+  o = ExecutorOptionsFromConfig(*config);
+  REQUIRE(o.ok());
+  CHECK(o->allow_kernels.empty());  // none
+  REQUIRE(config->Override("allow_kernels=\"noop,fft,shel\"").ok());
+  auto bad = ExecutorOptionsFromConfig(*config);
+  REQUIRE_FALSE(bad.ok());
+  CHECK(bad.status().message() == "allow_kernels: unknown kernel(s) 'fft', 'shel' (known: coded_matmul, "
+                                  "gradient_worker, matmul, noop, shell, sleep, spin)");
+  auto defaults = ExecutorOptionsFromConfig(Config());
+  REQUIRE(defaults.ok());
+  CHECK(defaults->allow_kernels == DefaultAllowedKernels());
+}
+
+TEST_CASE("max_message_bytes is read from the config and bounds max_output_bytes") {
+  auto config = Config::Parse("max_message_bytes = 1048576\nmax_output_bytes = 524288\n");
+  REQUIRE(config.ok());
+  auto o = ExecutorOptionsFromConfig(*config);
+  REQUIRE(o.ok());
+  CHECK(o->max_message_bytes == 1048576u);
+  CHECK(ExecutorOptions{}.max_message_bytes == 64u << 20);
+  REQUIRE(config->Override("max_output_bytes=524289").ok());
+  auto over = ExecutorOptionsFromConfig(*config);
+  REQUIRE_FALSE(over.ok());
+  CHECK(over.status().message() ==
+        "max_output_bytes must be at most half of max_message_bytes (1048576): a Report carries them");
+  REQUIRE(config->Override("max_message_bytes=1000").ok());
+  auto tiny = ExecutorOptionsFromConfig(*config);
+  REQUIRE_FALSE(tiny.ok());
+  CHECK(tiny.status().message() == "max_message_bytes must be in 65536..2147483647");
+}
+
+// Without max_output_bytes, outputs are still held under half of
+// max_message_bytes, so that no Report is too large for the scheduler.
+TEST_CASE("an output over half of max_message_bytes fails even without max_output_bytes") {
+  FakeScheduler sched;
+  ExecutorOptions o = TestOptions(sched);
+  o.max_message_bytes = 64 * 1024;
+  o.allow_kernels.push_back("shell");
+  RunningExecutor ex(o);
+  wire::Register reg;
+  REQUIRE(sched.RecvRegister(&reg));
+  sched.Ack(1, /*heartbeat_ms=*/100, /*lost_after_ms=*/60000);
+  wire::SchedulerToExecutor work;
+  Assign(&work, 1, "shell", "head -c 40000 /dev/zero");
+  Assign(&work, 2, "shell", "head -c 1000 /dev/zero");
+  sched.Send(work);
+  ReportLog log;
+  REQUIRE(log.Until(sched, [&] { return log.results.size() == 2; }));
+  CHECK(log.results[1].outcome() == wire::AttemptResult::FAILED);
+  CHECK(log.results[1].error() == "output of 40000 bytes exceeds the executor's max_message_bytes/2=32768");
+  CHECK(log.results[2].outcome() == wire::AttemptResult::OK);
+  CHECK(log.results[2].output().size() == 1000);
 }
 
 TEST_CASE("defaults resolve to machine values") {

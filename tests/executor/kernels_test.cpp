@@ -37,6 +37,29 @@ TEST_CASE("registry lists, finds and rejects duplicate kernels") {
   CHECK(r.Find("noop")->traits.instant);
 }
 
+TEST_CASE("a registry restricted to an allow-list keeps the others known but disabled") {
+  KernelRegistry r = BuiltinKernels();
+  CHECK(DefaultAllowedKernels() ==
+        std::vector<std::string>{"coded_matmul", "gradient_worker", "matmul", "noop", "sleep", "spin"});
+  REQUIRE(r.Restrict(DefaultAllowedKernels()).ok());
+  CHECK(r.Find("shell") == nullptr);
+  CHECK(r.NamesList() == "coded_matmul, gradient_worker, matmul, noop, sleep, spin");
+  CHECK(r.MissingReason("shell") == "kernel 'shell' is not enabled on this executor (start it with --allow-shell)");
+  CHECK(r.MissingReason("nope") ==
+        "unknown kernel 'nope' (this executor offers: coded_matmul, gradient_worker, matmul, noop, sleep, spin)");
+
+  REQUIRE(r.Restrict({"noop", "shell"}).ok());  // a new list: disabled kernels come back
+  CHECK(r.Names() == std::vector<std::string>{"noop", "shell"});
+  CHECK(r.MissingReason("sleep") == "kernel 'sleep' is not enabled on this executor (not in its allow_kernels)");
+
+  Status bad = r.Restrict({"noop", "foo", "bar"});  // every unknown name, and nothing changes
+  CHECK(bad.message() ==
+        "unknown kernel(s) 'foo', 'bar' (known: coded_matmul, gradient_worker, matmul, noop, shell, sleep, spin)");
+  CHECK(r.Names() == std::vector<std::string>{"noop", "shell"});
+  REQUIRE(r.Restrict({}).ok());
+  CHECK(r.Names().empty());
+}
+
 TEST_CASE("noop returns empty output") {
   auto out = RunKernel("noop", "");
   REQUIRE(out.ok());
@@ -54,6 +77,23 @@ TEST_CASE("sleep sleeps about ms, stretched by the time factor") {
   CHECK_FALSE(RunKernel("sleep", "ms=-1").ok());
   CHECK_FALSE(RunKernel("sleep", "garbage").ok());
   REQUIRE(RunKernel("sleep", "ms=1 sigma=0.5 seed=3").ok());
+}
+
+// Issue #11: `sleep ms=inf` slept forever (or overflowed the timer).
+TEST_CASE("sleep and spin reject nan, inf and absurd arguments, naming them") {
+  for (const char* args : {"ms=inf", "ms=nan", "ms=1e999", "ms=-1", "ms=1e12"}) {
+    for (const char* kernel : {"sleep", "spin"}) {
+      auto r = RunKernel(kernel, args);
+      REQUIRE_FALSE(r.ok());
+      CHECK(r.status().message().find("'ms'") != std::string::npos);
+    }
+  }
+  auto sigma = RunKernel("sleep", "ms=1 sigma=1e6");
+  REQUIRE_FALSE(sigma.ok());
+  CHECK(sigma.status().message().find("'sigma'") != std::string::npos);
+  auto seed = RunKernel("sleep", "ms=1 seed=99999999999999999999");
+  REQUIRE_FALSE(seed.ok());
+  CHECK(seed.status().message().find("'seed'") != std::string::npos);
 }
 
 TEST_CASE("sleep wakes early on cancellation and reports progress") {

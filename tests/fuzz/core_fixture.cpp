@@ -18,6 +18,7 @@ CoreFixture::CoreFixture() : clock(1000), core(CoreOptions{}, &clock, DefaultCha
   ExecutorDesc e;
   e.name = "e1";
   e.slots = 4;
+  e.kernels = {"noop", "sleep", "spin"};  // an executor runs exactly the kernels it lists
   executor = core.AddExecutor(e);
   JobDef job;
   job.name = "fixture";

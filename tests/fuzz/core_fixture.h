@@ -1,6 +1,6 @@
 // A scheduler core as the daemon builds it (default policy chain, virtual
 // clock) with one executor and one running job, for the wire targets:
-// executor 1 ("e1", 4 slots, any kernel) runs job 1 (8 noop tasks), so
+// executor 1 ("e1", 4 slots, noop, sleep and spin) runs job 1 (8 noop tasks), so
 // attempts 1-4 are live on it and a fuzzed Report can name them.
 #pragma once
 

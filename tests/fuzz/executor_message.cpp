@@ -13,6 +13,7 @@ int ExecutorMessage(const uint8_t* data, size_t size) {
   wire::ExecutorMessage msg;
   if (!msg.ParseFromArray(data, static_cast<int>(size)) || msg.version() != kProtocolVersion) return 0;
   CoreFixture f;
+  const BadInputFn ignore = [](const std::string&) {};
   switch (msg.body_case()) {
     case wire::ExecutorMessage::kRegister: {
       // As a re-register of executor 1: its attempts are orphaned, then
@@ -20,12 +21,12 @@ int ExecutorMessage(const uint8_t* data, size_t size) {
       f.core.RemoveExecutor(f.executor, false, "re-registered");
       ExecutorId id = f.core.AddExecutor(ExecutorDescFromWire(msg.register_(), 1));
       wire::Work cancel;
-      TakeBackFromWire(f.core, id, msg.register_(), &cancel);
+      TakeBackFromWire(f.core, id, msg.register_(), &cancel, ignore);
       break;
     }
     case wire::ExecutorMessage::kReport:
       f.core.ExecutorSeen(f.executor);
-      ApplyReport(f.core, f.executor, msg.report());
+      ApplyReport(f.core, f.executor, msg.report(), ignore);
       break;
     case wire::ExecutorMessage::kGoodbye: f.core.RemoveExecutor(f.executor, false, msg.goodbye().reason()); break;
     default: break;

@@ -21,6 +21,7 @@ struct DaemonClusterOptions {
   std::vector<std::vector<std::string>> executor_flags;  // extra flags of executor i
   bool restart = false;                                  // restart executors that exit
   double client_timeout_s = 10;
+  bool allow_shell = false;  // executors run shell tasks (--allow-shell)
 };
 
 struct DaemonCluster {
@@ -40,6 +41,7 @@ struct DaemonCluster {
       if (i < static_cast<int>(d.executor_flags.size()))
         e.flags.insert(e.flags.end(), d.executor_flags[i].begin(), d.executor_flags[i].end());
       e.restart = d.restart;
+      e.allow_shell = d.allow_shell;
       e.expect_exit = true;  // tests kill some on purpose
       REQUIRE(cluster->AddExecutor(e).ok());
     }

@@ -19,11 +19,17 @@ using namespace tailcut;
 namespace {
 
 // `executors` daemons of `slots` slots; extra flags for the scheduler and
-// for executor i (e.g. fault injection).
+// for executor i (e.g. fault injection); `allow_shell`: they run shell tasks.
 struct Cluster : testing::DaemonCluster {
   explicit Cluster(int executors, int slots = 2, std::vector<std::string> scheduler_flags = {},
-                   std::vector<std::vector<std::string>> executor_flags = {})
-      : DaemonCluster({executors, slots, std::move(scheduler_flags), std::move(executor_flags)}) {}
+                   std::vector<std::vector<std::string>> executor_flags = {}, bool allow_shell = false)
+      : DaemonCluster(Options(executors, slots, std::move(scheduler_flags), std::move(executor_flags), allow_shell)) {}
+  static testing::DaemonClusterOptions Options(int executors, int slots, std::vector<std::string> scheduler_flags,
+                                               std::vector<std::vector<std::string>> executor_flags, bool allow_shell) {
+    testing::DaemonClusterOptions o{executors, slots, std::move(scheduler_flags), std::move(executor_flags)};
+    o.allow_shell = allow_shell;
+    return o;
+  }
 };
 
 // Submits `job` and waits (at most 60 s) for its final status.
@@ -47,7 +53,7 @@ TEST_CASE("daemons: a 10000-task noop job completes") {
 
 TEST_CASE("daemons: capped executors finish a job without failures, and an output over the cap fails clearly") {
   std::vector<std::string> caps = {"--max-queued", "2", "--max-output-bytes", "4096"};
-  Cluster c(2, 2, {"--policy", "none"}, {caps, caps});
+  Cluster c(2, 2, {"--policy", "none"}, {caps, caps}, /*allow_shell=*/true);
   // Short tasks are pipelined, but never beyond 2 queued per executor:
   // nothing is refused for good, nothing counts as a failure.
   wire::JobSpec job = FanoutJob("shell", "printf '%0100d' 0", 300);
@@ -92,7 +98,7 @@ TEST_CASE("daemons: an executor killed mid-job and every task still commits exac
 }
 
 TEST_CASE("daemons: bad jobs get clear errors and both daemons keep serving") {
-  Cluster c(1);
+  Cluster c(1, 2, {}, {}, /*allow_shell=*/true);
   auto unknown = c.client->Submit(FanoutJob("no-such-kernel", "", 1));
   REQUIRE_FALSE(unknown.ok());
   CHECK(unknown.status().message().find("no-such-kernel") != std::string::npos);
@@ -127,6 +133,29 @@ TEST_CASE("daemons: bad jobs get clear errors and both daemons keep serving") {
   CHECK(c.cluster->ExecutorAlive(0));
 }
 
+TEST_CASE("daemons: shell runs only on executors started with --allow-shell, and a submit without one names the flag") {
+  Cluster c(1);  // a plain executor: every built-in but shell
+  auto refused = c.client->Submit(FanoutJob("shell", "echo hi", 1));
+  REQUIRE_FALSE(refused.ok());
+  CHECK(refused.status().message().find(
+            "no executor runs kernel 'shell' (executors offer it only when started with --allow-shell)") !=
+        std::string::npos);
+
+  LocalExecutorSpec shell;
+  shell.flags = {"--slots", "1", "--name", "it-shell"};
+  shell.allow_shell = true;
+  REQUIRE(c.cluster->AddExecutor(shell).ok());
+  REQUIRE(c.cluster->WaitForExecutors(2, 30).ok());
+  wire::JobSpec job = FanoutJob("shell", "echo hi", 2);
+  job.set_return_outputs(true);
+  auto st = SubmitAndWait(*c.client, job);
+  REQUIRE(st.ok());
+  CHECK(st->state() == wire::JOB_SUCCEEDED);
+  auto results = c.client->Results(st->job_id());
+  REQUIRE(results.ok());
+  for (const auto& r : *results) CHECK(r.output() == "hi\n");
+}
+
 TEST_CASE("daemons: an external plugin named in the config loads and copies a straggling task") {
   std::string config = std::filesystem::temp_directory_path() / ("tailcut-it-plugin-" + std::to_string(getpid()) + ".toml");
   {
@@ -144,6 +173,22 @@ TEST_CASE("daemons: an external plugin named in the config loads and copies a st
   CHECK(st->copies() >= 1);  // the plugin acted
   CHECK(st->finished_at_s() - st->submitted_at_s() < 1.5);  // copies beat the 2 s stragglers
   std::filesystem::remove(config);
+}
+
+TEST_CASE("daemons: a plugin policy that throws is disabled with an error log and the scheduler keeps serving") {
+  Cluster c(2, 2, {"--policy", std::string("plugin:") + TAILCUT_THROWING_PLUGIN_PATH + ",clone"});
+  for (int i = 0; i < 3; ++i) {  // policies tick every 0.1 s: the plugin throws during the first job
+    auto st = SubmitAndWait(*c.client, FanoutJob("sleep", "ms=100", 8));
+    REQUIRE(st.ok());
+    CHECK(st->state() == wire::JOB_SUCCEEDED);
+  }
+  CHECK(c.cluster->SchedulerAlive());
+  std::ifstream log(c.cluster->log_dir() + "/scheduler.log");
+  std::string text((std::istreambuf_iterator<char>(log)), std::istreambuf_iterator<char>());
+  INFO(text);
+  CHECK(text.find("ERROR") != std::string::npos);
+  CHECK(text.find("policy 'throwing' disabled: OnTick threw: deliberate failure in the throwing plugin") !=
+        std::string::npos);
 }
 
 TEST_CASE("daemons: a scheduler killed with SIGKILL mid-job resumes from its journal, its waiting client gets the job's own status") {

@@ -19,10 +19,11 @@ namespace {
 bool Contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
 
 // The scheduler daemon (policy none) and `executors` executor daemons,
-// restarted whenever they exit.
+// restarted whenever they exit; they run shell tasks (the poison task).
 struct Fleet : testing::DaemonCluster {
   explicit Fleet(int executors, int slots = 2)
-      : DaemonCluster({executors, slots, {"--policy", "none"}, {}, /*restart=*/true, /*client_timeout_s=*/20}) {}
+      : DaemonCluster({executors, slots, {"--policy", "none"}, {}, /*restart=*/true, /*client_timeout_s=*/20,
+                       /*allow_shell=*/true}) {}
   wire::JobStatus Wait(JobId id) {
     WaitOptions w;
     w.timeout_s = 120;

@@ -43,6 +43,18 @@ TEST_CASE("vector round trip and malformed input") {
   CHECK_FALSE(coded::RunMatmulKernel("tcmm1 0 2 2 1 2 3 4 3 1 1 1").ok());  // x too long
 }
 
+// A few header bytes must not make the executor allocate for millions of
+// values the args do not hold (issue #11).
+TEST_CASE("coded kernel args asking for more values than they carry are refused before allocating") {
+  CHECK_FALSE(coded::DecodeVector("tcv1 16777216 1").ok());
+  CHECK_FALSE(coded::ParseMatmulArgs("tcmm1 0 4096 4096 1 2").ok());
+  CHECK_FALSE(coded::ParseGradientArgs("tcgw1 0 16777216 65536 1").ok());
+  CHECK_FALSE(coded::ParseGradientArgs("tcgw1 0 4 1 1.0 4194304 1 2").ok());
+  auto ok = coded::ParseMatmulArgs("tcmm1 0 1 2 1 2 2 3 4");
+  REQUIRE(ok.ok());
+  CHECK(ok->a.size() == 2);
+}
+
 TEST_CASE("MDS coded mat-vec: any k of n through the core reproduces A x") {
   std::mt19937 rng(7);
   auto code = coding::MdsCode::Systematic(6, 4);

@@ -4,6 +4,7 @@
 
 #include <map>
 #include <set>
+#include <string>
 #include <vector>
 
 #include "tailcut/scheduler/core.h"
@@ -22,13 +23,19 @@ struct Recorder : CoreObserver {
   }
 };
 
+// What the harnesses' executors run unless a test names their kernels: an
+// executor always lists its kernels (an empty list runs none), so tests list
+// every name they submit.
+inline const std::vector<std::string> kTestKernels = {"coded_matmul", "g",     "gradient_worker", "k",   "matmul",
+                                                      "noop",         "sleep", "spin",            "train"};
+
 class CoreHarness {
  public:
   explicit CoreHarness(CoreOptions o = {}, PolicyChain policies = {}) : core(o, &clock, std::move(policies)) {
     core.AddObserver(&recorder);
   }
 
-  ExecutorId Exec(uint32_t slots, uint32_t gpus = 0, std::vector<std::string> kernels = {},
+  ExecutorId Exec(uint32_t slots, uint32_t gpus = 0, std::vector<std::string> kernels = kTestKernels,
                   std::vector<std::pair<std::string, std::string>> labels = {}) {
     ExecutorDesc d;
     d.name = "e" + std::to_string(++n_exec_);

@@ -27,7 +27,7 @@ TEST_CASE("tasks are placed within executor slots and run to completion") {
 TEST_CASE("gpu and label demands steer placement") {
   CoreHarness h;
   ExecutorId cpu = h.Exec(4);
-  ExecutorId gpu = h.Exec(4, 1, {}, {{"zone", "edge"}});
+  ExecutorId gpu = h.Exec(4, 1, testing::kTestKernels, {{"zone", "edge"}});
   JobDef j;
   TaskDef g;
   g.kernel = "matmul";
@@ -71,6 +71,50 @@ TEST_CASE("a job no executor can run is rejected with the reason") {
   bad_k.rule.kind = CompletionKind::kKOfN;
   bad_k.rule.k = 4;
   CHECK_FALSE(h.core.SubmitJob(bad_k).ok());
+}
+
+TEST_CASE("kernels are opt-in: an executor runs exactly the kernels it lists, none when it lists none") {
+  CoreHarness h;
+  ExecutorId none = h.Exec(4, 0, {});
+  auto r = h.core.SubmitJob(CoreHarness::Fanout(1, "noop"));
+  REQUIRE_FALSE(r.ok());  // an empty list is not "any kernel"
+  CHECK(r.status().message() == "no executor offers kernel 'noop' (offered: none)");
+
+  ExecutorId plain = h.Exec(4, 0, {"noop", "sleep"});  // started without --allow-shell
+  auto shell = h.core.SubmitJob(CoreHarness::Fanout(1, "shell"));
+  REQUIRE_FALSE(shell.ok());
+  CHECK(shell.status().code() == Status::Code::kNotFound);
+  CHECK(shell.status().message() ==
+        "no executor runs kernel 'shell' (executors offer it only when started with --allow-shell)");
+
+  auto noop = h.core.SubmitJob(CoreHarness::Fanout(4, "noop"));
+  REQUIRE(noop.ok());
+  h.Drain();
+  CHECK(h.LiveOn(none).empty());
+  CHECK(h.LiveOn(plain).size() == 4);
+
+  ExecutorId with_shell = h.Exec(1, 0, {"noop", "shell"});  // started with --allow-shell
+  auto ok = h.core.SubmitJob(CoreHarness::Fanout(1, "shell"));
+  REQUIRE(ok.ok());
+  h.Drain();
+  REQUIRE(h.LiveOn(with_shell).size() == 1);
+}
+
+TEST_CASE("a shell job accepted before any executor fails after the grace period with the flag in its reason") {
+  CoreOptions o;
+  o.infeasible_grace_s = 5;
+  o.lost_after_s = 0;
+  CoreHarness h(o);
+  auto job = h.core.SubmitJob(CoreHarness::Fanout(1, "shell"));
+  REQUIRE(job.ok());
+  h.Exec(2);  // no shell among its kernels
+  h.Drain();
+  h.clock.Advance(6);
+  h.core.Tick();
+  h.Drain();
+  REQUIRE(h.finished.count(*job));
+  CHECK(h.finished[*job].state == JobState::kFailed);
+  CHECK(h.finished[*job].reason.find("--allow-shell") != std::string::npos);
 }
 
 TEST_CASE("an infeasible job waits for the grace period, then fails but wait_for_resources waits") {
@@ -223,6 +267,28 @@ TEST_CASE("cancelling a job stops its attempts and reports it") {
   CHECK_FALSE(h.core.CancelJob(999).ok());
 }
 
+// job_retention = 0 evicts a job as it finishes: the final status must
+// come with the cancel and the JobFinished command, not from JobStatus().
+TEST_CASE("a finished job evicted at once still reports its final status") {
+  CoreOptions o;
+  o.job_retention = 0;
+  CoreHarness h(o);
+  h.Exec(2);
+  auto id = h.core.SubmitJob(CoreHarness::Fanout(4));
+  h.Drain();
+  auto st = h.core.CancelJob(*id, "user asked");
+  REQUIRE(st.ok());
+  CHECK(st->id == *id);
+  CHECK(st->state == JobState::kCancelled);
+  CHECK(st->tasks == 4);
+  CHECK_FALSE(h.core.JobStatus(*id).ok());  // evicted
+  h.Drain();
+  REQUIRE(h.finished.count(*id));
+  CHECK(h.finished[*id].status.state == JobState::kCancelled);
+  CHECK(h.finished[*id].status.reason == "user asked");
+  CHECK(h.finished[*id].status.tasks == 4);
+}
+
 TEST_CASE("quorum rounds close at the deadline with enough reports") {
   CoreOptions o;
   o.lost_after_s = 0;
@@ -290,6 +356,7 @@ TEST_CASE("an executor's max_queued bounds the pipelining, and a refused attempt
   d.name = "edge";
   d.slots = 2;
   d.max_queued = 3;
+  d.kernels = {"noop"};
   ExecutorId e = h.core.AddExecutor(d);
   auto job = h.core.SubmitJob(CoreHarness::Fanout(10000, "noop"));
   REQUIRE(job.ok());
@@ -338,4 +405,51 @@ TEST_CASE("a quorum round without a deadline closes once every task has reported
   h.Drain();
   REQUIRE(h.finished.count(*id));
   CHECK(h.finished[*id].state == JobState::kSucceeded);
+}
+
+// Admission (issue #11): checked on the task count alone, before the job's
+// per-task state is allocated.
+TEST_CASE("admission: tasks per job and queued tasks are capped, the latter freed as jobs finish") {
+  CoreOptions o;
+  o.max_tasks_per_job = 100;
+  o.max_queued_tasks = 150;
+  CoreHarness h(o);
+  h.Exec(1);
+  auto big = h.core.SubmitJob(CoreHarness::Fanout(101));
+  REQUIRE_FALSE(big.ok());
+  CHECK(big.status().code() == Status::Code::kTooLarge);
+  CHECK(big.status().message() == "job has 101 tasks; the limit is 100 (core.max_tasks_per_job)");
+  CHECK(h.core.CheckAdmission(50'000'000).code() == Status::Code::kTooLarge);
+  auto first = h.core.SubmitJob(CoreHarness::Fanout(100));
+  REQUIRE(first.ok());
+  CHECK(h.core.QueuedTasks() == 100);
+  auto busy = h.core.SubmitJob(CoreHarness::Fanout(60));
+  REQUIRE_FALSE(busy.ok());
+  CHECK(busy.status().code() == Status::Code::kResourceExhausted);
+  CHECK(busy.status().message() ==
+        "scheduler busy: unfinished jobs hold 100 tasks, and 60 more would exceed 150 (core.max_queued_tasks); "
+        "retry later");
+  REQUIRE(h.core.SubmitJob(CoreHarness::Fanout(50)).ok());
+  REQUIRE(h.core.CancelJob(*first).ok());
+  CHECK(h.core.QueuedTasks() == 50);
+  CHECK(h.core.SubmitJob(CoreHarness::Fanout(60)).ok());
+  // A job larger than the whole queue can never fit: TOO_LARGE, not BUSY.
+  o.max_queued_tasks = 10;
+  CoreHarness small(o);
+  CHECK(small.core.CheckAdmission(11).message() == "job has 11 tasks; the limit is 10 (core.max_queued_tasks)");
+}
+
+TEST_CASE("[core] admission caps and max_attempts are range-checked, naming the key") {
+  auto load = [](const char* toml) {
+    auto c = Config::Parse(toml);
+    REQUIRE(c.ok());
+    CoreOptions o;
+    return LoadCoreOptions(*c, "core", &o);
+  };
+  CHECK(load("[core]\nmax_tasks_per_job = 2000000\nmax_queued_tasks = 9000000\n").ok());
+  CHECK(load("[core]\nmax_tasks_per_job = 0\n").message() == "core.max_tasks_per_job must be in 1..50000000");
+  CHECK(load("[core]\nmax_tasks_per_job = 50000001\n").message() == "core.max_tasks_per_job must be in 1..50000000");
+  CHECK(load("[core]\nmax_queued_tasks = 0\n").message() == "core.max_queued_tasks must be at least 1");
+  CHECK(load("[core]\nmax_attempts = 100000\n").message() == "core.max_attempts must be in 1..1000");
+  CHECK(load("[core]\nmax_queue_per_slot = 100000\n").message() == "core.max_queue_per_slot must be at most 4096");
 }

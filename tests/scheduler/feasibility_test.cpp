@@ -44,7 +44,7 @@ JobDef JobOf(std::vector<TaskDef> tasks) {
 
 TEST_CASE("labels must all be present with the same value") {
   Fleet f;
-  Executor& e = f.Add(4, 0, {}, {{"zone", "edge"}, {"rack", "7"}});
+  Executor& e = f.Add(4, 0, {"k"}, {{"zone", "edge"}, {"rack", "7"}});
   CHECK(LabelsMatch(e, MakeTask("k")));
   CHECK(LabelsMatch(e, MakeTask("k", 1, 0, {{"zone", "edge"}})));
   CHECK(LabelsMatch(e, MakeTask("k", 1, 0, {{"rack", "7"}, {"zone", "edge"}})));
@@ -54,19 +54,22 @@ TEST_CASE("labels must all be present with the same value") {
 
 TEST_CASE("an executor is feasible when its size, gpus, kernels and labels fit") {
   Fleet f;
-  Executor& any = f.Add(2);                       // runs any kernel
+  Executor& sl = f.Add(2, 0, {"sleep"});
   Executor& mm = f.Add(8, 1, {"matmul"});         // one kernel only
-  CHECK(Feasible(any, MakeTask("sleep", 2)));
-  CHECK(Feasible(any, MakeTask("sleep", 0)));         // 0 slots counts as 1
-  CHECK_FALSE(Feasible(any, MakeTask("sleep", 3)));   // bigger than the executor, ever
-  CHECK_FALSE(Feasible(any, MakeTask("sleep", 1, 1))); // no gpu
+  Executor& none = f.Add(8, 1);                   // lists no kernel: runs none
+  CHECK(Feasible(sl, MakeTask("sleep", 2)));
+  CHECK(Feasible(sl, MakeTask("sleep", 0)));         // 0 slots counts as 1
+  CHECK_FALSE(Feasible(sl, MakeTask("sleep", 3)));   // bigger than the executor, ever
+  CHECK_FALSE(Feasible(sl, MakeTask("sleep", 1, 1))); // no gpu
   CHECK(Feasible(mm, MakeTask("matmul", 8, 1)));
   CHECK_FALSE(Feasible(mm, MakeTask("sleep")));       // kernel not offered
+  CHECK_FALSE(Feasible(none, MakeTask("sleep")));
+  CHECK_FALSE(Feasible(none, MakeTask("matmul", 8, 1)));
 }
 
 TEST_CASE("feasibility ignores what executors run now") {
   Fleet f;
-  Executor& e = f.Add(2, 1);
+  Executor& e = f.Add(2, 1, {"k"});
   e.used_slots = 2;
   e.used_gpus = 1;
   CHECK(Feasible(e, MakeTask("k", 2, 1)));
@@ -87,9 +90,21 @@ TEST_CASE("CheckFeasible says why no executor can run a task") {
     CHECK(s.code() == Status::Code::kNotFound);
     CHECK(s.message() == "no executor offers kernel 'fft' (offered: matmul, sleep)");
   }
+  SECTION("shell not offered: names the executor flag that offers it") {
+    f.Add(4, 0, {"sleep", "noop"});
+    Status s = CheckFeasible(f.execs, MakeTask("shell"));
+    CHECK(s.code() == Status::Code::kNotFound);
+    CHECK(s.message() == "no executor runs kernel 'shell' (executors offer it only when started with --allow-shell)");
+    f.Add(1, 0, {"shell"});
+    CHECK(CheckFeasible(f.execs, MakeTask("shell")).ok());
+  }
+  SECTION("executors listing no kernels offer none") {
+    f.Add(4);
+    CHECK(CheckFeasible(f.execs, MakeTask("sleep")).message() == "no executor offers kernel 'sleep' (offered: none)");
+  }
   SECTION("kernel offered but no executor is big enough or has the labels") {
     f.Add(4, 0, {"matmul"});
-    f.Add(2, 1, {}, {{"zone", "core"}});
+    f.Add(2, 1, {"matmul"}, {{"zone", "core"}});
     Status s = CheckFeasible(f.execs, MakeTask("matmul", 3, 1, {{"zone", "edge"}}));
     CHECK(s.code() == Status::Code::kFailedPrecondition);
     CHECK(s.message() ==
@@ -97,7 +112,7 @@ TEST_CASE("CheckFeasible says why no executor can run a task") {
           "registered)");
   }
   SECTION("one fitting executor is enough") {
-    f.Add(1);
+    f.Add(1, 0, {"matmul"});
     f.Add(4, 1, {"matmul"}, {{"zone", "edge"}});
     CHECK(CheckFeasible(f.execs, MakeTask("matmul", 3, 1, {{"zone", "edge"}})).ok());
   }
@@ -105,7 +120,7 @@ TEST_CASE("CheckFeasible says why no executor can run a task") {
 
 TEST_CASE("job validation rejects ill-formed jobs with a reason") {
   Fleet f;
-  f.Add(4);
+  f.Add(4, 0, {"k"});
   auto msg = [&](const JobDef& j) { return ValidateJob(f.execs, j).message(); };
   CHECK(msg(JobDef{}) == "job has no tasks");
   CHECK(msg(JobOf({MakeTask("")})) == "a task has no kernel");
@@ -136,7 +151,7 @@ TEST_CASE("job validation checks feasibility only when it can and should") {
   j.templ = MakeTask("k", 16);
   j.template_count = 2;
   CHECK(ValidateJob(f.execs, j).ok());  // no executor joined yet: wait for one
-  f.Add(4);
+  f.Add(4, 0, {"k"});
   Status s = ValidateJob(f.execs, j);
   CHECK(s.code() == Status::Code::kFailedPrecondition);  // the first infeasible shape: 1 gpu
   CHECK(s.message().find("1 gpu(s)") != std::string::npos);

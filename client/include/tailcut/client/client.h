@@ -22,6 +22,16 @@ namespace tailcut {
 struct ClientOptions {
   std::string endpoint = "tcp://127.0.0.1:7701";  // the scheduler's client endpoint
   double timeout_s = 10;                         // per request
+  // Keys (docs/SECURITY.md): this client's .key file and the scheduler's
+  // public key (.pub file or Z85). Both or neither; needed by a scheduler
+  // started with keys. Without keys, `user` (default: the login name) owns
+  // the jobs submitted.
+  std::string key_file;
+  std::string scheduler_key;
+  std::string user;
+  // ZMQ_MAXMSGSIZE: a larger frame from the scheduler drops the connection
+  // (the scheduler sends TOO_LARGE instead of a reply over its own limit).
+  uint64_t max_message_bytes = 64u << 20;
 };
 
 struct WaitOptions {

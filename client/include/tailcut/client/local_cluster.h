@@ -37,6 +37,10 @@ struct LocalClusterOptions {
   // Default: tailcut-executor next to the running binary.
   std::string executor_binary;
   bool keep_logs = false;
+  // CURVE keys, made fresh in LOGDIR/keys: the scheduler's, one for the
+  // executors, and clients "client", "other" (both role client) and
+  // "admin" (docs/SECURITY.md). false: no keys (loopback only anyway).
+  bool keys = true;
 };
 
 struct LocalExecutorSpec {
@@ -44,6 +48,9 @@ struct LocalExecutorSpec {
   bool restart = false;                    // start it again whenever it exits
   std::vector<std::string> restart_flags;  // for the restarted one; empty = `flags`
   bool expect_exit = false;                // an exit is planned (fault injection): no warning
+  // Runs `shell` tasks (passes --allow-shell; off by default, as for any
+  // executor: shell runs whatever command a client sends).
+  bool allow_shell = false;
 };
 
 class LocalCluster {
@@ -71,12 +78,17 @@ class LocalCluster {
   void SignalScheduler(int sig);
   Status RestartScheduler();
   bool SchedulerAlive();  // in-process: always true
+  int scheduler_pid() const;  // the child scheduler's pid (e.g. to read its RSS); 0 in-process
 
   void KeepLogs();
   const std::string& log_dir() const;
   std::string client_endpoint() const;
   std::string executor_endpoint() const;
-  ClientOptions client_options() const;
+  // Options for a client of this cluster, holding key `as` ("client",
+  // "other" or "admin") when the cluster has keys.
+  ClientOptions client_options(const std::string& as = "client") const;
+  // The keys folder ("" without keys): NAME.key / NAME.pub, trusted.toml.
+  std::string keys_dir() const;
 
  private:
   class Impl;

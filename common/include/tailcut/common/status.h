@@ -22,8 +22,10 @@ class [[nodiscard]] Status {
     kFailedPrecondition,  // e.g. no executor can ever run the task
     kResourceExhausted,   // a budget or limit was hit
     kUnavailable,         // peer gone, try again later
+    kPermissionDenied,    // not trusted, or not the owner
     kIoError,
     kInternal,
+    kTooLarge,            // beyond a hard limit: retrying cannot help
   };
 
   Status() = default;
@@ -33,8 +35,10 @@ class [[nodiscard]] Status {
   static Status FailedPrecondition(std::string m) { return {Code::kFailedPrecondition, std::move(m)}; }
   static Status ResourceExhausted(std::string m) { return {Code::kResourceExhausted, std::move(m)}; }
   static Status Unavailable(std::string m) { return {Code::kUnavailable, std::move(m)}; }
+  static Status PermissionDenied(std::string m) { return {Code::kPermissionDenied, std::move(m)}; }
   static Status IoError(std::string m) { return {Code::kIoError, std::move(m)}; }
   static Status Internal(std::string m) { return {Code::kInternal, std::move(m)}; }
+  static Status TooLarge(std::string m) { return {Code::kTooLarge, std::move(m)}; }
 
   bool ok() const { return code_ == Code::kOk; }
   Code code() const { return code_; }

@@ -8,6 +8,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "tailcut/common/config.h"
 #include "tailcut/common/status.h"
@@ -32,7 +33,22 @@ struct ExecutorOptions {
   // task failure); an output that alone exceeds max_output_bytes FAILS.
   uint64_t max_output_bytes = 0;       // outputs held: finished, not yet sent
   uint32_t max_queued = 0;             // attempts waiting beyond the slots
+  // ZMQ_MAXMSGSIZE of the socket, and what one Report or Register may
+  // carry: outputs held unsent stay under half of it even with
+  // max_output_bytes = 0 (a larger output fails, like one over
+  // max_output_bytes). Keep it at most the scheduler's max_message_bytes:
+  // the scheduler drops the connection of an executor sending more.
+  uint64_t max_message_bytes = 64u << 20;
   std::map<std::string, std::string> labels;
+  // Keys (docs/SECURITY.md): this executor's .key file (role executor) and
+  // the scheduler's public key (its .pub file, or the key itself). Both or
+  // neither; with them the connection is encrypted and both ends proven.
+  std::string key_file;
+  std::string scheduler_key;
+  // The kernels this executor runs and registers with the scheduler, names
+  // from its KernelRegistry (Run fails on an unknown one). Kernels are
+  // opt-in: `shell` only when listed (the daemon's --allow-shell adds it).
+  std::vector<std::string> allow_kernels = DefaultAllowedKernels();
   FaultOptions faults;
 };
 

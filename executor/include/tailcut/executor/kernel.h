@@ -103,20 +103,32 @@ class KernelRegistry {
  public:
   // Fails if `name` is empty or already registered.
   Status Register(std::string name, KernelFn fn, KernelTraits traits = {});
-  // nullptr when unknown.
+  // Keeps only the kernels in `allowed` runnable (the executor's
+  // allow_kernels); the rest stay known as disabled, so an assignment for one
+  // is refused with how to enable it. An unknown name fails, naming every
+  // unknown one, and changes nothing. May be called again with another list.
+  Status Restrict(const std::vector<std::string>& allowed);
+  // nullptr when unknown or disabled.
   const Kernel* Find(std::string_view name) const;
-  std::vector<std::string> Names() const;  // sorted
+  std::vector<std::string> Names() const;  // runnable ones, sorted
   // "noop, sleep, spin" — for error messages.
   std::string NamesList() const;
+  // Why an attempt of `name` cannot run here (Find returned nullptr): the
+  // kernel is disabled, and how to enable it, or unknown.
+  std::string MissingReason(std::string_view name) const;
 
  private:
   std::map<std::string, Kernel, std::less<>> kernels_;
+  std::map<std::string, Kernel, std::less<>> disabled_;  // registered, not allowed
 };
 
 // noop, sleep, spin, matmul, shell, coded_matmul, gradient_worker (see
 // docs/KERNELS.md and docs/GPU.md). Fails if a name is already taken.
 Status RegisterBuiltinKernels(KernelRegistry* registry);
 KernelRegistry BuiltinKernels();
+// What an executor runs unless its allow_kernels says otherwise: every
+// built-in but shell, which runs any command a client sends (--allow-shell).
+std::vector<std::string> DefaultAllowedKernels();
 
 // The matmul kernel's arithmetic, exposed for tests: the deterministic
 // input matrix (row-major n×n) for `seed`, and the checksum (sum of C = A·B)

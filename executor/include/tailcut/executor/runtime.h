@@ -52,7 +52,7 @@ class AttemptRuntime {
   AttemptRuntime(const AttemptRuntime&) = delete;
   AttemptRuntime& operator=(const AttemptRuntime&) = delete;
 
-  // Queues attempts in order. Unknown kernels and duplicate ids are answered
+  // Queues attempts in order. Unknown or disabled kernels and duplicate ids are answered
   // with a FAILED result (duplicates of a live attempt are ignored).
   void Submit(std::vector<AttemptSpec> batch);
   // Queued: removed at once. Running: its kernel is told to stop. Either way

@@ -30,6 +30,13 @@
 
 namespace tailcut {
 
+// The most tasks one job can ever have: task counts and indexes are uint32,
+// and core.max_tasks_per_job may not be set above this.
+inline constexpr uint32_t kTaskCountCeiling = 50'000'000;
+// Failed attempts per task are counted in 16 bits: max_attempts (config or
+// job) may not exceed this.
+inline constexpr uint32_t kMaxAttemptsCeiling = 1000;
+
 // Every option with its default; docs/CONFIG.md and configs/scheduler.toml
 // document the same keys under [core].
 struct CoreOptions {
@@ -57,6 +64,11 @@ struct CoreOptions {
   // except the first such loss of each task (poison tasks that crash their
   // executors fail their job). The simulator's default is false.
   bool count_executor_loss = true;
+  // Admission (docs/LIMITS.md). Each task of an unfinished job costs the
+  // core ~20 bytes whatever its size on the wire (a 40-byte template can ask
+  // for millions), so both are checked before anything is allocated.
+  uint32_t max_tasks_per_job = 1'000'000;  // larger jobs: TOO_LARGE
+  uint32_t max_queued_tasks = 4'000'000;   // tasks of unfinished jobs in all; over it: BUSY
 };
 Status LoadCoreOptions(const Config& cfg, std::string_view prefix, CoreOptions* out);
 
@@ -66,8 +78,19 @@ struct ExecutorDesc {
   uint32_t slots = 1;
   uint32_t gpus = 0;
   std::vector<std::pair<std::string, std::string>> labels;
-  std::vector<std::string> kernels;   // empty: runs any kernel
+  std::vector<std::string> kernels;   // exactly the kernels it runs; empty: none
   uint32_t max_queued = 0;            // queued beyond slots it accepts; 0 = no cap
+};
+
+struct JobStatusInfo {
+  JobId id = 0;
+  std::string name;
+  JobState state = JobState::kRunning;
+  uint32_t tasks = 0, committed = 0, running = 0, attempts = 0, copies = 0, failed_attempts = 0;
+  std::string reason;
+  Time submitted = 0, finished = 0;
+  std::string request_key;
+  std::string owner;
 };
 
 struct LaunchCmd {
@@ -93,6 +116,10 @@ struct JobFinishedCmd {
   JobId job = 0;
   JobState state = JobState::kRunning;
   std::string reason;
+  // The final status, taken when the job finished: job_retention may evict
+  // the job before the driver reads its commands (many fast jobs finishing
+  // in one turn), so JobStatus() can no longer be asked.
+  JobStatusInfo status;
 };
 struct ExecutorChangedCmd {
   enum class Change { kQuarantined, kReleased, kLost };
@@ -101,16 +128,6 @@ struct ExecutorChangedCmd {
   std::string reason;
 };
 using Command = std::variant<LaunchCmd, CancelCmd, TaskCommittedCmd, JobFinishedCmd, ExecutorChangedCmd>;
-
-struct JobStatusInfo {
-  JobId id = 0;
-  std::string name;
-  JobState state = JobState::kRunning;
-  uint32_t tasks = 0, committed = 0, running = 0, attempts = 0, copies = 0, failed_attempts = 0;
-  std::string reason;
-  Time submitted = 0, finished = 0;
-  std::string request_key;
-};
 
 struct ExecutorStatusInfo {
   ExecutorId id = 0;
@@ -148,10 +165,18 @@ class SchedulerCore {
   SchedulerCore& operator=(const SchedulerCore&) = delete;
 
   // --- events ---
-  // Rejects jobs that are empty, ill-formed, or that no registered executor
-  // could ever run (unless wait_for_resources or no executor joined yet).
+  // Rejects jobs that are empty, ill-formed, over the admission caps
+  // (CheckAdmission), or that no registered executor could ever run
+  // (unless wait_for_resources or no executor joined yet).
   StatusOr<JobId> SubmitJob(JobDef job);
-  Status CancelJob(JobId job, std::string reason = "cancelled by client");
+  // Whether a job of `tasks` tasks may be submitted now, before it is built:
+  // TooLarge when it can never fit (over core.max_tasks_per_job or
+  // core.max_queued_tasks), ResourceExhausted while unfinished jobs hold
+  // too many tasks for it (retry later). The message names the cap.
+  Status CheckAdmission(uint64_t tasks) const;
+  // The job's final status (it may already be evicted by job_retention
+  // when this returns, so JobStatus() might not find it).
+  StatusOr<JobStatusInfo> CancelJob(JobId job, std::string reason = "cancelled by client");
   ExecutorId AddExecutor(ExecutorDesc desc);
   // lost = died (heartbeats stopped); else a clean goodbye. Live attempts
   // are requeued either way. With lost = true, a started attempt of a task
@@ -202,8 +227,12 @@ class SchedulerCore {
   ExecutorId ExecutorOfAttempt(AttemptId a) const;  // 0 if not live
   size_t LiveAttempts() const;
   size_t RunningJobs() const;
+  uint64_t QueuedTasks() const;  // tasks of unfinished jobs, committed or not
   std::vector<JobId> RunningJobIds() const;
   const PredictorSuite* Predictors() const;
+  // Policies disabled because a hook threw, as "NAME: HOOK threw: WHAT", in
+  // chain order (docs/PLUGINS.md, "A policy that throws").
+  std::vector<std::string> DisabledPolicies() const;
   void AddObserver(CoreObserver* observer);
   const CoreOptions& options() const;
 

@@ -43,6 +43,7 @@ struct JobDef {
   bool stream_results = false;      // emit TaskCommitted commands
   bool return_outputs = false;      // keep outputs for JobOutputs()
   std::string request_key;          // the client's idempotency key, if any
+  std::string owner;                // who may read, watch and cancel it (set by the server)
   double timeout_s = 0;             // whole job, from submission; 0 = the scheduler's default
 
   uint32_t TaskCount() const { return static_cast<uint32_t>(tasks.size()) + template_count; }

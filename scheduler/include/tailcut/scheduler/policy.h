@@ -113,6 +113,9 @@ struct Proposal {
   }
 };
 
+// A hook that throws disables its policy for good (an error log names it;
+// what it proposed in that call is dropped); the core and the rest of the
+// chain go on (docs/PLUGINS.md, "A policy that throws").
 class MitigationPolicy {
  public:
   virtual ~MitigationPolicy() = default;

@@ -17,8 +17,15 @@ namespace tailcut {
 
 // Keys under [scheduler] in configs/scheduler.toml; defaults here.
 struct ServerOptions {
-  std::string executor_endpoint = "tcp://*:7700";  // executors connect here
-  std::string client_endpoint = "tcp://*:7701";    // clients connect here
+  std::string executor_endpoint = "tcp://127.0.0.1:7700";  // executors connect here
+  std::string client_endpoint = "tcp://127.0.0.1:7701";    // clients connect here
+  // Keys (docs/SECURITY.md). With key_file every peer must hold a key in
+  // trusted_keys (executors with role executor, clients client or admin),
+  // and traffic is encrypted (CURVE). Without it both endpoints must be
+  // local (loopback, ipc, inproc) unless `insecure`.
+  std::string key_file;      // the scheduler's .key (tailcut keygen)
+  std::string trusted_keys;  // allow-list of .pub entries; reloaded on SIGHUP
+  bool insecure = false;     // listen beyond loopback without keys (warned at every start)
   uint32_t heartbeat_ms = 200;                     // executors report this often
   double tick_s = 0.01;                            // core Tick cadence
   CoreOptions core;                                // keys under [core]
@@ -30,6 +37,19 @@ struct ServerOptions {
   // false ("normal"): a commit survives the scheduler being killed (the OS
   // holds it), not a power loss; true ("full"): fsync per group commit.
   bool journal_sync_full = false;
+  // Limits (docs/LIMITS.md); caps of 0 mean none.
+  // ZMQ_MAXMSGSIZE of both sockets: a peer sending a larger frame is
+  // disconnected by ZeroMQ. Replies larger than this become TOO_LARGE errors.
+  uint32_t max_message_bytes = 64u << 20;
+  uint32_t max_executors = 10000;           // registered executors; more: BUSY
+  uint32_t max_jobs_per_owner = 1000;       // running jobs per owner; more: BUSY
+  uint32_t max_watchers_per_client = 1000;  // watched running jobs per client; more: BUSY
+  // Messages queued per connection, each way (ZMQ_SNDHWM, ZMQ_RCVHWM).
+  // Outgoing ones beyond it are dropped, so a client that never reads
+  // cannot grow the scheduler's memory; incoming ones wait in the peer's
+  // TCP buffers. 0 = no limit.
+  uint32_t client_hwm = 1000;
+  uint32_t executor_hwm = 100000;
 };
 // Reads the [scheduler] keys and checks them against out->core. [core] and
 // [predictor] are read by LoadSchedulingConfig (tailcut/plugins/
@@ -48,6 +68,9 @@ class SchedulerServer {
   // Serves until Stop() (thread-safe, signal-safe) is called.
   void Run();
   void Stop();
+  // Re-reads trusted_keys at the next loop turn (thread-safe, signal-safe:
+  // the daemon calls it on SIGHUP). A bad file keeps the old list.
+  void ReloadTrustedKeys();
   // Forwards the core's observer hook (attempt records, finished jobs), for
   // benchmarks and tracing. Call before Run(); callbacks run on Run()'s
   // thread, so the observer must synchronise its own readers.

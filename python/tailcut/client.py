@@ -1,0 +1,552 @@
+"""The Python client: submit jobs to a tailcut scheduler, follow them, read
+their results. It speaks the protocol of docs/PROTOCOL.md exactly as the C++
+client does (client/src/client.cpp): one DEALER socket, one protobuf message
+per frame, request ids echoed in replies, every request resent each second
+until answered (all requests are safe to repeat; submits carry a request
+key), pushed results and final statuses matched by the id of the request
+that subscribed.
+
+    with tailcut.Client() as c:
+        job = c.submit(tailcut.fanout("sleep", "ms=20", tasks=100))
+        for r in c.as_completed(job):
+            print(r.task_index, r.output)
+
+Not thread-safe: use one Client per thread.
+"""
+
+import os
+import pwd
+import secrets
+import time
+from collections import deque
+from dataclasses import dataclass, field
+from typing import Dict
+
+import zmq
+from zmq.utils.monitor import recv_monitor_message
+
+from . import errors
+from .errors import InvalidArgument, Refused, TailcutError, Timeout, TooLarge, Unavailable
+from .jobs import Job
+from .keys import load_key_pair, load_public_key
+from ._proto import pb
+
+DEFAULT_SCHEDULER = "tcp://127.0.0.1:7701"
+PROTOCOL_VERSION = pb.PROTOCOL_VERSION_CURRENT
+_RESEND_S = 1.0  # as the C++ client: a restarted scheduler lost the first copy
+_TERMINAL = ("succeeded", "failed", "cancelled")
+_HANDSHAKE_EVENTS = (
+    zmq.EVENT_HANDSHAKE_FAILED_AUTH | zmq.EVENT_HANDSHAKE_FAILED_PROTOCOL | zmq.EVENT_HANDSHAKE_FAILED_NO_DETAIL
+)
+
+
+def _state_name(value):
+    name = pb.JobState.Name(value)
+    return "unknown" if value == pb.JOB_STATE_UNSPECIFIED else name[len("JOB_") :].lower()
+
+
+@dataclass(frozen=True)
+class JobStatus:
+    """A job's state: "queued", "running", "succeeded", "failed" or
+    "cancelled", with its counters (wire JobStatus)."""
+
+    job_id: int
+    name: str
+    state: str
+    tasks: int  # tasks in the job
+    committed: int  # tasks with a committed result
+    running: int  # live attempts
+    attempts: int  # attempts launched so far
+    copies: int  # of those, redundant copies (speculative, clones, hedges)
+    failed_attempts: int
+    reason: str  # why it failed or was cancelled
+    submitted_at_s: float  # scheduler clock
+    finished_at_s: float  # 0 while not finished
+    owner: str  # the submitting key, or "user:NAME" without keys
+    request_key: str
+
+    @property
+    def done(self):
+        return self.state in _TERMINAL
+
+    @property
+    def succeeded(self):
+        return self.state == "succeeded"
+
+    @classmethod
+    def from_wire(cls, s):
+        return cls(
+            s.job_id, s.name, _state_name(s.state), s.tasks, s.committed, s.running, s.attempts, s.copies,
+            s.failed_attempts, s.reason, s.submitted_at_s, s.finished_at_s, s.owner, s.request_key,
+        )
+
+
+@dataclass(frozen=True)
+class TaskResult:
+    """The committed result of one task: its output bytes (`text` decodes
+    them), which attempt and executor produced it, and its run time."""
+
+    task_index: int
+    output: bytes
+    executor_id: int
+    attempt_id: int
+    run_s: float
+
+    @property
+    def text(self):
+        return self.output.decode("utf-8", errors="replace")
+
+    @classmethod
+    def from_wire(cls, r):
+        return cls(r.task_index, bytes(r.output), r.executor_id, r.attempt_id, r.run_s)
+
+
+@dataclass(frozen=True)
+class ExecutorInfo:
+    """One registered executor; `health` is "healthy", "suspect",
+    "fail_slow" or "recovered", `speed_factor` its run time over the fleet's
+    (1 = typical)."""
+
+    executor_id: int
+    name: str
+    host: str
+    cpu_slots: int
+    gpus: int
+    labels: Dict[str, str] = field(hash=False)
+    running: int
+    finished: int
+    quarantined: bool
+    health: str
+    speed_factor: float
+    last_seen_s_ago: float
+
+    @classmethod
+    def from_wire(cls, e):
+        return cls(
+            e.executor_id, e.name, e.host, e.cpu_slots, e.gpus, dict(e.labels), e.running, e.finished,
+            e.quarantined, pb.ExecutorHealth.State.Name(e.health.state).lower(), e.health.speed_factor,
+            e.last_seen_s_ago,
+        )
+
+
+def new_request_key():
+    """A random idempotency key (128 bits, hex), as the C++ client makes."""
+    return secrets.token_hex(16)
+
+
+def login_name():
+    """Who owns jobs on a scheduler without keys (ClientRequest.user)."""
+    try:
+        return pwd.getpwuid(os.geteuid()).pw_name
+    except KeyError:
+        return f"uid{os.geteuid()}"
+
+
+def check_endpoint(ep):
+    """Raises InvalidArgument unless `ep` is tcp://HOST:PORT, ipc://PATH or
+    inproc://NAME (the rule of wire/src/wire.cpp)."""
+
+    def bad(why):
+        return InvalidArgument(f"endpoint {ep!r}: {why} (expected tcp://HOST:PORT, ipc://PATH or inproc://NAME)")
+
+    if not isinstance(ep, str):
+        raise bad("not a string")
+    for transport in ("ipc://", "inproc://"):
+        if ep.startswith(transport):
+            if len(ep) == len(transport):
+                raise bad("empty path")
+            return
+    if not ep.startswith("tcp://"):
+        raise bad("unknown transport")
+    host, _, port = ep[len("tcp://") :].rpartition(":")
+    if not host:
+        raise bad("missing host or port")
+    if port == "*":
+        return
+    if not port.isdigit() or len(port) > 5:
+        raise bad("bad port")
+    if int(port) > 65535:
+        raise bad("port above 65535")
+
+
+def _is_seconds(value):
+    return not isinstance(value, bool) and isinstance(value, (int, float)) and value >= 0
+
+
+def _job_id(job):
+    if isinstance(job, bool) or not isinstance(job, int) or not 0 < job < 2**64:
+        raise InvalidArgument(f"a job id is a positive integer (what submit() returned), got {job!r}")
+    return job
+
+
+class Client:
+    """A connection to a scheduler's client endpoint.
+
+    scheduler      the endpoint; None: $TAILCUT_SCHEDULER, else tcp://127.0.0.1:7701
+    key_file       this client's .key file (tailcut keygen); None: $TAILCUT_KEY_FILE
+    scheduler_key  the scheduler's public key, its .pub file or Z85 text;
+                   None: $TAILCUT_SCHEDULER_KEY. Both keys or neither ("" = none).
+    timeout        seconds to wait for each answer before Unavailable
+    user           owner of the jobs on a scheduler without keys (default: the
+                   login name, as the C++ client)
+    """
+
+    def __init__(self, scheduler=None, key_file=None, scheduler_key=None, timeout=10.0, user=None,
+                 max_message_bytes=64 << 20):
+        self._sock = self._monitor = self._ctx = None
+        self.endpoint = scheduler if scheduler is not None else os.environ.get("TAILCUT_SCHEDULER") or DEFAULT_SCHEDULER
+        check_endpoint(self.endpoint)
+        if key_file is None:
+            key_file = os.environ.get("TAILCUT_KEY_FILE", "")
+        if scheduler_key is None:
+            scheduler_key = os.environ.get("TAILCUT_SCHEDULER_KEY", "")
+        if bool(key_file) != bool(scheduler_key):
+            raise InvalidArgument(
+                "keys: set both key_file (this client's .key) and scheduler_key (the scheduler's .pub), or neither")
+        if not _is_seconds(timeout) or timeout == 0:
+            raise InvalidArgument(f"timeout must be a number of seconds > 0, got {timeout!r}")
+        self.timeout = float(timeout)
+        self.user = user if user is not None else login_name()
+        self._max_message_bytes = int(max_message_bytes)
+        own = load_key_pair(key_file) if key_file else None
+        server_key = load_public_key(scheduler_key) if scheduler_key else None
+
+        self._ctx = zmq.Context()
+        self._sock = self._ctx.socket(zmq.DEALER)
+        self._sock.linger = 0
+        self._sock.sndhwm = 0
+        self._sock.rcvhwm = 0
+        # A larger frame from the scheduler drops the connection (it sends
+        # TOO_LARGE instead of a reply over its own limit).
+        self._sock.maxmsgsize = self._max_message_bytes
+        if own:
+            self._sock.curve_serverkey = server_key.encode("ascii")
+            self._sock.curve_publickey = own.public.encode("ascii")
+            self._sock.curve_secretkey = own.secret.encode("ascii")
+        self._with_keys = own is not None
+        # Handshake failures (key refused, keys missing) come only as socket
+        # events; without watching them a refused client would just time out.
+        self._monitor = self._sock.get_monitor_socket(_HANDSHAKE_EVENTS)
+        try:
+            self._sock.connect(self.endpoint)
+        except zmq.ZMQError as e:
+            self.close()
+            raise InvalidArgument(f"cannot connect to {self.endpoint}: {e}") from None
+        self._next_request = 0
+        self._pushed = deque()  # pushed results/statuses not yet read
+        self._subscriptions = {}  # request id -> job id whose pushes are kept
+        self._submitted_keys = {}  # job id -> request key of each job submitted here
+
+    # ------------------------------------------------------------- life --
+    def close(self):
+        """Closes the connection (also on leaving a `with` block)."""
+        if self._monitor is not None:
+            try:
+                self._sock.disable_monitor()
+            except zmq.ZMQError:
+                pass
+            self._monitor.close(linger=0)
+            self._monitor = None
+        if self._sock is not None:
+            self._sock.close(linger=0)
+            self._sock = None
+        if self._ctx is not None:
+            self._ctx.term()
+            self._ctx = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __del__(self):
+        try:
+            self.close()
+        except Exception:
+            pass
+
+    # -------------------------------------------------------------- API --
+    def submit(self, job):
+        """Submits a Job (fanout(), k_of_n(), quorum(), or Job(tasks=[...]));
+        returns its id. A protobuf JobSpec is accepted as is. Resends never
+        create a second job: the submit carries a request key."""
+        if isinstance(job, Job):
+            spec = job.to_wire()
+        elif isinstance(job, pb.JobSpec):
+            spec = pb.JobSpec()
+            spec.CopyFrom(job)
+        else:
+            raise InvalidArgument(f"submit() takes a tailcut.Job (e.g. tailcut.fanout(...)), got {type(job).__name__}")
+        if not spec.request_key:
+            spec.request_key = new_request_key()
+        req = pb.ClientRequest()
+        req.submit.job.CopyFrom(spec)
+        reply = self._call(req)
+        job_id = reply.submitted.job_id
+        self._submitted_keys[job_id] = spec.request_key
+        if spec.stream_results:  # results are pushed under the submit's id
+            self._subscriptions[reply.request_id] = job_id
+        return job_id
+
+    def status(self, job):
+        """The job's current JobStatus."""
+        req = pb.ClientRequest()
+        req.status.job_id = _job_id(job)
+        return self._checked(job, self._call(req).status)
+
+    def cancel(self, job):
+        """Cancels the job; returns its JobStatus after cancelling (a job that
+        had already ended keeps its final state)."""
+        req = pb.ClientRequest()
+        req.cancel.job_id = _job_id(job)
+        return self._checked(job, self._call(req).status)
+
+    def executors(self):
+        """The registered executors, as a list of ExecutorInfo."""
+        req = pb.ClientRequest()
+        req.list_executors.SetInParent()
+        return [ExecutorInfo.from_wire(e) for e in self._call(req).executors.executors]
+
+    def results(self, job):
+        """Every committed result so far, by task index (the job must keep its
+        outputs: Job.return_outputs, on by default here)."""
+        req = pb.ClientRequest()
+        req.results.job_id = _job_id(job)
+        out = [TaskResult.from_wire(r) for r in self._call(req).results.results]
+        return sorted(out, key=lambda r: r.task_index)
+
+    def wait(self, job, timeout=None, poll_interval=0.2, reconnect_timeout=60.0):
+        """Blocks until the job ends and returns its final JobStatus (check
+        `.succeeded`; a failed job is not an exception here). Raises Timeout
+        after `timeout` seconds (None: no limit); the job goes on. While the
+        scheduler does not answer (it may be restarting; with its journal the
+        job goes on) it keeps asking for `reconnect_timeout` seconds."""
+        follow = self._follow(job, timeout, poll_interval, reconnect_timeout)
+        while True:
+            try:
+                next(follow)
+            except StopIteration as done:
+                return done.value
+
+    def as_completed(self, job, timeout=None, poll_interval=0.2, reconnect_timeout=60.0):
+        """Yields each task's TaskResult as it commits, in commit order, each
+        task once. Works on any job of this owner: results pushed from the
+        submit (Job.stream_results) or from a watch it starts, and those
+        committed before it began watching fetched from results() at the end
+        (they need Job.return_outputs). Raises JobFailed, after yielding what
+        committed, when the job ends failed or cancelled; Timeout as wait()."""
+        job = _job_id(job)
+        seen = set()
+        follow = self._follow(job, timeout, poll_interval, reconnect_timeout)
+        while True:
+            try:
+                r = next(follow)
+            except StopIteration as done:
+                final = done.value
+                break
+            if r.task_index not in seen:
+                seen.add(r.task_index)
+                yield TaskResult.from_wire(r)
+        if final.committed > len(seen):
+            try:
+                missed = [r for r in self.results(job) if r.task_index not in seen]
+            except TailcutError as e:
+                raise type(e)(
+                    f"job {job}: {final.committed - len(seen)} results committed before as_completed() "
+                    f"started watching, and the scheduler does not return them ({e.message}); submit with "
+                    "return_outputs=True or stream_results=True", e.code) from None
+            for r in missed:
+                seen.add(r.task_index)
+                yield r
+        if not final.succeeded:
+            raise errors.JobFailed(final)
+
+    # -------------------------------------------------------- protocol --
+    def _check_open(self):
+        if self._sock is None:
+            raise InvalidArgument("this Client is closed")
+
+    def _call(self, req):
+        """Sends `req`, returns the reply with its request id (or raises the
+        scheduler's error). Pushed messages arriving meanwhile are kept."""
+        self._check_open()
+        self._next_request += 1
+        req.version = PROTOCOL_VERSION
+        req.request_id = self._next_request
+        req.user = self.user
+        frame = req.SerializeToString()
+        if len(frame) > self._max_message_bytes:  # the scheduler would drop the connection, not answer
+            raise TooLarge(f"request of {len(frame)} bytes exceeds max_message_bytes = {self._max_message_bytes} "
+                           "(the scheduler's limit)")
+        now = time.monotonic()
+        deadline, resend = now + self.timeout, now + _RESEND_S
+        self._sock.send(frame)
+        while True:
+            self._check_handshake()
+            now = time.monotonic()
+            if now >= deadline:
+                raise Unavailable(f"no answer from the scheduler at {self.endpoint} within {self.timeout:g} s "
+                                  "(is tailcut-scheduler running there?)")
+            if now >= resend:
+                self._sock.send(frame)
+                resend = now + _RESEND_S
+            reply = self._receive(min(deadline, resend) - now)
+            if reply is None:
+                continue
+            if reply.request_id == req.request_id:
+                if reply.HasField("error"):
+                    raise errors.from_wire(pb.Error.Code.Name(reply.error.code), reply.error.message)
+                return reply
+            self._keep(reply)
+
+    def _receive(self, seconds):
+        """One reply within `seconds`, or None (timeout, or a frame that does
+        not parse)."""
+        if not self._sock.poll(max(0, int(seconds * 1000)) + 1, zmq.POLLIN):
+            return None
+        try:
+            frame = self._sock.recv(zmq.NOBLOCK)
+        except zmq.Again:
+            return None
+        reply = pb.ClientReply()
+        try:
+            reply.ParseFromString(frame)
+        except Exception:  # protobuf's DecodeError; garbage is dropped, as in C++
+            return None
+        return reply
+
+    def _keep(self, reply):
+        # Only pushes for a live subscription; late duplicates of answered
+        # (resent) requests are dropped.
+        if reply.request_id in self._subscriptions and (reply.HasField("results") or reply.HasField("status")):
+            self._pushed.append(reply)
+
+    def _check_handshake(self):
+        why = None
+        while self._monitor.poll(0):
+            event = recv_monitor_message(self._monitor, zmq.NOBLOCK)
+            where = event.get("endpoint", b"")
+            where = where.decode() if isinstance(where, bytes) else str(where)
+            if event["event"] == zmq.EVENT_HANDSHAKE_FAILED_AUTH:
+                why = f"the scheduler at {where} refused this key (not in its trusted_keys, or the wrong role)"
+            elif self._with_keys:
+                why = (f"the handshake with {where} failed: it does not hold the scheduler key configured here, "
+                       "or does not use keys")
+            else:
+                why = f"the scheduler at {where} wants keys: set key_file and scheduler_key (docs/SECURITY.md)"
+        if why:
+            raise Refused(why)
+
+    def _checked(self, job, wire_status):
+        """The status, checked to be the job this client submitted under that
+        id (a scheduler restarted without its journal reuses ids)."""
+        key = self._submitted_keys.get(job)
+        if key is not None and wire_status.request_key != key:
+            raise errors.UnknownJob(
+                f"job {job} was lost: the scheduler restarted without its journal and that id is now another job")
+        return JobStatus.from_wire(wire_status)
+
+    def _take_pushed(self, job):
+        """Removes and returns the kept pushes for `job`, in arrival order."""
+        mine, rest = [], deque()
+        for r in self._pushed:
+            (mine if (r.results.job_id if r.HasField("results") else r.status.job_id) == job else rest).append(r)
+        self._pushed = rest
+        return mine
+
+    def _drop_subscriptions(self, job, request_ids=None):
+        for rid in [rid for rid, j in self._subscriptions.items() if j == job]:
+            if request_ids is None or rid in request_ids:
+                del self._subscriptions[rid]
+        if request_ids is None:
+            self._take_pushed(job)
+
+    def _follow(self, job, timeout, poll_interval, reconnect_timeout):
+        """Generator: yields the job's pushed wire TaskResults, returns its
+        final JobStatus. Mirrors the C++ Client::Wait: watch, take pushes,
+        poll the status every poll_interval, and keep asking an unanswering
+        scheduler for reconnect_timeout."""
+        job = _job_id(job)
+        if timeout is not None and not _is_seconds(timeout):
+            raise InvalidArgument(f"timeout must be None or a number of seconds >= 0, got {timeout!r}")
+        if not _is_seconds(poll_interval) or poll_interval == 0:
+            raise InvalidArgument(f"poll_interval must be a number of seconds > 0, got {poll_interval!r}")
+        if not _is_seconds(reconnect_timeout):
+            raise InvalidArgument(f"reconnect_timeout must be a number of seconds >= 0, got {reconnect_timeout!r}")
+        watch = pb.ClientRequest()
+        watch.watch.job_id = job
+        first = self._call(watch)
+        watch_id = first.request_id
+        self._subscriptions[watch_id] = job
+        last = self._checked(job, first.status)
+        pushed_final = False  # the scheduler pushed the final status to us
+
+        def take_pushed():
+            nonlocal last, pushed_final
+            for r in self._take_pushed(job):
+                if r.HasField("results"):
+                    yield from r.results.results
+                elif r.request_id == watch_id or _state_name(r.status.state) in _TERMINAL:
+                    pushed = JobStatus.from_wire(r.status)
+                    if pushed.done or not last.done:  # a late copy of the watch's reply changes nothing
+                        last = pushed
+                    pushed_final = pushed_final or pushed.done
+
+        finished = False
+        try:
+            start = time.monotonic()
+            next_poll = start + poll_interval
+            unanswered_since = None
+            while not last.done:
+                yield from take_pushed()
+                if last.done:
+                    break
+                now = time.monotonic()
+                if timeout is not None and now - start > timeout:
+                    raise Timeout(f"job {job} still running after {timeout:g} s")
+                self._check_open()
+                if now < next_poll:
+                    reply = self._receive(next_poll - now)
+                    if reply is not None:
+                        self._keep(reply)
+                    continue
+                st = pb.ClientRequest()
+                st.status.job_id = job
+                try:
+                    polled = self._call(st)
+                except Unavailable:
+                    # The final status may have been pushed while the poll
+                    # went unanswered (the scheduler stopped right after).
+                    yield from take_pushed()
+                    if last.done:
+                        break
+                    # The scheduler may be restarting: keep asking, a while.
+                    now = time.monotonic()
+                    if unanswered_since is None:
+                        unanswered_since = now - self.timeout
+                    if now - unanswered_since > reconnect_timeout:
+                        raise
+                    next_poll = now + poll_interval
+                    continue
+                unanswered_since = None
+                last = self._checked(job, polled.status)
+                next_poll = time.monotonic() + poll_interval
+            # A poll can see the end before this turn's pushes leave the
+            # scheduler (it answers requests before it sends the turn's
+            # results); they follow at once, before the final status push.
+            grace = time.monotonic() + _RESEND_S
+            while first.status.state == pb.JOB_RUNNING and not pushed_final and time.monotonic() < grace:
+                reply = self._receive(grace - time.monotonic())
+                if reply is not None:
+                    self._keep(reply)
+                yield from take_pushed()
+            # Results pushed before the final status are queued: ZeroMQ keeps
+            # the order (a job that ended before the watch never looped).
+            yield from take_pushed()
+            finished = True
+            return last
+        finally:
+            # A finished job pushes nothing more; an unfinished one keeps its
+            # submit stream for a later call, but this watch ends here.
+            self._drop_subscriptions(job, None if finished else {watch_id})

@@ -1,0 +1,182 @@
+// End to end for issue #11: keys on the real daemons, job ownership,
+// revocation on SIGHUP, and keys on a non-loopback interface.
+#include <catch2/catch.hpp>
+
+#include <arpa/inet.h>
+#include <ifaddrs.h>
+#include <netinet/in.h>
+#include <signal.h>
+
+#include <chrono>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include "daemon_cluster.h"
+#include "tailcut/client/client.h"
+#include "tailcut/client/local_cluster.h"
+#include "tailcut/wire/security.h"
+
+using namespace tailcut;
+
+namespace {
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// Polls `pred` for up to `seconds`.
+template <typename Pred>
+bool Eventually(Pred pred, double seconds = 15) {
+  auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+  while (std::chrono::steady_clock::now() < end) {
+    if (pred()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return pred();
+}
+
+// An IPv4 address of this machine that is not loopback, or "".
+std::string NonLoopbackAddress() {
+  ifaddrs* all = nullptr;
+  if (getifaddrs(&all) != 0) return "";
+  std::string found;
+  for (ifaddrs* i = all; i && found.empty(); i = i->ifa_next) {
+    if (!i->ifa_addr || i->ifa_addr->sa_family != AF_INET) continue;
+    char text[INET_ADDRSTRLEN];
+    inet_ntop(AF_INET, &reinterpret_cast<sockaddr_in*>(i->ifa_addr)->sin_addr, text, sizeof text);
+    if (std::string(text).rfind("127.", 0) != 0) found = text;
+  }
+  freeifaddrs(all);
+  return found;
+}
+
+}  // namespace
+
+TEST_CASE("security: a job is its owner's: others may not read, watch or cancel it, an admin may") {
+  testing::DaemonCluster c(testing::DaemonClusterOptions{});
+  auto id = c.client->Submit(FanoutJob("sleep", "ms=3000", 2));
+  REQUIRE(id.ok());
+  Client other(c.cluster->client_options("other"));
+  Client admin(c.cluster->client_options("admin"));
+
+  for (auto result : {other.GetStatus(*id).status(), other.Cancel(*id).status(), other.Results(*id).status(),
+                      other.Wait(*id).status()}) {
+    CHECK(result.code() == Status::Code::kPermissionDenied);
+    CHECK_THAT(result.message(), Catch::Contains("not your job"));
+  }
+  // An id nobody has is unknown, not "not yours".
+  CHECK(other.GetStatus(*id + 1000).status().code() == Status::Code::kNotFound);
+  // The same request key from another owner is another job.
+  wire::JobSpec job = FanoutJob("noop", "", 1);
+  job.set_request_key("shared-key");
+  auto mine = c.client->Submit(job), theirs = other.Submit(job);
+  REQUIRE(mine.ok());
+  REQUIRE(theirs.ok());
+  CHECK(*mine != *theirs);
+
+  auto st = c.client->GetStatus(*id);
+  REQUIRE(st.ok());
+  CHECK(st->owner() == *LoadPublicKey(c.cluster->keys_dir() + "/client.pub"));  // the owner's key
+  auto cancelled = admin.Cancel(*id);
+  REQUIRE(cancelled.ok());
+  CHECK(cancelled->state() == wire::JOB_CANCELLED);
+}
+
+TEST_CASE("security: a key the scheduler does not trust is refused, added and SIGHUP'd it works") {
+  testing::DaemonCluster c(testing::DaemonClusterOptions{});
+  const std::string keys = c.cluster->keys_dir();
+  auto late = GenerateKeyPair("late", PeerRole::kClient);
+  REQUIRE(late.ok());
+  REQUIRE(WriteKeyFiles(keys + "/late", *late).ok());
+  ClientOptions o = c.cluster->client_options("late");
+  o.timeout_s = 5;
+  {
+    Client refused(o);
+    auto r = refused.Executors();
+    REQUIRE_FALSE(r.ok());
+    CHECK(r.status().code() == Status::Code::kPermissionDenied);
+    CHECK_THAT(r.status().message(), Catch::Contains("refused this key"));
+  }
+  std::ofstream(keys + "/trusted.toml", std::ios::app) << PublicKeyEntry(*late);
+  c.cluster->SignalScheduler(SIGHUP);
+  CHECK(Eventually([&] { return Client(o).Executors().ok(); }));
+
+  // And taken away again: even the open connection is refused at once.
+  Client admitted(o);
+  REQUIRE(admitted.Executors().ok());
+  std::string trusted = ReadFile(keys + "/trusted.toml");
+  trusted.erase(trusted.find(PublicKeyEntry(*late)));
+  std::ofstream(keys + "/trusted.toml") << trusted;
+  c.cluster->SignalScheduler(SIGHUP);
+  CHECK(Eventually([&] {
+    auto r = admitted.Executors();
+    return !r.ok() && r.status().message().find("no longer trusted") != std::string::npos;
+  }));
+}
+
+TEST_CASE("security: an executor needs an executor key, a client's key does not make one") {
+  testing::DaemonCluster c(testing::DaemonClusterOptions{});
+  const std::string keys = c.cluster->keys_dir();
+  LocalExecutorSpec impostor;
+  impostor.flags = {"--key-file", keys + "/client.key", "--name", "impostor"};
+  impostor.expect_exit = true;
+  auto index = c.cluster->AddExecutor(impostor);
+  REQUIRE(index.ok());
+  const std::string log = c.cluster->log_dir() + "/executor-" + std::to_string(*index + 1) + ".log";
+  CHECK(Eventually([&] { return ReadFile(log).find("refused this key") != std::string::npos; }));
+  auto list = c.client->Executors();
+  REQUIRE(list.ok());
+  CHECK(list->size() == 1);
+  // Nor does no key at all.
+  LocalExecutorSpec keyless;
+  keyless.flags = {"--set", "key_file=\"\"", "--set", "scheduler_key=\"\""};
+  keyless.expect_exit = true;
+  index = c.cluster->AddExecutor(keyless);
+  REQUIRE(index.ok());
+  const std::string log2 = c.cluster->log_dir() + "/executor-" + std::to_string(*index + 1) + ".log";
+  CHECK(Eventually([&] { return ReadFile(log2).find("wants keys") != std::string::npos; }));
+}
+
+TEST_CASE("security: beyond loopback the scheduler needs keys, and with them serves only trusted keys") {
+  const std::string ip = NonLoopbackAddress();
+  if (ip.empty()) {
+    WARN("no non-loopback IPv4 interface on this machine; skipping");
+    return;
+  }
+  ServerOptions open;
+  open.executor_endpoint = "tcp://" + ip + ":*";
+  open.client_endpoint = "tcp://" + ip + ":*";
+  {
+    SchedulerServer refused(open);
+    Status s = refused.Bind();
+    REQUIRE_FALSE(s.ok());
+    CHECK_THAT(s.message(), Catch::Contains("needs keys"));
+  }
+  // With keys (a LocalCluster's, for an executor fleet): a keyed client
+  // from that address is served, a keyless one is told keys are wanted.
+  LocalClusterOptions lo;
+  lo.name = "sec";
+  lo.executor_binary = TAILCUT_EXECUTOR_BIN;
+  auto cluster = LocalCluster::Start(lo);
+  REQUIRE(cluster.ok());
+  ServerOptions keyed = open;
+  keyed.key_file = (*cluster)->keys_dir() + "/scheduler.key";
+  keyed.trusted_keys = (*cluster)->keys_dir() + "/trusted.toml";
+  SchedulerServer server(keyed);
+  REQUIRE(server.Bind().ok());
+  std::thread loop([&] { server.Run(); });
+  ClientOptions co = (*cluster)->client_options("client");
+  co.endpoint = server.client_endpoint();
+  co.timeout_s = 5;
+  CHECK(Client(co).Executors().ok());
+  co.key_file = co.scheduler_key = "";
+  auto keyless = Client(co).Executors();
+  CHECK(keyless.status().code() == Status::Code::kPermissionDenied);
+  CHECK_THAT(keyless.status().message(), Catch::Contains("wants keys"));
+  server.Stop();
+  loop.join();
+}

@@ -1,0 +1,113 @@
+"""Client-side checks: job descriptions, arguments and a scheduler that does
+not answer. No daemons."""
+
+import socket
+
+import pytest
+
+import tailcut
+from tailcut.jobs import Job, Task
+
+
+def spec(job):
+    return job.to_wire()
+
+
+def test_fanout_is_one_template():
+    s = spec(tailcut.fanout("sleep", "ms=5", tasks=1000))
+    assert s.template_count == 1000 and len(s.tasks) == 0
+    assert getattr(s, "template").kernel == "sleep" and getattr(s, "template").args == b"ms=5"
+    assert s.return_outputs and not s.stream_results and s.rule.kind == 0
+
+
+def test_k_of_n_and_quorum_rules():
+    s = spec(tailcut.k_of_n("matmul", "n=8", n=6, k=4))
+    assert (s.rule.kind, s.rule.k, s.template_count) == (1, 4, 6)
+    q = spec(tailcut.quorum("sleep", n=10, k=8, min_count=5, deadline_s=2.5))
+    assert (q.rule.kind, q.rule.k, q.rule.min_count, q.rule.deadline_s) == (2, 8, 5, 2.5)
+
+
+def test_explicit_tasks_keep_their_order_and_fields():
+    job = Job(tasks=[Task("shell", "echo a"), Task("matmul", b"n=4", cpu_slots=2, gpus=1, labels={"zone": "a"})],
+              template=Task("noop"), count=3, rule="k_of_n", k=2)
+    s = spec(job)
+    assert [t.kernel for t in s.tasks] == ["shell", "matmul"] and s.template_count == 3
+    assert s.tasks[1].demand.cpu_slots == 2 and s.tasks[1].demand.gpus == 1
+    assert dict(s.tasks[1].demand.labels) == {"zone": "a"}
+    assert job.total_tasks == 5
+
+
+@pytest.mark.parametrize("job, words", [
+    (lambda: tailcut.fanout("sleep", tasks=0), "no tasks"),
+    (lambda: tailcut.fanout("", tasks=1), "kernel"),
+    (lambda: tailcut.fanout("sleep", 42, tasks=1), "args"),
+    (lambda: tailcut.fanout("sleep", tasks=-1), "count"),
+    (lambda: tailcut.fanout("sleep", tasks=2.5), "count"),
+    (lambda: tailcut.k_of_n("sleep", n=3, k=4), "1 <= k <= tasks"),
+    (lambda: tailcut.k_of_n("sleep", n=3, k=0), "1 <= k <= tasks"),
+    (lambda: tailcut.quorum("sleep", n=3, k=2, min_count=3), "min_count <= k"),
+    (lambda: tailcut.quorum("sleep", n=3, k=2, deadline_s=-1), "deadline_s"),
+    (lambda: Job(tasks=[Task("noop")], rule="most"), "rule must be one of"),
+    (lambda: Job(tasks=[Task("noop")], k=2), "not 'all'"),
+    (lambda: Job(tasks=[Task("noop", cpu_slots=0)]), "tasks[0].cpu_slots"),
+    (lambda: Job(tasks=[Task("noop", timeout_s=float("nan"))]), "tasks[0].timeout_s"),
+    (lambda: Job(tasks=[Task("noop", labels={"a": 1})]), "labels"),
+    (lambda: Job(tasks=["noop"]), "list of tailcut.Task"),
+    (lambda: Job(count=3), "no template"),
+])
+def test_bad_jobs_are_refused_before_sending(job, words):
+    with pytest.raises(tailcut.InvalidArgument) as e:
+        job().to_wire()
+    assert words in str(e.value)
+    assert e.value.code is None  # found by the client, not the scheduler
+
+
+@pytest.mark.parametrize("kwargs, words", [
+    ({"scheduler": "http://x:1"}, "unknown transport"),
+    ({"scheduler": "tcp://host"}, "missing host or port"),
+    ({"scheduler": "tcp://h:99999"}, "port above 65535"),
+    ({"key_file": "a.key", "scheduler_key": ""}, "set both"),
+    ({"key_file": "/nonexistent/a.key", "scheduler_key": "/nonexistent/s.pub"}, "cannot read key file"),
+    ({"timeout": 0}, "timeout"),
+])
+def test_bad_client_arguments(kwargs, words):
+    with pytest.raises(tailcut.InvalidArgument) as e:
+        tailcut.Client(**{"key_file": "", "scheduler_key": "", **kwargs})
+    assert words in str(e.value)
+
+
+def test_public_key_file_is_not_a_key_pair(tmp_path):
+    pub = tmp_path / "me.pub"
+    pub.write_text('[[key]]\nname = "me"\nrole = "client"\npublic = "%s"\n' % ("0" * 40))
+    with pytest.raises(tailcut.InvalidArgument) as e:
+        tailcut.Client(key_file=str(pub), scheduler_key="0" * 40)
+    assert "secret" in str(e.value)
+
+
+def test_bad_job_ids_and_submit_types():
+    with tailcut.Client("tcp://127.0.0.1:9", key_file="", scheduler_key="", timeout=0.2) as c:
+        for bad in (0, -1, "7", 1.0, True):
+            with pytest.raises(tailcut.InvalidArgument):
+                c.status(bad)
+        with pytest.raises(tailcut.InvalidArgument):
+            c.submit({"kernel": "noop"})
+        for kwargs in ({"timeout": -1}, {"poll_interval": 0}, {"reconnect_timeout": "soon"}):
+            with pytest.raises(tailcut.InvalidArgument):
+                c.wait(1, **kwargs)
+
+
+def test_no_scheduler_is_unavailable():
+    with socket.socket() as s:  # a port nobody listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    with tailcut.Client(f"tcp://127.0.0.1:{port}", key_file="", scheduler_key="", timeout=0.3) as c:
+        with pytest.raises(tailcut.Unavailable) as e:
+            c.executors()
+    assert "no answer from the scheduler" in str(e.value)
+
+
+def test_closed_client_refuses_calls():
+    c = tailcut.Client(key_file="", scheduler_key="")
+    c.close()
+    with pytest.raises(tailcut.InvalidArgument):
+        c.executors()

@@ -1,0 +1,93 @@
+// Every number read from the wire is validated before the core sees it,
+// with an error naming the field (issue #11).
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <limits>
+
+#include "wire_convert.h"
+
+using namespace tailcut;
+
+namespace {
+
+wire::JobSpec Fanout(uint32_t n) {
+  wire::JobSpec spec;
+  spec.mutable_template_()->set_kernel("noop");
+  spec.set_template_count(n);
+  return spec;
+}
+
+// The error of converting `spec`; "" when it converts.
+std::string ErrorOf(const wire::JobSpec& spec) {
+  auto d = JobDefFromWire(spec);
+  return d.ok() ? "" : d.status().message();
+}
+
+constexpr double kNan = std::numeric_limits<double>::quiet_NaN();
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+}  // namespace
+
+TEST_CASE("wire: a template asking for more tasks than any job may hold is TOO_LARGE before anything is built") {
+  wire::JobSpec spec = Fanout(50'000'001);
+  CHECK(TaskCountOf(spec) == 50'000'001);
+  auto d = JobDefFromWire(spec);
+  REQUIRE_FALSE(d.ok());
+  CHECK(d.status().code() == Status::Code::kTooLarge);
+  CHECK(d.status().message() == "job has 50000001 tasks; the limit is 50000000");
+  CHECK(ErrorCodeFor(d.status(), true) == wire::Error::TOO_LARGE);
+  spec.add_tasks()->set_kernel("noop");  // explicit tasks count too
+  CHECK(TaskCountOf(spec) == 50'000'002);
+}
+
+TEST_CASE("wire: seconds must be finite, non-negative and below a year, naming the field") {
+  for (double bad : {kNan, kInf, -kInf, -1.0, 1e12}) {
+    wire::JobSpec job = Fanout(2);
+    job.set_timeout_s(bad);
+    CHECK(ErrorOf(job).rfind("timeout_s must be a number of seconds", 0) == 0);
+    wire::JobSpec deadline = Fanout(2);
+    deadline.mutable_rule()->set_deadline_s(bad);
+    CHECK(ErrorOf(deadline).rfind("rule.deadline_s must be", 0) == 0);
+    wire::JobSpec templ = Fanout(2);
+    templ.mutable_template_()->set_timeout_s(bad);
+    CHECK(ErrorOf(templ).rfind("template.timeout_s must be", 0) == 0);
+    wire::JobSpec task = Fanout(0);
+    task.add_tasks()->set_kernel("noop");
+    task.add_tasks()->set_timeout_s(bad);
+    CHECK(ErrorOf(task).rfind("tasks[1].timeout_s must be", 0) == 0);
+  }
+  wire::JobSpec fine = Fanout(2);
+  fine.set_timeout_s(3600);
+  fine.mutable_template_()->set_timeout_s(0.5);
+  CHECK(ErrorOf(fine) == "");
+}
+
+TEST_CASE("wire: input_size, slots, gpus and max_attempts are checked, naming the field") {
+  for (double bad : {kNan, kInf, -1.0}) {
+    wire::JobSpec spec = Fanout(1);
+    spec.mutable_template_()->mutable_features()->set_input_size(bad);
+    CHECK(ErrorOf(spec).rfind("template.features.input_size must be a finite number >= 0", 0) == 0);
+  }
+  wire::JobSpec slots = Fanout(1);
+  slots.mutable_template_()->mutable_demand()->set_cpu_slots(4'000'000'000u);
+  CHECK(ErrorOf(slots) == "template.demand.cpu_slots is 4000000000; the limit is 65536");
+  wire::JobSpec gpus = Fanout(0);
+  gpus.add_tasks()->mutable_demand()->set_gpus(1000);
+  CHECK(ErrorOf(gpus) == "tasks[0].demand.gpus is 1000; the limit is 64");
+  wire::JobSpec attempts = Fanout(1);
+  attempts.set_max_attempts(70000);  // would wrap the core's 16-bit failure count
+  CHECK(ErrorOf(attempts) == "max_attempts is 70000; the limit is 1000");
+}
+
+TEST_CASE("wire: reported run times that are no time at all become 0 (the core measures)") {
+  CHECK(SanitizeRunSeconds(1.5) == 1.5);
+  CHECK(SanitizeRunSeconds(0) == 0);
+  for (double bad : {kNan, kInf, -kInf, -0.5, 1e300}) CHECK(SanitizeRunSeconds(bad) == 0);
+}
+
+TEST_CASE("wire: caps map to BUSY, hard limits to TOO_LARGE") {
+  CHECK(ErrorCodeFor(Status::ResourceExhausted("x"), true) == wire::Error::BUSY);
+  CHECK(ErrorCodeFor(Status::TooLarge("x"), true) == wire::Error::TOO_LARGE);
+  CHECK(ErrorCodeFor(Status::InvalidArgument("x"), true) == wire::Error::INVALID_ARGUMENT);
+}
