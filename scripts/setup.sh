@@ -3,6 +3,8 @@
 # tailcut into ./build. Safe to re-run: it only installs and rebuilds what
 # changed. Usage: scripts/setup.sh [extra cmake -D options]
 # (TAILCUT_SETUP_BROWSER=1 adds chromium for the dashboard test)
+# TAILCUT_SETUP_FUZZ=1 also installs clang-14 and its libFuzzer runtime
+# (scripts/fuzz.sh, docs/SECURITY.md).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -14,6 +16,7 @@ packages=(build-essential cmake pkg-config libboost-fiber-dev libzmq3-dev cppzmq
 # TAILCUT_SETUP_BROWSER=1: also Debian's chromium (~300 MB), for the
 # dashboard's headless-browser test (docs/DASHBOARD.md); CI sets it.
 [[ ${TAILCUT_SETUP_BROWSER:-0} == 1 ]] && packages+=(chromium)
+[[ ${TAILCUT_SETUP_FUZZ:-0} == 1 ]] && packages+=(clang-14 libclang-rt-14-dev)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

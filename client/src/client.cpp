@@ -43,6 +43,24 @@ std::string FormatSeconds(double s) {
 }
 }  // namespace
 
+Status StatusFromWireError(const wire::Error& e) {
+  std::string code = wire::Error::Code_Name(e.code());
+  std::string msg = e.message() + " [" + code + "]";
+  switch (e.code()) {
+    case wire::Error::UNKNOWN_JOB: return Status::NotFound(msg);
+    case wire::Error::NOT_YOUR_JOB:
+    case wire::Error::UNAUTHENTICATED: return Status::PermissionDenied(msg);
+    case wire::Error::UNKNOWN_KERNEL: return Status::NotFound(msg);
+    case wire::Error::INFEASIBLE: return Status::FailedPrecondition(msg);
+    case wire::Error::BUSY: return Status::ResourceExhausted(msg);  // a cap that frees up: retry later
+    case wire::Error::TOO_LARGE: return Status::TooLarge(msg);
+    case wire::Error::INVALID_ARGUMENT:
+    case wire::Error::BAD_MESSAGE:
+    case wire::Error::VERSION_MISMATCH: return Status::InvalidArgument(msg);
+    default: return Status::Internal(msg);
+  }
+}
+
 bool IsTerminal(wire::JobState s) {
   return s == wire::JOB_SUCCEEDED || s == wire::JOB_FAILED || s == wire::JOB_CANCELLED;
 }
@@ -99,7 +117,7 @@ class Client::Impl {
       wire::ClientReply reply;
       if (!ReceiveOne(std::min(deadline, resend) - now, &reply)) continue;
       if (reply.request_id() == req.request_id()) {
-        if (reply.has_error()) return ErrorStatus(reply.error());
+        if (reply.has_error()) return StatusFromWireError(reply.error());
         return reply;
       }
       pushed_.push_back(std::move(reply));
@@ -114,24 +132,6 @@ class Client::Impl {
     zmq::message_t frame;
     if (!sock_.recv(frame, zmq::recv_flags::dontwait)) return false;
     return FromFrame(frame, out);
-  }
-
-  static Status ErrorStatus(const wire::Error& e) {
-    std::string code = wire::Error::Code_Name(e.code());
-    std::string msg = e.message() + " [" + code + "]";
-    switch (e.code()) {
-      case wire::Error::UNKNOWN_JOB: return Status::NotFound(msg);
-      case wire::Error::NOT_YOUR_JOB:
-      case wire::Error::UNAUTHENTICATED: return Status::PermissionDenied(msg);
-      case wire::Error::UNKNOWN_KERNEL: return Status::NotFound(msg);
-      case wire::Error::INFEASIBLE: return Status::FailedPrecondition(msg);
-      case wire::Error::BUSY: return Status::ResourceExhausted(msg);  // a cap that frees up: retry later
-      case wire::Error::TOO_LARGE: return Status::TooLarge(msg);
-      case wire::Error::INVALID_ARGUMENT:
-      case wire::Error::BAD_MESSAGE:
-      case wire::Error::VERSION_MISMATCH: return Status::InvalidArgument(msg);
-      default: return Status::Internal(msg);
-    }
   }
 
   // The job's status, checked to be the job this client submitted under
@@ -319,12 +319,7 @@ Status ReadTask(const Config& c, const std::string& p, wire::TaskSpec* t) {
   return Status::Ok();
 }
 
-}  // namespace
-
-StatusOr<wire::JobSpec> LoadJobFile(const std::string& path) {
-  auto cfg = Config::LoadFile(path);
-  if (!cfg.ok()) return cfg.status();
-  const Config& c = *cfg;
+StatusOr<wire::JobSpec> JobFromConfig(const Config& c, const std::string& path) {
   wire::JobSpec j;
   std::string name = path, rule = "all";
   uint32_t count = 0, k = 0, min_count = 0, max_attempts = 0;
@@ -363,6 +358,20 @@ StatusOr<wire::JobSpec> LoadJobFile(const std::string& path) {
   if (j.tasks_size() == 0 && j.template_count() == 0)
     return Status::InvalidArgument(path + ": no tasks (add a [template] with count, or [[task]] entries)");
   return j;
+}
+
+}  // namespace
+
+StatusOr<wire::JobSpec> LoadJobFile(const std::string& path) {
+  auto cfg = Config::LoadFile(path);
+  if (!cfg.ok()) return cfg.status();
+  return JobFromConfig(*cfg, path);
+}
+
+StatusOr<wire::JobSpec> ParseJobFile(std::string_view toml_text, const std::string& origin) {
+  auto cfg = Config::Parse(toml_text, origin);
+  if (!cfg.ok()) return cfg.status();
+  return JobFromConfig(*cfg, origin);
 }
 
 }  // namespace tailcut

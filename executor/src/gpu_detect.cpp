@@ -109,7 +109,7 @@ const Probe& GetProbe() {
 std::vector<wire::GpuInfo> DetectGpus() {
   const Probe& p = GetProbe();
   static std::once_flag logged;
-  std::call_once(logged, [&p] {
+  std::call_once(logged, [&] {  // [&]: p is unused without CUDA (clang warns)
 #ifdef TAILCUT_WITH_CUDA
     if (p.gpus.empty()) {
       TC_LOG(Info) << p.why_none << "; advertising 0 GPUs";

@@ -27,8 +27,13 @@ void CancelToken::Cancel() {
   waiters_->cv.notify_all();
 }
 
+// Longer sleeps wait this long instead: the steady clock counts int64
+// nanoseconds (~292 years), and converting inf or 1e300 s to it is undefined.
+constexpr double kMaxSleepS = 1e9;
+
 bool CancelToken::SleepFor(double seconds) {
-  if (seconds <= 0) return !cancelled();
+  if (!(seconds > 0)) return !cancelled();  // NaN too
+  seconds = std::min(seconds, kMaxSleepS);
   auto deadline = std::chrono::steady_clock::now() +
                   std::chrono::duration_cast<std::chrono::steady_clock::duration>(
                       std::chrono::duration<double>(seconds));

@@ -4,6 +4,7 @@
 #include "tailcut/scheduler/core.h"
 
 #include <algorithm>
+#include <cmath>
 #include <iterator>
 #include <sstream>
 
@@ -511,6 +512,18 @@ SchedulerCore::SchedulerCore(CoreOptions options, const Clock* clock, PolicyChai
     : impl_(std::make_unique<Impl>(options, clock, std::move(policies), std::move(predictors))) {}
 SchedulerCore::~SchedulerCore() = default;
 
+namespace {
+
+// Run times and progress come from executors (the wire): a NaN or infinite
+// one would poison the job's typical run time (NaN cast to an integer in
+// Placement::QueuePerSlot: undefined) and the predictors. A run time that
+// is not a finite number >= 0 counts as unmeasured (0: the core measures
+// the attempt itself); progress that is not a number as none.
+double ReportedRunS(double run_s) { return std::isfinite(run_s) && run_s >= 0 ? run_s : 0; }
+float ReportedProgress(float f) { return std::isnan(f) ? 0.0f : f; }
+
+}  // namespace
+
 StatusOr<JobId> SchedulerCore::SubmitJob(JobDef job) { return impl_->SubmitJob(std::move(job)); }
 StatusOr<JobStatusInfo> SchedulerCore::CancelJob(JobId job, std::string reason) {
   return impl_->CancelJob(job, std::move(reason));
@@ -521,12 +534,12 @@ void SchedulerCore::RemoveExecutor(ExecutorId e, bool lost, std::string reason) 
 }
 void SchedulerCore::ExecutorSeen(ExecutorId e) { impl_->ExecutorSeen(e); }
 void SchedulerCore::AttemptStarted(AttemptId a) { impl_->AttemptStarted(a); }
-void SchedulerCore::AttemptProgress(AttemptId a, float f) { impl_->AttemptProgress(a, f); }
+void SchedulerCore::AttemptProgress(AttemptId a, float f) { impl_->AttemptProgress(a, ReportedProgress(f)); }
 void SchedulerCore::AttemptSucceeded(AttemptId a, std::string output, double run_s) {
-  impl_->AttemptSucceeded(a, std::move(output), run_s);
+  impl_->AttemptSucceeded(a, std::move(output), ReportedRunS(run_s));
 }
 void SchedulerCore::AttemptFailed(AttemptId a, std::string error, double run_s) {
-  impl_->AttemptFailed(a, std::move(error), run_s);
+  impl_->AttemptFailed(a, std::move(error), ReportedRunS(run_s));
 }
 void SchedulerCore::AttemptDropped(AttemptId a, std::string why) { impl_->AttemptDropped(a, std::move(why)); }
 Status SchedulerCore::AdoptAttempt(AttemptId a, JobId job, TaskIndex task, ExecutorId e, bool started) {
@@ -534,7 +547,7 @@ Status SchedulerCore::AdoptAttempt(AttemptId a, JobId job, TaskIndex task, Execu
 }
 bool SchedulerCore::CommitOrphanResult(JobId job, TaskIndex task, AttemptId a, ExecutorId e, std::string output,
                                        double run_s) {
-  return impl_->CommitOrphanResult(job, task, a, e, std::move(output), run_s);
+  return impl_->CommitOrphanResult(job, task, a, e, std::move(output), ReportedRunS(run_s));
 }
 void SchedulerCore::Tick() { impl_->Tick(); }
 void SchedulerCore::ReserveIds(JobId next_job, AttemptId next_attempt) { impl_->ReserveIds(next_job, next_attempt); }

@@ -487,19 +487,10 @@ class SchedulerServer::Impl {
       WarnBadInput("executor socket", "Register refused: " + s.message());
       return SendExecutorError(route, wire::Error::BUSY, s.message());  // it retries Register
     }
-    ExecutorDesc d;
-    d.name = r.name().empty() ? "executor-" + std::to_string(peers_.size() + 1) : r.name();
-    d.host = r.host();
-    // Capped, so that slot sums over all executors stay far from overflow.
-    d.slots = std::clamp<uint32_t>(r.cpu_slots(), 1, kMaxWireSlots);
-    d.max_queued = std::min<uint32_t>(r.max_queued(), kMaxWireSlots);
-    d.gpus = std::min<uint32_t>(static_cast<uint32_t>(r.gpus_size()), kMaxWireGpus);
+    ExecutorDesc d = ExecutorDescFromWire(r, peers_.size() + 1);
     if (d.slots != r.cpu_slots() && r.cpu_slots() != 0)
       WarnBadInput("executor socket", "Register.cpu_slots = " + std::to_string(r.cpu_slots()) + " capped at " +
                                           std::to_string(kMaxWireSlots));
-    for (auto& [k, v] : r.labels()) d.labels.emplace_back(k, v);
-    std::sort(d.labels.begin(), d.labels.end());
-    d.kernels.assign(r.kernels().begin(), r.kernels().end());
     std::string kernels;
     for (auto& k : d.kernels) kernels += (kernels.empty() ? "" : ",") + k;
     TC_LOG(Info) << "executor joined: " << d.name << " (" << (d.host.empty() ? "?" : d.host) << "), " << d.slots
@@ -521,20 +512,9 @@ class SchedulerServer::Impl {
   // results commit (once), attempts are adopted or else cancelled. Runs
   // before the next Pump, so nothing it holds is launched twice.
   void TakeBack(const std::string& route, ExecutorId id, const wire::Register& r) {
-    size_t committed = 0, adopted = 0;
-    for (const auto& res : r.undelivered())
-      if (res.outcome() == wire::AttemptResult::OK &&
-          core_.CommitOrphanResult(res.job_id(), res.task_index(), res.attempt_id(), id, res.output(),
-                                   RunSeconds(res, id)))
-        ++committed;
     wire::SchedulerToExecutor cancel;
     cancel.set_version(kProtocolVersion);
-    for (const auto& h : r.running()) {
-      if (core_.AdoptAttempt(h.attempt_id(), h.job_id(), h.task_index(), id, h.started()).ok())
-        ++adopted;
-      else
-        cancel.mutable_work()->add_cancel(h.attempt_id());
-    }
+    auto [committed, adopted] = TakeBackFromWire(core_, id, r, cancel.mutable_work(), bad_executor_input_);
     TC_LOG(Info) << "executor " << id << " came back with " << r.running_size() << " attempts (" << adopted
                  << " adopted) and " << r.undelivered_size() << " results (" << committed << " committed)";
     if (cancel.has_work()) Send(executors_, route, cancel);
@@ -549,38 +529,7 @@ class SchedulerServer::Impl {
     ExecutorId e = it->second;
     core_.ExecutorSeen(e);
     if (r.has_signals()) NoteGpuThrottle(e, r.signals().gpu_throttle_reasons());
-    // Only accept news about attempts that really run on this executor.
-    for (const auto& s : r.started())
-      if (core_.ExecutorOfAttempt(s.attempt_id()) == e) core_.AttemptStarted(s.attempt_id());
-    for (const auto& p : r.progress()) {
-      if (core_.ExecutorOfAttempt(p.attempt_id()) != e) continue;
-      if (!std::isfinite(p.fraction()) || p.fraction() < 0 || p.fraction() > 1) {
-        WarnBadInput("executor socket", "Report.progress.fraction = " + std::to_string(p.fraction()) +
-                                            " from executor " + std::to_string(e) + " ignored");
-        continue;
-      }
-      core_.AttemptProgress(p.attempt_id(), p.fraction());
-    }
-    for (const auto& res : r.results()) {
-      if (core_.ExecutorOfAttempt(res.attempt_id()) != e) continue;  // late, cancelled or foreign
-      double run_s = RunSeconds(res, e);
-      switch (res.outcome()) {
-        case wire::AttemptResult::OK: core_.AttemptSucceeded(res.attempt_id(), res.output(), run_s); break;
-        case wire::AttemptResult::FAILED: core_.AttemptFailed(res.attempt_id(), res.error(), run_s); break;
-        default: core_.AttemptDropped(res.attempt_id(), "executor dropped it: " + res.error()); break;
-      }
-    }
-  }
-
-  // The result's run time, unless it is no time at all (NaN, infinite,
-  // negative, over a year): then 0, which lets the core measure it, so the
-  // predictors never learn a forged or broken figure.
-  double RunSeconds(const wire::AttemptResult& res, ExecutorId e) {
-    double run_s = SanitizeRunSeconds(res.run_s());
-    if (run_s != res.run_s())
-      WarnBadInput("executor socket", "AttemptResult.run_s = " + std::to_string(res.run_s()) + " from executor " +
-                                          std::to_string(e) + " replaced by the scheduler's own measure");
-    return run_s;
+    ApplyReport(core_, e, r, bad_executor_input_);
   }
 
   // GPU clock throttling (NVML reason bits) is recorded and logged when it
@@ -924,6 +873,8 @@ class SchedulerServer::Impl {
   Admission admission_{AdmissionLimits{opt_.max_jobs_per_owner, opt_.max_watchers_per_client, opt_.max_executors}};
   double last_iteration_ = 0;
   double last_bad_input_log_ = -10;
+  // What the wire conversions capped or ignored, logged like other bad input.
+  const BadInputFn bad_executor_input_ = [this](const std::string& what) { WarnBadInput("executor socket", what); };
   uint64_t suppressed_bad_input_ = 0;
   // Declared last: the HTTP threads stop (http_ destroyed) before anything
   // they read goes.

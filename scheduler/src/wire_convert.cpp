@@ -97,6 +97,75 @@ double SanitizeRunSeconds(double run_s) {
   return std::isfinite(run_s) && run_s >= 0 && run_s <= kMaxWireSeconds ? run_s : 0;
 }
 
+namespace {
+
+// The result's run time, unless it is no time at all (NaN, infinite,
+// negative, over a year): then 0, which lets the core measure it, so the
+// predictors never learn a forged or broken figure.
+double RunSeconds(const wire::AttemptResult& res, ExecutorId e, const BadInputFn& bad) {
+  double run_s = SanitizeRunSeconds(res.run_s());
+  if (run_s != res.run_s())
+    bad("AttemptResult.run_s = " + std::to_string(res.run_s()) + " from executor " + std::to_string(e) +
+        " replaced by the scheduler's own measure");
+  return run_s;
+}
+
+}  // namespace
+
+ExecutorDesc ExecutorDescFromWire(const wire::Register& r, size_t ordinal) {
+  ExecutorDesc d;
+  d.name = r.name().empty() ? "executor-" + std::to_string(ordinal) : r.name();
+  d.host = r.host();
+  // Capped, so that slot sums over all executors stay far from overflow.
+  d.slots = std::clamp<uint32_t>(r.cpu_slots(), 1, kMaxWireSlots);
+  d.max_queued = std::min<uint32_t>(r.max_queued(), kMaxWireSlots);
+  d.gpus = std::min<uint32_t>(static_cast<uint32_t>(r.gpus_size()), kMaxWireGpus);
+  for (auto& [k, v] : r.labels()) d.labels.emplace_back(k, v);
+  std::sort(d.labels.begin(), d.labels.end());
+  d.kernels.assign(r.kernels().begin(), r.kernels().end());
+  return d;
+}
+
+TakeBackCounts TakeBackFromWire(SchedulerCore& core, ExecutorId e, const wire::Register& r, wire::Work* cancel,
+                                const BadInputFn& bad) {
+  TakeBackCounts n;
+  for (const auto& res : r.undelivered())
+    if (res.outcome() == wire::AttemptResult::OK &&
+        core.CommitOrphanResult(res.job_id(), res.task_index(), res.attempt_id(), e, res.output(),
+                                RunSeconds(res, e, bad)))
+      ++n.committed;
+  for (const auto& h : r.running()) {
+    if (core.AdoptAttempt(h.attempt_id(), h.job_id(), h.task_index(), e, h.started()).ok())
+      ++n.adopted;
+    else
+      cancel->add_cancel(h.attempt_id());
+  }
+  return n;
+}
+
+void ApplyReport(SchedulerCore& core, ExecutorId e, const wire::Report& r, const BadInputFn& bad) {
+  for (const auto& s : r.started())
+    if (core.ExecutorOfAttempt(s.attempt_id()) == e) core.AttemptStarted(s.attempt_id());
+  for (const auto& p : r.progress()) {
+    if (core.ExecutorOfAttempt(p.attempt_id()) != e) continue;
+    if (!std::isfinite(p.fraction()) || p.fraction() < 0 || p.fraction() > 1) {
+      bad("Report.progress.fraction = " + std::to_string(p.fraction()) + " from executor " + std::to_string(e) +
+          " ignored");
+      continue;
+    }
+    core.AttemptProgress(p.attempt_id(), p.fraction());
+  }
+  for (const auto& res : r.results()) {
+    if (core.ExecutorOfAttempt(res.attempt_id()) != e) continue;
+    double run_s = RunSeconds(res, e, bad);
+    switch (res.outcome()) {
+      case wire::AttemptResult::OK: core.AttemptSucceeded(res.attempt_id(), res.output(), run_s); break;
+      case wire::AttemptResult::FAILED: core.AttemptFailed(res.attempt_id(), res.error(), run_s); break;
+      default: core.AttemptDropped(res.attempt_id(), "executor dropped it: " + res.error()); break;
+    }
+  }
+}
+
 wire::JobState JobStateToWire(JobState s) {
   switch (s) {
     case JobState::kRunning: return wire::JOB_RUNNING;

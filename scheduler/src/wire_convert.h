@@ -2,6 +2,9 @@
 // read from the wire is validated here (docs/LIMITS.md).
 #pragma once
 
+#include <functional>
+#include <string>
+
 #include "tailcut.pb.h"
 #include "tailcut/common/status.h"
 #include "tailcut/scheduler/core.h"
@@ -25,6 +28,22 @@ StatusOr<JobDef> JobDefFromWire(const wire::JobSpec& spec);
 // An executor-reported run time the core may use: NaN, infinite, negative
 // or absurd become 0 ("unknown": the core measures it itself).
 double SanitizeRunSeconds(double run_s);
+// Told what an executor sent that was capped or ignored (the server logs it).
+using BadInputFn = std::function<void(const std::string& what)>;
+// A Register's executor, as the core takes it (slots, queue and GPUs
+// capped); an unnamed one is called "executor-<ordinal>".
+ExecutorDesc ExecutorDescFromWire(const wire::Register& r, size_t ordinal);
+// What a re-registering executor brought back (Register.running and
+// .undelivered) handed to the core: results commit once, attempts are
+// adopted or added to `cancel`. Counts for the log.
+struct TakeBackCounts {
+  size_t committed = 0, adopted = 0;
+};
+TakeBackCounts TakeBackFromWire(SchedulerCore& core, ExecutorId e, const wire::Register& r, wire::Work* cancel,
+                                const BadInputFn& bad);
+// A Report's news for the core, only about attempts that really run on `e`
+// (others are late, cancelled or foreign); progress outside 0..1 ignored.
+void ApplyReport(SchedulerCore& core, ExecutorId e, const wire::Report& r, const BadInputFn& bad);
 wire::JobState JobStateToWire(JobState s);
 void JobStatusToWire(const JobStatusInfo& info, wire::JobStatus* out);
 // Maps a core Status to the protocol's error codes, for a given request.

@@ -216,12 +216,8 @@ StatusOr<Scenario> ParseScenario(Config cfg, const std::string& base_dir) {
   return sc;
 }
 
-StatusOr<std::vector<TraceJob>> LoadTraceCsv(const std::string& path) {
-  // The one trace parser (predictors, docs/TRACE_FORMAT.md); errors name file:line.
-  auto parsed = ReadTraceCsv(path);
-  if (!parsed.ok()) return parsed.status();
-  std::vector<TraceRow>& rows = *parsed;
-  if (rows.empty()) return Status::InvalidArgument(path + ": no rows");
+StatusOr<std::vector<TraceJob>> TraceJobsFromRows(const std::vector<TraceRow>& rows, const std::string& origin) {
+  if (rows.empty()) return Status::InvalidArgument(origin + ": no rows");
   auto slow = [](const TraceRow& r) { return r.straggler == 1 || r.fail_slow == 1; };
   // Group by job, in order of first appearance; tasks by task number.
   std::map<JobId, size_t> index;
@@ -262,6 +258,13 @@ StatusOr<std::vector<TraceJob>> LoadTraceCsv(const std::string& path) {
   }
   std::stable_sort(jobs.begin(), jobs.end(), [](const TraceJob& a, const TraceJob& b) { return a.submit < b.submit; });
   return jobs;
+}
+
+// The one trace parser (predictors, docs/TRACE_FORMAT.md); errors name file:line.
+StatusOr<std::vector<TraceJob>> LoadTraceCsv(const std::string& path) {
+  auto rows = ReadTraceCsv(path);
+  if (!rows.ok()) return rows.status();
+  return TraceJobsFromRows(*rows, path);
 }
 
 }  // namespace tailcut::sim

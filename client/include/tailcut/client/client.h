@@ -76,8 +76,13 @@ wire::JobSpec FanoutJob(const std::string& kernel, const std::string& args, uint
 
 // A job from a TOML file (format in docs/JOBS.md and configs/jobs/).
 StatusOr<wire::JobSpec> LoadJobFile(const std::string& path);
+// The same from TOML text; `origin` stands for the path in errors and is
+// the job's default name.
+StatusOr<wire::JobSpec> ParseJobFile(std::string_view toml_text, const std::string& origin);
 
 const char* JobStateText(wire::JobState s);
+// A scheduler's Error reply as a Status: "message [CODE]".
+Status StatusFromWireError(const wire::Error& e);
 bool IsTerminal(wire::JobState s);
 
 }  // namespace tailcut

@@ -9,6 +9,7 @@
 
 #include "tailcut/common/config.h"
 #include "tailcut/common/status.h"
+#include "tailcut/predictors/trace.h"
 #include "tailcut/scheduler/core.h"
 #include "tailcut/sim/random.h"
 
@@ -147,5 +148,7 @@ std::vector<double> LiveArrivals(const LiveModel& live, uint64_t seed, uint32_t 
 // Trace CSV (docs/TRACE_FORMAT.md, parsed by the predictors' ReadTraceCsv):
 // one row per task, grouped into jobs by `job`.
 StatusOr<std::vector<TraceJob>> LoadTraceCsv(const std::string& path);
+// The same on rows already parsed (ParseTraceCsv); errors name `origin`.
+StatusOr<std::vector<TraceJob>> TraceJobsFromRows(const std::vector<TraceRow>& rows, const std::string& origin);
 
 }  // namespace tailcut::sim

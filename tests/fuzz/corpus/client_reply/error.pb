@@ -1,0 +1,1 @@
+Runknown job 9

@@ -1,0 +1,4 @@
+R
+
+fanout
+sleepms=5 H

@@ -1,0 +1,2 @@
+b
+"sleep*ms=inf
