@@ -1,5 +1,7 @@
 #include "tailcut/common/config.h"
 
+#include <cstdio>
+
 #include <toml++/toml.h>
 
 #include <cmath>
@@ -169,6 +171,23 @@ Status Config::CheckAllUsed() const {
   msg += unused.size() > 1 ? "s" : "";
   for (size_t i = 0; i < unused.size(); ++i) msg += (i ? ", '" : " '") + unused[i] + "'";
   return Status::InvalidArgument(msg);
+}
+
+std::string TomlQuote(std::string_view s) {
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += c;
+    } else if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) {
+      char escaped[8];
+      std::snprintf(escaped, sizeof escaped, "\\u%04x", static_cast<unsigned char>(c));
+      out += escaped;
+    } else {
+      out += c;
+    }
+  }
+  return out + "\"";
 }
 
 }  // namespace tailcut

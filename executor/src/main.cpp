@@ -51,15 +51,6 @@ fault injection (stragglers on demand, see docs/EXECUTOR.md):
   --help, --version
 )";
 
-std::string TomlString(const std::string& s) {
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"' || c == '\\') out += '\\';
-    out += c;
-  }
-  return out + "\"";
-}
-
 int UsageError(const std::string& message) {
   std::fprintf(stderr, "tailcut-executor: %s\n(try --help)\n", message.c_str());
   return kExitUsage;
@@ -137,9 +128,9 @@ int main(int argc, char** argv) {
     } else if (arg == "--label") {
       auto eq = value.find('=');
       if (eq == std::string::npos || eq == 0) return UsageError("--label wants K=V, got '" + value + "'");
-      overrides.push_back("labels." + value.substr(0, eq) + "=" + TomlString(value.substr(eq + 1)));
+      overrides.push_back("labels." + value.substr(0, eq) + "=" + TomlQuote(value.substr(eq + 1)));
     } else {
-      overrides.push_back(std::string(flag->key) + "=" + (flag->is_string ? TomlString(value) : value));
+      overrides.push_back(std::string(flag->key) + "=" + (flag->is_string ? TomlQuote(value) : value));
     }
   }
 

@@ -163,3 +163,14 @@ TEST_CASE("config: integers out of range for a uint name the key") {
   REQUIRE_FALSE(big.ok());
   CHECK(big.status().message().find("big.toml:2") != std::string::npos);
 }
+
+TEST_CASE("config: TomlQuote writes a string that parses back to itself") {
+  for (std::string text : {std::string("plain"), std::string("a \"quoted\" \\ path"), std::string("line\nbreak\ttab"),
+                           std::string("nul\0byte", 8), std::string("")}) {
+    auto cfg = tailcut::Config::Parse("k = " + tailcut::TomlQuote(text));
+    REQUIRE(cfg.ok());
+    std::string back;
+    REQUIRE(cfg->Get("k", &back).ok());
+    CHECK(back == text);
+  }
+}

@@ -24,17 +24,8 @@ bool IsZ85Key(std::string_view s) {
   return zmq_z85_decode(binary, std::string(s).c_str()) != nullptr;
 }
 
-std::string TomlQuoted(const std::string& s) {
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"' || c == '\\') out += '\\';
-    if (static_cast<unsigned char>(c) >= 0x20) out += c;
-  }
-  return out + "\"";
-}
-
 std::string KeyEntry(const KeyPair& k, bool with_secret) {
-  std::string s = "[[key]]\nname = " + TomlQuoted(k.name) + "\nrole = \"" + PeerRoleName(k.role) +
+  std::string s = "[[key]]\nname = " + TomlQuote(k.name) + "\nrole = \"" + PeerRoleName(k.role) +
                   "\"\npublic = \"" + k.public_key + "\"\n";
   if (with_secret) s += "secret = \"" + k.secret_key + "\"\n";
   return s;

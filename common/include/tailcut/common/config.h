@@ -98,4 +98,8 @@ class TableReader {
   Status status_;
 };
 
+// `s` as a TOML basic string, quotes included: for writing TOML files and
+// "key=value" overrides from free text (names, labels).
+std::string TomlQuote(std::string_view s);
+
 }  // namespace tailcut
