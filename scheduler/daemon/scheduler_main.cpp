@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "tailcut/common/config.h"
 #include "tailcut/common/log.h"
 #include "tailcut/common/version.h"
 #include "tailcut/plugins/daemon_config.h"
@@ -37,6 +38,11 @@ options:
                              only keys in --trusted-keys may connect
       --trusted-keys FILE    allow-list of public keys (.pub entries); SIGHUP
                              reloads it (docs/SECURITY.md)
+      --parent EP            register with a parent scheduler (its executor endpoint,
+                             e.g. tcp://HOST:7700) as one executor offering this
+                             scheduler's fleet: the edge tier (docs/EDGE.md)
+      --parent-key-file FILE this edge's key pair for the parent (role executor)
+      --parent-key KEY       the parent's public key: its .pub file or the Z85 key
       --policy CHAIN         mitigation policies, e.g. clone,spark,reassign; "none"
                              turns mitigation off (default "default", see
                              docs/POLICIES.md)
@@ -83,6 +89,12 @@ int main(int argc, char** argv) {
       overrides.push_back("scheduler.key_file=\"" + value("--key-file") + "\"");
     } else if (a == "--trusted-keys") {
       overrides.push_back("scheduler.trusted_keys=\"" + value("--trusted-keys") + "\"");
+    } else if (a == "--parent") {
+      overrides.push_back("scheduler.parent=" + TomlQuote(value("--parent")));
+    } else if (a == "--parent-key-file") {
+      overrides.push_back("scheduler.parent_key_file=" + TomlQuote(value("--parent-key-file")));
+    } else if (a == "--parent-key") {
+      overrides.push_back("scheduler.parent_key=" + TomlQuote(value("--parent-key")));
     } else if (a == "--policy") {
       overrides.push_back("policies.chain=\"" + value("--policy") + "\"");
     } else if (a == "--set") {

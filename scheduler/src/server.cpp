@@ -13,6 +13,7 @@
 #include "dashboard.h"
 #include "http_server.h"
 #include "metrics.h"
+#include "parent_link.h"
 #include "web_assets.h"
 #include "recovery.h"
 #include "tailcut/common/log.h"
@@ -47,6 +48,12 @@ Status LoadServerOptions(const Config& cfg, ServerOptions* o) {
       .Get("max_watchers_per_client", &o->max_watchers_per_client)
       .Get("client_hwm", &o->client_hwm)
       .Get("executor_hwm", &o->executor_hwm)
+      .Get("parent", &o->parent.endpoint)
+      .Get("parent_key_file", &o->parent.key_file)
+      .Get("parent_key", &o->parent.parent_key)
+      .Get("parent_name", &o->parent.name)
+      .Get("edge_quorum", &o->parent.edge_quorum)
+      .Get("parent_max_tasks", &o->parent.max_tasks)
       .Check(o->max_message_bytes >= kMinMessageBytes,
              "max_message_bytes must be at least " + std::to_string(kMinMessageBytes))
       .Also(ValidateEndpoint(o->executor_endpoint))
@@ -55,7 +62,13 @@ Status LoadServerOptions(const Config& cfg, ServerOptions* o) {
       .Check(o->tick_s > 0, "tick_s must be > 0")
       .Check(sync == "full" || sync == "normal", "journal_sync must be \"full\" or \"normal\"")
       .Check(o->key_file.empty() == o->trusted_keys.empty(),
-             "key_file and trusted_keys go together: the scheduler's key and the keys it admits");
+             "key_file and trusted_keys go together: the scheduler's key and the keys it admits")
+      .Check(o->parent.edge_quorum >= 0 && o->parent.edge_quorum <= 1, "edge_quorum must be in [0, 1] (0 = off)")
+      .Check(o->parent.max_tasks > 0, "parent_max_tasks must be > 0")
+      .Check(o->parent.key_file.empty() == o->parent.parent_key.empty(),
+             "parent_key_file and parent_key go together: this edge's key and the parent's public key");
+  if (t.status().ok() && !o->parent.endpoint.empty()) t.Also(ValidateEndpoint(o->parent.endpoint));
+  o->parent.heartbeat_ms = o->heartbeat_ms;
   o->journal_sync_full = sync == "full";
   if (!t.status().ok()) return t.status();
   if (!o->http_listen.empty()) {
@@ -139,6 +152,9 @@ struct Peer {
   std::string route;
   double last_sent = 0;
   uint32_t gpu_throttle = 0;  // last NodeSignals.gpu_throttle_reasons
+  // What it registered with, for the fleet an edge offers its parent.
+  uint32_t slots = 0, gpus = 0;
+  std::vector<std::string> kernels;
 };
 
 }  // namespace
@@ -157,8 +173,16 @@ class SchedulerServer::Impl {
         !s.ok())
       return s;
     // Resumed jobs count toward their owners' caps (the owner is journaled).
-    for (JobId id : core_.RunningJobIds())
-      if (auto st = core_.JobStatus(id); st.ok()) admission_.JobStarted(id, st->owner);
+    // A parent's tasks from an earlier run are not resumed: the parent saw
+    // this edge go and re-places them (docs/EDGE.md, "Two tiers").
+    for (JobId id : core_.RunningJobIds()) {
+      auto st = core_.JobStatus(id);
+      if (!st.ok()) continue;
+      if (IsParentOwner(st->owner))
+        (void)core_.CancelJob(id, "edge restarted: the parent re-places its tasks");
+      else
+        admission_.JobStarted(id, st->owner);
+    }
     if (Status s = SetUpKeys(); !s.ok()) return s;
     try {
       for (zmq::socket_t* s : {&executors_, &clients_}) {
@@ -190,7 +214,43 @@ class SchedulerServer::Impl {
                              opt_.client_endpoint + "): " + e.what());
     }
     TC_LOG(Info) << "listening: executors on " << executor_endpoint_ << ", clients on " << client_endpoint_;
+    if (Status s = StartParentLink(); !s.ok()) return s;
     return StartHttp();
+  }
+
+  // The edge tier: with scheduler.parent this scheduler is one executor of
+  // its parent (parent_link.h); the link submits into this core like a
+  // client whose jobs are journaled, and never blocks the loop.
+  Status StartParentLink() {
+    if (opt_.parent.endpoint.empty()) return Status::Ok();
+    ParentLink::Host host;
+    host.submit = [this](wire::JobSpec spec) -> StatusOr<JobId> {
+      if (Status s = core_.CheckAdmission(TaskCountOf(spec)); !s.ok()) return s;
+      auto def = JobDefFromWire(spec);
+      if (!def.ok()) return def.status();
+      auto id = core_.SubmitJob(std::move(def).value());
+      if (id.ok()) durability_.JobAccepted(*id, "", spec.SerializeAsString());
+      return id;
+    };
+    host.cancel = [this](JobId job, const std::string& reason) { (void)core_.CancelJob(job, reason); };
+    host.fleet = [this] { return Fleet(); };
+    parent_ = std::make_unique<ParentLink>(opt_.parent, opt_.max_message_bytes, ctx_, std::move(host));
+    return parent_->Connect();
+  }
+
+  FleetSummary Fleet() const {
+    FleetSummary f;
+    for (const auto& [id, p] : peers_) {
+      ++f.executors;
+      f.slots += p.slots;
+      f.gpus += p.gpus;
+      f.kernels.insert(f.kernels.end(), p.kernels.begin(), p.kernels.end());
+    }
+    f.slots = std::min<uint32_t>(f.slots, kMaxWireSlots);  // what one executor may offer its parent
+    f.gpus = std::min<uint32_t>(f.gpus, kMaxWireGpus);
+    std::sort(f.kernels.begin(), f.kernels.end());
+    f.kernels.erase(std::unique(f.kernels.begin(), f.kernels.end()), f.kernels.end());
+    return f;
   }
 
   // /metrics and the dashboard (/, /api/) render what the loop publishes
@@ -314,9 +374,10 @@ class SchedulerServer::Impl {
       long wait_ms = std::clamp<long>(static_cast<long>((next_tick - now) * 1000), 0, 100);
       zmq::pollitem_t items[] = {{executors_.handle(), 0, ZMQ_POLLIN, 0},
                                  {clients_.handle(), 0, ZMQ_POLLIN, 0},
+                                 {parent_ ? parent_->socket().handle() : nullptr, 0, ZMQ_POLLIN, 0},
                                  {auth_ ? auth_->socket().handle() : nullptr, 0, ZMQ_POLLIN, 0}};
       try {
-        zmq::poll(items, auth_ ? 3 : 2, std::chrono::milliseconds(wait_ms));
+        zmq::poll(items, auth_ ? 4 : 3, std::chrono::milliseconds(wait_ms));
       } catch (const zmq::error_t& e) {
         if (e.num() == EINTR) continue;  // a signal; the flag says whether to stop
         TC_LOG(Error) << "poll failed: " << e.what();
@@ -324,16 +385,19 @@ class SchedulerServer::Impl {
       }
       NoteStall();
       if (auth_ && reload_keys_.exchange(false)) ReloadTrustedKeysNow();
-      if (items[2].revents & ZMQ_POLLIN) auth_->HandleRequests();
+      if (auth_ && (items[3].revents & ZMQ_POLLIN)) auth_->HandleRequests();
       if (items[0].revents & ZMQ_POLLIN) DrainExecutors();
       if (items[1].revents & ZMQ_POLLIN) DrainClients();
+      if (parent_ && (items[2].revents & ZMQ_POLLIN)) parent_->OnReadable(clock_.Now());
       now = clock_.Now();
       if (now >= next_tick) {
         core_.Tick();
         SendHeartbeats(now);
+        if (parent_) parent_->Tick(now);
         next_tick = now + opt_.tick_s;
       }
       Flush();
+      if (parent_) parent_->Flush();
       CommitJournal();
       if (metrics_) metrics_->MaybePublish(core_, clock_.Now());
     }
@@ -349,6 +413,10 @@ class SchedulerServer::Impl {
     if (!durability_.journaled())
       for (JobId id : running) (void)core_.CancelJob(id, "scheduler shut down");
     Flush();
+    if (parent_) {
+      parent_->Flush();
+      parent_->Shutdown();
+    }
     CommitJournal(/*force=*/true);  // whatever is held goes out now
     // Those messages are only queued; with linger 0 closing the sockets
     // would drop what the I/O thread has not written yet. Allow a moment.
@@ -495,9 +563,15 @@ class SchedulerServer::Impl {
     for (auto& k : d.kernels) kernels += (kernels.empty() ? "" : ",") + k;
     TC_LOG(Info) << "executor joined: " << d.name << " (" << (d.host.empty() ? "?" : d.host) << "), " << d.slots
                  << " slots, " << d.gpus << " gpus, kernels " << (kernels.empty() ? "none" : kernels);
+    Peer peer;
+    peer.route = route;
+    peer.last_sent = clock_.Now();
+    peer.slots = d.slots;
+    peer.gpus = d.gpus;
+    peer.kernels = d.kernels;
     ExecutorId id = core_.AddExecutor(std::move(d));
     by_route_[route] = id;
-    peers_[id] = Peer{route, clock_.Now()};
+    peers_[id] = std::move(peer);
     if (r.running_size() > 0 || r.undelivered_size() > 0) TakeBack(route, id, r);
     wire::SchedulerToExecutor ack;
     ack.set_version(kProtocolVersion);
@@ -529,6 +603,7 @@ class SchedulerServer::Impl {
     ExecutorId e = it->second;
     core_.ExecutorSeen(e);
     if (r.has_signals()) NoteGpuThrottle(e, r.signals().gpu_throttle_reasons());
+    if (parent_) parent_->OnLocalReport(r);
     ApplyReport(core_, e, r, bad_executor_input_);
   }
 
@@ -772,6 +847,8 @@ class SchedulerServer::Impl {
     commands_.clear();
     core_.TakeCommands(&commands_);
     if (commands_.empty()) return;
+    if (parent_)
+      for (const Command& c : commands_) parent_->OnCommand(c);
     std::unordered_map<ExecutorId, Batches<wire::SchedulerToExecutor>> work;
     std::unordered_map<JobId, Batches<wire::ClientReply>> results;
     std::vector<JobFinishedCmd> finished;
@@ -865,6 +942,7 @@ class SchedulerServer::Impl {
   std::atomic<bool> stop_{false};
   std::atomic<bool> reload_keys_{false};
   std::unique_ptr<ZapAuthenticator> auth_;  // null without keys
+  std::unique_ptr<ParentLink> parent_;      // null without scheduler.parent
   std::unordered_map<std::string, ExecutorId> by_route_;
   std::unordered_map<ExecutorId, Peer> peers_;
   std::unordered_map<JobId, std::vector<Watcher>> watchers_;

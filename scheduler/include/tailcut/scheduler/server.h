@@ -15,6 +15,20 @@
 
 namespace tailcut {
 
+// The edge tier (docs/EDGE.md, "Two tiers"): keys under [scheduler] that
+// make this scheduler register with a parent scheduler as one executor.
+struct ParentOptions {
+  std::string endpoint;    // `parent`: the parent's executor endpoint; "" = none (a top-tier scheduler)
+  std::string key_file;    // `parent_key_file`: this edge's key (role executor in the parent's trusted keys)
+  std::string parent_key;  // `parent_key`: the parent's public key, a .pub file or Z85
+  std::string name;        // `parent_name`: name registered with the parent; "" = "edge-HOST-PID"
+  // `edge_quorum`: once this share (0..1] of a parent job's tasks held here
+  // has committed, the edge closes its part and hands the rest back; 0 = off.
+  double edge_quorum = 0;
+  uint32_t max_tasks = 100000;  // `parent_max_tasks`: parent tasks held at once; more are refused
+  uint32_t heartbeat_ms = 200;  // until the parent's RegisterAck names its own
+};
+
 // Keys under [scheduler] in configs/scheduler.toml; defaults here.
 struct ServerOptions {
   std::string executor_endpoint = "tcp://127.0.0.1:7700";  // executors connect here
@@ -55,6 +69,7 @@ struct ServerOptions {
   // TCP buffers. 0 = no limit.
   uint32_t client_hwm = 1000;
   uint32_t executor_hwm = 100000;
+  ParentOptions parent;                     // the edge tier; empty endpoint = none
 };
 // Reads the [scheduler] keys and checks them against out->core. [core] and
 // [predictor] are read by LoadSchedulingConfig (tailcut/plugins/
