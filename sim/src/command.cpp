@@ -11,7 +11,7 @@
 namespace tailcut::sim {
 
 const char kSimUsage[] = R"(usage: tailcut sim SCENARIO.toml [--policy LIST] [--seed N] [--json]
-                   [--csv FILE] [--plot FILE.svg] [--live-model]
+                   [--csv FILE] [--plot FILE.svg] [--live-model] [--set KEY=VALUE]...
 
 Simulates the scenario on virtual time with the real scheduler core, once per
 policy entry, on the same seeded workload, and compares them side by side.
@@ -31,6 +31,8 @@ policy entry, on the same seeded workload, and compares them side by side.
   --plot FILE     SVG of the job-latency CDF per policy (log-x)
   --live-model    simulate the scenario's [live] section (what `tailcut bench`
                   runs on real daemons) instead of its main sections
+  --set KEY=VALUE change a scenario key (a TOML value) before loading, e.g.
+                  --set cluster.edges.edge_quorum=0.8; repeatable
 
 Latency is submit -> job finished. Extra work is (machine time of all
 attempts - machine time of committed attempts) / committed machine time.
@@ -53,7 +55,7 @@ int RunSimCommand(const SimCommandOptions& o) {
   }
   if (GetLogLevel() < LogLevel::kWarn) SetLogLevel(LogLevel::kWarn);  // the core's per-job lines are noise here
   auto wall0 = std::chrono::steady_clock::now();
-  auto sc = LoadScenario(o.scenario);
+  auto sc = LoadScenario(o.scenario, o.overrides);
   if (!sc.ok()) {
     std::fprintf(stderr, "tailcut sim: %s\n", sc.status().message().c_str());
     return 2;

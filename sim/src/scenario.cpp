@@ -48,9 +48,11 @@ std::string DirOf(const std::string& path) {
 
 }  // namespace
 
-StatusOr<Scenario> LoadScenario(const std::string& path) {
+StatusOr<Scenario> LoadScenario(const std::string& path, const std::vector<std::string>& overrides) {
   auto cfg = Config::LoadFile(path);
   if (!cfg.ok()) return cfg.status();
+  for (const std::string& o : overrides)
+    if (Status s = cfg->Override(o); !s.ok()) return s;
   auto sc = ParseScenario(std::move(cfg).value(), DirOf(path));
   if (sc.ok()) sc->origin = path;
   return sc;
@@ -99,6 +101,25 @@ StatusOr<Scenario> ParseScenario(Config cfg, const std::string& base_dir) {
   if (cl.drop_prob < 0 || cl.drop_prob > 1) return Status::InvalidArgument("cluster.drop_prob must be in [0, 1]");
   if (cl.progress_reports > 1000) return Status::InvalidArgument("cluster.progress_reports must be <= 1000");
   if (cl.executors == 0 || cl.slots == 0) return Status::InvalidArgument("cluster.executors and cluster.slots must be >= 1");
+  if (cfg.Has("cluster.edges")) {
+    EdgeTierModel& e = cl.edges;
+    if (Status s = TableReader(cfg, "cluster.edges")
+            .Get("count", &e.count)
+            .Get("executors_per_edge", &e.executors_per_edge)
+            .Also(LoadDistribution(cfg, "cluster.edges.link", &e.link))
+            .Get("edge_quorum", &e.edge_quorum)
+            .status();
+        !s.ok())
+      return s;
+    if (e.count == 0) return Status::InvalidArgument("cluster.edges.count must be >= 1");
+    if (e.executors_per_edge == 0) e.executors_per_edge = std::max<uint32_t>(1, cl.executors / e.count);
+    if (!(e.edge_quorum >= 0 && e.edge_quorum <= 1))
+      return Status::InvalidArgument("cluster.edges.edge_quorum must be in [0, 1] (0 = off)");
+    if (uint64_t{e.count} * e.executors_per_edge > 10'000'000)
+      return Status::InvalidArgument("cluster.edges: count x executors_per_edge is over 10M devices");
+    // The devices are the cluster's executors (speeds, faults, the bound).
+    cl.executors = e.count * e.executors_per_edge;
+  }
   for (size_t i = 0, n = cfg.ArraySize("cluster.fail_slow"); i < n; ++i) {
     std::string p = "cluster.fail_slow." + std::to_string(i) + ".";
     FailSlowFault f;

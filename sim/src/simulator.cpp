@@ -11,6 +11,8 @@
 #include "tailcut/common/stats.h"
 #include "tailcut/plugins/scheduling_config.h"
 #include "draws.h"
+#include "sim_parts.h"
+#include "two_tier.h"
 
 namespace tailcut::sim {
 
@@ -141,27 +143,14 @@ class Simulator::Impl final : public CoreObserver {
       Handle(e);
       Drain();
     }
-    result_.virtual_s = clock_.Now();
-    result_.unfinished = core_.RunningJobs();
-    result_.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
-    Summarise(&result_);
+    parts::FinishRun(&result_, clock_.Now(), core_.RunningJobs(), wall0);
     return std::move(result_);
   }
 
   // --------------------------------------------------------- observer --
-  void OnAttemptEnded(const AttemptRecord& r) override {
-    if (r.outcome != AttemptOutcome::kCommitted) return;
-    result_.committed_s += r.run_s;
-    ++result_.committed;
-  }
+  void OnAttemptEnded(const AttemptRecord& r) override { parts::RecordAttempt(&result_, r); }
   void OnJobFinished(const JobStatusInfo& j) override {
-    if (j.id > result_.latencies.size()) result_.latencies.resize(j.id, std::nan(""));
-    result_.latencies[j.id - 1] = j.finished - j.submitted;
-    ++result_.jobs;
-    if (j.state != JobState::kSucceeded) {
-      ++result_.failed;
-      result_.last_failure = j.reason;
-    }
+    parts::RecordJob(&result_, j);
     jobs_.erase(j.id);
     if (sc_.workload.arrival == WorkloadModel::Arrival::kClosed && MoreToSubmit())
       Push(Ev::kArrival, clock_.Now() + sc_.workload.think_s, 0);
@@ -263,17 +252,7 @@ class Simulator::Impl final : public CoreObserver {
       const draws::JobDraw jd = draws::DrawJob(w, total_weight_, workload_rng_);
       const JobClass& c = w.classes[jd.cls];
       info.cls = jd.cls;
-      const uint32_t n = jd.tasks;
-      def.name = c.name;
-      def.templ.kernel = kSimKernel;
-      def.templ.task_class = c.name;
-      def.template_count = n;
-      def.rule.kind = c.rule;
-      if (c.rule != CompletionKind::kAll) def.rule.k = std::min(c.k, n);
-      if (c.rule == CompletionKind::kQuorum) {
-        def.rule.min_count = std::min(c.min_count, def.rule.k);
-        def.rule.deadline_s = c.deadline_s;
-      }
+      def = parts::ClassJob(c, jd.tasks, kSimKernel);
       if (w.arrival == WorkloadModel::Arrival::kPoisson)
         Push(Ev::kArrival, clock_.Now() + workload_rng_.Exp(1.0 / w.rate), 0);
     }
@@ -419,14 +398,6 @@ class Simulator::Impl final : public CoreObserver {
     }
   }
 
-  static void RemoveFrom(std::vector<AttemptId>& v, AttemptId id) {
-    auto it = std::find(v.begin(), v.end(), id);
-    if (it != v.end()) {
-      *it = v.back();
-      v.pop_back();
-    }
-  }
-
   void Finish(AttemptId id, uint32_t gen) {
     auto it = attempts_.find(id);
     if (it == attempts_.end() || it->second.gen != gen || it->second.state != AState::kRunning) return;
@@ -435,7 +406,7 @@ class Simulator::Impl final : public CoreObserver {
     result_.machine_s += run;
     SimExec& x = execs_[it->second.exec];
     const AEnd end = it->second.end;
-    RemoveFrom(x.running, id);
+    parts::RemoveFrom(x.running, id);
     attempts_.erase(it);
     StartNext(x);
     double d = NetDelay();
@@ -450,7 +421,7 @@ class Simulator::Impl final : public CoreObserver {
     SimExec& x = execs_[it->second.exec];
     if (it->second.state == AState::kRunning) {
       result_.machine_s += clock_.Now() - it->second.start;
-      RemoveFrom(x.running, id);
+      parts::RemoveFrom(x.running, id);
       attempts_.erase(it);
       StartNext(x);
       return;
@@ -521,9 +492,33 @@ Simulator::Simulator(const Scenario& scenario, PolicyChain policies, uint64_t se
 Simulator::~Simulator() { delete impl_; }
 SimResult Simulator::Run() { return impl_->Run(); }
 
+// What the two-tier model does not cover (docs/EDGE.md, "Two tiers").
+static Status CheckTwoTier(const Scenario& sc) {
+  const ClusterModel& cl = sc.cluster;
+  if (sc.workload.arrival == WorkloadModel::Arrival::kTrace)
+    return Status::InvalidArgument("cluster.edges: trace workloads are not modelled on two tiers");
+  if (!cl.fail_slow.empty() || !cl.crashes.empty() || cl.drop_prob > 0)
+    return Status::InvalidArgument("cluster.edges: fail_slow, crash and drop_prob are not modelled on two tiers");
+  for (const JobClass& c : sc.workload.classes)
+    if (c.fail_prob > 0) return Status::InvalidArgument("cluster.edges: fail_prob is not modelled on two tiers");
+  return Status::Ok();
+}
+
 StatusOr<SimResult> RunPolicy(const Scenario& scenario, const std::string& entry, uint64_t seed) {
   auto policies = MakePolicyEntry(entry, scenario.config);
   if (!policies.ok()) return policies.status();
+  if (scenario.cluster.edges.count > 0) {  // two tiers: every edge runs the same chain (two_tier.h)
+    if (Status s = CheckTwoTier(scenario); !s.ok()) return s;
+    std::vector<PolicyChain> edge_chains;
+    for (uint32_t e = 0; e < scenario.cluster.edges.count; ++e) {
+      auto chain = MakePolicyEntry(entry, scenario.config);
+      if (!chain.ok()) return chain.status();
+      edge_chains.push_back(std::move(chain).value());
+    }
+    SimResult r = RunTwoTier(scenario, std::move(policies).value(), std::move(edge_chains), seed);
+    r.policy = entry;
+    return r;
+  }
   Simulator sim(scenario, std::move(policies).value(), seed);
   SimResult r = sim.Run();
   r.policy = entry;

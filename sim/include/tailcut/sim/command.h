@@ -26,6 +26,7 @@ struct SimCommandOptions {
   std::string csv;               // --csv FILE: policy,job,latency_s
   std::string plot;              // --plot FILE.svg: latency CDF per policy
   bool live_model = false;       // --live-model: simulate the [live] section
+  std::vector<std::string> overrides;  // --set KEY=VALUE: scenario keys changed before loading
   bool help = false;
 };
 

@@ -28,6 +28,16 @@ struct CrashFault {
   double detect_s = 1.0;     // until the core is told (RemoveExecutor lost=true)
 };
 
+// [cluster.edges]: two tiers (docs/EDGE.md, "Two tiers"). The parent core
+// sees `count` edges, each one executor of executors_per_edge x slots
+// slots; each edge runs its own core (same policies) over its devices.
+struct EdgeTierModel {
+  uint32_t count = 0;                                  // edges; 0 = one tier (the default)
+  uint32_t executors_per_edge = 0;                     // devices per edge
+  Distribution link = Distribution::Constant(0);       // one-way delay parent <-> edge per message (s)
+  double edge_quorum = 0;                              // an edge closes its part of a parent job at this share; 0 = off
+};
+
 struct ClusterModel {
   uint32_t executors = 10;
   uint32_t slots = 1;                               // per executor
@@ -41,6 +51,7 @@ struct ClusterModel {
   // Probability that an executor drops an attempt partway on its own
   // (AttemptDropped: the core requeues it without counting a failure).
   double drop_prob = 0;
+  EdgeTierModel edges;
 };
 
 struct JobClass {
@@ -125,7 +136,8 @@ struct Scenario {
 
 // Reads a scenario; [core], [predictor] and [policies.*] as the daemon reads
 // them (LoadSchedulingConfig); unknown keys anywhere are errors.
-StatusOr<Scenario> LoadScenario(const std::string& path);
+// `overrides`: KEY=VALUE (TOML values), applied before parsing (`tailcut sim --set`).
+StatusOr<Scenario> LoadScenario(const std::string& path, const std::vector<std::string>& overrides = {});
 StatusOr<Scenario> ParseScenario(Config cfg, const std::string& base_dir);
 
 // The [live] section as a simulation scenario (`tailcut sim --live-model`):
