@@ -107,10 +107,6 @@ void ParentLink::OnReadable(double now) {
     }
     Handle(frame, now);
   }
-  if (std::string why = handshake_ ? handshake_->TakeFailure() : ""; !why.empty() && now - last_log_ >= kLogEveryS) {
-    last_log_ = now;
-    TC_LOG(Error) << "parent " << o_.endpoint << ": " << why << "; still trying";
-  }
 }
 
 void ParentLink::Handle(const zmq::message_t& frame, double now) {
@@ -373,6 +369,11 @@ void ParentLink::Lost(const std::string& why, double now) {
 }
 
 void ParentLink::Tick(double now) {
+  // A refused key fails silently in ZeroMQ (it redials for ever): say so.
+  if (std::string why = handshake_ ? handshake_->TakeFailure() : ""; !why.empty() && now - last_log_ >= kLogEveryS) {
+    last_log_ = now;
+    TC_LOG(Error) << "parent " << o_.endpoint << ": " << why << "; still trying";
+  }
   if (state_ == State::kRegistering) {
     if (now < next_register_) return;
     FleetSummary fleet = host_.fleet();
