@@ -372,12 +372,15 @@ class SchedulerServer::Impl {
     while (!stop_.load(std::memory_order_relaxed)) {
       double now = clock_.Now();
       long wait_ms = std::clamp<long>(static_cast<long>((next_tick - now) * 1000), 0, 100);
-      zmq::pollitem_t items[] = {{executors_.handle(), 0, ZMQ_POLLIN, 0},
-                                 {clients_.handle(), 0, ZMQ_POLLIN, 0},
-                                 {parent_ ? parent_->socket().handle() : nullptr, 0, ZMQ_POLLIN, 0},
-                                 {auth_ ? auth_->socket().handle() : nullptr, 0, ZMQ_POLLIN, 0}};
+      // Only the sockets in use: an unused entry (null socket) would poll fd 0.
+      zmq::pollitem_t items[4] = {{executors_.handle(), 0, ZMQ_POLLIN, 0}, {clients_.handle(), 0, ZMQ_POLLIN, 0}};
+      size_t n_items = 2;
+      const size_t auth_item = auth_ ? n_items++ : 0;
+      if (auth_) items[auth_item] = {auth_->socket().handle(), 0, ZMQ_POLLIN, 0};
+      const size_t parent_item = parent_ ? n_items++ : 0;
+      if (parent_) items[parent_item] = {parent_->socket().handle(), 0, ZMQ_POLLIN, 0};
       try {
-        zmq::poll(items, auth_ ? 4 : 3, std::chrono::milliseconds(wait_ms));
+        zmq::poll(items, n_items, std::chrono::milliseconds(wait_ms));
       } catch (const zmq::error_t& e) {
         if (e.num() == EINTR) continue;  // a signal; the flag says whether to stop
         TC_LOG(Error) << "poll failed: " << e.what();
@@ -385,10 +388,10 @@ class SchedulerServer::Impl {
       }
       NoteStall();
       if (auth_ && reload_keys_.exchange(false)) ReloadTrustedKeysNow();
-      if (auth_ && (items[3].revents & ZMQ_POLLIN)) auth_->HandleRequests();
+      if (auth_ && (items[auth_item].revents & ZMQ_POLLIN)) auth_->HandleRequests();
       if (items[0].revents & ZMQ_POLLIN) DrainExecutors();
       if (items[1].revents & ZMQ_POLLIN) DrainClients();
-      if (parent_ && (items[2].revents & ZMQ_POLLIN)) parent_->OnReadable(clock_.Now());
+      if (parent_ && (items[parent_item].revents & ZMQ_POLLIN)) parent_->OnReadable(clock_.Now());
       now = clock_.Now();
       if (now >= next_tick) {
         core_.Tick();
