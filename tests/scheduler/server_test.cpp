@@ -3,13 +3,17 @@
 // control: registration, batched work, results, bad input, loss.
 #include <catch2/catch.hpp>
 
+#include <stdlib.h>
+
 #include <algorithm>
+#include <filesystem>
 #include <random>
 #include <set>
 #include <thread>
 
 #include "tailcut/client/client.h"
 #include "tailcut/wire/wire.h"
+#include "tailcut/scheduler/journal.h"
 #include "tailcut/scheduler/server.h"
 
 using namespace tailcut;
@@ -628,4 +632,50 @@ TEST_CASE("server: an edge quorum closes the edge's part and hands the rest back
   CHECK(st->state() == wire::JOB_SUCCEEDED);
   CHECK(st->attempts() == 6);
   CHECK(st->failed_attempts() == 0);  // a hand-back is not a failure
+}
+
+TEST_CASE("server: an edge that restarts cancels the parent's tasks it journaled instead of resuming them") {
+  char tmpl[] = "/tmp/tailcut-edge-journal-XXXXXX";
+  REQUIRE(mkdtemp(tmpl) != nullptr);
+  const std::string dir = tmpl;
+  RunningServer parent(TestOptions(30));
+  ServerOptions eo = EdgeUnderParent::EdgeOptions(parent, 0);
+  eo.state_dir = dir;
+  zmq::context_t ctx;
+  {
+    RunningServer edge(eo);
+    ScriptedExecutor ex(ctx, edge.server->executor_endpoint());
+    ex.Register(2);
+    wire::SchedulerToExecutor msg;
+    REQUIRE(ex.Next(&msg));
+    REQUIRE(msg.has_registered());
+    Client pc(parent.ClientOpts());
+    bool seen = false;
+    for (int i = 0; i < 200 && !seen; ++i) {
+      auto list = pc.Executors();
+      seen = list.ok() && list->size() == 1;
+      if (!seen) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    REQUIRE(seen);
+    REQUIRE(pc.Submit(FanoutJob("sleep", "ms=1", 1)).ok());
+    bool assigned = false;
+    for (int i = 0; i < 50 && !assigned; ++i) assigned = ex.Next(&msg, 0.1) && msg.has_work() && msg.work().assign_size() == 1;
+    REQUIRE(assigned);  // held by the edge, never finished
+  }  // the edge stops; its journal keeps the parent's task as a running job
+  { RunningServer edge(eo); }  // restarted: that job is cancelled, not resumed
+
+  auto journal = Journal::Open(JournalOptions{dir + "/journal.db"});
+  REQUIRE(journal.ok());
+  std::vector<JournaledJob> jobs;
+  REQUIRE((*journal)->Load(&jobs).ok());
+  REQUIRE(jobs.size() == 1);
+  wire::JobSpec spec;
+  REQUIRE(spec.ParseFromString(jobs[0].spec));
+  CHECK(spec.owner() == "parent:edge-1");
+  CHECK(jobs[0].finished);
+  CHECK(jobs[0].state == JobState::kCancelled);
+  CHECK(jobs[0].reason.find("edge restarted") != std::string::npos);
+  journal->reset();
+  std::error_code ec;
+  std::filesystem::remove_all(dir, ec);
 }
