@@ -11,8 +11,11 @@ std::optional<TraceRow> TraceRowOf(const AttemptRecord& r) {
   row.job = r.job;
   row.task = r.task;
   row.executor = r.executor;
-  row.start = r.started;
-  row.end = r.run_s > 0 ? r.started + r.run_s : std::max(r.started, r.finished);
+  // The result is sent the moment the run ends, while the start report is
+  // coalesced with others: end - run_s places the run more exactly than
+  // `started` does (overlapping rows would look like extra slots).
+  row.end = r.finished >= r.started ? r.finished : r.started + std::max(0.0, r.run_s);
+  row.start = r.run_s > 0 && r.run_s <= row.end ? row.end - r.run_s : r.started;
   row.task_class = r.task_class.empty() ? "task" : r.task_class;
   for (char& c : row.task_class)
     if (c == ',' || c == '\n' || c == '\r') c = '_';

@@ -26,9 +26,9 @@ struct TraceRecorderOptions {
 };
 
 // The trace row of a committed attempt; nullopt for any other outcome or an
-// attempt without a start. start = when the executor began it (scheduler
-// clock), end = start + the executor-measured run time (else the time the
-// scheduler saw the result). Commas and line breaks in the class name
+// attempt without a start. end = when the scheduler saw the result
+// (scheduler clock), start = end - the executor-measured run time (else when
+// the scheduler heard it start). Commas and line breaks in the class name
 // become '_' (the format has no quoting).
 std::optional<TraceRow> TraceRowOf(const AttemptRecord& record);
 
