@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "tailcut/common/log.h"
+
 namespace tailcut {
 
 std::optional<TraceRow> TraceRowOf(const AttemptRecord& r) {
@@ -68,6 +70,11 @@ void TraceRecorder::Comment(const std::string& text) {
   WriteLine(line);
 }
 
+void TraceRecorder::Fail(Status s) {
+  TC_LOG(Warn) << s.message() << "; the attempt trace stops here (the scheduler goes on)";
+  error_ = std::move(s);
+}
+
 void TraceRecorder::WriteLine(const std::string& line) {
   if (!error_.ok() || !file_) return;
   if (bytes_ + line.size() > options_.max_bytes) {
@@ -75,17 +82,17 @@ void TraceRecorder::WriteLine(const std::string& line) {
     file_ = nullptr;
     const std::string old = options_.path + ".1";
     if (std::rename(options_.path.c_str(), old.c_str()) != 0) {
-      error_ = Status::IoError("cannot rotate trace file '" + options_.path + "' to '" + old + "'");
+      Fail(Status::IoError("cannot rotate trace file '" + options_.path + "' to '" + old + "'"));
       return;
     }
     ++rotations_;
     if (Status s = OpenFile(); !s.ok()) {
-      error_ = s;
+      Fail(s);
       return;
     }
   }
   if (std::fwrite(line.data(), 1, line.size(), file_) != line.size()) {
-    error_ = Status::IoError("cannot write trace file '" + options_.path + "'");
+    Fail(Status::IoError("cannot write trace file '" + options_.path + "'"));
     return;
   }
   bytes_ += line.size();

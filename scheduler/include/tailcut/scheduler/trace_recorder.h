@@ -52,6 +52,7 @@ class TraceRecorder final : public CoreObserver {
   explicit TraceRecorder(TraceRecorderOptions options) : options_(std::move(options)) {}
   Status OpenFile();             // mu_ held
   void WriteLine(const std::string& line);  // mu_ held; rotates first when full
+  void Fail(Status s);                      // mu_ held: log once, stop recording
   mutable std::mutex mu_;
   TraceRecorderOptions options_;
   std::FILE* file_ = nullptr;
