@@ -1,6 +1,7 @@
 #include "tailcut/scheduler/trace_recorder.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 
 #include "tailcut/common/log.h"
@@ -8,26 +9,29 @@
 namespace tailcut {
 
 std::optional<TraceRow> TraceRowOf(const AttemptRecord& r) {
-  if (r.outcome != AttemptOutcome::kCommitted || r.started < 0 || r.executor == 0) return std::nullopt;
+  if (r.outcome != AttemptOutcome::kCommitted || r.executor == 0) return std::nullopt;
+  if (r.finished < 0 && r.started < 0) return std::nullopt;
   TraceRow row;
   row.job = r.job;
   row.task = r.task;
   row.executor = r.executor;
   // The result is sent the moment the run ends, while the start report is
-  // coalesced with others: end - run_s places the run more exactly than
-  // `started` does (overlapping rows would look like extra slots).
-  row.end = r.finished >= r.started ? r.finished : r.started + std::max(0.0, r.run_s);
-  row.start = r.run_s > 0 && r.run_s <= row.end ? row.end - r.run_s : r.started;
+  // coalesced with others (or missing when the result came first): end -
+  // run_s places the run more exactly than `started` does (overlapping rows
+  // would look like extra slots).
+  const double run = std::isfinite(r.run_s) && r.run_s > 0 ? r.run_s : 0;
+  row.end = r.finished >= 0 ? r.finished : r.started + run;
+  row.start = run > 0 && run <= row.end ? row.end - run : std::min(row.end, std::max(0.0, r.started));
   row.task_class = r.task_class.empty() ? "task" : r.task_class;
   for (char& c : row.task_class)
     if (c == ',' || c == '\n' || c == '\r') c = '_';
-  row.input_size = r.input_size > 0 ? r.input_size : 0;
+  row.input_size = std::isfinite(r.input_size) && r.input_size > 0 ? r.input_size : 0;
   return row;
 }
 
 StatusOr<std::unique_ptr<TraceRecorder>> TraceRecorder::Open(TraceRecorderOptions options) {
   if (options.path.empty()) return Status::InvalidArgument("trace_path is empty");
-  if (options.max_bytes < 4096) return Status::InvalidArgument("trace_max_bytes must be >= 4096");
+  if (options.max_bytes < 4096) return Status::InvalidArgument("the trace file size limit must be >= 4096 bytes");
   std::unique_ptr<TraceRecorder> t(new TraceRecorder(std::move(options)));
   std::lock_guard<std::mutex> lock(t->mu_);
   if (Status s = t->OpenFile(); !s.ok()) return s;

@@ -25,10 +25,9 @@ struct TraceRecorderOptions {
   uint64_t max_bytes = 64ull << 20;  // per file; >= 4096
 };
 
-// The trace row of a committed attempt; nullopt for any other outcome or an
-// attempt without a start. end = when the scheduler saw the result
-// (scheduler clock), start = end - the executor-measured run time (else when
-// the scheduler heard it start). Commas and line breaks in the class name
+// The trace row of a committed attempt; nullopt for any other outcome.
+// end = when the scheduler saw the result (scheduler clock), start = end -
+// the executor-measured run time (else when the scheduler heard it start). Commas and line breaks in the class name
 // become '_' (the format has no quoting).
 std::optional<TraceRow> TraceRowOf(const AttemptRecord& record);
 
