@@ -19,8 +19,8 @@ namespace tailcut::sim {
 const char kWhatifUsage[] = R"(usage: tailcut whatif TRACE.csv [--scenario FILE.toml] [--policy ENTRY]
                      [--seed N] [--top N] [--json]
 
-What-if straggler analysis of a recorded attempt trace (docs/TRACE_FORMAT.md;
-`tailcut bench --trace`, the scheduler's trace_path, `tailcut trace JOB`).
+What-if straggler analysis of a recorded attempt trace (docs/TRACE_FORMAT.md:
+the scheduler's [scheduler] trace_path, `tailcut bench --trace`, trace-gen).
 Replays the trace in the simulator (the real scheduler core, policy none) as
 recorded and with every attempt at its task class's typical time (the class
 median, scaled by input_size when the trace has it), and reports the slowdown
