@@ -50,7 +50,7 @@ Status TraceRecorder::OpenFile() {
   bytes_ = at > 0 ? static_cast<uint64_t>(at) : 0;
   if (bytes_ == 0) {
     std::string header = std::string(kTraceHeader) + "\n";
-    if (std::fputs(header.c_str(), file_) < 0) return Status::IoError("cannot write trace file '" + options_.path + "'");
+    if (std::fputs(header.c_str(), file_) < 0 || std::fflush(file_) != 0) return Status::IoError("cannot write trace file '" + options_.path + "'");
     bytes_ = header.size();
   }
   return Status::Ok();
@@ -95,7 +95,9 @@ void TraceRecorder::WriteLine(const std::string& line) {
       return;
     }
   }
-  if (std::fwrite(line.data(), 1, line.size(), file_) != line.size()) {
+  // Flushed per row: the file is current while the scheduler runs, and a
+  // killed scheduler loses no row (one write per committed attempt).
+  if (std::fwrite(line.data(), 1, line.size(), file_) != line.size() || std::fflush(file_) != 0) {
     Fail(Status::IoError("cannot write trace file '" + options_.path + "'"));
     return;
   }
