@@ -42,6 +42,11 @@ int RunBench(const Args& args) {
   o.csv = args.Get("--csv");
   o.plot = args.Get("--plot");
   bo.executor = args.Get("--executor");
+  bo.trace = args.Get("--trace");
+  if (args.Has("--trace") && bo.trace.empty()) {
+    std::fprintf(stderr, "tailcut bench: --trace wants a file name\n");
+    return kExitUsage;
+  }
   return sim::RunBenchCommand(bo);
 }
 

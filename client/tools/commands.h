@@ -9,5 +9,6 @@ int RunDemo(const Args& args);
 int RunSim(const Args& args);
 int RunTrain(const Args& args);
 int RunBench(const Args& args);
+int RunWhatif(const Args& args);
 
 }  // namespace tailcut::cli

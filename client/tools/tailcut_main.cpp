@@ -34,6 +34,8 @@ commands:
   sim SCENARIO.toml    simulate a scenario per policy (virtual time)
   bench SCENARIO.toml  run a scenario's [live] section per policy on real local
                        daemons; same table/JSON as sim
+  whatif TRACE.csv     what-if straggler analysis of an attempt trace: the JCT
+                       slowdown stragglers caused, by executor and task class
   train                distributed gradient descent on a local cluster with one
                        5x straggler: uncoded vs gradient-coded (docs/GPU.md)
   keygen NAME          write a CURVE key pair NAME.key (secret) and NAME.pub
@@ -289,6 +291,7 @@ int main(int argc, char** argv) {
       {"demo", RunDemo, {"--json", "--help", "-h", "--keep-logs"}},
       {"sim", RunSim, {"--json", "--help", "-h", "--live-model"}},
       {"bench", RunBench, {"--json", "--help", "-h"}},
+      {"whatif", RunWhatif, {"--json", "--help", "-h"}},
       {"train", RunTrain, {"--json", "--help", "-h", "--gpu"}},
       {"keygen", KeygenCmd, {}},
   };

@@ -136,21 +136,24 @@ StatusOr<std::vector<TraceRow>> ReadTraceCsv(const std::string& path) {
   return ParseTraceCsv(ss.str(), path);
 }
 
+std::string FormatTraceRow(const TraceRow& r) {
+  char buf[256];
+  std::snprintf(buf, sizeof buf, "%llu,%u,%llu,%.6f,%.6f,", static_cast<unsigned long long>(r.job), r.task,
+                static_cast<unsigned long long>(r.executor), r.start, r.end);
+  std::string out = buf;
+  out += r.task_class;
+  std::snprintf(buf, sizeof buf, ",%.6g,", r.input_size);
+  out += buf;
+  if (r.straggler >= 0) out += std::to_string(r.straggler);
+  out += ',';
+  if (r.fail_slow >= 0) out += std::to_string(r.fail_slow);
+  out += '\n';
+  return out;
+}
+
 std::string FormatTraceCsv(const std::vector<TraceRow>& rows) {
   std::string out = std::string(kTraceHeader) + "\n";
-  char buf[256];
-  for (const TraceRow& r : rows) {
-    std::snprintf(buf, sizeof buf, "%llu,%u,%llu,%.6f,%.6f,", static_cast<unsigned long long>(r.job), r.task,
-                  static_cast<unsigned long long>(r.executor), r.start, r.end);
-    out += buf;
-    out += r.task_class;
-    std::snprintf(buf, sizeof buf, ",%.6g,", r.input_size);
-    out += buf;
-    if (r.straggler >= 0) out += std::to_string(r.straggler);
-    out += ',';
-    if (r.fail_slow >= 0) out += std::to_string(r.fail_slow);
-    out += '\n';
-  }
+  for (const TraceRow& r : rows) out += FormatTraceRow(r);
   return out;
 }
 

@@ -17,6 +17,7 @@
 #include "web_assets.h"
 #include "recovery.h"
 #include "tailcut/common/log.h"
+#include "tailcut/scheduler/trace_recorder.h"
 #include "tailcut/wire/security.h"
 #include "tailcut/wire/wire.h"
 #include "wire_convert.h"
@@ -39,6 +40,8 @@ Status LoadServerOptions(const Config& cfg, ServerOptions* o) {
       .Get("tick_s", &o->tick_s)
       .Get("state_dir", &o->state_dir)
       .Get("journal_sync", &sync)
+      .Get("trace_path", &o->trace_path)
+      .Get("trace_max_mb", &o->trace_max_mb)
       .Get("key_file", &o->key_file)
       .Get("trusted_keys", &o->trusted_keys)
       .Get("insecure", &o->insecure)
@@ -60,6 +63,7 @@ Status LoadServerOptions(const Config& cfg, ServerOptions* o) {
       .Also(ValidateEndpoint(o->client_endpoint))
       .Check(o->heartbeat_ms > 0, "heartbeat_ms must be > 0")
       .Check(o->tick_s > 0, "tick_s must be > 0")
+      .Check(o->trace_max_mb >= 1 && o->trace_max_mb <= 1024 * 1024, "trace_max_mb must be in [1, 1048576]")
       .Check(sync == "full" || sync == "normal", "journal_sync must be \"full\" or \"normal\"")
       .Check(o->key_file.empty() == o->trusted_keys.empty(),
              "key_file and trusted_keys go together: the scheduler's key and the keys it admits")
@@ -184,6 +188,13 @@ class SchedulerServer::Impl {
         admission_.JobStarted(id, st->owner);
     }
     if (Status s = SetUpKeys(); !s.ok()) return s;
+    if (!opt_.trace_path.empty()) {  // after recovery: replayed attempts are not traced again
+      auto t = TraceRecorder::Open({opt_.trace_path, uint64_t{opt_.trace_max_mb} << 20});
+      if (!t.ok()) return t.status();
+      trace_ = std::move(t).value();
+      core_.AddObserver(trace_.get());
+      TC_LOG(Info) << "recording the attempt trace to " << opt_.trace_path;
+    }
     try {
       for (zmq::socket_t* s : {&executors_, &clients_}) {
         s->set(zmq::sockopt::linger, 0);
@@ -960,6 +971,7 @@ class SchedulerServer::Impl {
   // Declared last: the HTTP threads stop (http_ destroyed) before anything
   // they read goes.
   std::unique_ptr<metrics::SchedulerMetrics> metrics_;
+  std::unique_ptr<TraceRecorder> trace_;  // [scheduler] trace_path
   std::unique_ptr<dashboard::Recorder> dashboard_;
   std::unique_ptr<HttpServer> http_;
 };

@@ -23,6 +23,7 @@
 #include "tailcut/plugins/registry.h"
 #include "tailcut/plugins/scheduling_config.h"
 #include "tailcut/scheduler/server.h"
+#include "tailcut/scheduler/trace_recorder.h"
 #include "tailcut/sim/clairvoyant.h"
 #include "tailcut/sim/random.h"
 
@@ -30,6 +31,7 @@ namespace tailcut::sim {
 
 const char kBenchUsage[] = R"(usage: tailcut bench SCENARIO.toml [--policy LIST] [--seed N] [--json]
                      [--csv FILE] [--plot FILE.svg] [--jobs N] [--executor PATH]
+                     [--trace FILE]
 
 Runs the scenario's [live] section on real daemons over loopback, once per
 policy entry: an in-process scheduler with that policy chain, live.executors
@@ -48,6 +50,9 @@ twin). Progress goes to stderr. Each policy takes a few seconds.
   --plot FILE     SVG of the job-latency CDF per policy (log-x)
   --jobs N        override live.jobs (quick runs)
   --executor PATH the executor binary (default: tailcut-executor next to tailcut)
+  --trace FILE    write each run's attempt trace (committed attempts, the CSV
+                  of docs/TRACE_FORMAT.md) for `tailcut whatif`; with several
+                  policy entries FILE.csv becomes FILE.ENTRY.csv per entry
 
 Latency is measured by the client: submit call -> final job status (watch).
 Extra work = (machine time of all attempts - of committed attempts) /
@@ -146,6 +151,17 @@ StatusOr<SimResult> RunLivePolicy(const Scenario& sc, const std::string& entry, 
   lco.server.core.lost_after_s = l.lost_after_s;  // the simulator's default (0) means "never" live
   AttemptTally tally;
   lco.observers = {&tally};
+  std::unique_ptr<TraceRecorder> trace;
+  if (!o.trace_path.empty()) {
+    TraceRecorderOptions to;
+    to.path = o.trace_path;
+    to.max_bytes = 1ull << 40;  // one run: no rotation
+    (void)std::remove(o.trace_path.c_str());  // a fresh trace per run, not appended to the last one
+    auto opened = TraceRecorder::Open(std::move(to));
+    if (!opened.ok()) return opened.status();
+    trace = std::move(opened).value();
+    lco.observers.push_back(trace.get());
+  }
   auto started = LocalCluster::Start(lco, std::move(chain).value());
   if (!started.ok()) return started.status();
   std::unique_ptr<LocalCluster> cluster = std::move(started).value();
@@ -164,6 +180,18 @@ StatusOr<SimResult> RunLivePolicy(const Scenario& sc, const std::string& entry, 
     if (auto added = cluster->AddExecutor(std::move(e)); !added.ok()) return added.status();
   }
   if (Status s = cluster->WaitForExecutors(l.executors, 15); !s.ok()) return s;
+  if (trace) {  // which scheduler id is which live executor (the fail-slow one, ...)
+    Client c(cluster->client_options());
+    auto list = c.Executors();
+    if (!list.ok()) return list.status();
+    for (const wire::ExecutorInfo& x : *list) {
+      std::string note = "executor " + std::to_string(x.executor_id()) + " = " + x.name();
+      for (uint32_t i = 0; i < l.executors; ++i)
+        if (x.name() == "live-" + std::to_string(i + 1) && static_cast<int64_t>(i) == l.fail_slow_executor)
+          note += " (fail-slow x" + Fmt(l.fail_slow_factor) + " from " + Fmt(l.fail_slow_at_s) + " s)";
+      trace->Comment(note);
+    }
+  }
   double left = kWarmup - Since(spawned);
   if (left > 0) std::this_thread::sleep_for(std::chrono::duration<double>(left));
 
@@ -247,6 +275,10 @@ StatusOr<SimResult> RunLivePolicy(const Scenario& sc, const std::string& entry, 
   cluster.reset();  // stops the scheduler: after this the tally is complete (no callbacks left)
   r.tasks = static_cast<uint64_t>(jobs) * l.tasks_per_job;
   tally.Fill(&r);
+  if (trace) {
+    trace->Flush();
+    if (Status s = trace->status(); !s.ok()) return s;
+  }
   Summarise(&r);
   r.wall_s = Since(wall0);
   return r;
@@ -263,6 +295,13 @@ SimResult LiveBound(const Scenario& sc, const LiveOptions& o) {
   bo.seed = o.seed;
   if (l.arrival != "closed") bo.arrivals = &arrivals;
   return ClairvoyantBound(m, bo);
+}
+
+std::string BenchTracePath(const std::string& path, const std::string& entry, bool several) {
+  if (!several) return path;
+  size_t slash = path.find_last_of('/'), dot = path.find_last_of('.');
+  if (dot == std::string::npos || (slash != std::string::npos && dot < slash)) return path + "." + entry;
+  return path.substr(0, dot) + "." + entry + path.substr(dot);
 }
 
 int RunBenchCommand(const BenchCommandOptions& bo) {
@@ -289,6 +328,8 @@ int RunBenchCommand(const BenchCommandOptions& bo) {
   lo.jobs = bo.jobs;
   std::string name = sc->name.empty() ? o.scenario : sc->name;
   const LiveModel& l = sc->live;
+  const std::string entries = o.policies.empty() ? sc->chain : o.policies;
+  const bool several = entries.find(',') != std::string::npos;
   std::fprintf(stderr,
                "bench: %s live: %u executors x %u slots, %s %s, %u jobs x %u tasks, %s arrivals (%.2f jobs/s)\n",
                name.c_str(), l.executors, l.slots, l.kernel.c_str(), TaskArgs(l).c_str(), lo.jobs ? lo.jobs : l.jobs,
@@ -296,7 +337,10 @@ int RunBenchCommand(const BenchCommandOptions& bo) {
   int rc = ComparePolicies(
       o, *sc, "tailcut bench", "scenario " + name + " (live), seed " + std::to_string(lo.seed),
       "live job latency CDF: " + name, [&](const std::string& entry) {
-        auto r = RunLivePolicy(*sc, entry, lo);
+        LiveOptions run = lo;
+        if (!bo.trace.empty()) run.trace_path = BenchTracePath(bo.trace, entry, several);
+        auto r = RunLivePolicy(*sc, entry, run);
+        if (r.ok() && !run.trace_path.empty()) std::fprintf(stderr, "bench: trace written to %s\n", run.trace_path.c_str());
         if (r.ok())
           std::fprintf(stderr,
                        "bench: %s, policy %s: %llu jobs, %llu attempts (%llu copies), %.1f s workload, %.1f s wall\n",

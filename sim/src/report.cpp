@@ -10,7 +10,6 @@
 #include "tailcut/sim/command.h"
 
 namespace tailcut::sim {
-namespace {
 
 std::string Num(double v) {
   if (!std::isfinite(v)) return "null";
@@ -31,6 +30,8 @@ std::string JsonString(const std::string& s) {
   }
   return out + "\"";
 }
+
+namespace {
 
 std::string XmlEscape(const std::string& s) {
   std::string out;

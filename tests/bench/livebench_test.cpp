@@ -6,6 +6,7 @@
 #include <string>
 
 #include "tailcut/sim/live.h"
+#include "tailcut/sim/whatif.h"
 
 using namespace tailcut;
 using namespace tailcut::sim;
@@ -122,4 +123,36 @@ TEST_CASE("tailcut bench prints sim's table", "[live][cli]") {
   CHECK(out.find("P99_S") != std::string::npos);
   CHECK(out.find("EXTRA_%") != std::string::npos);
   CHECK(out.find("none") != std::string::npos);
+}
+
+TEST_CASE("live bench --trace records every task and whatif names the fail-slow executor", "[live][whatif]") {
+  Scenario sc = Small("fail_slow_executor = 1\nfail_slow_factor = 5\n");
+  LiveOptions o;
+  o.executor_path = TAILCUT_EXECUTOR_BIN;
+  o.progress = false;
+  o.trace_path = "livebench_trace_test.csv";
+  auto r = RunLivePolicy(sc, "none", o);
+  REQUIRE(r.ok());
+  REQUIRE(r->unfinished == 0);
+  auto rows = ReadTraceCsv(o.trace_path);
+  REQUIRE(rows.ok());
+  CHECK(rows->size() == 8 * 4);  // one committed attempt per task
+  // The trace's comments say which scheduler id is the fail-slow executor.
+  std::FILE* f = std::fopen(o.trace_path.c_str(), "r");
+  REQUIRE(f != nullptr);
+  char line[256];
+  std::string slow_id;
+  while (std::fgets(line, sizeof line, f))
+    if (std::string s = line; s.rfind("# executor ", 0) == 0 && s.find("fail-slow") != std::string::npos)
+      slow_id = s.substr(11, s.find(' ', 11) - 11);
+  std::fclose(f);
+  REQUIRE_FALSE(slow_id.empty());
+  WhatifOptions w;
+  w.policy = "";
+  auto rep = AnalyseTrace(*rows, o.trace_path, w);
+  REQUIRE(rep.ok());
+  REQUIRE_FALSE(rep->by_executor.empty());
+  CHECK(rep->by_executor[0].name == slow_id);
+  CHECK(rep->by_executor[0].saved_mean > 0);
+  std::remove(o.trace_path.c_str());
 }

@@ -4,8 +4,10 @@
 #include <catch2/catch.hpp>
 
 #include <stdlib.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <filesystem>
 #include <random>
 #include <set>
@@ -13,6 +15,7 @@
 
 #include "tailcut/client/client.h"
 #include "tailcut/wire/wire.h"
+#include "tailcut/predictors/trace.h"
 #include "tailcut/scheduler/journal.h"
 #include "tailcut/scheduler/server.h"
 
@@ -156,6 +159,43 @@ TEST_CASE("server: register, batched work, results, job succeeds") {
   REQUIRE(execs.ok());
   REQUIRE(execs->size() == 1);
   CHECK(execs->at(0).finished() == 8);
+}
+
+TEST_CASE("server: trace_path records one trace row per committed attempt") {
+  const std::string path = "server_trace_test." + std::to_string(::getpid()) + ".csv";
+  std::remove(path.c_str());
+  {
+    ServerOptions o = TestOptions();
+    o.trace_path = path;
+    OneExecutorCluster c(o, 4);
+    auto id = c.client->Submit(FanoutJob("noop", "", 6));
+    REQUIRE(id.ok());
+    wire::SchedulerToExecutor msg;
+    for (int done = 0; done < 6;) {
+      REQUIRE(c.ex.Next(&msg));
+      REQUIRE(msg.has_work());
+      std::vector<uint64_t> ids;
+      for (auto& a : msg.work().assign()) ids.push_back(a.attempt_id());
+      c.ex.Complete(ids);
+      done += static_cast<int>(ids.size());
+    }
+    auto st = c.client->Wait(*id);
+    REQUIRE(st.ok());
+    CHECK(st->state() == wire::JOB_SUCCEEDED);
+  }  // the server stops: the trace is flushed
+  auto rows = ReadTraceCsv(path);
+  REQUIRE(rows.ok());
+  REQUIRE(rows->size() == 6);
+  for (const TraceRow& r : *rows) {
+    CHECK(r.task_class == "noop");
+    CHECK(r.duration() == Approx(0.001));
+  }
+  std::remove(path.c_str());
+
+  Config bad = Config::Parse("[scheduler]\ntrace_max_mb = 0\n").value();
+  ServerOptions o;
+  Status s = LoadServerOptions(bad, &o);
+  CHECK(s.message().find("trace_max_mb") != std::string::npos);
 }
 
 TEST_CASE("server: bad input gets an error and the daemon keeps serving") {

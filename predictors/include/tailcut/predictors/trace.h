@@ -34,6 +34,7 @@ inline constexpr const char* kTraceHeader = "job,task,executor,start,end,task_cl
 StatusOr<std::vector<TraceRow>> ParseTraceCsv(std::string_view text, std::string_view origin = "<trace>");
 StatusOr<std::vector<TraceRow>> ReadTraceCsv(const std::string& path);
 std::string FormatTraceCsv(const std::vector<TraceRow>& rows);  // with header
+std::string FormatTraceRow(const TraceRow& row);                // one line, with its newline
 Status WriteTraceCsv(const std::string& path, const std::vector<TraceRow>& rows);
 
 struct TraceGenOptions {

@@ -56,6 +56,12 @@ struct ServerOptions {
   // false ("normal"): a commit survives the scheduler being killed (the OS
   // holds it), not a power loss; true ("full"): fsync per group commit.
   bool journal_sync_full = false;
+  // Attempt trace of this scheduler's runs (docs/WHATIF.md, format
+  // docs/TRACE_FORMAT.md): one row per committed attempt, appended. "" = off
+  // (the default). The file rotates to trace_path.1 at trace_max_mb, so at
+  // most about twice that is on disk.
+  std::string trace_path;
+  uint32_t trace_max_mb = 64;
   // Limits (docs/LIMITS.md); caps of 0 mean none.
   // ZMQ_MAXMSGSIZE of both sockets: a peer sending a larger frame is
   // disconnected by ZeroMQ. Replies larger than this become TOO_LARGE errors.

@@ -63,6 +63,11 @@ Status WriteLatencyCsv(const std::string& path, const std::vector<SimResult>& re
 std::string CdfSvg(const std::vector<SimResult>& results, const std::string& title);
 Status WriteFile(const std::string& path, const std::string& text);
 
+// JSON pieces shared by the reports: a number (null when not finite) and a
+// quoted, escaped string.
+std::string Num(double v);
+std::string JsonString(const std::string& s);
+
 // Peak resident set size of this process in bytes (getrusage).
 uint64_t PeakRssBytes();
 

@@ -29,6 +29,8 @@ struct LiveOptions {
   uint32_t jobs = 0;          // > 0: overrides live.jobs
   bool progress = true;       // progress lines on stderr
   double job_timeout_s = 60;  // a job not done by then counts as unfinished
+  std::string trace_path;     // non-empty: write the run's attempt trace here
+                              // (committed attempts, docs/TRACE_FORMAT.md)
 };
 
 // Runs scenario.live once with the chain named by `entry` ("clone+spark",
@@ -50,7 +52,13 @@ struct BenchCommandOptions {
   SimCommandOptions common;  // scenario, --policy, --seed, --json, --csv, --plot, --help
   std::string executor;      // --executor PATH
   uint32_t jobs = 0;         // --jobs N (0: live.jobs)
+  std::string trace;         // --trace FILE: each run's attempt trace (for
+                             // `tailcut whatif`); with several policy entries
+                             // FILE gets ".ENTRY" before its extension
 };
+// The trace file of one entry: `path` itself when it is the only entry,
+// else "run.csv" -> "run.ENTRY.csv" ('+' in ENTRY kept).
+std::string BenchTracePath(const std::string& path, const std::string& entry, bool several);
 // The whole command; exit codes as `tailcut sim`'s.
 int RunBenchCommand(const BenchCommandOptions& options);
 
