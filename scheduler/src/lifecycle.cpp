@@ -150,7 +150,7 @@ void Lifecycle::EndAttempt(const Attempt& a, AttemptOutcome outcome, double run_
   r.attempt = a.id;
   r.executor = a.executor;
   r.task_class = d.ClassName();
-  r.input_size = d.input_size;
+  r.input_size = s_.shares.InputSize(a.job, a.task, d.input_size);
   r.queued = a.queued;
   r.started = a.started;
   r.finished = now;

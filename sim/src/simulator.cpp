@@ -268,6 +268,7 @@ class Simulator::Impl final : public CoreObserver {
       def.templ.kernel = kSimKernel;
       def.templ.task_class = c.name;
       def.template_count = n;
+      if (c.divisible) def.divisible_units = uint64_t{n} * kSimUnitsPerTask;
       def.rule.kind = c.rule;
       if (c.rule != CompletionKind::kAll) def.rule.k = std::min(c.k, n);
       if (c.rule == CompletionKind::kQuorum) {
@@ -294,6 +295,14 @@ class Simulator::Impl final : public CoreObserver {
   }
 
   double NetDelay() { return sc_.cluster.network.Sample(net_rng_); }
+
+  // A divisible job's task draws its time for an equal share; its work is
+  // scaled to the share the scheduler gave it.
+  static double ShareOfWork(const LaunchCmd& l, const JobInfo& info) {
+    if (!l.share.divisible()) return 1.0;
+    return static_cast<double>(l.share.count) * static_cast<double>(info.launches.size()) /
+           static_cast<double>(l.share.total);
+  }
 
   // Service time of the n-th attempt of (job, task) at factor 1 and speed 1:
   // counter-based, so it does not depend on what else the policy launched.
@@ -346,7 +355,7 @@ class Simulator::Impl final : public CoreObserver {
     uint32_t n = ji->second.launches[l.task]++;
     SimAttempt a;
     a.exec = xi->second;
-    a.total = a.span = BaseWork(l.job, l.task, ji->second, n, a.exec) * execs_[a.exec].speed;
+    a.total = a.span = BaseWork(l.job, l.task, ji->second, n, a.exec) * execs_[a.exec].speed * ShareOfWork(l, ji->second);
     DrawEnd(l.job, l.task, ji->second, n, &a);
     a.work = a.span;
     attempts_.emplace(l.attempt, a);

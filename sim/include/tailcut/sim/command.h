@@ -26,6 +26,7 @@ struct SimCommandOptions {
   std::string csv;               // --csv FILE: policy,job,latency_s
   std::string plot;              // --plot FILE.svg: latency CDF per policy
   bool live_model = false;       // --live-model: simulate the [live] section
+  bool speed_shares = false;     // --speed-shares: every workload class divisible
   bool help = false;
 };
 
