@@ -150,7 +150,7 @@ void Lifecycle::EndAttempt(const Attempt& a, AttemptOutcome outcome, double run_
   r.attempt = a.id;
   r.executor = a.executor;
   r.task_class = d.ClassName();
-  r.input_size = s_.shares.InputSize(a.job, a.task, d.input_size);
+  r.input_size = d.input_size;
   r.queued = a.queued;
   r.started = a.started;
   r.finished = now;
@@ -158,7 +158,7 @@ void Lifecycle::EndAttempt(const Attempt& a, AttemptOutcome outcome, double run_
   r.outcome = outcome;
   r.copy = a.copy;
   if (outcome != AttemptOutcome::kCommitted) s_.counters.extra_machine_s += r.Duration();
-  s_.predictors->Observe(r);
+  s_.predictors->Observe(s_.shares.ForPredictors(r));
   for (auto& [e, state] : s_.predictors->HealthTransitions())
     TC_LOG(Info) << "executor " << e << " health: " << NodeHealthName(state.state) << " (speed factor "
                  << state.speed_factor << ")";

@@ -91,13 +91,15 @@ void ShareBook::Stamp(std::vector<Command>* commands) {
   }
 }
 
-double ShareBook::InputSize(JobId job, TaskIndex t, double declared) const {
-  auto it = jobs_.find(job);
-  if (it == jobs_.end() || t >= it->second.shares.size()) return declared;
+AttemptRecord ShareBook::ForPredictors(const AttemptRecord& r) const {
+  auto it = jobs_.find(r.job);
+  if (it == jobs_.end() || r.task >= it->second.shares.size()) return r;
   const Entry& e = it->second;
-  const double count = static_cast<double>(e.shares[t].count);
-  if (declared <= 0) return count;
-  return declared * count * e.tasks / static_cast<double>(e.total);
+  AttemptRecord scaled = r;
+  // Time is taken as proportional to units: the premise of sharing by speed.
+  scaled.run_s = r.Duration() * static_cast<double>(e.total) /
+                 (static_cast<double>(e.tasks) * static_cast<double>(e.shares[r.task].count));
+  return scaled;
 }
 
 }  // namespace tailcut::core

@@ -52,10 +52,12 @@ class ShareBook final : public CoreObserver {
   // not placed yet: a typical executor, 1) and sets LaunchCmd::share on
   // every launch of a divisible job.
   void Stamp(std::vector<Command>* commands);
-  // The predictors' input size of task t: the declared input_size scaled
-  // to the task's share (input_size describes an equal share), or the
-  // share's unit count when the task declares none. `declared` otherwise.
-  double InputSize(JobId job, TaskIndex t, double declared) const;
+  // What the predictors learn from an attempt: a task of a divisible job
+  // as if it had run an equal share (its run time x (total / tasks) /
+  // count; its input_size already describes an equal share), so speed
+  // factors measure time per unit and a small share on a slow executor is
+  // not mistaken for a fast executor. Other attempts unchanged.
+  AttemptRecord ForPredictors(const AttemptRecord& r) const;
   void OnJobFinished(const JobStatusInfo& j) override { jobs_.erase(j.id); }
   size_t size() const { return jobs_.size(); }
 

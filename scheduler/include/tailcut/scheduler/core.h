@@ -99,7 +99,7 @@ struct LaunchCmd {
   JobId job = 0;
   TaskIndex task = 0;
   bool copy = false;
-  WorkShare share;  // the task's share of a divisible job (total 0 otherwise)
+  WorkShare share{};  // the task's share of a divisible job (total 0 otherwise)
 };
 struct CancelCmd {
   AttemptId attempt = 0;
