@@ -43,8 +43,8 @@ shares), gradient-coded (any N - S of N workers; docs/GPU.md) and speed
 shares (one divisible job over all rows, each task's share sized by its
 executor's measured speed; docs/JOBS.md). Prints per-iteration time
 statistics, the final losses (they must agree to 1e-6 relative) and the
-speedups. Exit code 1 when the losses differ or coding or speed shares were
-not faster than uncoded.
+speedups. Exit code 1 when the losses differ or coding was not faster than
+uncoded (the speed-shares speedup is reported, not checked: docs/TRAINING.md).
 
   --model lsq|logistic   least squares (default) or logistic regression
   --workers N            workers = executors = data partitions (default 3)
@@ -324,7 +324,7 @@ int RunTrain(const Args& a) {
   const double speedup = Mean(uncoded.iter_s) / std::max(Mean(coded.iter_s), 1e-12);
   const double share_speedup = Mean(uncoded.iter_s) / std::max(Mean(shares.iter_s), 1e-12);
   const bool losses_agree = rel < 1e-6 && rel_shares < 1e-6;
-  const bool faster = speedup > 1.0 && share_speedup > 1.0;
+  const bool faster = speedup > 1.0;
   const std::string code_name = std::string(code_kind == "cyclic" ? "cyclic" : "fractional") + " repetition";
   if (json) {
     auto stats = [](const RunStats& r) {
@@ -360,8 +360,8 @@ int RunTrain(const Args& a) {
     std::printf("\ninitial loss %.12g; final loss relative difference to uncoded: coded %.3e, speed shares %.3e "
                 "(%s 1e-6)\n",
                 initial_loss, rel, rel_shares, losses_agree ? "<" : ">=");
-    std::printf("speedup per iteration over uncoded: coded %.2fx, speed shares %.2fx%s\n", speedup, share_speedup,
-                faster ? "" : "  <- NOT faster");
+    std::printf("speedup per iteration over uncoded: coded %.2fx%s, speed shares %.2fx\n", speedup,
+                faster ? "" : " (coding was NOT faster)", share_speedup);
   }
   return losses_agree && faster ? kExitOk : kExitFailed;
 }
