@@ -324,12 +324,15 @@ StatusOr<wire::JobSpec> JobFromConfig(const Config& c, const std::string& path) 
   std::string name = path, rule = "all";
   uint32_t count = 0, k = 0, min_count = 0, max_attempts = 0;
   double deadline = 0, timeout = 0;
+  int64_t divisible_units = 0;
   bool wait = false, stream = false, outputs = false;
   TableReader r(c, "");
   r.Get("name", &name).Get("count", &count).Get("rule", &rule).Get("k", &k).Get("min_count", &min_count);
   r.Get("deadline_s", &deadline).Get("max_attempts", &max_attempts).Get("wait_for_resources", &wait);
   r.Get("stream_results", &stream).Get("return_outputs", &outputs).Get("timeout_s", &timeout);
+  r.Get("divisible_units", &divisible_units).Check(divisible_units >= 0, "divisible_units must be >= 0");
   if (!r.status().ok()) return r.status();
+  j.set_divisible_units(static_cast<uint64_t>(divisible_units));
   j.set_timeout_s(timeout);
   j.set_name(name);
   if (c.Has("template")) {

@@ -33,6 +33,7 @@ int RunSim(const Args& args) {
   o.plot = args.Get("--plot");
   o.live_model = args.Has("--live-model");
   o.overrides = args.GetAll("--set");
+  o.speed_shares = args.Has("--speed-shares");
   return sim::RunSimCommand(o);
 }
 

@@ -289,7 +289,7 @@ int main(int argc, char** argv) {
       {"results", ResultsCmd, {"--json"}},
       {"executors", ExecutorsCmd, {"--json"}},
       {"demo", RunDemo, {"--json", "--help", "-h", "--keep-logs"}},
-      {"sim", RunSim, {"--json", "--help", "-h", "--live-model"}},
+      {"sim", RunSim, {"--json", "--help", "-h", "--live-model", "--speed-shares"}},
       {"bench", RunBench, {"--json", "--help", "-h"}},
       {"whatif", RunWhatif, {"--json", "--help", "-h"}},
       {"train", RunTrain, {"--json", "--help", "-h", "--gpu"}},

@@ -5,14 +5,19 @@
 // and runs distributed full-batch gradient descent twice: (a) uncoded — each
 // round waits for all n workers — and (b) gradient coding (Tandon et al.) —
 // each round finishes with any n - s workers and decodes the exact gradient.
-// Both follow the same iterates, so they must reach the same loss; coding
-// should make each round faster because it never waits for the straggler.
+// and (c) speed-proportional shares (docs/JOBS.md) — a divisible job over
+// all rows whose tasks the scheduler sizes by each executor's measured
+// speed, so the straggler gets a smaller share. All follow the same
+// iterates (same data, same total batch per step), so they must reach the
+// same loss; coding and speed shares should make each round faster than
+// waiting for the straggler's full share.
 
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <functional>
 #include <random>
 #include <thread>
 
@@ -32,11 +37,14 @@ namespace {
 const char kTrainUsage[] = R"(usage: tailcut train [options]
 
 Distributed gradient descent on a local cluster (a scheduler in this process,
-N executor daemons, the last one a straggler), run twice over the same data:
-uncoded (k_of_n with k = N: every worker, every iteration) and gradient-coded
-(any N - S of N workers; docs/GPU.md). Prints per-iteration time statistics,
-the final loss of both (they must agree to 1e-6 relative) and the speedup.
-Exit code 1 when the losses differ or coding was not faster.
+N executor daemons, the last one a straggler), run three times over the same
+data: uncoded (k_of_n with k = N: every worker, every iteration, equal
+shares), gradient-coded (any N - S of N workers; docs/GPU.md) and speed
+shares (one divisible job over all rows, each task's share sized by its
+executor's measured speed; docs/JOBS.md). Prints per-iteration time
+statistics, the final losses (they must agree to 1e-6 relative) and the
+speedups. Exit code 1 when the losses differ or coding was not faster than
+uncoded (the speed-shares speedup is reported, not checked: docs/TRAINING.md).
 
   --model lsq|logistic   least squares (default) or logistic regression
   --workers N            workers = executors = data partitions (default 3)
@@ -52,6 +60,31 @@ Exit code 1 when the losses differ or coding was not faster.
   --gpu                  tasks request a GPU (Resources.gpus = 1): needs CUDA executors
   --json                 one JSON object instead of the table
 )";
+
+wire::JobSpec ToWire(const JobDef& d, bool gpu);
+
+// The speed-shares round: N tasks over the same all-rows args, the rows
+// shared out by the scheduler (divisible_units = all rows, rule all).
+// input_size is an equal share's (docs/JOBS.md).
+wire::JobSpec SpeedShareRound(const std::string& prefix, const std::vector<double>& w, int n, double rows,
+                              uint64_t total_rows, bool gpu, std::string name) {
+  JobDef d;
+  d.name = std::move(name);
+  std::string args = prefix;
+  coded::AppendReals(&args, w);
+  // N copies of one template: the args (all rows) go to the scheduler once.
+  wire::JobSpec spec = ToWire(d, gpu);
+  wire::TaskSpec* t = spec.mutable_template_();
+  t->set_kernel(coded::kGradientKernel);
+  t->set_args(std::move(args));
+  t->mutable_demand()->set_cpu_slots(1);
+  if (gpu) t->mutable_demand()->set_gpus(1);
+  t->mutable_features()->set_input_size(rows);
+  spec.set_template_count(static_cast<uint32_t>(n));
+  spec.mutable_rule()->set_kind(wire::CompletionRule::ALL);
+  spec.set_divisible_units(total_rows);
+  return spec;
+}
 
 wire::JobSpec ToWire(const JobDef& d, bool gpu) {
   wire::JobSpec spec;
@@ -74,7 +107,8 @@ wire::JobSpec ToWire(const JobDef& d, bool gpu) {
 
 struct RunStats {
   std::vector<double> iter_s;
-  std::vector<double> task_s;  // executor-measured run time of committed tasks
+  std::vector<double> task_s;  // executor-measured run time of committed tasks (not the straggler's)
+  std::vector<double> straggler_task_s;  // ... and of the straggler's
   double loss = 0;
   int used_straggler = 0;  // iterations that waited for the straggler's result
 };
@@ -205,13 +239,15 @@ int RunTrain(const Args& a) {
   }
 
   // One run of gradient descent from w = 0; round 0 is a warm-up (connections,
-  // first allocations) and not timed.
-  auto run = [&](const coded::GradientRoundJobs& jobs, const coding::GradientCode& code, const char* name,
-                 RunStats* out) -> Status {
+  // first allocations) and not timed. `make` builds round `it`'s job for w,
+  // `decode` turns its committed outputs into the full gradient.
+  using MakeRound = std::function<wire::JobSpec(const std::vector<double>& w, int it)>;
+  using DecodeRound = std::function<StatusOr<std::vector<double>>(const std::vector<CommittedOutput>&)>;
+  auto run = [&](const MakeRound& make, const DecodeRound& decode, const char* name, RunStats* out) -> Status {
     std::vector<double> w(static_cast<size_t>(dim), 0.0);
     for (int it = 0; it <= iters; ++it) {
       auto t0 = std::chrono::steady_clock::now();
-      wire::JobSpec spec = ToWire(jobs.Round(w, std::string(name) + "-" + std::to_string(it)), gpu);
+      wire::JobSpec spec = make(w, it);
       auto id = client.Submit(spec);
       if (!id.ok()) return id.status();
       std::vector<CommittedOutput> outputs;
@@ -222,13 +258,16 @@ int RunTrain(const Args& a) {
         for (const auto& o : outputs)
           if (o.task == r.task_index()) return;
         outputs.push_back(CommittedOutput{r.task_index(), r.attempt_id(), r.executor_id(), r.run_s(), r.output()});
-        if (it > 0) out->task_s.push_back(r.run_s());
+        if (it > 0) (r.executor_id() == straggler_id ? out->straggler_task_s : out->task_s).push_back(r.run_s());
         straggler |= r.executor_id() == straggler_id;
       };
       auto st = client.Wait(*id, wo);
       if (!st.ok()) return st.status();
       if (st->state() != wire::JOB_SUCCEEDED) return Status::Internal(std::string(name) + ": round failed: " + st->reason());
-      auto g = coded::DecodeGradientRound(code, outputs);
+      // Decode in task order: the same outputs always sum in the same order.
+      std::sort(outputs.begin(), outputs.end(),
+                [](const CommittedOutput& a, const CommittedOutput& b) { return a.task < b.task; });
+      auto g = decode(outputs);
       if (!g.ok()) return g.status();
       for (int j = 0; j < dim; ++j) w[j] -= lr * (*g)[j] / total_rows;
       if (it == 0) continue;  // warm-up: the step counts, the time does not
@@ -238,57 +277,91 @@ int RunTrain(const Args& a) {
     out->loss = TotalLoss(loss, parts, w, total_rows);
     return Status::Ok();
   };
+  auto code_round = [&](const coded::GradientRoundJobs& jobs, const char* name) -> MakeRound {
+    return [&jobs, name, gpu](const std::vector<double>& w, int it) {
+      return ToWire(jobs.Round(w, std::string(name) + "-" + std::to_string(it)), gpu);
+    };
+  };
+  auto code_decode = [](const coding::GradientCode& code) -> DecodeRound {
+    return [&code](const std::vector<CommittedOutput>& o) { return coded::DecodeGradientRound(code, o); };
+  };
+  // Speed shares: every task's output is the plain gradient of its rows.
+  const std::string share_prefix = coded::ShareGradientPrefix(parts, loss);
+  MakeRound share_round = [&](const std::vector<double>& w, int it) {
+    return SpeedShareRound(share_prefix, w, n, rows, static_cast<uint64_t>(n) * rows, gpu,
+                           "speed-" + std::to_string(it));
+  };
+  DecodeRound share_decode = [&](const std::vector<CommittedOutput>& outs) -> StatusOr<std::vector<double>> {
+    std::vector<double> g(static_cast<size_t>(dim), 0.0);
+    for (const CommittedOutput& o : outs) {
+      auto v = coded::DecodeVector(o.output);
+      if (!v.ok()) return v.status();
+      if (static_cast<int>(v->size()) != dim) return Status::Internal("speed shares: a gradient of the wrong length");
+      for (int j = 0; j < dim; ++j) g[j] += (*v)[j];
+    }
+    return g;
+  };
 
   const double initial_loss = TotalLoss(loss, parts, std::vector<double>(static_cast<size_t>(dim), 0.0), total_rows);
   if (!json)
     std::printf("tailcut train: %s regression, %d workers x %d rows x %d features, %d iterations (+1 warm-up), "
                 "executor train-%d is a %.0fx straggler%s\n",
                 model.c_str(), n, rows, dim, iters, n, slowdown, gpu ? ", tasks on GPUs" : "");
-  RunStats uncoded, coded;
-  Status st = run(*uncoded_jobs, *uncoded_code, "uncoded", &uncoded);
-  if (st.ok()) st = run(*coded_jobs, *coded_code, "coded", &coded);
+  RunStats uncoded, coded, shares;
+  Status st = run(code_round(*uncoded_jobs, "uncoded"), code_decode(*uncoded_code), "uncoded", &uncoded);
+  if (st.ok()) st = run(code_round(*coded_jobs, "coded"), code_decode(*coded_code), "coded", &coded);
+  if (st.ok()) st = run(share_round, share_decode, "speed shares", &shares);
   cluster.reset();
   if (!st.ok()) {
     std::fprintf(stderr, "tailcut train: %s\n", st.message().c_str());
     return kExitFailed;
   }
 
-  const double rel = std::abs(coded.loss - uncoded.loss) / std::max(std::abs(uncoded.loss), 1e-300);
+  auto rel_to_uncoded = [&](const RunStats& r) {
+    return std::abs(r.loss - uncoded.loss) / std::max(std::abs(uncoded.loss), 1e-300);
+  };
+  const double rel = rel_to_uncoded(coded), rel_shares = rel_to_uncoded(shares);
   const double speedup = Mean(uncoded.iter_s) / std::max(Mean(coded.iter_s), 1e-12);
-  const bool losses_agree = rel < 1e-6;
+  const double share_speedup = Mean(uncoded.iter_s) / std::max(Mean(shares.iter_s), 1e-12);
+  const bool losses_agree = rel < 1e-6 && rel_shares < 1e-6;
   const bool faster = speedup > 1.0;
   const std::string code_name = std::string(code_kind == "cyclic" ? "cyclic" : "fractional") + " repetition";
   if (json) {
     auto stats = [](const RunStats& r) {
-      char buf[256];
+      char buf[384];
       std::snprintf(buf, sizeof buf,
                     "{\"mean_s\": %.6f, \"p50_s\": %.6f, \"p99_s\": %.6f, \"final_loss\": %.17g, "
-                    "\"straggler_waits\": %d, \"task_p50_s\": %.6f, \"task_max_s\": %.6f}",
+                    "\"straggler_waits\": %d, \"task_p50_s\": %.6f, \"task_max_s\": %.6f, "
+                    "\"straggler_task_p50_s\": %.6f}",
                     Mean(r.iter_s), QuantileOf(r.iter_s, 0.5), QuantileOf(r.iter_s, 0.99), r.loss, r.used_straggler,
-                    QuantileOf(r.task_s, 0.5), QuantileOf(r.task_s, 1.0));
+                    QuantileOf(r.task_s, 0.5), QuantileOf(r.task_s, 1.0), QuantileOf(r.straggler_task_s, 0.5));
       return std::string(buf);
     };
     std::printf("{\"model\": \"%s\", \"workers\": %d, \"stragglers\": %d, \"code\": \"%s\", \"iterations\": %d, "
                 "\"slowdown\": %g, \"gpu\": %s, \"initial_loss\": %.17g, \"uncoded\": %s, \"coded\": %s, "
-                "\"loss_rel_diff\": %.3e, \"speedup\": %.3f, \"losses_agree\": %s, \"coded_faster\": %s}\n",
+                "\"speed_shares\": %s, \"loss_rel_diff\": %.3e, \"shares_loss_rel_diff\": %.3e, "
+                "\"speedup\": %.3f, \"shares_speedup\": %.3f, \"losses_agree\": %s, \"coded_faster\": %s}\n",
                 model.c_str(), n, s, code_name.c_str(), iters, slowdown, gpu ? "true" : "false", initial_loss,
-                stats(uncoded).c_str(), stats(coded).c_str(), rel, speedup, losses_agree ? "true" : "false",
-                faster ? "true" : "false");
+                stats(uncoded).c_str(), stats(coded).c_str(), stats(shares).c_str(), rel, rel_shares, speedup,
+                share_speedup, losses_agree ? "true" : "false", faster ? "true" : "false");
   } else {
-    std::printf("\n%-28s %9s %9s %9s %20s %16s\n", "RUN", "mean(ms)", "p50(ms)", "p99(ms)", "final loss",
-                "waited-straggler");
+    std::printf("\n%-28s %9s %9s %9s %20s %16s %12s %12s\n", "RUN", "mean(ms)", "p50(ms)", "p99(ms)", "final loss",
+                "waited-straggler", "task p50(ms)", "slow p50(ms)");
     auto row = [&](const std::string& label, const RunStats& r) {
-      std::printf("%-28s %9.1f %9.1f %9.1f %20.12g %10d/%d\n", label.c_str(), Mean(r.iter_s) * 1e3,
-                  QuantileOf(r.iter_s, 0.5) * 1e3, QuantileOf(r.iter_s, 0.99) * 1e3, r.loss, r.used_straggler, iters);
+      std::printf("%-28s %9.1f %9.1f %9.1f %20.12g %10d/%-5d %12.1f %12.1f\n", label.c_str(), Mean(r.iter_s) * 1e3,
+                  QuantileOf(r.iter_s, 0.5) * 1e3, QuantileOf(r.iter_s, 0.99) * 1e3, r.loss, r.used_straggler, iters,
+                  QuantileOf(r.task_s, 0.5) * 1e3, QuantileOf(r.straggler_task_s, 0.5) * 1e3);
     };
     row("uncoded (all " + std::to_string(n) + ")", uncoded);
     row("coded " + code_name.substr(0, code_name.find(' ')) + " (any " + std::to_string(n - s) + " of " +
             std::to_string(n) + ")",
         coded);
-    std::printf("\ninitial loss %.12g; final loss relative difference %.3e (%s 1e-6)\n", initial_loss, rel,
-                losses_agree ? "<" : ">=");
-    std::printf("speedup per iteration (uncoded mean / coded mean): %.2fx%s\n", speedup,
-                faster ? "" : "  <- coding was NOT faster");
+    row("speed shares (all " + std::to_string(n) + ")", shares);
+    std::printf("\ninitial loss %.12g; final loss relative difference to uncoded: coded %.3e, speed shares %.3e "
+                "(%s 1e-6)\n",
+                initial_loss, rel, rel_shares, losses_agree ? "<" : ">=");
+    std::printf("speedup per iteration over uncoded: coded %.2fx%s, speed shares %.2fx\n", speedup,
+                faster ? "" : " (coding was NOT faster)", share_speedup);
   }
   return losses_agree && faster ? kExitOk : kExitFailed;
 }

@@ -369,10 +369,17 @@ class Executor::Loop {
           Refuse(a.attempt_id(), wire::AttemptResult::REFUSED, why);
           continue;
         }
+        const wire::WorkShare& sh = a.share();
+        if (sh.begin() > sh.total() || sh.count() > sh.total() - sh.begin()) {  // never trust a peer's numbers
+          Refuse(a.attempt_id(), wire::AttemptResult::FAILED,
+                 "work share [" + std::to_string(sh.begin()) + ", +" + std::to_string(sh.count()) +
+                     ") is outside its total " + std::to_string(sh.total()));
+          continue;
+        }
         ++taken;
         assigned_[a.attempt_id()] = {a.job_id(), a.task_index()};
         batch.push_back(AttemptSpec{a.attempt_id(), std::move(*a.mutable_kernel()), std::move(*a.mutable_args()),
-                                    a.demand().gpus()});
+                                    a.demand().gpus(), KernelShare{sh.begin(), sh.count(), sh.total()}});
       }
       if (!batch.empty()) runtime_.Submit(std::move(batch));
     }

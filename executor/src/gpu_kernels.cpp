@@ -64,7 +64,12 @@ StatusOr<std::string> CodedMatmulKernel(KernelContext& ctx) {
 }
 
 StatusOr<std::string> GradientWorkerKernel(KernelContext& ctx) {
-  auto t = coded::ParseGradientArgs(std::string(ctx.args()));
+  std::string args(ctx.args());
+  const KernelShare& share = ctx.share();
+  // Share args (a divisible job): only the rows of this attempt's share.
+  auto t = coded::IsShareGradientArgs(args)
+               ? coded::ParseShareGradientArgs(args, share.begin, share.count, share.total)
+               : coded::ParseGradientArgs(args);
   if (!t.ok()) return t.status();
   if (ctx.cancelled()) return Status::Unavailable("cancelled");
 #ifdef TAILCUT_WITH_CUDA

@@ -38,6 +38,7 @@ wire::AttemptResult MakeResult(AttemptId id, wire::AttemptResult::Outcome outcom
 void RunInstant(const Kernel& kernel, const AttemptSpec& spec, RuntimeEvents* out) {
   CancelToken token;
   KernelContext ctx(spec.args, &token);
+  ctx.SetShare(spec.share);
   auto t0 = std::chrono::steady_clock::now();
   StatusOr<std::string> result = kernel.fn(ctx);
   wire::AttemptResult r = result.ok() ? MakeResult(spec.id, wire::AttemptResult::OK)
@@ -226,6 +227,7 @@ void AttemptRuntime::SlotLoop() {
         ++running_;
         a->running = true;
         a->ctx.emplace(a->spec.args, &a->cancel, faults_ ? faults_->TimeFactorAt(ElapsedS()) : 1.0);
+        a->ctx->SetShare(a->spec.share);
         if (a->spec.gpus > 0) {
           int devices = GpuCount();
           a->ctx->SetGpu(a->spec.gpus, devices > 0 ? static_cast<int>(next_gpu_++ % devices) : 0);

@@ -192,7 +192,7 @@ void PredictorSuite::Observe(const AttemptRecord& r) {
 }
 
 void PredictorSuite::NoteHealth(ExecutorId e) {
-  NodeHealthState s = health_->State(e);
+  NodeHealthState s = Health(e);
   auto it = last_state_.find(e);
   NodeHealth prev = it == last_state_.end() ? NodeHealth::kHealthy : it->second;
   if (s.state != prev) transitions_.emplace_back(e, s);
@@ -215,11 +215,33 @@ StragglerEstimate PredictorSuite::Assess(const RunningAttempt& a) const {
   return AssessFromDistribution(latency_->Distribution(a.task_class, a.input_size), a, opts_.straggler, s);
 }
 
-NodeHealthState PredictorSuite::Health(ExecutorId e) const { return health_->State(e); }
+NodeHealthState PredictorSuite::Health(ExecutorId e) const {
+  NodeHealthState s = health_->State(e);
+  auto t = throttled_.find(e);
+  if (t != throttled_.end() && (s.state == NodeHealth::kHealthy || s.state == NodeHealth::kRecovered)) {
+    s.state = NodeHealth::kSuspect;
+    s.since = t->second;
+  }
+  return s;
+}
+
+void PredictorSuite::NoteGpuThrottle(ExecutorId e, uint32_t reasons, Time now) {
+  // NVML's GpuIdle (0x1) and ApplicationsClocksSetting (0x2): not slowdowns.
+  constexpr uint32_t kBenign = 0x1 | 0x2;
+  const bool throttled = (reasons & ~kBenign) != 0;
+  if (throttled == (throttled_.count(e) > 0)) return;
+  if (throttled) {
+    throttled_.emplace(e, now);
+  } else {
+    throttled_.erase(e);
+  }
+  NoteHealth(e);
+}
 
 double PredictorSuite::SpeedFactor(ExecutorId e) const { return speed_->Speed(e); }
 
 void PredictorSuite::ForgetExecutor(ExecutorId e) {
+  throttled_.erase(e);
   speed_->Forget(e);
   health_->Forget(e);
   auto it = last_state_.find(e);

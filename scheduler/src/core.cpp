@@ -34,8 +34,10 @@ class SchedulerCore::Impl final {
   StatusOr<JobId> SubmitJob(JobDef def) {
     Status s = CheckAdmission(uint64_t{def.tasks.size()} + def.template_count);
     if (s.ok()) s = ValidateJob(s_.executors, def);
+    if (s.ok()) s = ValidateDivisible(def);
     if (!s.ok()) return s;
     JobId id = life_.AddJob(std::move(def)).id;
+    s_.shares.Add(id, s_.jobs.at(id).def);
     std::vector<Proposal> proposals;
     for (auto& p : s_.policies) {
       proposals.clear();
@@ -70,6 +72,14 @@ class SchedulerCore::Impl final {
     if (def.TaskCount() == 0) return Status::InvalidArgument("job " + std::to_string(id) + " has no tasks");
     Job& job = life_.AddJob(std::move(def), id);
     job.submitted = submitted;
+    s_.shares.Add(id, job.def);
+    // Shares are not journaled: the committed tasks' shares are unknown, so
+    // the rest could not be sized to sum to the total. Resubmit the round.
+    if (job.def.divisible_units > 0 && !commits.empty()) {
+      life_.FinishJob(job, JobState::kFailed,
+                      "divisible job restored with committed tasks: its speed shares are not journaled; resubmit it");
+      return Status::Ok();
+    }
     for (CommittedOutput& c : commits) {
       if (c.task >= job.Count() || job.tasks[c.task].phase == TaskPhase::kCommitted) continue;  // journaled once
       life_.RecordCommit(job, c.task, c.attempt, c.executor, c.run_s, std::move(c.output), /*notify=*/false);
@@ -139,6 +149,14 @@ class SchedulerCore::Impl final {
 
   void ExecutorSeen(ExecutorId id) {
     if (Executor* e = s_.FindExec(id)) e->last_seen = s_.Now();
+  }
+
+  void ExecutorSignals(ExecutorId id, uint32_t gpu_throttle_reasons) {
+    if (!s_.FindExec(id)) return;
+    s_.predictors->NoteGpuThrottle(id, gpu_throttle_reasons, s_.Now());
+    for (auto& [e, state] : s_.predictors->HealthTransitions())
+      TC_LOG(Info) << "executor " << e << " health: " << NodeHealthName(state.state) << " (speed factor "
+                   << state.speed_factor << ")";
   }
 
   void AttemptStarted(AttemptId id) {
@@ -256,6 +274,7 @@ class SchedulerCore::Impl final {
   void TakeCommands(std::vector<Command>* out) {
     if (s_.dirty) Pump();
     s_.dirty = false;
+    s_.shares.Stamp(&s_.commands);
     if (out->empty()) {
       out->swap(s_.commands);
     } else {
@@ -533,6 +552,9 @@ void SchedulerCore::RemoveExecutor(ExecutorId e, bool lost, std::string reason) 
   impl_->RemoveExecutor(e, lost, std::move(reason));
 }
 void SchedulerCore::ExecutorSeen(ExecutorId e) { impl_->ExecutorSeen(e); }
+void SchedulerCore::ExecutorSignals(ExecutorId e, uint32_t gpu_throttle_reasons) {
+  impl_->ExecutorSignals(e, gpu_throttle_reasons);
+}
 void SchedulerCore::AttemptStarted(AttemptId a) { impl_->AttemptStarted(a); }
 void SchedulerCore::AttemptProgress(AttemptId a, float f) { impl_->AttemptProgress(a, ReportedProgress(f)); }
 void SchedulerCore::AttemptSucceeded(AttemptId a, std::string output, double run_s) {

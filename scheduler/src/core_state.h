@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "policy_guard.h"
+#include "work_shares.h"
 #include "tailcut/scheduler/core.h"
 
 namespace tailcut::core {
@@ -101,13 +102,17 @@ struct CoreState {
       : opt(o),
         clock(c),
         policies(GuardPolicies(std::move(p))),
-        predictors(pred ? std::move(pred) : std::make_unique<PredictorSuite>()) {}
+        predictors(pred ? std::move(pred) : std::make_unique<PredictorSuite>()),
+        shares(predictors.get()) {
+    observers.push_back(&shares);  // forgets a job's shares when it finishes
+  }
 
   CoreOptions opt;
   const Clock* clock;
   std::vector<GuardedPolicy> policies;  // called through CallPolicy only
   std::unique_ptr<PredictorSuite> predictors;
   std::vector<CoreObserver*> observers;
+  ShareBook shares;  // divisible jobs (work_shares.h)
 
   std::unordered_map<JobId, Job> jobs;
   std::set<JobId> running_jobs;

@@ -158,7 +158,7 @@ void Lifecycle::EndAttempt(const Attempt& a, AttemptOutcome outcome, double run_
   r.outcome = outcome;
   r.copy = a.copy;
   if (outcome != AttemptOutcome::kCommitted) s_.counters.extra_machine_s += r.Duration();
-  s_.predictors->Observe(r);
+  s_.predictors->Observe(s_.shares.ForPredictors(r));
   for (auto& [e, state] : s_.predictors->HealthTransitions())
     TC_LOG(Info) << "executor " << e << " health: " << NodeHealthName(state.state) << " (speed factor "
                  << state.speed_factor << ")";

@@ -621,12 +621,13 @@ class SchedulerServer::Impl {
     ApplyReport(core_, e, r, bad_executor_input_);
   }
 
-  // GPU clock throttling (NVML reason bits) is recorded and logged when it
-  // changes. Feeding it into node health as a slowdown hint is future work
-  // (docs/GPU.md): the detector already sees the slower run times.
+  // GPU clock throttling (NVML reason bits) is logged when it changes and
+  // feeds node health: the executor is SUSPECT while throttled
+  // (docs/PREDICTORS.md, "GPU throttling").
   void NoteGpuThrottle(ExecutorId e, uint32_t reasons) {
     auto p = peers_.find(e);
     if (p == peers_.end() || p->second.gpu_throttle == reasons) return;
+    core_.ExecutorSignals(e, reasons);
     if (reasons) {
       TC_LOG(Warn) << "executor " << e << ": GPU clocks throttled (NVML reasons 0x" << std::hex << reasons
                    << std::dec << ")";
@@ -881,6 +882,11 @@ class SchedulerServer::Impl {
         a->set_args(t->args);
         a->mutable_demand()->set_cpu_slots(t->cpu_slots);
         a->mutable_demand()->set_gpus(t->gpus);
+        if (l->share.divisible()) {
+          a->mutable_share()->set_begin(l->share.begin);
+          a->mutable_share()->set_count(l->share.count);
+          a->mutable_share()->set_total(l->share.total);
+        }
       } else if (auto* x = std::get_if<CancelCmd>(&c)) {
         if (peers_.count(x->executor))
           work.try_emplace(x->executor, budget).first->second.For(kItemOverhead).mutable_work()->add_cancel(x->attempt);

@@ -90,6 +90,7 @@ StatusOr<JobDef> JobDefFromWire(const wire::JobSpec& spec) {
   d.request_key = spec.request_key();
   d.owner = spec.owner();
   d.timeout_s = spec.timeout_s();
+  d.divisible_units = spec.divisible_units();
   return d;
 }
 

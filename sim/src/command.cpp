@@ -12,6 +12,7 @@ namespace tailcut::sim {
 
 const char kSimUsage[] = R"(usage: tailcut sim SCENARIO.toml [--policy LIST] [--seed N] [--json]
                    [--csv FILE] [--plot FILE.svg] [--live-model] [--set KEY=VALUE]...
+                   [--speed-shares]
 
 Simulates the scenario on virtual time with the real scheduler core, once per
 policy entry, on the same seeded workload, and compares them side by side.
@@ -33,6 +34,9 @@ policy entry, on the same seeded workload, and compares them side by side.
                   runs on real daemons) instead of its main sections
   --set KEY=VALUE change a scenario key (a TOML value) before loading, e.g.
                   --set cluster.edges.edge_quorum=0.8; repeatable
+  --speed-shares  make every workload class divisible: the scheduler sizes
+                  each task's share of the job's work by its executor's
+                  measured speed (docs/JOBS.md; classes need rule = all)
 
 Latency is submit -> job finished. Extra work is (machine time of all
 attempts - machine time of committed attempts) / committed machine time.
@@ -61,6 +65,15 @@ int RunSimCommand(const SimCommandOptions& o) {
     return 2;
   }
   if (o.live_model) *sc = LiveAsSimScenario(*sc);
+  if (o.speed_shares) {
+    for (JobClass& c : sc->workload.classes) {
+      if (c.rule != CompletionKind::kAll) {
+        std::fprintf(stderr, "tailcut sim: --speed-shares needs rule = all, class '%s' has another\n", c.name.c_str());
+        return 2;
+      }
+      c.divisible = true;
+    }
+  }
   uint64_t seed = o.has_seed ? o.seed : sc->seed;
   std::string name = sc->name.empty() ? o.scenario : sc->name;
   int rc = ComparePolicies(o, *sc, "tailcut sim", "scenario " + name + ", seed " + std::to_string(seed),

@@ -22,6 +22,7 @@ Status LoadClass(const Config& cfg, const std::string& p, JobClass* c) {
           .Get("min_count", &c->min_count)
           .Get("deadline_s", &c->deadline_s)
           .Get("fail_prob", &c->fail_prob)
+          .Get("divisible", &c->divisible)
           .status();
       !s.ok())
     return s;
@@ -34,6 +35,8 @@ Status LoadClass(const Config& cfg, const std::string& p, JobClass* c) {
   else return Status::InvalidArgument(p + "rule = '" + rule + "': want all, k_of_n or quorum");
   if (c->weight < 0) return Status::InvalidArgument(p + "weight must be >= 0");
   if (c->fail_prob < 0 || c->fail_prob > 1) return Status::InvalidArgument(p + "fail_prob must be in [0, 1]");
+  if (c->divisible && c->rule != CompletionKind::kAll)
+    return Status::InvalidArgument(p + "divisible needs rule = all (every share is part of the work)");
   if (c->rule != CompletionKind::kAll && c->k == 0)
     return Status::InvalidArgument(p + "k must be >= 1 for rule " + rule);
   if (c->rule == CompletionKind::kQuorum && !c->tasks_set)

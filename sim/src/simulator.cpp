@@ -253,6 +253,7 @@ class Simulator::Impl final : public CoreObserver {
       const JobClass& c = w.classes[jd.cls];
       info.cls = jd.cls;
       def = parts::ClassJob(c, jd.tasks, kSimKernel);
+      if (c.divisible) def.divisible_units = uint64_t{jd.tasks} * kSimUnitsPerTask;
       if (w.arrival == WorkloadModel::Arrival::kPoisson)
         Push(Ev::kArrival, clock_.Now() + workload_rng_.Exp(1.0 / w.rate), 0);
     }
@@ -273,6 +274,14 @@ class Simulator::Impl final : public CoreObserver {
   }
 
   double NetDelay() { return sc_.cluster.network.Sample(net_rng_); }
+
+  // A divisible job's task draws its time for an equal share; its work is
+  // scaled to the share the scheduler gave it.
+  static double ShareOfWork(const LaunchCmd& l, const JobInfo& info) {
+    if (!l.share.divisible()) return 1.0;
+    return static_cast<double>(l.share.count) * static_cast<double>(info.launches.size()) /
+           static_cast<double>(l.share.total);
+  }
 
   // Service time of the n-th attempt of (job, task) at factor 1 and speed 1:
   // counter-based, so it does not depend on what else the policy launched.
@@ -325,7 +334,7 @@ class Simulator::Impl final : public CoreObserver {
     uint32_t n = ji->second.launches[l.task]++;
     SimAttempt a;
     a.exec = xi->second;
-    a.total = a.span = BaseWork(l.job, l.task, ji->second, n, a.exec) * execs_[a.exec].speed;
+    a.total = a.span = BaseWork(l.job, l.task, ji->second, n, a.exec) * execs_[a.exec].speed * ShareOfWork(l, ji->second);
     DrawEnd(l.job, l.task, ji->second, n, &a);
     a.work = a.span;
     attempts_.emplace(l.attempt, a);

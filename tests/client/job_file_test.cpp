@@ -46,3 +46,20 @@ TEST_CASE("bad job files say what is wrong") {
   CHECK(empty.status().message().find("no tasks") != std::string::npos);
   CHECK_FALSE(LoadJobFile("/nonexistent/job.toml").ok());
 }
+
+TEST_CASE("divisible_units in a job file reaches the spec, a negative one is an error") {
+  std::string path = "/tmp/tailcut-job-test-divisible.toml";
+  auto load = [&](const std::string& text) {
+    std::ofstream(path) << text;
+    auto j = LoadJobFile(path);
+    std::remove(path.c_str());
+    return j;
+  };
+  auto ok = load("count = 4\ndivisible_units = 6000\n[template]\nkernel = \"gradient_worker\"\n");
+  REQUIRE(ok.ok());
+  CHECK(ok->divisible_units() == 6000);
+  CHECK(load("[template]\nkernel = \"noop\"\n")->divisible_units() == 0);
+  auto neg = load("count = 4\ndivisible_units = -1\n[template]\nkernel = \"noop\"\n");
+  REQUIRE_FALSE(neg.ok());
+  CHECK(neg.status().message().find("divisible_units") != std::string::npos);
+}

@@ -3,6 +3,7 @@
 #include <chrono>
 #include <thread>
 
+#include "tailcut/coding/task_args.h"
 #include "tailcut/executor/kernel.h"
 
 using namespace tailcut;
@@ -187,4 +188,35 @@ TEST_CASE("shell kills the child on cancellation") {
   canceller.join();
   CHECK_FALSE(out.ok());
   CHECK(Seconds(t0) < 20.0);
+}
+
+// Speed shares (docs/JOBS.md): gradient_worker reads the rows of the
+// attempt's share from tcgs1 args; without a fitting share it fails.
+TEST_CASE("gradient_worker computes the gradient of its work share only") {
+  coded::LsqPartition p;
+  p.x = coding::Matrix(4, 2);
+  p.y = {1, 2, 3, 4};
+  for (int i = 0; i < 4; ++i) {
+    p.x(i, 0) = i + 1;
+    p.x(i, 1) = 0.5 * i;
+  }
+  std::string args = coded::ShareGradientPrefix({p});
+  coded::AppendReals(&args, {0.25, -1});
+  static const KernelRegistry registry = BuiltinKernels();
+  const Kernel* k = registry.Find("gradient_worker");
+  REQUIRE(k != nullptr);
+  auto run = [&](KernelShare share) {
+    CancelToken token;
+    KernelContext ctx(args, &token);
+    ctx.SetShare(share);
+    return k->fn(ctx);
+  };
+  auto out = run(KernelShare{1, 2, 4});  // rows 1 and 2
+  REQUIRE(out.ok());
+  coded::LsqPartition rows12;
+  rows12.x = p.x.RowBlock(1, 2);
+  rows12.y = {2, 3};
+  CHECK(*coded::DecodeVector(*out) == coded::LsqGradient(rows12, {0.25, -1}));
+  CHECK_FALSE(run(KernelShare{}).ok());          // not sent as a divisible job
+  CHECK_FALSE(run(KernelShare{0, 4, 5}).ok());   // the share's total is not the row count
 }

@@ -133,3 +133,51 @@ TEST_CASE("gradient-coded round through the core reproduces the full gradient") 
     for (int j = 0; j < 3; ++j) CHECK((*g)[j] == Approx(want[j]).margin(1e-8));
   }
 }
+
+// Speed shares (docs/JOBS.md): share args hold all rows; any split of them
+// into shares sums to the full gradient, and a share that does not fit the
+// args is refused.
+TEST_CASE("share gradient args: any split of the rows sums to the full gradient") {
+  std::mt19937 rng(5);
+  const int dim = 4;
+  std::vector<coded::LsqPartition> parts(3);
+  long rows = 0;
+  for (int p = 0; p < 3; ++p) {
+    parts[p].x = Random(5 + p, dim, rng);  // uneven partitions: 5, 6, 7 rows
+    parts[p].y.resize(parts[p].x.rows());
+    for (double& y : parts[p].y) y = std::uniform_real_distribution<double>(-1, 1)(rng);
+    rows += parts[p].x.rows();
+  }
+  std::vector<double> w = {0.5, -1.0 / 3, 2.0, 1e-3};
+  for (coded::Loss loss : {coded::Loss::kLeastSquares, coded::Loss::kLogistic}) {
+    std::vector<double> full(dim, 0.0);
+    for (auto& p : parts) {
+      auto g = loss == coded::Loss::kLogistic ? coded::LogisticGradient(p, w) : coded::LsqGradient(p, w);
+      for (int j = 0; j < dim; ++j) full[j] += g[j];
+    }
+    std::string args = coded::ShareGradientPrefix(parts, loss);
+    coded::AppendReals(&args, w);
+    REQUIRE(coded::IsShareGradientArgs(args));
+    for (std::vector<uint64_t> split : {std::vector<uint64_t>{18}, {1, 16, 1}, {7, 0, 11}, {9, 9}}) {
+      std::vector<double> sum(dim, 0.0);
+      uint64_t begin = 0;
+      for (uint64_t count : split) {
+        auto t = coded::ParseShareGradientArgs(args, begin, count, static_cast<uint64_t>(rows));
+        REQUIRE(t.ok());
+        CHECK(t->parts.at(0).x.rows() == static_cast<int>(count));
+        auto g = coded::ComputeGradient(*t);
+        for (int j = 0; j < dim; ++j) sum[j] += g[j];
+        begin += count;
+      }
+      for (int j = 0; j < dim; ++j) CHECK(sum[j] == Approx(full[j]).epsilon(1e-12));
+    }
+  }
+  std::string args = coded::ShareGradientPrefix(parts);
+  coded::AppendReals(&args, w);
+  CHECK_FALSE(coded::ParseShareGradientArgs(args, 0, 5, 17).ok());   // total is not the row count
+  CHECK_FALSE(coded::ParseShareGradientArgs(args, 10, 9, 18).ok());  // past the end
+  CHECK_FALSE(coded::ParseShareGradientArgs(args, 19, 0, 18).ok());
+  CHECK_FALSE(coded::ParseShareGradientArgs("tcgs1 lsq 4 1000000 20\n1 2", 0, 1, 1000000).ok());  // rows it lacks
+  CHECK_FALSE(coded::ParseShareGradientArgs(args.substr(0, args.rfind(' ')), 0, 18, 18).ok());  // w cut short
+  CHECK_FALSE(coded::ParseGradientArgs(args).ok());  // not tcgw args
+}

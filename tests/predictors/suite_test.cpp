@@ -241,3 +241,57 @@ TEST_CASE("configs/predictors.toml: every key is known and every value is the de
   CHECK(o.health.warmup == d.health.warmup);
   CHECK(o.health.healthy_spread == d.health.healthy_spread);
 }
+
+TEST_CASE("PredictorSuite: a GPU-throttled executor is suspect until the throttle clears", "[predictors][suite][gpu]") {
+  PredictorSuite s;
+  // A fake heartbeat sequence of NVML clock-event reasons for executor 7:
+  // none, GPU idle (benign), software power cap, power cap + hardware
+  // thermal slowdown, none again. Executor 8 is never throttled.
+  struct Beat {
+    double t;
+    uint32_t reasons;
+    NodeHealth want;
+  };
+  const Beat beats[] = {{0, 0x0, NodeHealth::kHealthy},   {1, 0x1, NodeHealth::kHealthy},
+                        {2, 0x4, NodeHealth::kSuspect},   {3, 0x4 | 0x40, NodeHealth::kSuspect},
+                        {4, 0x0, NodeHealth::kHealthy},   {5, 0x3, NodeHealth::kHealthy}};
+  for (const Beat& b : beats) {
+    s.NoteGpuThrottle(7, b.reasons, b.t);
+    s.NoteGpuThrottle(8, 0, b.t);
+    INFO("t = " << b.t);
+    CHECK(s.Health(7).state == b.want);
+    CHECK(s.GpuThrottled(7) == (b.want == NodeHealth::kSuspect));
+    CHECK(s.Health(8).state == NodeHealth::kHealthy);
+  }
+  // Suspect since the first throttled beat (a change of reasons does not reset it).
+  s.NoteGpuThrottle(7, 0x20, 10);
+  s.NoteGpuThrottle(7, 0x40, 11);
+  CHECK(s.Health(7).since == 10);
+  // Suspect and healthy again for the first episode, suspect for the
+  // second; nothing for executor 8.
+  auto tr = s.HealthTransitions();
+  REQUIRE(tr.size() == 3);
+  for (auto& [e, st] : tr) CHECK(e == 7);
+  CHECK(tr[0].second.state == NodeHealth::kSuspect);
+  CHECK(tr[1].second.state == NodeHealth::kHealthy);
+  CHECK(tr[2].second.state == NodeHealth::kSuspect);
+  // A forgotten executor is no longer throttled.
+  s.ForgetExecutor(7);
+  CHECK_FALSE(s.GpuThrottled(7));
+  CHECK(s.Health(7).state == NodeHealth::kHealthy);
+}
+
+TEST_CASE("PredictorSuite: throttling does not mask a confirmed fail-slow executor", "[predictors][suite][gpu]") {
+  PredictorSuite s;
+  double t = 0;
+  for (int i = 0; i < 400; ++i) {
+    ExecutorId e = 1 + i % 4;
+    s.Observe(Rec(e, t, e == 4 ? 3.0 : 1.0));
+    t += 0.25;
+  }
+  REQUIRE(s.Health(4).state == NodeHealth::kFailSlow);
+  s.NoteGpuThrottle(4, 0x4, t);
+  CHECK(s.Health(4).state == NodeHealth::kFailSlow);
+  s.NoteGpuThrottle(4, 0, t + 1);
+  CHECK(s.Health(4).state == NodeHealth::kFailSlow);
+}

@@ -504,3 +504,25 @@ TEST_CASE("counters: launches by kind, commits, finished jobs, extra machine tim
   (void)h.core.CancelJob(*cancelled);
   CHECK(c.jobs_cancelled == 1);
 }
+
+TEST_CASE("GPU throttle reasons from heartbeats make an executor suspect until they clear") {
+  CoreHarness h;
+  ExecutorId gpu = h.Exec(1, 1);
+  ExecutorId other = h.Exec(1, 1);
+  auto health = [&](ExecutorId e) {
+    for (const ExecutorStatusInfo& i : h.core.Executors())
+      if (i.id == e) return i.health.state;
+    FAIL("no executor " << e);
+    return NodeHealth::kHealthy;
+  };
+  h.core.ExecutorSignals(gpu, 0);
+  CHECK(health(gpu) == NodeHealth::kHealthy);
+  h.clock.Advance(1);
+  h.core.ExecutorSignals(gpu, 0x20);  // software thermal slowdown
+  CHECK(health(gpu) == NodeHealth::kSuspect);
+  CHECK(health(other) == NodeHealth::kHealthy);
+  h.core.ExecutorSignals(gpu, 0);
+  CHECK(health(gpu) == NodeHealth::kHealthy);
+  h.core.ExecutorSignals(99, 0x20);  // an unknown executor: ignored
+  CHECK(h.core.Predictors()->GpuThrottled(99) == false);
+}

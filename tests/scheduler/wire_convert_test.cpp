@@ -91,3 +91,12 @@ TEST_CASE("wire: caps map to BUSY, hard limits to TOO_LARGE") {
   CHECK(ErrorCodeFor(Status::TooLarge("x"), true) == wire::Error::TOO_LARGE);
   CHECK(ErrorCodeFor(Status::InvalidArgument("x"), true) == wire::Error::INVALID_ARGUMENT);
 }
+
+TEST_CASE("wire: divisible_units reaches the job (the core checks it against the tasks and rule)") {
+  wire::JobSpec spec = Fanout(4);
+  spec.set_divisible_units(6000);
+  auto d = JobDefFromWire(spec);
+  REQUIRE(d.ok());
+  CHECK(d->divisible_units == 6000);
+  CHECK(JobDefFromWire(Fanout(4))->divisible_units == 0);
+}

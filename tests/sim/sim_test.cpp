@@ -310,3 +310,30 @@ TEST_CASE("policy entries split on commas and chain on plus and outputs") {
 
 }  // namespace
 }  // namespace tailcut::sim
+
+namespace tailcut::sim {
+
+// Speed-proportional work (docs/JOBS.md, docs/TRAINING.md): with one
+// fail-slow worker and no policy, steps whose work the core shares out by
+// measured speed finish far sooner than equal steps, with no copies.
+TEST_CASE("speed shares: divisible steps sized by speed beat equal steps with a fail-slow worker") {
+  auto sc = LoadScenario(TAILCUT_SOURCE_DIR "/configs/scenarios/speed_shares.toml");
+  REQUIRE(sc.ok());
+  sc->workload.jobs = 150;
+  Scenario divisible = *sc;
+  for (JobClass& c : divisible.workload.classes) c.divisible = true;
+  auto equal = RunPolicy(*sc, "none", 1);
+  auto shared = RunPolicy(divisible, "none", 1);
+  REQUIRE(equal.ok());
+  REQUIRE(shared.ok());
+  CHECK(shared->jobs == equal->jobs);
+  CHECK(shared->tasks == equal->tasks);
+  CHECK(shared->failed == 0);
+  CHECK(shared->copies == 0);
+  CHECK(shared->extra_work == 0);
+  // Equal steps wait for the 4x worker (~4 s); shared ones take ~1.1-1.3 s.
+  CHECK(shared->p50 < 0.5 * equal->p50);
+  CHECK(shared->mean < 0.5 * equal->mean);
+}
+
+}  // namespace tailcut::sim

@@ -1,5 +1,6 @@
 #include "tailcut/coding/task_args.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <cstdlib>
@@ -229,6 +230,81 @@ StatusOr<GradientTask> ParseGradientArgs(const std::string& args) {
   t.w.resize(static_cast<size_t>(dim));
   r.Reals(t.w.size(), t.w.data());
   if (!r.ok) return Status::InvalidArgument("gradient_worker: malformed args");
+  return t;
+}
+
+namespace {
+constexpr const char kShareMagic[] = "tcgs1 ";
+}  // namespace
+
+std::string ShareGradientPrefix(const std::vector<LsqPartition>& parts, Loss loss) {
+  long dim = parts.empty() ? 0 : parts[0].x.cols();
+  long rows = 0;
+  std::vector<std::string> records;
+  size_t width = 0;
+  for (const LsqPartition& p : parts) {
+    for (int i = 0; i < p.x.rows(); ++i, ++rows) {
+      std::string rec;
+      for (long j = 0; j < dim; ++j) Put(&rec, p.x(i, static_cast<int>(j)));
+      Put(&rec, p.y[i]);
+      rec += ' ';  // a record always ends in a separator
+      width = std::max(width, rec.size());
+      records.push_back(std::move(rec));
+    }
+  }
+  std::string out = std::string(kShareMagic) + LossName(loss) + " " + std::to_string(dim) + " " +
+                    std::to_string(rows) + " " + std::to_string(width) + "\n";
+  out.reserve(out.size() + width * records.size());
+  for (const std::string& r : records) out += r + std::string(width - r.size(), ' ');
+  return out;
+}
+
+bool IsShareGradientArgs(const std::string& args) { return args.rfind(kShareMagic, 0) == 0; }
+
+StatusOr<GradientTask> ParseShareGradientArgs(const std::string& args, uint64_t begin, uint64_t count,
+                                              uint64_t total) {
+  const size_t nl = args.find('\n');
+  if (!IsShareGradientArgs(args) || nl == std::string::npos)
+    return Status::InvalidArgument("gradient_worker: args are not tcgs1");
+  std::string header = args.substr(0, nl);
+  Reader h(header);
+  h.Word();
+  GradientTask t;
+  std::string loss = h.Word();
+  if (loss == "logistic") {
+    t.loss = Loss::kLogistic;
+  } else if (loss != "lsq") {
+    return Status::InvalidArgument("gradient_worker: unknown loss '" + loss + "' (lsq, logistic)");
+  }
+  long dim = h.Int(1, kMaxDim), rows = h.Int(0, kMaxDim), width = h.Int(1, kMaxDim);
+  const size_t data = nl + 1;
+  // Every record holds dim + 1 numbers of at least two bytes each.
+  if (!h.ok || width < 2 * (dim + 1) || static_cast<double>(rows) * width > static_cast<double>(args.size() - data))
+    return Status::InvalidArgument("gradient_worker: bad tcgs1 header");
+  if (total != static_cast<uint64_t>(rows) || begin > total || count > total - begin)
+    return Status::InvalidArgument("gradient_worker: work share [" + std::to_string(begin) + ", +" +
+                                   std::to_string(count) + ") of " + std::to_string(total) + " does not fit " +
+                                   std::to_string(rows) + " rows (submit it with divisible_units = rows)");
+  if (static_cast<double>(count) * dim > kMaxDim) return Status::InvalidArgument("gradient_worker: share too large");
+  t.dim = dim;
+  t.coeff = {1.0};
+  t.parts.resize(1);
+  LsqPartition& part = t.parts[0];
+  part.x = coding::Matrix(static_cast<int>(count), static_cast<int>(dim));
+  part.y.resize(count);
+  for (uint64_t i = 0; i < count; ++i) {
+    // A record alone, so a malformed one cannot read into the next.
+    std::string rec = args.substr(data + (begin + i) * width, static_cast<size_t>(width));
+    Reader r(rec);
+    r.Reals(static_cast<size_t>(dim), part.x.row(static_cast<int>(i)));
+    part.y[i] = r.Real();
+    if (!r.ok) return Status::InvalidArgument("gradient_worker: malformed record " + std::to_string(begin + i));
+  }
+  std::string tail = args.substr(data + static_cast<size_t>(rows) * width);
+  Reader r(tail);
+  t.w.resize(static_cast<size_t>(dim));
+  r.Reals(t.w.size(), t.w.data());
+  if (!r.ok) return Status::InvalidArgument("gradient_worker: malformed w");
   return t;
 }
 

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <atomic>
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <memory>
@@ -42,6 +43,16 @@ class CancelToken {
   const std::unique_ptr<Waiters> waiters_;
 };
 
+// The attempt's part of a divisible job (docs/JOBS.md, "Speed-proportional
+// work"): units [begin, begin + count) of total; total 0 = not divisible.
+// The executor checks begin + count <= total before a kernel sees it.
+struct KernelShare {
+  uint64_t begin = 0;
+  uint64_t count = 0;
+  uint64_t total = 0;
+  bool divisible() const { return total > 0; }
+};
+
 class KernelContext {
  public:
   // `time_factor` stretches SleepFor and reported durations (fault injection:
@@ -67,6 +78,8 @@ class KernelContext {
     gpus_ = gpus;
     gpu_device_ = device;
   }
+  void SetShare(KernelShare share) { share_ = share; }
+  const KernelShare& share() const { return share_; }
   uint32_t gpus() const { return gpus_; }
   int gpu_device() const { return gpu_device_; }
   // Set by a kernel that actually ran on the GPU (tests, logs).
@@ -80,6 +93,7 @@ class KernelContext {
   std::atomic<float> progress_{0.0f};
   uint32_t gpus_ = 0;
   int gpu_device_ = 0;
+  KernelShare share_;
   bool ran_on_gpu_ = false;
 };
 

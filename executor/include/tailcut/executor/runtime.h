@@ -27,6 +27,7 @@ struct AttemptSpec {
   std::string kernel;
   std::string args;
   uint32_t gpus = 0;  // Resources.gpus of the task: 1 selects GPU twins
+  KernelShare share{};  // Assignment.share, checked (divisible jobs)
 };
 
 // Everything that happened since the previous DrainEvents.

@@ -189,9 +189,19 @@ class PredictorSuite {
   // With executor != 0 the median/p90/p99 are scaled by SpeedFactor(executor).
   LatencyEstimate Predict(std::string_view task_class, double input_size, ExecutorId executor) const;
   StragglerEstimate Assess(const RunningAttempt& a) const;
+  // The detector's state, except that an executor whose GPU clocks are
+  // throttled reads SUSPECT while it would read HEALTHY or RECOVERED.
   NodeHealthState Health(ExecutorId e) const;
   double SpeedFactor(ExecutorId e) const;
   void ForgetExecutor(ExecutorId e);
+  // GPU clock-throttle reasons from the executor's heartbeat (NVML
+  // clocks-event bits; 0 = none). Bits that never slow work (GPU idle,
+  // application clocks setting) are ignored whatever the peer sent. The
+  // executor is SUSPECT from the first throttled heartbeat until one
+  // without throttling (docs/PREDICTORS.md, "GPU throttling"); FAIL_SLOW
+  // still needs slow run times.
+  void NoteGpuThrottle(ExecutorId e, uint32_t reasons, Time now);
+  bool GpuThrottled(ExecutorId e) const { return throttled_.count(e) > 0; }
   // Health changes since the last call, oldest first.
   std::vector<std::pair<ExecutorId, NodeHealthState>> HealthTransitions();
 
@@ -206,6 +216,7 @@ class PredictorSuite {
   std::unique_ptr<ExecutorSpeedTracker> speed_;
   std::unique_ptr<NodeHealthDetector> health_;
   std::unordered_map<ExecutorId, NodeHealth> last_state_;
+  std::unordered_map<ExecutorId, Time> throttled_;  // GPU-throttled executors, since when
   std::vector<std::pair<ExecutorId, NodeHealthState>> transitions_;
 };
 

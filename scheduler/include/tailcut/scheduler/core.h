@@ -99,6 +99,7 @@ struct LaunchCmd {
   JobId job = 0;
   TaskIndex task = 0;
   bool copy = false;
+  WorkShare share{};  // the task's share of a divisible job (total 0 otherwise)
 };
 struct CancelCmd {
   AttemptId attempt = 0;
@@ -199,6 +200,9 @@ class SchedulerCore {
   // (the task may crash its executor); the first such loss is free.
   void RemoveExecutor(ExecutorId e, bool lost, std::string reason);
   void ExecutorSeen(ExecutorId e);
+  // Node signals from a heartbeat: GPU clock-throttle reasons (NVML bits,
+  // 0 = none) feed the node-health detector (PredictorSuite::NoteGpuThrottle).
+  void ExecutorSignals(ExecutorId e, uint32_t gpu_throttle_reasons);
   void AttemptStarted(AttemptId a);
   void AttemptProgress(AttemptId a, float fraction);
   void AttemptSucceeded(AttemptId a, std::string output, double run_s);

@@ -23,6 +23,15 @@ struct TaskDef {
   const std::string& ClassName() const { return task_class.empty() ? kernel : task_class; }
 };
 
+// A task's part of a divisible job's work (JobDef::divisible_units): units
+// [begin, begin + count) of `total`. total == 0: the job is not divisible.
+struct WorkShare {
+  uint64_t begin = 0;
+  uint64_t count = 0;
+  uint64_t total = 0;
+  bool divisible() const { return total > 0; }
+};
+
 enum class CompletionKind { kAll, kKOfN, kQuorum };
 
 struct CompletionRule {
@@ -45,6 +54,10 @@ struct JobDef {
   std::string request_key;          // the client's idempotency key, if any
   std::string owner;                // who may read, watch and cancel it (set by the server)
   double timeout_s = 0;             // whole job, from submission; 0 = the scheduler's default
+  // > 0: the tasks share out this many units of work, sized by the speed of
+  // the executors they are placed on (docs/JOBS.md, "Speed-proportional
+  // work"); every attempt is told its WorkShare. Needs rule kAll.
+  uint64_t divisible_units = 0;
 
   uint32_t TaskCount() const { return static_cast<uint32_t>(tasks.size()) + template_count; }
   const TaskDef& Task(TaskIndex i) const { return i < tasks.size() ? tasks[i] : templ; }

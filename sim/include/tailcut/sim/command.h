@@ -27,6 +27,7 @@ struct SimCommandOptions {
   std::string plot;              // --plot FILE.svg: latency CDF per policy
   bool live_model = false;       // --live-model: simulate the [live] section
   std::vector<std::string> overrides;  // --set KEY=VALUE: scenario keys changed before loading
+  bool speed_shares = false;     // --speed-shares: every workload class divisible
   bool help = false;
 };
 

@@ -66,7 +66,14 @@ struct JobClass {
   double deadline_s = 0;    // quorum
   double fail_prob = 0;     // an attempt fails partway (AttemptFailed) with this probability
   bool tasks_set = false;   // `tasks` given explicitly
+  // Speed-proportional work (docs/JOBS.md): the job's work (tasks x
+  // task_time draws) is divisible, and the scheduler sizes each task's
+  // share by its executor's measured speed. Needs rule all.
+  bool divisible = false;
 };
+// Units of work per task of a divisible class: fine enough that a share is
+// proportional to the speed to within 0.1%.
+inline constexpr uint64_t kSimUnitsPerTask = 1000;
 
 struct WorkloadModel {
   enum class Arrival { kPoisson, kClosed, kTrace };

@@ -81,4 +81,18 @@ struct GradientTask {
 };
 StatusOr<GradientTask> ParseGradientArgs(const std::string& args);
 std::vector<double> ComputeGradient(const GradientTask& t);  // CPU: sum_t coeff_t grad_t
+
+// ---- Speed-proportional data parallelism (docs/JOBS.md) -----------------
+// gradient_worker share args, for divisible jobs whose units are data rows:
+//   "tcgs1 <loss> <dim> <rows> <record_bytes>\n", then `rows` records of
+//   exactly record_bytes bytes ("x_1 .. x_dim y", space-padded), then w (dim).
+// The attempt's WorkShare picks rows [begin, begin + count) of total = rows;
+// fixed-size records let the kernel parse only those, so its cost follows
+// its share. The prefix (everything but w) of all rows of `parts`, in order:
+std::string ShareGradientPrefix(const std::vector<LsqPartition>& parts, Loss loss = Loss::kLeastSquares);
+bool IsShareGradientArgs(const std::string& args);
+// One partition (coeff 1): the rows of the share. InvalidArgument when the
+// args are malformed or the share does not fit them (total != rows).
+StatusOr<GradientTask> ParseShareGradientArgs(const std::string& args, uint64_t begin, uint64_t count,
+                                              uint64_t total);
 }  // namespace tailcut::coded
