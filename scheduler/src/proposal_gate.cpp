@@ -44,10 +44,16 @@ void ProposalGate::Apply(const Proposal& p, std::string_view policy) {
     case Proposal::Kind::kQuarantine: {
       Executor* e = s_.FindExec(p.executor);
       if (!e || e->quarantined) return;
+      if (!place_.AllowsQuarantine(*e)) {
+        TC_LOG(Debug) << policy << ": quarantine of executor " << e->id << " not applied: placement "
+                      << place_.strategy().name() << " gives it only work it finishes in time (" << p.reason << ")";
+        return;
+      }
       size_t quarantined = 0;
       for (auto& [id, x] : s_.executors) quarantined += x.quarantined;
       if (quarantined + 1 > QuarantineCap(s_.opt.max_quarantined_share, s_.executors.size())) return;
       e->quarantined = true;
+      place_.MarkFree(*e);  // the strategy takes its capacity out
       TC_LOG(Info) << policy << ": quarantine executor " << e->id << " (" << e->desc.name << "): " << p.reason;
       s_.Emit(ExecutorChangedCmd{e->id, ExecutorChangedCmd::Change::kQuarantined, p.reason});
       return;
