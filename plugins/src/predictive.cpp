@@ -2,6 +2,7 @@
 
 #include <map>
 
+#include "mitigation_cost.h"
 #include "policy_util.h"
 #include "tailcut/predictors/predictor.h"
 
@@ -36,6 +37,7 @@ struct PredictivePolicy::State {
   SlowdownTracker tracker;
   SparkPolicy fallback;
   CopiedTasks copied;
+  CopiedTasks restarted;  // one restart per task: a relaunch that lags too gets a copy, not a loop
   std::unordered_set<ExecutorId> slow;  // own estimate, refreshed each tick
 };
 
@@ -67,6 +69,7 @@ void PredictivePolicy::OnTick(const ClusterView& v, std::vector<Proposal>* out) 
   }
   auto jobs = JobsById(v);
   s.copied.Prune(jobs);
+  s.restarted.Prune(jobs);
   uint32_t allowed = v.CopiesAllowed();
   uint64_t free = 0;  // slots a copy could take right now
   v.ForEachExecutor([&](const ExecutorView& e) {
@@ -93,6 +96,11 @@ void PredictivePolicy::OnTick(const ClusterView& v, std::vector<Proposal>* out) 
     out->fresh = pred->Predict(d.ClassName(), d.input_size, 0).median;
     return true;
   };
+  MitigationCostOptions cost;
+  cost.act_p = o_.p_straggler;
+  cost.restart_p = o_.restart_p;
+  cost.restart_ratio = o_.restart_ratio;
+  cost.restart = o_.restart;
   auto hopeless = [&](const Judged& x) {
     return o_.restart && x.est.p_straggler >= o_.restart_p && x.fresh > 0 && x.est.time_left >= o_.restart_ratio * x.fresh;
   };
@@ -106,16 +114,29 @@ void PredictivePolicy::OnTick(const ClusterView& v, std::vector<Proposal>* out) 
       if (o_.restart) multi[{a.job, a.task}].push_back(a);
       return;
     }
-    if (allowed == 0 || free == 0 || s.copied.Has(a.job, a.task)) return;
+    if (s.copied.Has(a.job, a.task)) return;
     Judged x;
-    if (!judge(a, jt->second, &x) || x.est.p_straggler < o_.p_straggler) return;
-    --allowed;
-    --free;
-    out->push_back(Proposal::LaunchCopy(a.job, a.task, "predictive: p_straggler " + std::to_string(x.est.p_straggler)));
-    if (hopeless(x))  // Mantri: P(fresh run < time left) is high: kill and restart
-      out->push_back(Proposal::CancelAttempt(
-          a.attempt, "predictive: restart, p_straggler " + std::to_string(x.est.p_straggler) + ", time left " +
-                         std::to_string(x.est.time_left) + " s vs fresh " + std::to_string(x.fresh) + " s"));
+    if (!judge(a, jt->second, &x)) return;
+    LagFacts f{x.est.p_straggler, x.est.time_left, x.fresh, allowed > 0 && free > 0};
+    if (s.restarted.Has(a.job, a.task) && !f.slot_free) return;  // restarted once: copies only
+    Mitigation m = ChooseMitigation(f, cost);
+    if (m == Mitigation::kRestart && s.restarted.Has(a.job, a.task)) m = Mitigation::kCopy;
+    switch (m) {
+      case Mitigation::kWait: return;
+      case Mitigation::kCopy:
+        --allowed;
+        --free;
+        out->push_back(
+            Proposal::LaunchCopy(a.job, a.task, "predictive: p_straggler " + std::to_string(x.est.p_straggler)));
+        return;
+      case Mitigation::kRestart:  // the task is requeued and relaunched, on this slot if none is better
+        s.restarted.Add(a.job, a.task);
+        out->push_back(Proposal::CancelAttempt(
+            a.attempt, "predictive: restart, p_straggler " + std::to_string(x.est.p_straggler) + ", time left " +
+                           std::to_string(x.est.time_left) + " s vs fresh " + std::to_string(x.fresh) + " s" +
+                           (f.slot_free ? "" : ", no free slot for a copy")));
+        return;
+    }
   });
   // A task already racing copies: cancel the attempts that are hopeless while
   // another one is not (its slot is better used elsewhere).
