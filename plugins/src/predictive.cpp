@@ -37,7 +37,20 @@ struct PredictivePolicy::State {
   SlowdownTracker tracker;
   SparkPolicy fallback;
   CopiedTasks copied;
-  CopiedTasks restarted;  // one restart per task: a relaunch that lags too gets a copy, not a loop
+  // Restarts per task, at most kMaxRestarts: a task whose every run is long
+  // (mispredicted, not straggling) must not be restarted forever.
+  static constexpr uint8_t kMaxRestarts = 3;
+  std::unordered_map<JobId, std::unordered_map<TaskIndex, uint8_t>> restarts;
+  bool MayRestart(JobId j, TaskIndex t) const {
+    auto it = restarts.find(j);
+    if (it == restarts.end()) return true;
+    auto t_it = it->second.find(t);
+    return t_it == it->second.end() || t_it->second < kMaxRestarts;
+  }
+  bool Restarted(JobId j, TaskIndex t) const {
+    auto it = restarts.find(j);
+    return it != restarts.end() && it->second.count(t);
+  }
   std::unordered_set<ExecutorId> slow;  // own estimate, refreshed each tick
 };
 
@@ -69,7 +82,8 @@ void PredictivePolicy::OnTick(const ClusterView& v, std::vector<Proposal>* out) 
   }
   auto jobs = JobsById(v);
   s.copied.Prune(jobs);
-  s.restarted.Prune(jobs);
+  for (auto it = s.restarts.begin(); it != s.restarts.end();)
+    it = jobs.count(it->first) ? std::next(it) : s.restarts.erase(it);
   uint32_t allowed = v.CopiesAllowed();
   uint64_t free = 0;  // slots a copy could take right now
   v.ForEachExecutor([&](const ExecutorView& e) {
@@ -118,9 +132,12 @@ void PredictivePolicy::OnTick(const ClusterView& v, std::vector<Proposal>* out) 
     Judged x;
     if (!judge(a, jt->second, &x)) return;
     LagFacts f{x.est.p_straggler, x.est.time_left, x.fresh, allowed > 0 && free > 0};
-    if (s.restarted.Has(a.job, a.task) && !f.slot_free) return;  // restarted once: copies only
-    Mitigation m = ChooseMitigation(f, cost);
-    if (m == Mitigation::kRestart && s.restarted.Has(a.job, a.task)) m = Mitigation::kCopy;
+    MitigationCostOptions c = cost;
+    // Without a free slot the relaunch runs where this attempt runs now: once
+    // per task (if its executor is the cause, not yet known, restarting there
+    // again gains nothing; a later restart waits for a slot elsewhere).
+    c.restart = cost.restart && s.MayRestart(a.job, a.task) && (f.slot_free || !s.Restarted(a.job, a.task));
+    Mitigation m = ChooseMitigation(f, c);
     switch (m) {
       case Mitigation::kWait: return;
       case Mitigation::kCopy:
@@ -130,7 +147,7 @@ void PredictivePolicy::OnTick(const ClusterView& v, std::vector<Proposal>* out) 
             Proposal::LaunchCopy(a.job, a.task, "predictive: p_straggler " + std::to_string(x.est.p_straggler)));
         return;
       case Mitigation::kRestart:  // the task is requeued and relaunched, on this slot if none is better
-        s.restarted.Add(a.job, a.task);
+        s.restarts[a.job][a.task]++;
         out->push_back(Proposal::CancelAttempt(
             a.attempt, "predictive: restart, p_straggler " + std::to_string(x.est.p_straggler) + ", time left " +
                            std::to_string(x.est.time_left) + " s vs fresh " + std::to_string(x.fresh) + " s" +

@@ -53,7 +53,8 @@ bool Placement::PolicyAvoids(ExecutorId e) const {
   return false;
 }
 
-ExecutorId Placement::PickFree(const Job& job, TaskIndex t, bool copy, ExecutorId preferred) {
+ExecutorId Placement::PickFree(const Job& job, TaskIndex t, bool copy, ExecutorId preferred,
+                               ExecutorId fallback_only) {
   // Whatever the strategy, the free list's front stays valid: Pump stops
   // early when it is empty (no slot anywhere).
   while (!s_.free.empty()) {
@@ -62,7 +63,7 @@ ExecutorId Placement::PickFree(const Job& job, TaskIndex t, bool copy, ExecutorI
     if (e) e->in_free = false;
     s_.free.pop_front();
   }
-  return strategy_->PickFree(job, t, copy, preferred);
+  return strategy_->PickFree(job, t, copy, preferred, fallback_only);
 }
 
 uint32_t Placement::QueuePerSlot(const Job& job) const {

@@ -34,7 +34,9 @@ class Placement {
   // An executor with a free slot for this task, or 0 (none, or the strategy
   // has the task wait for a better one). Copies never go where the task
   // already runs, nor to executors a policy advises against.
-  ExecutorId PickFree(const Job& job, TaskIndex t, bool copy, ExecutorId preferred = 0);
+  // `fallback_only`: taken only when nothing else fits (a restart's old
+  // executor, which may be why it lagged).
+  ExecutorId PickFree(const Job& job, TaskIndex t, bool copy, ExecutorId preferred = 0, ExecutorId fallback_only = 0);
   // Whether task t of `job` (a copy when `copy`) may run on `e` now: slots,
   // gpus, kernels, not quarantined, and a copy not where the task runs.
   bool Fits(const Job& job, TaskIndex t, const Executor& e, bool copy) const;

@@ -95,7 +95,8 @@ double ExpectedFinishPlacement::FasterPoolFinish(int b, double d, uint32_t tasks
   return work / rate + rounds * d * (slots / rate);  // slots / rate: the pool's mean speed
 }
 
-ExecutorId ExpectedFinishPlacement::PickFastest(const Job& job, TaskIndex t, bool copy, int* bucket) {
+ExecutorId ExpectedFinishPlacement::PickFastest(const Job& job, TaskIndex t, bool copy, ExecutorId fallback_only,
+                                                int* bucket) {
   ExecutorId fallback = 0;
   int fallback_bucket = -1;
   for (int b = 0; b < kBuckets; ++b) {
@@ -117,7 +118,7 @@ ExecutorId ExpectedFinishPlacement::PickFastest(const Job& job, TaskIndex t, boo
       const Executor* e = s_.FindExec(id);
       auto x = execs_.find(id);
       if (!e || x == execs_.end() || x->second.listed != b || !place_.Fits(job, t, *e, copy)) continue;
-      if (place_.PolicyAvoids(id)) {
+      if (id == fallback_only || place_.PolicyAvoids(id)) {
         if (!fallback) fallback = id, fallback_bucket = b;
         continue;
       }
@@ -130,22 +131,38 @@ ExecutorId ExpectedFinishPlacement::PickFastest(const Job& job, TaskIndex t, boo
   return fallback;
 }
 
-ExecutorId ExpectedFinishPlacement::PickFree(const Job& job, TaskIndex t, bool copy, ExecutorId preferred) {
+ExecutorId ExpectedFinishPlacement::PickFree(const Job& job, TaskIndex t, bool copy, ExecutorId preferred,
+                                             ExecutorId fallback_only) {
   if (preferred) {
     if (Executor* e = s_.FindExec(preferred); e && place_.Fits(job, t, *e, copy)) return preferred;
   }
   int b = -1;
-  ExecutorId id = PickFastest(job, t, copy, &b);
+  ExecutorId id = PickFastest(job, t, copy, fallback_only, &b);
   if (!id || copy) return id;  // a copy is wanted now, where it is
   double d = PredictedRun(job, t);
   if (d <= 0) return id;  // nothing known yet: take what is free
-  // This job's tasks still to place, this one included: the faster pool
-  // runs them in rounds before it could take this one as its last.
+  // The tasks the faster pool runs before it could take this one as its
+  // last: this job's still to place (this one included) and, estimated
+  // without a scan, as many for each other runnable job (entries are one
+  // per job; this job's own entry is out while the pump serves it).
   uint64_t left = job.Count() - std::min(job.next_unlaunched, job.Count()) + job.retry.size();
-  uint32_t tasks = static_cast<uint32_t>(std::clamp<uint64_t>(left, 1, UINT32_MAX));
+  size_t jobs = s_.runnable.size() + 1;
+  if (!s_.runnable.empty() && (s_.runnable.front() == job.id || s_.runnable.back() == job.id)) --jobs;
+  uint32_t tasks = static_cast<uint32_t>(std::clamp<uint64_t>(std::max<uint64_t>(left, 1) * jobs, 1, UINT32_MAX));
   double pool = FasterPoolFinish(b, d, tasks);
   if (pool < 0) return id;  // nothing faster
-  return d * Speed(id) <= pool ? id : 0;
+  // Speed factors are noisy: on exponential run times a healthy executor's
+  // wanders by about +-30% (one sigma of the EWMA of log ratios), more
+  // right after its first samples. Hold a task only off an executor the
+  // fail-slow detector confirmed (validated, no false alarms per 100k
+  // healthy tasks, docs/PREDICTORS.md) that is clearly slower than the
+  // pool, and only for a clear gain.
+  constexpr double kClearlySlower = 1.5, kMargin = 1.25;
+  if (s_.predictors->Health(id).state != NodeHealth::kFailSlow) return id;
+  double speed = Speed(id), pool_speed = 0;
+  for (int k = 0; k < b; ++k) pool_speed = pools_[k].slots ? BucketSpeed(k) : pool_speed;  // slowest faster bucket
+  if (speed < kClearlySlower * pool_speed) return id;
+  return d * speed <= kMargin * pool ? id : 0;
 }
 
 bool ExpectedFinishPlacement::AllowsQuarantine(const Executor& e) const {

@@ -6,8 +6,10 @@
 // be free): they finish their running work and then this job's remaining
 // tasks, in rounds of their slots. A free executor slower than that pool
 // gets the task only when it finishes it first; otherwise the task waits.
-// So a 5x slow executor still takes the last task of a long job, and none
-// of a short one.
+// So a 5x slow executor still takes one task of a long job, and none
+// of a short one. Tasks are held only off executors the fail-slow detector
+// confirmed (speed factors of healthy ones are too noisy to hold work on),
+// and other runnable jobs count in the queue ahead (docs/PLACEMENT.md).
 //
 // Cost: no scan of the fleet per task. Free executors are listed in
 // buckets of speed (a quarter octave each), and each bucket keeps its
@@ -18,6 +20,8 @@
 // Quarantine applies only to executors at least core.quarantine_speed_factor
 // times slower than typical: slower ones would finish a task after any
 // job's horizon; the others are better used for what they finish in time.
+// The queue ahead of the faster executors is estimated without a scan: this
+// job's remaining tasks times the runnable jobs.
 #pragma once
 
 #include <array>
@@ -36,7 +40,8 @@ class ExpectedFinishPlacement final : public PlacementStrategy {
   void ExecutorRemoved(ExecutorId e) override;
   void AttemptLinked(const Job& job, const Attempt& a) override;
   void AttemptEnded(const Attempt& a) override;
-  ExecutorId PickFree(const Job& job, TaskIndex t, bool copy, ExecutorId preferred) override;
+  ExecutorId PickFree(const Job& job, TaskIndex t, bool copy, ExecutorId preferred,
+                      ExecutorId fallback_only) override;
   bool AllowsQuarantine(const Executor& e) const override;
 
   static constexpr int kBuckets = 48;
@@ -68,7 +73,7 @@ class ExpectedFinishPlacement final : public PlacementStrategy {
     double end = 0;
   };
   double Speed(ExecutorId e) const;
-  ExecutorId PickFastest(const Job& job, TaskIndex t, bool copy, int* bucket);
+  ExecutorId PickFastest(const Job& job, TaskIndex t, bool copy, ExecutorId fallback_only, int* bucket);
 
   CoreState& s_;
   Placement& place_;

@@ -4,7 +4,8 @@
 
 namespace tailcut::core {
 
-ExecutorId FirstFreePlacement::PickFree(const Job& job, TaskIndex t, bool copy, ExecutorId preferred) {
+ExecutorId FirstFreePlacement::PickFree(const Job& job, TaskIndex t, bool copy, ExecutorId preferred,
+                                        ExecutorId fallback_only) {
   if (preferred) {
     if (Executor* e = s_.FindExec(preferred); e && place_.Fits(job, t, *e, copy)) return preferred;
   }
@@ -13,7 +14,7 @@ ExecutorId FirstFreePlacement::PickFree(const Job& job, TaskIndex t, bool copy, 
   for (ExecutorId id : s_.free) {
     Executor* e = s_.FindExec(id);
     if (!e || !place_.Fits(job, t, *e, copy)) continue;
-    if (place_.PolicyAvoids(id)) {
+    if (id == fallback_only || place_.PolicyAvoids(id)) {
       if (!fallback) fallback = id;
       continue;
     }

@@ -11,7 +11,8 @@ class FirstFreePlacement final : public PlacementStrategy {
  public:
   FirstFreePlacement(CoreState& s, Placement& place) : s_(s), place_(place) {}
   std::string_view name() const override { return "first_free"; }
-  ExecutorId PickFree(const Job& job, TaskIndex t, bool copy, ExecutorId preferred) override;
+  ExecutorId PickFree(const Job& job, TaskIndex t, bool copy, ExecutorId preferred,
+                      ExecutorId fallback_only) override;
 
  private:
   CoreState& s_;

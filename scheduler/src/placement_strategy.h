@@ -36,8 +36,10 @@ class PlacementStrategy {
   // An executor with a free slot for (job, t), or 0: none, or the task had
   // better wait. `preferred` wins if it fits. Copies never go where the task
   // already runs nor to executors a policy avoids (Placement::Fits,
-  // Placement::PolicyAvoids).
-  virtual ExecutorId PickFree(const Job& job, TaskIndex t, bool copy, ExecutorId preferred) = 0;
+  // Placement::PolicyAvoids). `fallback_only` (a restart's old executor) is
+  // taken like an avoided one: only when nothing else fits.
+  virtual ExecutorId PickFree(const Job& job, TaskIndex t, bool copy, ExecutorId preferred,
+                              ExecutorId fallback_only) = 0;
   // Whether a policy's proposal to quarantine `e` applies.
   virtual bool AllowsQuarantine(const Executor&) const { return true; }
 };

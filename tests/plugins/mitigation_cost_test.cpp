@@ -1,5 +1,5 @@
-// Wait, copy or restart a lagging attempt by expected cost (Mantri's rule,
-// and a copy with no slot to run on becomes a restart).
+// Wait, copy or restart a lagging attempt by expected cost (Mantri's rule:
+// a hopeless attempt is restarted on its own slot, slot free or not).
 #include <catch2/catch.hpp>
 
 #include <cmath>
@@ -33,13 +33,14 @@ TEST_CASE("Mantri - an attempt far behind a fresh run with high probability is r
   CHECK(ChooseMitigation(Lag(o.restart_p, o.restart_ratio * 1.1, 1, false), o) == Mitigation::kRestart);
 }
 
-TEST_CASE("a copy that cannot get a slot becomes a restart when waiting loses a fresh run") {
+TEST_CASE("without a free slot a hopeless attempt restarts on its own slot and a likely straggler waits") {
   MitigationCostOptions o;
-  double p = (o.act_p + o.restart_p) / 2;  // likely, not certain
-  CHECK(ChooseMitigation(Lag(p, o.restart_ratio * 1.5, 1, true), o) == Mitigation::kCopy);
-  CHECK(ChooseMitigation(Lag(p, o.restart_ratio * 1.5, 1, false), o) == Mitigation::kRestart);
-  // Close to done: relaunching would take longer than waiting.
-  CHECK(ChooseMitigation(Lag(p, 0.5, 1, false), o) == Mitigation::kWait);
+  double likely = (o.act_p + o.restart_p) / 2;  // likely, not certain
+  CHECK(ChooseMitigation(Lag(likely, o.restart_ratio * 1.5, 1, true), o) == Mitigation::kCopy);
+  CHECK(ChooseMitigation(Lag(likely, o.restart_ratio * 1.5, 1, false), o) == Mitigation::kWait);
+  CHECK(ChooseMitigation(Lag(o.restart_p, o.restart_ratio * 1.5, 1, false), o) == Mitigation::kRestart);
+  // Certain but close to done: relaunching would take longer than waiting.
+  CHECK(ChooseMitigation(Lag(1, 0.5, 1, false), o) == Mitigation::kWait);
 }
 
 TEST_CASE("with restart off only copies and waiting remain") {

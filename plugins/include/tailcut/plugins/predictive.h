@@ -21,8 +21,7 @@ struct PredictiveOptions {
   // Wait, copy or kill-and-restart by expected cost (plugins/src/mitigation_cost.h,
   // docs/POLICIES.md): restart when P(straggler) >= restart_p and the
   // expected time left is >= restart_ratio x a fresh attempt's typical time
-  // (Mantri), or when no slot is free for a copy and the time left is >=
-  // restart_ratio x fresh. A task is restarted at most once.
+  // (Mantri), slot free or not; at most 3 restarts per task.
   bool restart = true;
   double restart_p = 0.9;
   double restart_ratio = 2.0;
