@@ -2,6 +2,7 @@
 
 #include <map>
 
+#include "mitigation_cost.h"
 #include "policy_util.h"
 #include "tailcut/predictors/predictor.h"
 
@@ -36,6 +37,20 @@ struct PredictivePolicy::State {
   SlowdownTracker tracker;
   SparkPolicy fallback;
   CopiedTasks copied;
+  // Restarts per task, at most kMaxRestarts: a task whose every run is long
+  // (mispredicted, not straggling) must not be restarted forever.
+  static constexpr uint8_t kMaxRestarts = 3;
+  std::unordered_map<JobId, std::unordered_map<TaskIndex, uint8_t>> restarts;
+  bool MayRestart(JobId j, TaskIndex t) const {
+    auto it = restarts.find(j);
+    if (it == restarts.end()) return true;
+    auto t_it = it->second.find(t);
+    return t_it == it->second.end() || t_it->second < kMaxRestarts;
+  }
+  bool Restarted(JobId j, TaskIndex t) const {
+    auto it = restarts.find(j);
+    return it != restarts.end() && it->second.count(t);
+  }
   std::unordered_set<ExecutorId> slow;  // own estimate, refreshed each tick
 };
 
@@ -67,6 +82,8 @@ void PredictivePolicy::OnTick(const ClusterView& v, std::vector<Proposal>* out) 
   }
   auto jobs = JobsById(v);
   s.copied.Prune(jobs);
+  for (auto it = s.restarts.begin(); it != s.restarts.end();)
+    it = jobs.count(it->first) ? std::next(it) : s.restarts.erase(it);
   uint32_t allowed = v.CopiesAllowed();
   uint64_t free = 0;  // slots a copy could take right now
   v.ForEachExecutor([&](const ExecutorView& e) {
@@ -93,6 +110,11 @@ void PredictivePolicy::OnTick(const ClusterView& v, std::vector<Proposal>* out) 
     out->fresh = pred->Predict(d.ClassName(), d.input_size, 0).median;
     return true;
   };
+  MitigationCostOptions cost;
+  cost.act_p = o_.p_straggler;
+  cost.restart_p = o_.restart_p;
+  cost.restart_ratio = o_.restart_ratio;
+  cost.restart = o_.restart;
   auto hopeless = [&](const Judged& x) {
     return o_.restart && x.est.p_straggler >= o_.restart_p && x.fresh > 0 && x.est.time_left >= o_.restart_ratio * x.fresh;
   };
@@ -106,16 +128,32 @@ void PredictivePolicy::OnTick(const ClusterView& v, std::vector<Proposal>* out) 
       if (o_.restart) multi[{a.job, a.task}].push_back(a);
       return;
     }
-    if (allowed == 0 || free == 0 || s.copied.Has(a.job, a.task)) return;
+    if (s.copied.Has(a.job, a.task)) return;
     Judged x;
-    if (!judge(a, jt->second, &x) || x.est.p_straggler < o_.p_straggler) return;
-    --allowed;
-    --free;
-    out->push_back(Proposal::LaunchCopy(a.job, a.task, "predictive: p_straggler " + std::to_string(x.est.p_straggler)));
-    if (hopeless(x))  // Mantri: P(fresh run < time left) is high: kill and restart
-      out->push_back(Proposal::CancelAttempt(
-          a.attempt, "predictive: restart, p_straggler " + std::to_string(x.est.p_straggler) + ", time left " +
-                         std::to_string(x.est.time_left) + " s vs fresh " + std::to_string(x.fresh) + " s"));
+    if (!judge(a, jt->second, &x)) return;
+    LagFacts f{x.est.p_straggler, x.est.time_left, x.fresh, allowed > 0 && free > 0};
+    MitigationCostOptions c = cost;
+    // Without a free slot the relaunch runs where this attempt runs now: once
+    // per task (if its executor is the cause, not yet known, restarting there
+    // again gains nothing; a later restart waits for a slot elsewhere).
+    c.restart = cost.restart && s.MayRestart(a.job, a.task) && (f.slot_free || !s.Restarted(a.job, a.task));
+    Mitigation m = ChooseMitigation(f, c);
+    switch (m) {
+      case Mitigation::kWait: return;
+      case Mitigation::kCopy:
+        --allowed;
+        --free;
+        out->push_back(
+            Proposal::LaunchCopy(a.job, a.task, "predictive: p_straggler " + std::to_string(x.est.p_straggler)));
+        return;
+      case Mitigation::kRestart:  // the task is requeued and relaunched, on this slot if none is better
+        s.restarts[a.job][a.task]++;
+        out->push_back(Proposal::CancelAttempt(
+            a.attempt, "predictive: restart, p_straggler " + std::to_string(x.est.p_straggler) + ", time left " +
+                           std::to_string(x.est.time_left) + " s vs fresh " + std::to_string(x.fresh) + " s" +
+                           (f.slot_free ? "" : ", no free slot for a copy")));
+        return;
+    }
   });
   // A task already racing copies: cancel the attempts that are hopeless while
   // another one is not (its slot is better used elsewhere).

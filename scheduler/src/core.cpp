@@ -137,6 +137,7 @@ class SchedulerCore::Impl final {
     }
     s_.total_slots -= it->second.desc.slots;
     s_.executors_epoch++;
+    place_.ForgetExecutor(id);
     s_.predictors->ForgetExecutor(id);
     if (lost) {
       TC_LOG(Warn) << "executor " << id << " (" << it->second.desc.name << ") lost: " << reason << "; "

@@ -1,7 +1,17 @@
 // LoadCoreOptions: the [core] keys of a Config into CoreOptions.
 #include "tailcut/scheduler/core.h"
 
+#include <algorithm>
+
+#include "placement_strategy.h"
+
 namespace tailcut {
+namespace {
+bool IsPlacement(const std::string& name) {
+  auto names = core::PlacementStrategyNames();
+  return std::find(names.begin(), names.end(), name) != names.end();
+}
+}  // namespace
 
 Status LoadCoreOptions(const Config& cfg, std::string_view prefix, CoreOptions* o) {
   TableReader t(cfg, prefix);
@@ -20,6 +30,8 @@ Status LoadCoreOptions(const Config& cfg, std::string_view prefix, CoreOptions* 
       .Get("count_executor_loss", &o->count_executor_loss)
       .Get("max_tasks_per_job", &o->max_tasks_per_job)
       .Get("max_queued_tasks", &o->max_queued_tasks)
+      .Get("placement", &o->placement)
+      .Get("quarantine_speed_factor", &o->quarantine_speed_factor)
       .Check(o->max_tasks_per_job >= 1 && o->max_tasks_per_job <= kTaskCountCeiling,
              "max_tasks_per_job must be in 1.." + std::to_string(kTaskCountCeiling))
       .Check(o->max_queued_tasks >= 1, "max_queued_tasks must be at least 1")
@@ -33,6 +45,8 @@ Status LoadCoreOptions(const Config& cfg, std::string_view prefix, CoreOptions* 
       .Check(o->redundancy_budget >= 0, "redundancy_budget must be >= 0")
       .Check(o->policy_interval_s > 0, "policy_interval_s must be > 0")
       .Check(o->pipeline_s >= 0, "pipeline_s must be >= 0")
+      .Check(IsPlacement(o->placement), "placement must be one of: expected_finish, first_free")
+      .Check(o->quarantine_speed_factor >= 1, "quarantine_speed_factor must be >= 1")
       .Check(o->max_quarantined_share >= 0 && o->max_quarantined_share <= 1, "max_quarantined_share must be in [0, 1]");
   return t.status();
 }

@@ -114,7 +114,9 @@ Attempt& Lifecycle::Link(Job& job, TaskIndex t, Executor& e, AttemptId id, bool 
   e.used_gpus += a.gpus;
   e.attempts.insert(a.id);
   job.running++;
-  return s_.attempts.emplace(a.id, a).first->second;
+  Attempt& live = s_.attempts.emplace(a.id, a).first->second;
+  place_.AttemptLinked(job, live);
+  return live;
 }
 
 void Lifecycle::EndAttempt(const Attempt& a, AttemptOutcome outcome, double run_s) {
@@ -136,11 +138,12 @@ void Lifecycle::EndAttempt(const Attempt& a, AttemptOutcome outcome, double run_
   if (task.live > 1) s_.extra_live--;
   task.live--;
   job.running--;
-  if (Executor* e = s_.FindExec(a.executor)) {
+  place_.AttemptEnded(a);
+  Executor* e = s_.FindExec(a.executor);
+  if (e) {
     e->used_slots -= a.slots;
     e->used_gpus -= a.gpus;
     e->attempts.erase(a.id);
-    place_.MarkFree(*e);
   }
   Time now = s_.Now();
   const TaskDef& d = job.def.Task(a.task);
@@ -159,6 +162,7 @@ void Lifecycle::EndAttempt(const Attempt& a, AttemptOutcome outcome, double run_
   r.copy = a.copy;
   if (outcome != AttemptOutcome::kCommitted) s_.counters.extra_machine_s += r.Duration();
   s_.predictors->Observe(s_.shares.ForPredictors(r));
+  if (e) place_.MarkFree(*e);  // after Observe: its speed factor may have moved
   for (auto& [e, state] : s_.predictors->HealthTransitions())
     TC_LOG(Info) << "executor " << e << " health: " << NodeHealthName(state.state) << " (speed factor "
                  << state.speed_factor << ")";

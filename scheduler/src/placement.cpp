@@ -1,14 +1,38 @@
 #include "placement.h"
 
 #include "feasibility.h"
+#include "tailcut/common/log.h"
 
 namespace tailcut::core {
+
+Placement::Placement(CoreState& s, const ClusterView& view)
+    : s_(s), view_(view), strategy_(MakePlacementStrategy(s.opt.placement, s, *this)) {
+  if (!strategy_) {  // LoadCoreOptions rejects unknown names: a programming error
+    TC_LOG(Error) << "unknown placement strategy '" << s.opt.placement << "'; using first_free";
+    strategy_ = MakePlacementStrategy("first_free", s, *this);
+  }
+}
+
+Placement::~Placement() = default;
 
 void Placement::MarkFree(Executor& e) {
   if (!e.in_free && !e.quarantined && HasFreeSlot(e)) {
     e.in_free = true;
     s_.free.push_back(e.id);
   }
+  strategy_->ExecutorChanged(e);
+}
+
+void Placement::ForgetExecutor(ExecutorId e) { strategy_->ExecutorRemoved(e); }
+void Placement::AttemptLinked(const Job& job, const Attempt& a) { strategy_->AttemptLinked(job, a); }
+void Placement::AttemptEnded(const Attempt& a) { strategy_->AttemptEnded(a); }
+bool Placement::AllowsQuarantine(const Executor& e) const { return strategy_->AllowsQuarantine(e); }
+
+bool Placement::Fits(const Job& job, TaskIndex t, const Executor& e, bool copy) const {
+  const TaskDef& d = job.def.Task(t);
+  uint32_t need = std::max<uint32_t>(d.cpu_slots, 1);
+  return !e.quarantined && e.used_slots + need <= e.desc.slots && e.used_gpus + d.gpus <= e.desc.gpus &&
+         Feasible(e, d) && !(copy && RunsTask(job, t, e.id));
 }
 
 bool Placement::RunsTask(const Job& job, TaskIndex t, ExecutorId e) const {
@@ -29,33 +53,17 @@ bool Placement::PolicyAvoids(ExecutorId e) const {
   return false;
 }
 
-ExecutorId Placement::PickFree(const Job& job, TaskIndex t, bool copy, ExecutorId preferred) {
-  const TaskDef& d = job.def.Task(t);
-  uint32_t need = std::max<uint32_t>(d.cpu_slots, 1);
-  auto fits = [&](const Executor& e) {
-    return !e.quarantined && e.used_slots + need <= e.desc.slots && e.used_gpus + d.gpus <= e.desc.gpus &&
-           Feasible(e, d) && !(copy && RunsTask(job, t, e.id));
-  };
-  if (preferred) {
-    if (Executor* e = s_.FindExec(preferred); e && fits(*e)) return preferred;
-  }
-  while (!s_.free.empty()) {  // drop stale entries at the front
+ExecutorId Placement::PickFree(const Job& job, TaskIndex t, bool copy, ExecutorId preferred,
+                               ExecutorId fallback_only) {
+  // Whatever the strategy, the free list's front stays valid: Pump stops
+  // early when it is empty (no slot anywhere).
+  while (!s_.free.empty()) {
     Executor* e = s_.FindExec(s_.free.front());
     if (e && !e->quarantined && HasFreeSlot(*e)) break;
     if (e) e->in_free = false;
     s_.free.pop_front();
   }
-  ExecutorId fallback = 0;
-  for (ExecutorId id : s_.free) {
-    Executor* e = s_.FindExec(id);
-    if (!e || !fits(*e)) continue;
-    if (PolicyAvoids(id)) {
-      if (!fallback) fallback = id;
-      continue;
-    }
-    return id;
-  }
-  return copy ? 0 : fallback;
+  return strategy_->PickFree(job, t, copy, preferred, fallback_only);
 }
 
 uint32_t Placement::QueuePerSlot(const Job& job) const {

@@ -1,24 +1,45 @@
 // Placement: which executor an attempt goes to. Keeps the free-slot list,
 // the round-robin cursor for queueing behind running work (pipelining of
 // tiny tasks) and the queue of runnable jobs with its pipelining counter.
+// Which free executor takes a task is the strategy's choice
+// (placement_strategy.h, `[core] placement`).
 #pragma once
 
+#include <memory>
+
 #include "core_state.h"
+#include "placement_strategy.h"
 
 namespace tailcut::core {
 
 class Placement {
  public:
   // `view` is what policies are asked through (MitigationPolicy::AvoidExecutor).
-  Placement(CoreState& s, const ClusterView& view) : s_(s), view_(view) {}
+  Placement(CoreState& s, const ClusterView& view);
+  ~Placement();
 
   static bool HasFreeSlot(const Executor& e) { return e.used_slots < e.desc.slots; }
-  // Puts `e` on the free-slot list if it has a free slot and may take work.
+  // Puts `e` on the free-slot list if it has a free slot and may take work,
+  // and tells the strategy `e` may have changed (slots, quarantine, speed).
   void MarkFree(Executor& e);
+  // `e` leaves the fleet (after its attempts ended).
+  void ForgetExecutor(ExecutorId e);
+  // Attempt bookkeeping for the strategy (Lifecycle calls these).
+  void AttemptLinked(const Job& job, const Attempt& a);
+  void AttemptEnded(const Attempt& a);
+  // Whether a policy's quarantine of `e` applies (the strategy decides).
+  bool AllowsQuarantine(const Executor& e) const;
+  const PlacementStrategy& strategy() const { return *strategy_; }
 
-  // An executor with a free slot for this task, or 0. Copies never go where
-  // the task already runs, nor to executors a policy advises against.
-  ExecutorId PickFree(const Job& job, TaskIndex t, bool copy, ExecutorId preferred = 0);
+  // An executor with a free slot for this task, or 0 (none, or the strategy
+  // has the task wait for a better one). Copies never go where the task
+  // already runs, nor to executors a policy advises against.
+  // `fallback_only`: taken only when nothing else fits (a restart's old
+  // executor, which may be why it lagged).
+  ExecutorId PickFree(const Job& job, TaskIndex t, bool copy, ExecutorId preferred = 0, ExecutorId fallback_only = 0);
+  // Whether task t of `job` (a copy when `copy`) may run on `e` now: slots,
+  // gpus, kernels, not quarantined, and a copy not where the task runs.
+  bool Fits(const Job& job, TaskIndex t, const Executor& e, bool copy) const;
   // Pipelining for tiny tasks: queued attempts allowed per slot.
   uint32_t QueuePerSlot(const Job& job) const;
   // An executor that may queue this task behind its running work, or 0.
@@ -40,6 +61,7 @@ class Placement {
  private:
   CoreState& s_;
   const ClusterView& view_;
+  std::unique_ptr<PlacementStrategy> strategy_;
 };
 
 }  // namespace tailcut::core

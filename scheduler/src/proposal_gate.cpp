@@ -37,17 +37,34 @@ void ProposalGate::Apply(const Proposal& p, std::string_view policy) {
     case Proposal::Kind::kCancelAttempt: {
       auto it = s_.attempts.find(p.attempt);
       if (it == s_.attempts.end()) return;
-      s_.Emit(CancelCmd{p.attempt, it->second.executor});
+      Attempt a = it->second;
+      s_.Emit(CancelCmd{p.attempt, a.executor});
       life_.DropAttempt(p.attempt, AttemptOutcome::kCancelled, 0, std::string(policy) + ": " + p.reason);
+      // Cancelling a task's only attempt is a restart (Mantri's kill and
+      // restart): it relaunches now on the best free slot, instead of
+      // queueing behind other jobs' tasks, which would make it finish later
+      // than if it had been left alone. Its old executor (maybe the cause)
+      // only when no other is free: then the slot it just freed.
+      Job* job = s_.FindJob(a.job);
+      if (job && job->state == JobState::kRunning && job->tasks[a.task].phase == TaskPhase::kWaiting) {
+        if (ExecutorId e = place_.PickFree(*job, a.task, false, 0, a.executor))
+          life_.Launch(*job, a.task, e, false, true);
+      }
       return;
     }
     case Proposal::Kind::kQuarantine: {
       Executor* e = s_.FindExec(p.executor);
       if (!e || e->quarantined) return;
+      if (!place_.AllowsQuarantine(*e)) {
+        TC_LOG(Debug) << policy << ": quarantine of executor " << e->id << " not applied: placement "
+                      << place_.strategy().name() << " gives it only work it finishes in time (" << p.reason << ")";
+        return;
+      }
       size_t quarantined = 0;
       for (auto& [id, x] : s_.executors) quarantined += x.quarantined;
       if (quarantined + 1 > QuarantineCap(s_.opt.max_quarantined_share, s_.executors.size())) return;
       e->quarantined = true;
+      place_.MarkFree(*e);  // the strategy takes its capacity out
       TC_LOG(Info) << policy << ": quarantine executor " << e->id << " (" << e->desc.name << "): " << p.reason;
       s_.Emit(ExecutorChangedCmd{e->id, ExecutorChangedCmd::Change::kQuarantined, p.reason});
       return;

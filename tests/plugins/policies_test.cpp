@@ -163,11 +163,19 @@ TEST_CASE("hedge waits for min_samples") {
   CHECK(s.Copies() == 0);
 }
 
+// Quarantine as proposed: the default expected_finish placement applies it
+// only beyond core.quarantine_speed_factor (tests/scheduler/placement_expected_finish_test.cpp).
+static CoreOptions FirstFree() {
+  CoreOptions c = Sim::Opts();
+  c.placement = "first_free";
+  return c;
+}
+
 TEST_CASE("reassign quarantines a fail-slow executor, moves its work, and releases it after probation") {
   ReassignOptions o;
   o.min_samples = 2;
   o.probation_s = 5;
-  Sim s(Sim::Opts(), Chain<ReassignPolicy>(o));
+  Sim s(FirstFree(), Chain<ReassignPolicy>(o));
   auto ex = Fleet(s, 4, 1, 4);
   JobId j = Submit(s, CoreHarness::Fanout(200));
   REQUIRE(s.RunUntil(j, 100));
@@ -189,7 +197,7 @@ TEST_CASE("reassign quarantines a fail-slow executor, moves its work, and releas
   // are too few for the predictor's validated detector).
   o.min_samples = 1;
   o.use_predictor = false;
-  Sim roomy(Sim::Opts(), Chain<ReassignPolicy>(o));
+  Sim roomy(FirstFree(), Chain<ReassignPolicy>(o));
   std::vector<ExecutorId> ex2 = {roomy.Exec(2, 4.0)};  // gets tasks 0 and 1
   Fleet(roomy, 7);
   roomy.base = [](const LaunchCmd& l) { return l.task == 1 ? 3.0 : 1.0; };
@@ -225,7 +233,7 @@ TEST_CASE("reassign stays quiet under random stragglers and acts on a real fail-
   // fail-slow, so few samples arrive there: judge on a shorter window.
   o.min_samples = 4;
   o.window = 8;
-  Sim bad(Sim::Opts(), Chain<ReassignPolicy>(o));
+  Sim bad(FirstFree(), Chain<ReassignPolicy>(o));
   auto ex = Fleet(bad, 8, 1, 8.0);  // ex[0] is 8x slower
   bad.base = [](const LaunchCmd& l) { return 0.5 + 0.05 * (l.attempt % 11); };
   for (int r = 0; r < 40; ++r) {

@@ -21,7 +21,9 @@ TEST_CASE("the quarantine cap: a share of the fleet, at least 1 of 3 or more, ne
 }
 
 TEST_CASE("quarantine is refused beyond the cap and release frees the executor") {
-  StateFixture f;  // max_quarantined_share 0.1
+  CoreOptions o;
+  o.placement = "first_free";  // quarantine as proposed (expected_finish: placement_expected_finish_test.cpp)
+  StateFixture f(o);  // max_quarantined_share 0.1
   std::vector<ExecutorId> e;
   for (int i = 0; i < 4; ++i) e.push_back(f.Exec(1));
   f.gate.Apply(Proposal::Quarantine(e[0], "slow"), "test");
@@ -98,17 +100,35 @@ TEST_CASE("copies are refused for tasks that do not run, and for jobs or tasks t
   CHECK(job.copies == 1);
 }
 
-TEST_CASE("cancelling an attempt tells the executor and requeues its task") {
+TEST_CASE("cancelling a task's only attempt restarts it at once on the slot it freed") {
   StateFixture f;
   ExecutorId a = f.Exec(1);
   core::Job& job = f.Job(1);
   AttemptId id = f.Launch(job, 0, a);
-  f.gate.Apply(Proposal::CancelAttempt(id, "restart elsewhere"), "test");
+  f.gate.Apply(Proposal::CancelAttempt(id, "restart"), "test");
   f.gate.Apply(Proposal::CancelAttempt(id, "twice"), "test");  // already gone: ignored
   auto cancels = f.Commands<CancelCmd>();
   REQUIRE(cancels.size() == 1);
   CHECK(cancels[0].attempt == id);
   CHECK(cancels[0].executor == a);
+  auto launches = f.Commands<LaunchCmd>();
+  REQUIRE(launches.size() == 2);
+  CHECK(launches[1].executor == a);
+  CHECK_FALSE(launches[1].copy);
+  CHECK(f.s.counters.attempts_restart == 1);
+  CHECK(f.s.attempts.size() == 1);
+  CHECK(job.tasks[0].phase == core::TaskPhase::kActive);  // its retry entry is stale now
+  CHECK(f.s.executors.at(a).used_slots == 1);
+}
+
+TEST_CASE("a cancelled task with no free slot to restart on waits in its job's retry queue") {
+  StateFixture f;
+  ExecutorId a = f.Exec(1);
+  core::Job& job = f.Job(1);
+  AttemptId id = f.Launch(job, 0, a);
+  f.s.executors.at(a).quarantined = true;  // the only slot may take no work
+  f.gate.Apply(Proposal::CancelAttempt(id, "restart elsewhere"), "test");
+  CHECK(f.Commands<LaunchCmd>().size() == 1);
   CHECK(f.s.attempts.empty());
   CHECK(job.tasks[0].phase == core::TaskPhase::kWaiting);
   CHECK(job.retry.front() == 0);

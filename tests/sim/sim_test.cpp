@@ -168,9 +168,14 @@ task_time = 2.0
   CHECK(r.latencies[0] == Approx(1.5 + 2.0).margin(0.15));
 }
 
-TEST_CASE("fail-slow executor raises p99 over healthy under no policy") {
-  SimResult healthy = Run(ScenarioFile("healthy.toml"));
-  SimResult slow = Run(ScenarioFile("fail_slow.toml"));
+TEST_CASE("fail-slow executor raises p99 over healthy under no policy and speed-blind placement") {
+  // expected_finish placement keeps work off the slow executor even under
+  // `none` (tests/scheduler/placement_expected_finish_test.cpp); the
+  // scenario's effect shows on a scheduler blind to speed.
+  Scenario healthy_sc = ScenarioFile("healthy.toml"), slow_sc = ScenarioFile("fail_slow.toml");
+  healthy_sc.core.placement = slow_sc.core.placement = "first_free";
+  SimResult healthy = Run(healthy_sc);
+  SimResult slow = Run(slow_sc);
   REQUIRE(healthy.jobs == slow.jobs);
   INFO("healthy p99 " << healthy.p99 << ", fail-slow p99 " << slow.p99);
   CHECK(slow.p99 > 1.5 * healthy.p99);

@@ -18,15 +18,13 @@ namespace tailcut {
 struct PredictiveOptions {
   double speed_threshold = 1.5;   // avoid executors with speed factor >= this
   double p_straggler = 0.7;       // speculate when P(straggler) >= this
-  // Kill-and-restart (Mantri): when P(straggler) >= restart_p and the
-  // expected time left is >= restart_ratio x a fresh attempt's typical time,
-  // launch a fresh attempt elsewhere and cancel this one (also when it
-  // already has a copy: the hopeless original stops wasting its slot).
-  // Off by default: in the simulator it cost healthy clusters 2-3 points of
-  // extra work and saved only ~3 points in random_stragglers (docs/POLICIES.md).
-  bool restart = false;
+  // Wait, copy or kill-and-restart by expected cost (plugins/src/mitigation_cost.h,
+  // docs/POLICIES.md): restart when P(straggler) >= restart_p and the
+  // expected time left is >= restart_ratio x a fresh attempt's typical time
+  // (Mantri), slot free or not; at most 3 restarts per task.
+  bool restart = true;
   double restart_p = 0.9;
-  double restart_ratio = 3.0;
+  double restart_ratio = 2.0;
   double min_runtime_s = 0.1;     // attempts younger than this are not judged
   uint32_t min_samples = 3;       // own estimate: finished attempts per executor
   // Fallback without predictors: spark with these values.

@@ -55,6 +55,14 @@ struct CoreOptions {
   // one when there are three or more), so a noisy detector cannot starve
   // the cluster of capacity.
   double max_quarantined_share = 0.1;
+  // Which free executor takes a task (docs/PLACEMENT.md): "expected_finish"
+  // (where it is expected to finish first, by the predictors' run time and
+  // each executor's speed factor) or "first_free" (the one free longest).
+  std::string placement = "expected_finish";
+  // With expected_finish, a policy's quarantine applies only to executors
+  // at least this many times slower than typical; slower-but-useful ones
+  // get only the work they finish first.
+  double quarantine_speed_factor = 10.0;
   // Time limits (seconds; 0 = none), for jobs and tasks that set none: an
   // attempt running longer than task_timeout_s is cancelled and counts as a
   // failed attempt; a job running longer than job_timeout_s fails.
