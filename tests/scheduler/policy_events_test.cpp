@@ -44,13 +44,21 @@ struct Probe final : MitigationPolicy {
   bool AvoidExecutor(const ClusterView&, ExecutorId e) const override { return avoiding && e == avoid; }
 };
 
+// A chain of one Probe; *out points at it.
+PolicyChain ProbeChain(std::vector<std::string>* log, double wake_after_s, Probe** out) {
+  auto probe = std::make_unique<Probe>(log, wake_after_s);
+  *out = probe.get();
+  PolicyChain c;
+  c.push_back(std::move(probe));
+  return c;
+}
+
 }  // namespace
 
 TEST_CASE("policies get attempt and executor events in order, after placement") {
   std::vector<std::string> log;
-  PolicyChain c;
-  c.push_back(std::make_unique<Probe>(&log, 0));
-  CoreHarness h({}, std::move(c));
+  Probe* p = nullptr;
+  CoreHarness h({}, ProbeChain(&log, 0, &p));
   ExecutorId e = h.Exec(1);
   auto job = h.core.SubmitJob(CoreHarness::Fanout(1));
   REQUIRE(job.ok());
@@ -66,11 +74,8 @@ TEST_CASE("policies get attempt and executor events in order, after placement") 
 
 TEST_CASE("a wake-up comes at its time, through TakeCommands, and not for an ended attempt") {
   std::vector<std::string> log;
-  auto probe = std::make_unique<Probe>(&log, 2.0);
-  Probe* p = probe.get();
-  PolicyChain c;
-  c.push_back(std::move(probe));
-  CoreHarness h({}, std::move(c));
+  Probe* p = nullptr;
+  CoreHarness h({}, ProbeChain(&log, 2.0, &p));
   h.Exec(2);
   auto job = h.core.SubmitJob(CoreHarness::Fanout(2));
   REQUIRE(job.ok());
@@ -96,13 +101,10 @@ TEST_CASE("a wake-up comes at its time, through TakeCommands, and not for an end
 
 TEST_CASE("avoid advice is cached per executor and refreshed on its events") {
   std::vector<std::string> log;
-  auto probe = std::make_unique<Probe>(&log, 0);
-  Probe* p = probe.get();
-  PolicyChain c;
-  c.push_back(std::move(probe));
+  Probe* p = nullptr;
   CoreOptions o;
   o.policy_interval_s = 1;
-  CoreHarness h(o, std::move(c));
+  CoreHarness h(o, ProbeChain(&log, 0, &p));
   ExecutorId a = h.Exec(1), b = h.Exec(1);
   p->avoid = a;
   p->avoiding = true;  // not asked yet: the cache still says a is fine
