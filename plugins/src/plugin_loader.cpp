@@ -74,6 +74,25 @@ class PluginPolicy final : public MitigationPolicy {
     p_->OnJobSubmitted(v, j, out);
   }
   void OnTick(const ClusterView& v, std::vector<Proposal>* out) override { p_->OnTick(v, out); }
+  void OnAttemptLaunched(const ClusterView& v, const AttemptView& a, std::vector<Proposal>* out) override {
+    p_->OnAttemptLaunched(v, a, out);
+  }
+  void OnAttemptStarted(const ClusterView& v, const AttemptView& a, std::vector<Proposal>* out) override {
+    p_->OnAttemptStarted(v, a, out);
+  }
+  void OnAttemptProgress(const ClusterView& v, const AttemptView& a, std::vector<Proposal>* out) override {
+    p_->OnAttemptProgress(v, a, out);
+  }
+  void OnAttemptEnded(const ClusterView& v, const AttemptView& a, const AttemptEnd& end,
+                      std::vector<Proposal>* out) override {
+    p_->OnAttemptEnded(v, a, end, out);
+  }
+  void OnExecutorChanged(const ClusterView& v, ExecutorId e, ExecutorChange c, std::vector<Proposal>* out) override {
+    p_->OnExecutorChanged(v, e, c, out);
+  }
+  void OnWakeUp(const ClusterView& v, const AttemptView& a, std::vector<Proposal>* out) override {
+    p_->OnWakeUp(v, a, out);
+  }
   bool AvoidExecutor(const ClusterView& v, ExecutorId e) const override { return p_->AvoidExecutor(v, e); }
 
  private:

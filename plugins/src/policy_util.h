@@ -57,6 +57,12 @@ class CopiedTasks {
     return it != m_.end() && it->second.count(t);
   }
   void Add(JobId j, TaskIndex t) { m_[j].insert(t); }
+  void Forget(JobId j, TaskIndex t) {
+    auto it = m_.find(j);
+    if (it == m_.end()) return;
+    it->second.erase(t);
+    if (it->second.empty()) m_.erase(it);
+  }
   void Prune(const std::unordered_map<JobId, JobView>& running) {
     for (auto it = m_.begin(); it != m_.end();) it = running.count(it->first) ? std::next(it) : m_.erase(it);
   }
@@ -66,13 +72,12 @@ class CopiedTasks {
 };
 
 // Self-contained per-executor slowdown estimate, for running without
-// predictors. Each tick it notes the started attempts it sees; an attempt
-// that has disappeared since the previous tick ended about now, and its
-// duration divided by its job's median committed run time (taken while it
-// was running) is one sample of that executor's slowdown. Superseded
-// attempts count too: their duration is a lower bound, and being beaten by
-// a copy is itself evidence of slowness. Samples feed an EWMA and a ring of
-// the last `window` samples (for robust, quantile-based judgements).
+// predictors. Fed by OnAttemptEnded (O(1) per ended attempt): a started
+// attempt's duration divided by its job's median committed run time is one
+// sample of its executor's slowdown. Superseded attempts count too: their
+// duration is a lower bound, and being beaten by a copy is itself evidence
+// of slowness. Samples feed an EWMA and a ring of the last `window` samples
+// (for robust, quantile-based judgements).
 //
 // Reference run time: with a PredictorSuite that knows the task's class, the
 // suite's typical (executor-independent) median for it; otherwise the job's
@@ -88,35 +93,28 @@ class SlowdownTracker {
   };
   explicit SlowdownTracker(Options o) : o_(o) {}
 
-  void Update(const ClusterView& v) {
-    Time now = v.Now();
-    std::unordered_map<AttemptId, Seen> cur;
-    v.ForEachRunningAttempt([&](const AttemptView& a) {
-      if (a.started < 0) return;
-      Seen s{a.executor, a.job, a.started, Reference(v, a)};
-      auto it = seen_.find(a.attempt);
-      if (s.median <= 0 && it != seen_.end()) s.median = it->second.median;
-      cur.emplace(a.attempt, s);
-    });
-    for (auto& [id, s] : seen_) {
-      if (cur.count(id) || s.median <= 0) continue;
-      ExecutorView ev;
-      if (!v.FindExecutor(s.executor, &ev)) {  // executor left: forget it
-        stats_.erase(s.executor);
-        continue;
-      }
-      double ratio = std::max(now - s.started, 0.0) / s.median;
-      Stat& st = stats_[s.executor];
-      st.ewma = st.samples == 0 ? ratio : (1 - o_.alpha) * st.ewma + o_.alpha * ratio;
-      st.samples++;
-      if (st.recent.size() < std::max<uint32_t>(o_.window, 1)) {
-        st.recent.push_back(static_cast<float>(ratio));
-      } else {
-        st.recent[st.next] = static_cast<float>(ratio);
-        st.next = (st.next + 1) % st.recent.size();
-      }
+  // One ended attempt (MitigationPolicy::OnAttemptEnded). True when it
+  // added a sample for a.executor.
+  bool OnEnded(const ClusterView& v, const AttemptView& a, const AttemptEnd& end) {
+    if (a.started < 0) return false;
+    ExecutorView ev;
+    if (!v.FindExecutor(a.executor, &ev)) {  // executor left: forget it
+      stats_.erase(a.executor);
+      return false;
     }
-    seen_.swap(cur);
+    double median = Reference(v, a);
+    if (median <= 0) return false;
+    double ratio = std::max(end.ended - a.started, 0.0) / median;
+    Stat& st = stats_[a.executor];
+    st.ewma = st.samples == 0 ? ratio : (1 - o_.alpha) * st.ewma + o_.alpha * ratio;
+    st.samples++;
+    if (st.recent.size() < std::max<uint32_t>(o_.window, 1)) {
+      st.recent.push_back(static_cast<float>(ratio));
+    } else {
+      st.recent[st.next] = static_cast<float>(ratio);
+      st.next = (st.next + 1) % st.recent.size();
+    }
+    return true;
   }
 
   // q-quantile of the last `window` samples of `e`; 1 before min_samples.
@@ -140,12 +138,6 @@ class SlowdownTracker {
   void Forget(ExecutorId e) { stats_.erase(e); }
 
  private:
-  struct Seen {
-    ExecutorId executor;
-    JobId job;
-    Time started;
-    double median;
-  };
   struct Stat {
     double ewma = 1;
     uint32_t samples = 0;
@@ -165,7 +157,6 @@ class SlowdownTracker {
     return v.MedianRunTime(a.job);
   }
   Options o_;
-  std::unordered_map<AttemptId, Seen> seen_;
   std::unordered_map<ExecutorId, Stat> stats_;
 };
 

@@ -1,5 +1,6 @@
 #include "tailcut/plugins/reassign.h"
 
+#include <algorithm>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -49,84 +50,108 @@ ReassignPolicy::ReassignPolicy(ReassignOptions o)
     : o_(o),
       st_(std::make_shared<State>(SlowdownTracker::Options{o.alpha, o.min_samples, o.window})) {}
 
+// Release: the predictor saw it recover, or probation is over. Its samples
+// are kept; it is judged again after `probe_samples` new ones. Only our own
+// quarantined executors are looked at: O(quarantined) per tick.
 void ReassignPolicy::OnTick(const ClusterView& v, std::vector<Proposal>* out) {
   State& s = *st_;
-  s.tracker.Update(v);
   const PredictorSuite* pred = o_.use_predictor ? v.Predictors() : nullptr;
   Time now = v.Now();
-
-  std::vector<ExecutorView> execs;
-  v.ForEachExecutor([&](const ExecutorView& e) { execs.push_back(e); });
-  std::unordered_set<ExecutorId> present;
-  for (auto& e : execs) present.insert(e.id);
-  for (auto it = s.quarantined.begin(); it != s.quarantined.end();)
-    it = present.count(it->first) ? std::next(it) : s.quarantined.erase(it);
-
-  std::unordered_set<ExecutorId> flagged;
-  std::unordered_map<ExecutorId, double> level;  // robust slowdown of flagged executors
-  for (const ExecutorView& e : execs) {
-    double robust = s.tracker.RecentQuantile(e.id, o_.quantile);
-    auto q = s.quarantined.find(e.id);
-    if (q != s.quarantined.end()) {
-      // Release: the predictor saw it recover, or probation is over. Its
-      // samples are kept; it is judged again after `probe_samples` new ones.
-      bool recovered = pred && (pred->Health(e.id).state == NodeHealth::kHealthy ||
-                                pred->Health(e.id).state == NodeHealth::kRecovered) &&
-                       now - q->second.since >= o_.probation_s / 4;
-      if (recovered || now - q->second.since >= q->second.probation) {
-        out->push_back(Proposal::Release(e.id, recovered ? "reassign: recovered" : "reassign: probation over"));
-        if (recovered) {
-          s.tracker.Forget(e.id);
-          s.probing.erase(e.id);
-        } else {
-          s.probing[e.id] = s.tracker.Samples(e.id);
-        }
-        s.quarantined.erase(q);
-      } else if (e.quarantined) {
-        flagged.insert(e.id);
-        level[e.id] = std::max(robust, o_.factor);
-      }
+  std::vector<ExecutorId> ids;
+  for (auto& [id, q] : s.quarantined) ids.push_back(id);
+  std::sort(ids.begin(), ids.end());  // deterministic proposal order
+  for (ExecutorId id : ids) {
+    ExecutorView e;
+    if (!v.FindExecutor(id, &e)) {
+      s.quarantined.erase(id);
       continue;
     }
-    if (auto pr = s.probing.find(e.id); pr != s.probing.end()) {
-      if (s.tracker.Samples(e.id) < pr->second + o_.probe_samples) continue;  // not enough new evidence yet
-      s.probing.erase(pr);
+    const State::Q q = s.quarantined.at(id);
+    bool recovered = pred && (pred->Health(id).state == NodeHealth::kHealthy ||
+                              pred->Health(id).state == NodeHealth::kRecovered) &&
+                     now - q.since >= o_.probation_s / 4;
+    if (recovered || now - q.since >= q.probation) {
+      out->push_back(Proposal::Release(id, recovered ? "reassign: recovered" : "reassign: probation over"));
+      if (recovered) {
+        s.tracker.Forget(id);
+        s.probing.erase(id);
+      } else {
+        s.probing[id] = s.tracker.Samples(id);
+      }
+      s.quarantined.erase(id);
+    } else if (e.quarantined) {
+      // Attempts a full cluster had no room to copy before: try again.
+      CopyOff(v, id, std::max(s.tracker.RecentQuantile(id, o_.quantile), o_.factor), out);
     }
-    // Validated signal: most of the executor's recent work was >= factor x
-    // typical (a low quantile of the window, so random stragglers cannot
-    // pass), and, with a predictor, its CUSUM detector confirms fail-slow.
-    if (robust < o_.factor) continue;
-    if (pred && pred->Health(e.id).state != NodeHealth::kFailSlow) continue;
-    std::string why = "reassign: fail-slow (recent work >= " + std::to_string(robust) + "x typical" +
-                      (pred ? ", predictor confirms)" : ")");
-    if (!e.quarantined) out->push_back(Proposal::Quarantine(e.id, why));
-    double& p = s.probation[e.id];
-    p = p == 0 ? o_.probation_s : std::min(2 * p, o_.max_probation_s);
-    s.quarantined[e.id] = {now, p};
-    flagged.insert(e.id);
-    level[e.id] = robust;
   }
-  if (!o_.copy_running || flagged.empty()) return;
-  auto jobs = JobsById(v);
+}
+
+void ReassignPolicy::OnAttemptEnded(const ClusterView& v, const AttemptView& a, const AttemptEnd& end,
+                                    std::vector<Proposal>* out) {
+  if (st_->tracker.OnEnded(v, a, end)) Judge(v, a.executor, out);
+}
+
+void ReassignPolicy::OnExecutorChanged(const ClusterView& v, ExecutorId e, ExecutorChange c,
+                                       std::vector<Proposal>* out) {
+  State& s = *st_;
+  switch (c) {
+    case ExecutorChange::kLost:
+    case ExecutorChange::kLeft:
+      s.quarantined.erase(e);
+      s.probing.erase(e);
+      s.tracker.Forget(e);
+      return;
+    case ExecutorChange::kHealthChanged: Judge(v, e, out); return;  // the predictor may confirm now
+    default: return;
+  }
+}
+
+// Validated signal: most of the executor's recent work was >= factor x
+// typical (a low quantile of the window, so random stragglers cannot pass),
+// and, with a predictor, its CUSUM detector confirms fail-slow. Asked only
+// when its evidence changes (a sample, a health change).
+void ReassignPolicy::Judge(const ClusterView& v, ExecutorId id, std::vector<Proposal>* out) {
+  State& s = *st_;
+  if (s.quarantined.count(id)) return;
+  ExecutorView e;
+  if (!v.FindExecutor(id, &e)) return;
+  const PredictorSuite* pred = o_.use_predictor ? v.Predictors() : nullptr;
+  if (auto pr = s.probing.find(id); pr != s.probing.end()) {
+    if (s.tracker.Samples(id) < pr->second + o_.probe_samples) return;  // not enough new evidence yet
+    s.probing.erase(pr);
+  }
+  double robust = s.tracker.RecentQuantile(id, o_.quantile);
+  if (robust < o_.factor) return;
+  if (pred && pred->Health(id).state != NodeHealth::kFailSlow) return;
+  std::string why = "reassign: fail-slow (recent work >= " + std::to_string(robust) + "x typical" +
+                    (pred ? ", predictor confirms)" : ")");
+  if (!e.quarantined) out->push_back(Proposal::Quarantine(id, why));
+  double& p = s.probation[id];
+  p = p == 0 ? o_.probation_s : std::min(2 * p, o_.max_probation_s);
+  s.quarantined[id] = {v.Now(), p};
+  CopyOff(v, id, robust, out);
+}
+
+// Moves the attempts running on flagged executor `id` elsewhere.
+void ReassignPolicy::CopyOff(const ClusterView& v, ExecutorId id, double slowdown, std::vector<Proposal>* out) {
+  if (!o_.copy_running) return;
+  const PredictorSuite* pred = o_.use_predictor ? v.Predictors() : nullptr;
   uint32_t allowed = v.CopiesAllowed();
-  uint64_t free = 0;
-  for (const ExecutorView& e : execs)
-    if (!e.quarantined && !flagged.count(e.id) && e.slots > e.used_slots) free += e.slots - e.used_slots;
-  v.ForEachRunningAttempt([&](const AttemptView& a) {
-    if (!flagged.count(a.executor) || a.task_live != 1) return;
-    auto jt = jobs.find(a.job);
-    if (jt == jobs.end() || !PlainJob(jt->second)) return;
+  uint64_t free = v.FreeSlots();
+  std::string where = std::to_string(id);
+  v.ForEachAttemptOn(id, [&](const AttemptView& a) {
+    if (a.task_live != 1) return;
+    JobView j;
+    if (!v.FindJob(a.job, &j) || !PlainJob(j)) return;
     // Mantri's kill-and-restart rule: the remaining time here, about
     // slowdown x typical - elapsed, exceeds a fresh run's typical time.
     double typical = v.MedianRunTime(a.job);
     if (pred) {
-      const TaskDef& d = jt->second.def->Task(a.task);
+      const TaskDef& d = j.def->Task(a.task);
       LatencyEstimate est = pred->Predict(d.ClassName(), d.input_size, 0);
       if (est.known() && est.median > 0) typical = est.median;
     }
-    double slowdown = level.count(a.executor) ? level[a.executor] : o_.factor;
     bool restart = o_.restart && typical > 0 && Elapsed(v, a) < (slowdown - 1) * typical;
-    std::string where = std::to_string(a.executor);
     if (free > 0 && allowed > 0) {
       --allowed;
       --free;

@@ -36,19 +36,24 @@ void StateView::ForEachJob(const std::function<void(const JobView&)>& fn) const 
 }
 
 void StateView::ForEachRunningAttempt(const std::function<void(const AttemptView&)>& fn) const {
-  for (auto& [id, a] : s_.attempts) {
-    AttemptView v;
-    v.attempt = id;
-    v.job = a.job;
-    v.task = a.task;
-    v.executor = a.executor;
-    v.queued = a.queued;
-    v.started = a.started;
-    v.progress = a.progress;
-    v.copy = a.copy;
-    v.task_live = s_.jobs.at(a.job).tasks[a.task].live;
-    fn(v);
-  }
+  for (auto& [id, a] : s_.attempts) fn(s_.ViewOf(a));
+}
+
+void StateView::ForEachAttemptOn(ExecutorId e, const std::function<void(const AttemptView&)>& fn) const {
+  auto it = s_.executors.find(e);
+  if (it == s_.executors.end()) return;
+  // Sorted: the executor's set is unordered, and policies must act in a
+  // deterministic order.
+  std::vector<AttemptId> ids(it->second.attempts.begin(), it->second.attempts.end());
+  std::sort(ids.begin(), ids.end());
+  for (AttemptId a : ids) fn(s_.ViewOf(s_.attempts.at(a)));
+}
+
+bool StateView::FindAttempt(AttemptId a, AttemptView* out) const {
+  auto it = s_.attempts.find(a);
+  if (it == s_.attempts.end()) return false;
+  *out = s_.ViewOf(it->second);
+  return true;
 }
 
 void StateView::ForEachExecutor(const std::function<void(const ExecutorView&)>& fn) const {

@@ -21,6 +21,10 @@ class StateView final : public ClusterView {
   // Running jobs in id order.
   void ForEachJob(const std::function<void(const JobView&)>& fn) const override;
   void ForEachRunningAttempt(const std::function<void(const AttemptView&)>& fn) const override;
+  // In attempt id order.
+  void ForEachAttemptOn(ExecutorId e, const std::function<void(const AttemptView&)>& fn) const override;
+  bool FindAttempt(AttemptId a, AttemptView* out) const override;
+  uint64_t FreeSlots() const override { return s_.free_slots; }
   // Executors in id order.
   void ForEachExecutor(const std::function<void(const ExecutorView&)>& fn) const override;
   // Any retained job, finished ones too.

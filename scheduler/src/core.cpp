@@ -39,10 +39,11 @@ class SchedulerCore::Impl final {
     JobId id = life_.AddJob(std::move(def)).id;
     s_.shares.Add(id, s_.jobs.at(id).def);
     std::vector<Proposal> proposals;
-    for (auto& p : s_.policies) {
+    for (uint32_t i = 0; i < s_.policies.size(); ++i) {
+      GuardedPolicy& p = s_.policies[i];
       proposals.clear();
       if (CallPolicy(p, "OnJobSubmitted", [&](MitigationPolicy& m) { m.OnJobSubmitted(view_, id, &proposals); }))
-        gate_.ApplyAll(proposals, p.name);
+        gate_.ApplyAll(proposals, p.name, i);
     }
     s_.dirty = true;
     return id;
@@ -136,6 +137,7 @@ class SchedulerCore::Impl final {
       life_.DropAttempt(a, AttemptOutcome::kExecutorLost, 0, "");
     }
     s_.total_slots -= it->second.desc.slots;
+    s_.free_slots -= CoreState::FreeSlotsOf(it->second);
     s_.executors_epoch++;
     place_.ForgetExecutor(id);
     s_.predictors->ForgetExecutor(id);
@@ -145,6 +147,7 @@ class SchedulerCore::Impl final {
       s_.Emit(ExecutorChangedCmd{id, ExecutorChangedCmd::Change::kLost, reason});
     }
     s_.executors.erase(it);
+    s_.PostExecutor(id, lost ? ExecutorChange::kLost : ExecutorChange::kLeft);
     s_.dirty = true;
   }
 
@@ -168,7 +171,9 @@ class SchedulerCore::Impl final {
   void AttemptProgress(AttemptId id, float fraction) {
     auto it = s_.attempts.find(id);
     // std::clamp passes NaN through; policies compare progress rates.
-    if (it != s_.attempts.end() && !std::isnan(fraction)) it->second.progress = std::clamp(fraction, 0.0f, 1.0f);
+    if (it == s_.attempts.end() || std::isnan(fraction)) return;
+    it->second.progress = std::clamp(fraction, 0.0f, 1.0f);
+    s_.PostAttempt(PolicyEvent::Kind::kProgress, it->second);
   }
 
   void AttemptSucceeded(AttemptId id, std::string output, double run_s) {
@@ -263,18 +268,30 @@ class SchedulerCore::Impl final {
     if (!s_.policies.empty() && now >= s_.next_policy_time) {
       s_.next_policy_time = now + s_.opt.policy_interval_s;
       std::vector<Proposal> proposals;
-      for (auto& p : s_.policies) {
+      for (uint32_t i = 0; i < s_.policies.size(); ++i) {
+        GuardedPolicy& p = s_.policies[i];
         proposals.clear();
         if (CallPolicy(p, "OnTick", [&](MitigationPolicy& m) { m.OnTick(view_, &proposals); }))
-          gate_.ApplyAll(proposals, p.name);
+          gate_.ApplyAll(proposals, p.name, i);
       }
+      // Advice that changes with time alone is caught here: O(executors)
+      // per policy interval, not per placement.
+      place_.RefreshAvoidAll();
     }
     s_.dirty = true;
   }
 
   void TakeCommands(std::vector<Command>* out) {
-    if (s_.dirty) Pump();
-    s_.dirty = false;
+    // Placement first, so policies see the cluster as it is; what they
+    // propose may end or launch attempts (more events) and free slots
+    // (placement again). A policy that keeps reacting to its own effects
+    // is cut off after kMaxRounds; the rest waits for the next call.
+    constexpr int kMaxRounds = 64;
+    for (int round = 0; round < kMaxRounds; ++round) {
+      if (s_.dirty) Pump();
+      s_.dirty = false;
+      if (!DeliverPolicyEvents()) break;
+    }
     s_.shares.Stamp(&s_.commands);
     if (out->empty()) {
       out->swap(s_.commands);
@@ -283,6 +300,8 @@ class SchedulerCore::Impl final {
       s_.commands.clear();
     }
   }
+
+  Time NextWakeUp() const { return s_.wakeups.empty() ? -1 : s_.wakeups.top().at; }
 
   // ----------------------------------------------------------- queries --
   StatusOr<JobStatusInfo> Status_(JobId id) const {
@@ -354,8 +373,67 @@ class SchedulerCore::Impl final {
   const CoreOptions& options() const { return s_.opt; }
 
  private:
+  // Delivers the queued events and the wake-ups due now that were asked for
+  // before this call; false when there was nothing to deliver.
+  bool DeliverPolicyEvents() {
+    bool any = false;
+    std::vector<Proposal> proposals;
+    auto call = [&](uint32_t i, std::string_view hook, auto&& fn) {
+      GuardedPolicy& p = s_.policies[i];
+      proposals.clear();
+      if (CallPolicy(p, hook, fn)) gate_.ApplyAll(proposals, p.name, i);
+    };
+    if (!s_.policy_events.empty()) {
+      any = true;
+      std::vector<PolicyEvent> events;
+      events.swap(s_.policy_events);
+      for (const PolicyEvent& ev : events) {
+        const AttemptView& a = ev.attempt;
+        for (uint32_t i = 0; i < s_.policies.size(); ++i) {
+          switch (ev.kind) {
+            case PolicyEvent::Kind::kLaunched:
+              call(i, "OnAttemptLaunched", [&](MitigationPolicy& m) { m.OnAttemptLaunched(view_, a, &proposals); });
+              break;
+            case PolicyEvent::Kind::kStarted:
+              call(i, "OnAttemptStarted", [&](MitigationPolicy& m) { m.OnAttemptStarted(view_, a, &proposals); });
+              break;
+            case PolicyEvent::Kind::kProgress:
+              call(i, "OnAttemptProgress", [&](MitigationPolicy& m) { m.OnAttemptProgress(view_, a, &proposals); });
+              break;
+            case PolicyEvent::Kind::kEnded:
+              call(i, "OnAttemptEnded",
+                   [&](MitigationPolicy& m) { m.OnAttemptEnded(view_, a, ev.end, &proposals); });
+              break;
+            case PolicyEvent::Kind::kExecutor:
+              call(i, "OnExecutorChanged",
+                   [&](MitigationPolicy& m) { m.OnExecutorChanged(view_, ev.executor, ev.change, &proposals); });
+              break;
+          }
+        }
+        // The policies' own view of the executor may have changed with it.
+        ExecutorId e = ev.kind == PolicyEvent::Kind::kEnded      ? a.executor
+                       : ev.kind == PolicyEvent::Kind::kExecutor ? ev.executor
+                                                                 : 0;
+        if (Executor* x = e ? s_.FindExec(e) : nullptr) place_.RefreshAvoid(*x);
+      }
+    }
+    const Time now = s_.Now();
+    const uint64_t asked_before = s_.wakeup_seq;
+    while (!s_.wakeups.empty() && s_.wakeups.top().at <= now && s_.wakeups.top().seq < asked_before) {
+      PolicyWakeUp w = s_.wakeups.top();
+      s_.wakeups.pop();
+      auto it = s_.attempts.find(w.attempt);
+      if (it == s_.attempts.end()) continue;  // ended meanwhile: dropped
+      any = true;
+      AttemptView a = s_.ViewOf(it->second);
+      call(w.policy, "OnWakeUp", [&](MitigationPolicy& m) { m.OnWakeUp(view_, a, &proposals); });
+    }
+    return any;
+  }
+
   void MarkStarted(Attempt& a) {
     a.started = s_.Now();
+    s_.PostAttempt(PolicyEvent::Kind::kStarted, a);
     const Job& job = s_.jobs.at(a.job);
     double limit = job.def.Task(a.task).timeout_s > 0 ? job.def.Task(a.task).timeout_s : s_.opt.task_timeout_s;
     if (limit > 0) s_.attempt_deadlines.push({a.started + limit, a.id});
@@ -517,7 +595,7 @@ class SchedulerCore::Impl final {
         job->in_runnable = false;
       }
       rounds_without_progress = (placed == 0 && blocked) ? rounds_without_progress + 1 : 0;
-      if (blocked && s_.free.empty() && !pipelining_possible) break;  // no slot anywhere
+      if (blocked && s_.free.empty() && s_.free_avoided.empty() && !pipelining_possible) break;  // no slot anywhere
     }
   }
 
@@ -582,6 +660,7 @@ Status SchedulerCore::RestoreFinishedJob(JobId id, JobDef def, const JobStatusIn
   return impl_->RestoreFinishedJob(id, std::move(def), status, std::move(outputs));
 }
 void SchedulerCore::TakeCommands(std::vector<Command>* out) { impl_->TakeCommands(out); }
+Time SchedulerCore::NextWakeUp() const { return impl_->NextWakeUp(); }
 StatusOr<JobStatusInfo> SchedulerCore::JobStatus(JobId job) const { return impl_->Status_(job); }
 StatusOr<std::vector<CommittedOutput>> SchedulerCore::JobOutputs(JobId job) const { return impl_->Outputs(job); }
 std::vector<ExecutorStatusInfo> SchedulerCore::Executors() const { return impl_->ExecutorList(); }

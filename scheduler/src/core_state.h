@@ -93,8 +93,32 @@ struct Executor {
   std::unordered_set<AttemptId> attempts;
   uint64_t finished = 0;
   bool quarantined = false;
-  bool in_free = false;
+  // Placement::PolicyAvoids, cached: asked again only on events (policy.h).
+  bool avoided = false;
+  bool in_free = false;          // has its entry in CoreState::free
+  bool in_free_avoided = false;  // ... in CoreState::free_avoided
   Time last_seen = 0;
+};
+
+// An event waiting to be delivered to the policies (SchedulerCore delivers
+// them in TakeCommands, after placement).
+struct PolicyEvent {
+  enum class Kind : uint8_t { kLaunched, kStarted, kProgress, kEnded, kExecutor };
+  Kind kind = Kind::kLaunched;
+  AttemptView attempt;  // attempt events
+  AttemptEnd end;       // kEnded
+  ExecutorId executor = 0;
+  ExecutorChange change = ExecutorChange::kJoined;
+};
+
+// A wake-up a policy asked for (Proposal::WakeUp); earliest first, then in
+// the order asked, so delivery is deterministic.
+struct PolicyWakeUp {
+  Time at = 0;
+  uint64_t seq = 0;
+  uint32_t policy = 0;  // index into CoreState::policies
+  AttemptId attempt = 0;
+  bool operator>(const PolicyWakeUp& o) const { return at != o.at ? at > o.at : seq > o.seq; }
 };
 
 struct CoreState {
@@ -119,7 +143,12 @@ struct CoreState {
   std::deque<JobId> finished_order;
   std::deque<JobId> runnable;
   std::map<ExecutorId, Executor> executors;
-  std::deque<ExecutorId> free;
+  std::deque<ExecutorId> free;          // executors with a free slot, not avoided
+  std::deque<ExecutorId> free_avoided;  // ... that a policy advises against
+  uint64_t free_slots = 0;              // free slots of executors not quarantined (FreeSlotsOf)
+  std::vector<PolicyEvent> policy_events;
+  std::priority_queue<PolicyWakeUp, std::vector<PolicyWakeUp>, std::greater<>> wakeups;
+  uint64_t wakeup_seq = 0;
   std::unordered_map<AttemptId, Attempt> attempts;
   std::vector<Command> commands;
   // Time limits: (deadline, attempt or job id), earliest first; entries of
@@ -156,6 +185,50 @@ struct CoreState {
   Executor* FindExec(ExecutorId id) {
     auto it = executors.find(id);
     return it == executors.end() ? nullptr : &it->second;
+  }
+
+  // Queues an event for the policies (none without policies).
+  void Post(PolicyEvent e) {
+    if (!policies.empty()) policy_events.push_back(std::move(e));
+  }
+  void PostExecutor(ExecutorId e, ExecutorChange c) {
+    PolicyEvent ev;
+    ev.kind = PolicyEvent::Kind::kExecutor;
+    ev.executor = e;
+    ev.change = c;
+    Post(std::move(ev));
+  }
+  void PostAttempt(PolicyEvent::Kind k, const Attempt& a) {
+    if (policies.empty()) return;
+    PolicyEvent ev;
+    ev.kind = k;
+    ev.attempt = ViewOf(a);
+    Post(std::move(ev));
+  }
+  AttemptView ViewOf(const Attempt& a) const {
+    AttemptView v;
+    v.attempt = a.id;
+    v.job = a.job;
+    v.task = a.task;
+    v.executor = a.executor;
+    v.queued = a.queued;
+    v.started = a.started;
+    v.progress = a.progress;
+    v.copy = a.copy;
+    v.task_live = jobs.at(a.job).tasks[a.task].live;
+    return v;
+  }
+
+  // Free slots `e` adds to free_slots.
+  static uint64_t FreeSlotsOf(const Executor& e) {
+    return e.quarantined || e.used_slots >= e.desc.slots ? 0 : e.desc.slots - e.used_slots;
+  }
+  // Runs `change` on `e` keeping free_slots exact.
+  template <typename F>
+  void ChangeSlots(Executor& e, F&& change) {
+    free_slots -= FreeSlotsOf(e);
+    change();
+    free_slots += FreeSlotsOf(e);
   }
 
   // Redundant attempts the budget still allows right now: live copies stay

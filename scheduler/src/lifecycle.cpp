@@ -74,8 +74,11 @@ Executor& Lifecycle::AddExecutor(ExecutorDesc desc) {
   e.kernels.insert(e.desc.kernels.begin(), e.desc.kernels.end());
   e.last_seen = s_.Now();
   s_.total_slots += e.desc.slots;
+  s_.free_slots += CoreState::FreeSlotsOf(e);
   s_.executors_epoch++;
+  place_.RefreshAvoid(e);
   place_.MarkFree(e);
+  s_.PostExecutor(id, ExecutorChange::kJoined);
   // Jobs that waited for a fitting executor may run now.
   for (JobId j : s_.running_jobs) {
     Job& job = s_.jobs.at(j);
@@ -110,18 +113,22 @@ Attempt& Lifecycle::Link(Job& job, TaskIndex t, Executor& e, AttemptId id, bool 
   if (task.live > 0) s_.extra_live++;
   task.live++;
   task.phase = TaskPhase::kActive;
-  e.used_slots += a.slots;
+  s_.ChangeSlots(e, [&] { e.used_slots += a.slots; });
   e.used_gpus += a.gpus;
   e.attempts.insert(a.id);
   job.running++;
   Attempt& live = s_.attempts.emplace(a.id, a).first->second;
   place_.AttemptLinked(job, live);
+  s_.PostAttempt(PolicyEvent::Kind::kLaunched, live);
   return live;
 }
 
 void Lifecycle::EndAttempt(const Attempt& a, AttemptOutcome outcome, double run_s) {
   Job& job = s_.jobs.at(a.job);
   Task& task = job.tasks[a.task];
+  PolicyEvent ended;
+  ended.kind = PolicyEvent::Kind::kEnded;
+  if (!s_.policies.empty()) ended.attempt = s_.ViewOf(a);
   // Unlink from the task's live list.
   if (task.live_head == a.id) {
     task.live_head = a.next;
@@ -139,11 +146,11 @@ void Lifecycle::EndAttempt(const Attempt& a, AttemptOutcome outcome, double run_
   task.live--;
   job.running--;
   place_.AttemptEnded(a);
-  Executor* e = s_.FindExec(a.executor);
-  if (e) {
-    e->used_slots -= a.slots;
-    e->used_gpus -= a.gpus;
-    e->attempts.erase(a.id);
+  Executor* exec = s_.FindExec(a.executor);
+  if (exec) {
+    s_.ChangeSlots(*exec, [&] { exec->used_slots -= a.slots; });
+    exec->used_gpus -= a.gpus;
+    exec->attempts.erase(a.id);
   }
   Time now = s_.Now();
   const TaskDef& d = job.def.Task(a.task);
@@ -162,11 +169,19 @@ void Lifecycle::EndAttempt(const Attempt& a, AttemptOutcome outcome, double run_
   r.copy = a.copy;
   if (outcome != AttemptOutcome::kCommitted) s_.counters.extra_machine_s += r.Duration();
   s_.predictors->Observe(s_.shares.ForPredictors(r));
-  if (e) place_.MarkFree(*e);  // after Observe: its speed factor may have moved
-  for (auto& [e, state] : s_.predictors->HealthTransitions())
+  for (auto& [e, state] : s_.predictors->HealthTransitions()) {
     TC_LOG(Info) << "executor " << e << " health: " << NodeHealthName(state.state) << " (speed factor "
                  << state.speed_factor << ")";
+    if (Executor* x = s_.FindExec(e)) place_.RefreshAvoid(*x);
+    s_.PostExecutor(e, ExecutorChange::kHealthChanged);
+  }
   for (CoreObserver* o : s_.observers) o->OnAttemptEnded(r);
+  if (exec) {  // what the executor just did may change a policy's advice about it
+    place_.RefreshAvoid(*exec);
+    place_.MarkFree(*exec);
+  }
+  ended.end = {outcome, now, r.run_s};
+  s_.Post(std::move(ended));
   s_.attempts.erase(a.id);
 }
 

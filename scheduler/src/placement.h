@@ -46,7 +46,12 @@ class Placement {
   ExecutorId PickQueue(const Job& job, TaskIndex t, uint32_t per_slot);
 
   bool RunsTask(const Job& job, TaskIndex t, ExecutorId e) const;
+  // Whether a policy advises against `e` (MitigationPolicy::AvoidExecutor),
+  // as cached by the last RefreshAvoid: O(1).
   bool PolicyAvoids(ExecutorId e) const;
+  // Asks the policies again about `e` (on events: policy.h says which).
+  void RefreshAvoid(Executor& e);
+  void RefreshAvoidAll();
 
   // The runnable queue: jobs with tasks to place, served round-robin.
   void MakeRunnable(Job& job);
@@ -59,6 +64,7 @@ class Placement {
   void ForgetJob(const Job& job);
 
  private:
+  void CleanFront(bool avoided_list);
   CoreState& s_;
   const ClusterView& view_;
   std::unique_ptr<PlacementStrategy> strategy_;

@@ -139,6 +139,9 @@ ExecutorId ExpectedFinishPlacement::PickFree(const Job& job, TaskIndex t, bool c
   int b = -1;
   ExecutorId id = PickFastest(job, t, copy, fallback_only, &b);
   if (!id || copy) return id;  // a copy is wanted now, where it is
+  // A divisible job's share is sized by the executor's speed when it is
+  // placed (work_shares.h): a slow executor gets a smaller share, not none.
+  if (job.def.divisible_units > 0) return id;
   double d = PredictedRun(job, t);
   if (d <= 0) return id;  // nothing known yet: take what is free
   // The tasks the faster pool runs before it could take this one as its

@@ -9,7 +9,9 @@ ExecutorId FirstFreePlacement::PickFree(const Job& job, TaskIndex t, bool copy, 
   if (preferred) {
     if (Executor* e = s_.FindExec(preferred); e && place_.Fits(job, t, *e, copy)) return preferred;
   }
-  // Placement::PickFree dropped the stale entries at the front.
+  // Placement::PickFree dropped the stale entries at the front. Executors a
+  // policy avoids wait in their own list (Placement::RefreshAvoid), so this
+  // walk does not pass them.
   ExecutorId fallback = 0;
   for (ExecutorId id : s_.free) {
     Executor* e = s_.FindExec(id);
@@ -20,7 +22,14 @@ ExecutorId FirstFreePlacement::PickFree(const Job& job, TaskIndex t, bool copy, 
     }
     return id;
   }
-  return copy ? 0 : fallback;
+  if (copy) return 0;  // copies never go where a policy advises against
+  for (ExecutorId id : s_.free_avoided) {
+    Executor* e = s_.FindExec(id);
+    if (!e || !e->in_free_avoided || !place_.Fits(job, t, *e, copy)) continue;
+    if (id != fallback_only) return id;
+    if (!fallback) fallback = id;
+  }
+  return fallback;
 }
 
 }  // namespace tailcut::core

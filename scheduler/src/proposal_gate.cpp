@@ -1,5 +1,6 @@
 #include "proposal_gate.h"
 
+#include <cmath>
 #include <string>
 
 #include "tailcut/common/log.h"
@@ -12,11 +13,11 @@ size_t QuarantineCap(double share, size_t fleet) {
   return std::min(cap, fleet / 2);  // never more than half the fleet
 }
 
-void ProposalGate::ApplyAll(const std::vector<Proposal>& proposals, std::string_view policy) {
-  for (const Proposal& p : proposals) Apply(p, policy);
+void ProposalGate::ApplyAll(const std::vector<Proposal>& proposals, std::string_view policy, uint32_t index) {
+  for (const Proposal& p : proposals) Apply(p, policy, index);
 }
 
-void ProposalGate::Apply(const Proposal& p, std::string_view policy) {
+void ProposalGate::Apply(const Proposal& p, std::string_view policy, uint32_t index) {
   switch (p.kind) {
     case Proposal::Kind::kLaunchCopy: {
       Job* job = s_.FindJob(p.job);
@@ -63,8 +64,10 @@ void ProposalGate::Apply(const Proposal& p, std::string_view policy) {
       size_t quarantined = 0;
       for (auto& [id, x] : s_.executors) quarantined += x.quarantined;
       if (quarantined + 1 > QuarantineCap(s_.opt.max_quarantined_share, s_.executors.size())) return;
-      e->quarantined = true;
+      s_.ChangeSlots(*e, [&] { e->quarantined = true; });
+      place_.RefreshAvoid(*e);
       place_.MarkFree(*e);  // the strategy takes its capacity out
+      s_.PostExecutor(e->id, ExecutorChange::kQuarantined);
       TC_LOG(Info) << policy << ": quarantine executor " << e->id << " (" << e->desc.name << "): " << p.reason;
       s_.Emit(ExecutorChangedCmd{e->id, ExecutorChangedCmd::Change::kQuarantined, p.reason});
       return;
@@ -72,11 +75,19 @@ void ProposalGate::Apply(const Proposal& p, std::string_view policy) {
     case Proposal::Kind::kRelease: {
       Executor* e = s_.FindExec(p.executor);
       if (!e || !e->quarantined) return;
-      e->quarantined = false;
+      s_.ChangeSlots(*e, [&] { e->quarantined = false; });
+      place_.RefreshAvoid(*e);
       place_.MarkFree(*e);
+      s_.PostExecutor(e->id, ExecutorChange::kReleased);
       TC_LOG(Info) << policy << ": release executor " << e->id << " (" << e->desc.name << "): " << p.reason;
       s_.Emit(ExecutorChangedCmd{e->id, ExecutorChangedCmd::Change::kReleased, p.reason});
       s_.dirty = true;
+      return;
+    }
+    case Proposal::Kind::kWakeUp: {
+      // NaN would break the heap's order; an ended attempt needs none.
+      if (std::isnan(p.at) || !s_.attempts.count(p.attempt) || index >= s_.policies.size()) return;
+      s_.wakeups.push({p.at, s_.wakeup_seq++, index, p.attempt});
       return;
     }
   }

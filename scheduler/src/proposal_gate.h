@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <string_view>
 #include <vector>
 
@@ -22,9 +23,10 @@ class ProposalGate {
  public:
   ProposalGate(CoreState& s, Placement& place, Lifecycle& life) : s_(s), place_(place), life_(life) {}
 
-  // `policy` names the proposer in logs.
-  void ApplyAll(const std::vector<Proposal>& proposals, std::string_view policy);
-  void Apply(const Proposal& p, std::string_view policy);
+  // `policy` names the proposer in logs; `index` is its place in the
+  // chain (CoreState::policies), where its wake-ups go.
+  void ApplyAll(const std::vector<Proposal>& proposals, std::string_view policy, uint32_t index = 0);
+  void Apply(const Proposal& p, std::string_view policy, uint32_t index = 0);
 
  private:
   CoreState& s_;

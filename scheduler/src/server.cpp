@@ -382,7 +382,11 @@ class SchedulerServer::Impl {
     last_iteration_ = clock_.Now();
     while (!stop_.load(std::memory_order_relaxed)) {
       double now = clock_.Now();
-      long wait_ms = std::clamp<long>(static_cast<long>((next_tick - now) * 1000), 0, 100);
+      // The core's timer: ticks, and the wake-ups policies asked for
+      // (Flush delivers them), so detection is not held to tick_s.
+      double until = next_tick, wake = core_.NextWakeUp();
+      if (wake >= 0) until = std::min(until, wake);
+      long wait_ms = std::clamp<long>(static_cast<long>(std::ceil((until - now) * 1000)), 0, 100);
       // Only the sockets in use: an unused entry (null socket) would poll fd 0.
       zmq::pollitem_t items[4] = {{executors_.handle(), 0, ZMQ_POLLIN, 0}, {clients_.handle(), 0, ZMQ_POLLIN, 0}};
       size_t n_items = 2;

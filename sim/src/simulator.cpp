@@ -46,6 +46,7 @@ enum class Ev : uint8_t {
   kDropped,   // its drop reaches the scheduler (a = attempt)
   kProgress,  // the executor reports the attempt's next progress fraction (a = attempt, gen)
   kTick,      // core.Tick()
+  kWakeUp,    // a wake-up a policy asked for is due (SchedulerCore::NextWakeUp)
   kSlow,      // executor a's run-time factor becomes x
   kCrash,     // executor a dies
   kDetect,    // the core learns executor a died
@@ -138,6 +139,11 @@ class Simulator::Impl final : public CoreObserver {
         Push(Ev::kTick, e.t + interval, 0);
         continue;
       }
+      if (e.type == Ev::kWakeUp) {
+        if (e.t == wake_at_) wake_at_ = -1;
+        if (!Done()) Drain();  // delivered at exactly the asked time
+        continue;
+      }
       --pending_;
       last_activity = e.t;
       Handle(e);
@@ -224,7 +230,8 @@ class Simulator::Impl final : public CoreObserver {
       case Ev::kSlow: SetFactor(static_cast<uint32_t>(e.a), e.x); break;
       case Ev::kCrash: Crash(static_cast<uint32_t>(e.a), e.x); break;
       case Ev::kDetect: core_.RemoveExecutor(execs_[e.a].id, true, "crashed (simulated)"); break;
-      case Ev::kTick: break;
+      case Ev::kTick:
+      case Ev::kWakeUp: break;
     }
   }
 
@@ -297,7 +304,7 @@ class Simulator::Impl final : public CoreObserver {
     for (;;) {
       cmds_.clear();
       core_.TakeCommands(&cmds_);
-      if (cmds_.empty()) return;
+      if (cmds_.empty()) return ArmWakeUp();
       for (Command& c : cmds_) {
         if (auto* l = std::get_if<LaunchCmd>(&c)) {
           OnLaunch(*l);
@@ -309,6 +316,17 @@ class Simulator::Impl final : public CoreObserver {
         // TaskCommitted / JobFinished / ExecutorChanged: seen via the observer.
       }
     }
+  }
+
+  // One queued kWakeUp at the core's earliest pending wake-up: a new one
+  // only when that is earlier than the one already queued.
+  void ArmWakeUp() {
+    double t = core_.NextWakeUp();
+    if (t < 0) return;
+    t = std::max(t, clock_.Now());
+    if (wake_at_ >= 0 && wake_at_ <= t) return;
+    wake_at_ = t;
+    PushRaw(Ev::kWakeUp, t, 0, 0, 0);
   }
 
   // Whether the n-th attempt of (job, task) fails or is dropped, and where:
@@ -484,6 +502,7 @@ class Simulator::Impl final : public CoreObserver {
 
   std::priority_queue<Event, std::vector<Event>, Later> pq_;
   uint64_t seq_ = 0;
+  double wake_at_ = -1;  // time of the queued kWakeUp, -1 when none
   uint64_t pending_ = 0;           // queued events other than ticks
   uint64_t pending_arrivals_ = 0;
   std::vector<SimExec> execs_;

@@ -191,6 +191,11 @@ Scenario ReplayScenario(const WhatifOptions& o, const Prepared& p) {
     if (parsed.ok()) sc = std::move(parsed).value();
   }
   sc.name = "whatif";
+  // Replays place as the recording's scheduler did, first free: a task keeps
+  // its recorded time wherever it runs, and expected_finish would hold work
+  // off an executor for slowness that belongs to the tasks. The policy
+  // comparison puts the scenario's placement back for the chain's run.
+  sc.core.placement = "first_free";
   sc.cluster.executors = static_cast<uint32_t>(p.exec_ids.size());
   sc.cluster.slots = p.slots;
   sc.cluster.speed = Distribution::Constant(1);
@@ -337,7 +342,9 @@ StatusOr<WhatifReport> AnalyseTrace(const std::vector<TraceRow>& rows, const std
     auto n = Replay(base, Jobs(p, intrinsic), faults, none, o.seed);
     if (!n.ok()) return n.status();
     rep.policy_none = *n;
-    auto c = Replay(base, Jobs(p, intrinsic), faults, o.policy, o.seed, &rep.policy_copies);
+    Scenario with_chain = base;  // the chain with its placement (the scenario's, else the default)
+    with_chain.core.placement = o.base ? o.base->core.placement : CoreOptions{}.placement;
+    auto c = Replay(with_chain, Jobs(p, intrinsic), faults, o.policy, o.seed, &rep.policy_copies);
     if (!c.ok()) return c.status();
     rep.policy_chain = *c;
   }

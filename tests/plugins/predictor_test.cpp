@@ -30,6 +30,11 @@ class WithSuite final : public ClusterView {
   uint32_t CopiesAllowed() const override { return v_.CopiesAllowed(); }
   uint32_t TotalSlots() const override { return v_.TotalSlots(); }
   const PredictorSuite* Predictors() const override { return s_; }
+  void ForEachAttemptOn(ExecutorId e, const std::function<void(const AttemptView&)>& f) const override {
+    v_.ForEachAttemptOn(e, f);
+  }
+  bool FindAttempt(AttemptId a, AttemptView* o) const override { return v_.FindAttempt(a, o); }
+  uint64_t FreeSlots() const override { return v_.FreeSlots(); }
 
  private:
   const ClusterView& v_;
@@ -43,6 +48,25 @@ struct Wrap final : MitigationPolicy {
     inner->OnJobSubmitted(WithSuite(v, suite), j, out);
   }
   void OnTick(const ClusterView& v, std::vector<Proposal>* out) override { inner->OnTick(WithSuite(v, suite), out); }
+  void OnAttemptLaunched(const ClusterView& v, const AttemptView& a, std::vector<Proposal>* out) override {
+    inner->OnAttemptLaunched(WithSuite(v, suite), a, out);
+  }
+  void OnAttemptStarted(const ClusterView& v, const AttemptView& a, std::vector<Proposal>* out) override {
+    inner->OnAttemptStarted(WithSuite(v, suite), a, out);
+  }
+  void OnAttemptProgress(const ClusterView& v, const AttemptView& a, std::vector<Proposal>* out) override {
+    inner->OnAttemptProgress(WithSuite(v, suite), a, out);
+  }
+  void OnAttemptEnded(const ClusterView& v, const AttemptView& a, const AttemptEnd& e,
+                      std::vector<Proposal>* out) override {
+    inner->OnAttemptEnded(WithSuite(v, suite), a, e, out);
+  }
+  void OnExecutorChanged(const ClusterView& v, ExecutorId e, ExecutorChange c, std::vector<Proposal>* out) override {
+    inner->OnExecutorChanged(WithSuite(v, suite), e, c, out);
+  }
+  void OnWakeUp(const ClusterView& v, const AttemptView& a, std::vector<Proposal>* out) override {
+    inner->OnWakeUp(WithSuite(v, suite), a, out);
+  }
   bool AvoidExecutor(const ClusterView& v, ExecutorId e) const override {
     return inner->AvoidExecutor(WithSuite(v, suite), e);
   }

@@ -327,9 +327,13 @@ TEST_CASE("speed shares: divisible steps sized by speed beat equal steps with a 
   sc->workload.jobs = 150;
   Scenario divisible = *sc;
   for (JobClass& c : divisible.workload.classes) c.divisible = true;
-  auto equal = RunPolicy(*sc, "none", 1);
+  Scenario plain = *sc;  // placed first free: every worker takes its equal step
+  plain.core.placement = "first_free";
+  auto equal = RunPolicy(plain, "none", 1);
+  auto held = RunPolicy(*sc, "none", 1);  // expected_finish: the slow worker's task may wait for a fast one
   auto shared = RunPolicy(divisible, "none", 1);
   REQUIRE(equal.ok());
+  REQUIRE(held.ok());
   REQUIRE(shared.ok());
   CHECK(shared->jobs == equal->jobs);
   CHECK(shared->tasks == equal->tasks);
@@ -339,6 +343,10 @@ TEST_CASE("speed shares: divisible steps sized by speed beat equal steps with a 
   // Equal steps wait for the 4x worker (~4 s); shared ones take ~1.1-1.3 s.
   CHECK(shared->p50 < 0.5 * equal->p50);
   CHECK(shared->mean < 0.5 * equal->mean);
+  // Holding equal steps off the slow worker runs them in two rounds on the
+  // fast ones (~2 s); shares keep all eight busy.
+  CHECK(shared->p50 < 0.8 * held->p50);
+  CHECK(shared->mean < 0.8 * held->mean);
 }
 
 }  // namespace tailcut::sim

@@ -89,9 +89,9 @@ TEST_CASE("whatif shows what the default chain saves on a fail-slow executor", "
   CHECK(rep->fail_slow_windows >= 9);  // executor 2 is slow in every window
   // With the slowness bound to executor 2, none waits for it ...
   CHECK(rep->policy_none.mean > 4.0);
-  // ... and the default chain's copies and quarantine avoid much of it.
+  // ... and the defaults avoid much of it: expected-finish placement keeps
+  // work off it once flagged, copies race what it already holds.
   CHECK(rep->policy_chain.mean < rep->policy_none.mean - 1.0);
-  CHECK(rep->policy_copies > 0);
 }
 
 TEST_CASE("whatif typical time scales with input size", "[whatif]") {

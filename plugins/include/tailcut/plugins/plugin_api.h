@@ -29,7 +29,10 @@
 
 #include "tailcut/scheduler/policy.h"
 
-#define TAILCUT_PLUGIN_API_VERSION 1
+// 2: event hooks (OnAttemptLaunched/Started/Progress/Ended,
+//    OnExecutorChanged, OnWakeUp), Proposal::WakeUp and Proposal::at, and
+//    ClusterView::ForEachAttemptOn/FindAttempt/FreeSlots.
+#define TAILCUT_PLUGIN_API_VERSION 2
 
 extern "C" {
 

@@ -11,6 +11,7 @@
 #include "tailcut/common/config.h"
 #include "tailcut/common/status.h"
 #include "tailcut/plugins/spark.h"
+#include "tailcut/predictors/predictor.h"
 #include "tailcut/scheduler/policy.h"
 
 namespace tailcut {
@@ -38,10 +39,25 @@ class PredictivePolicy final : public MitigationPolicy {
  public:
   explicit PredictivePolicy(PredictiveOptions o = {});
   std::string_view name() const override { return "predictive"; }
+  // Event-driven: each attempt is judged when it may first be judged, when
+  // it reports progress, and again when its P(straggler) is predicted to
+  // reach p_straggler (a wake-up), so a straggler is caught at the
+  // threshold at O(log) cost per attempt. OnTick only retries stragglers
+  // that found no room for a copy and drops hopeless copies (with restart).
   void OnTick(const ClusterView& v, std::vector<Proposal>* out) override;
+  void OnAttemptLaunched(const ClusterView& v, const AttemptView& a, std::vector<Proposal>* out) override;
+  void OnAttemptProgress(const ClusterView& v, const AttemptView& a, std::vector<Proposal>* out) override;
+  void OnAttemptEnded(const ClusterView& v, const AttemptView& a, const AttemptEnd& end,
+                      std::vector<Proposal>* out) override;
+  void OnExecutorChanged(const ClusterView& v, ExecutorId e, ExecutorChange c, std::vector<Proposal>* out) override;
+  void OnWakeUp(const ClusterView& v, const AttemptView& a, std::vector<Proposal>* out) override;
   bool AvoidExecutor(const ClusterView& v, ExecutorId e) const override;
 
  private:
+  void Judge(const ClusterView& v, const AttemptView& a, bool rearm, std::vector<Proposal>* out);
+  bool Act(const ClusterView& v, const AttemptView& a, const TaskDef& d, const StragglerEstimate& est,
+           bool slot_free, std::vector<Proposal>* out);
+  void DropHopelessCopies(const ClusterView& v, std::vector<Proposal>* out);
   struct State;
   PredictiveOptions o_;
   std::shared_ptr<State> st_;

@@ -39,9 +39,18 @@ class ReassignPolicy final : public MitigationPolicy {
  public:
   explicit ReassignPolicy(ReassignOptions o = {});
   std::string_view name() const override { return "reassign"; }
+  // Event-driven: an executor is judged when its evidence changes (an
+  // attempt on it ended, its health changed); OnTick only looks at the
+  // executors it quarantined (release, and copies a full cluster had no
+  // room for before).
   void OnTick(const ClusterView& v, std::vector<Proposal>* out) override;
+  void OnAttemptEnded(const ClusterView& v, const AttemptView& a, const AttemptEnd& end,
+                      std::vector<Proposal>* out) override;
+  void OnExecutorChanged(const ClusterView& v, ExecutorId e, ExecutorChange c, std::vector<Proposal>* out) override;
 
  private:
+  void Judge(const ClusterView& v, ExecutorId e, std::vector<Proposal>* out);
+  void CopyOff(const ClusterView& v, ExecutorId e, double slowdown, std::vector<Proposal>* out);
   struct State;
   ReassignOptions o_;
   std::shared_ptr<State> st_;

@@ -10,7 +10,7 @@
 //   ExecutorSeen (heartbeat)          TaskCommitted(job, task, output)
 //   AttemptStarted / Progress         JobFinished(job, state, reason)
 //   AttemptSucceeded / Failed         ExecutorChanged(quarantined/released/lost)
-//   Tick
+//   Tick, and wake-ups (NextWakeUp)
 #pragma once
 
 #include <cstdint>
@@ -241,8 +241,15 @@ class SchedulerCore {
   Status RestoreFinishedJob(JobId id, JobDef def, const JobStatusInfo& status, std::vector<CommittedOutput> outputs);
 
   // --- commands ---
-  // Appends the commands produced since the last call.
+  // Appends the commands produced since the last call. Policies get their
+  // events here (after placement) and the wake-ups they asked for that are
+  // due by the clock's Now().
   void TakeCommands(std::vector<Command>* out);
+  // When the earliest wake-up a policy asked for is due (Proposal::WakeUp),
+  // or -1 when none is pending. Drivers call TakeCommands at that time (the
+  // simulator at exactly that virtual time, the live server from its timer):
+  // detection then happens at the policy's threshold, not at the next Tick.
+  Time NextWakeUp() const;
 
   // --- queries ---
   StatusOr<JobStatusInfo> JobStatus(JobId job) const;
