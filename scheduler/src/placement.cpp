@@ -62,6 +62,7 @@ void Placement::RefreshAvoid(Executor& e) {
   }
   if (avoid == e.avoided) return;
   e.avoided = avoid;
+  strategy_->ExecutorChanged(e);  // a strategy with its own lists moves it
   if (!avoid && e.in_free_avoided) {  // back to the preferred list; its old entry goes stale
     e.in_free_avoided = false;
     e.in_free = true;

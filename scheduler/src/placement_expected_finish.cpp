@@ -34,7 +34,9 @@ void ExpectedFinishPlacement::ExecutorChanged(const Executor& e) {
       pools_[b].rate += x.rate;
     }
   }
-  if (b >= 0 && x.listed != b && Placement::HasFreeSlot(e)) {
+  // Executors a policy avoids stay out of the buckets (PickFastest takes
+  // them from Placement's own list, only when nothing else fits).
+  if (b >= 0 && x.listed != b && Placement::HasFreeSlot(e) && !e.avoided) {
     x.listed = b;  // an entry in another bucket goes stale
     free_[b].push_back(e.id);
   }
@@ -95,38 +97,89 @@ double ExpectedFinishPlacement::FasterPoolFinish(int b, double d, uint32_t tasks
   return work / rate + rounds * d * (slots / rate);  // slots / rate: the pool's mean speed
 }
 
+// Whether the entry `id` in bucket `b` can still take work (not stale, not
+// busy, not quarantined, not avoided).
+bool ExpectedFinishPlacement::Usable(ExecutorId id, int b) const {
+  auto x = execs_.find(id);
+  if (x == execs_.end() || x->second.listed != b) return false;
+  const Executor* e = s_.FindExec(id);
+  return e && !e->quarantined && !e->avoided && Placement::HasFreeSlot(*e) && BucketOf(Speed(id)) == b;
+}
+
+// Drops bucket `b`'s entries that cannot take work. Those that were its
+// listed entry are re-listed where they belong now (if anywhere).
+void ExpectedFinishPlacement::Compact(int b) {
+  std::deque<ExecutorId>& q = free_[b];
+  std::deque<ExecutorId> keep;
+  std::vector<ExecutorId> moved;
+  for (ExecutorId id : q) {
+    if (Usable(id, b)) {
+      keep.push_back(id);
+      continue;
+    }
+    auto x = execs_.find(id);
+    if (x != execs_.end() && x->second.listed == b) {
+      x->second.listed = -1;
+      moved.push_back(id);
+    }
+  }
+  q.swap(keep);
+  for (ExecutorId id : moved)
+    if (const Executor* e = s_.FindExec(id)) ExecutorChanged(*e);
+}
+
 ExecutorId ExpectedFinishPlacement::PickFastest(const Job& job, TaskIndex t, bool copy, ExecutorId fallback_only,
                                                 int* bucket) {
   ExecutorId fallback = 0;
   int fallback_bucket = -1;
   for (int b = 0; b < kBuckets; ++b) {
     std::deque<ExecutorId>& q = free_[b];
-    while (!q.empty()) {  // drop stale entries at the front
+    while (!q.empty() && !Usable(q.front(), b)) {  // drop what cannot take work at the front
       ExecutorId id = q.front();
-      const Executor* e = s_.FindExec(id);
-      auto x = execs_.find(id);
-      if (e && x != execs_.end() && x->second.listed == b && !e->quarantined && Placement::HasFreeSlot(*e) &&
-          BucketOf(Speed(id)) == b)
-        break;
       q.pop_front();
+      auto x = execs_.find(id);
       if (x != execs_.end() && x->second.listed == b) {
         x->second.listed = -1;
-        if (e) ExecutorChanged(*e);  // re-listed where its speed now puts it
+        if (const Executor* e = s_.FindExec(id)) ExecutorChanged(*e);  // re-listed where it now belongs
       }
     }
+    // Entries further back may have gone stale too (busy, avoided, moved):
+    // when the walk passes many, the bucket is compacted once, so the cost
+    // per placement stays O(buckets) amortised at datacenter scale.
+    size_t passed = 0;
+    ExecutorId found = 0;
     for (ExecutorId id : q) {
-      const Executor* e = s_.FindExec(id);
       auto x = execs_.find(id);
-      if (!e || x == execs_.end() || x->second.listed != b || !place_.Fits(job, t, *e, copy)) continue;
-      if (id == fallback_only || place_.PolicyAvoids(id)) {
-        if (!fallback) fallback = id, fallback_bucket = b;
+      const Executor* e = x != execs_.end() && x->second.listed == b ? s_.FindExec(id) : nullptr;
+      if (!e || !place_.Fits(job, t, *e, copy)) {
+        ++passed;
         continue;
       }
+      if (id == fallback_only || place_.PolicyAvoids(id)) {
+        if (!fallback) fallback = id, fallback_bucket = b;
+        ++passed;
+        continue;
+      }
+      found = id;
+      break;
+    }
+    if (passed > 64 && 2 * passed > q.size()) Compact(b);
+    if (found) {
       *bucket = b;
-      return id;
+      return found;
     }
   }
-  if (copy) return 0;
+  if (copy) return 0;  // copies never go where a policy advises against
+  if (!fallback) {  // avoided executors wait in Placement's own list
+    for (ExecutorId id : s_.free_avoided) {
+      const Executor* e = s_.FindExec(id);
+      if (!e || !e->in_free_avoided || !place_.Fits(job, t, *e, copy)) continue;
+      auto x = execs_.find(id);
+      fallback = id;
+      fallback_bucket = x != execs_.end() ? x->second.bucket : -1;
+      if (id != fallback_only) break;
+    }
+  }
   *bucket = fallback_bucket;
   return fallback;
 }

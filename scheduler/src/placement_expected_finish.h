@@ -74,6 +74,8 @@ class ExpectedFinishPlacement final : public PlacementStrategy {
   };
   double Speed(ExecutorId e) const;
   ExecutorId PickFastest(const Job& job, TaskIndex t, bool copy, ExecutorId fallback_only, int* bucket);
+  bool Usable(ExecutorId id, int b) const;
+  void Compact(int b);
 
   CoreState& s_;
   Placement& place_;
