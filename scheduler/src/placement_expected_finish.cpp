@@ -34,11 +34,13 @@ void ExpectedFinishPlacement::ExecutorChanged(const Executor& e) {
       pools_[b].rate += x.rate;
     }
   }
-  // Executors a policy avoids stay out of the buckets (PickFastest takes
-  // them from Placement's own list, only when nothing else fits).
-  if (b >= 0 && x.listed != b && Placement::HasFreeSlot(e) && !e.avoided) {
+  // Executors a policy avoids wait in their bucket's own list, so the walk
+  // for a task does not pass them; they are the fallback.
+  if (x.listed >= 0 && x.listed_avoided != e.avoided) x.listed = -1;  // its entry goes stale
+  if (b >= 0 && x.listed != b && Placement::HasFreeSlot(e)) {
     x.listed = b;  // an entry in another bucket goes stale
-    free_[b].push_back(e.id);
+    x.listed_avoided = e.avoided;
+    List(b, e.avoided).push_back(e.id);
   }
 }
 
@@ -97,33 +99,38 @@ double ExpectedFinishPlacement::FasterPoolFinish(int b, double d, uint32_t tasks
   return work / rate + rounds * d * (slots / rate);  // slots / rate: the pool's mean speed
 }
 
-// Whether the entry `id` in bucket `b` can still take work (not stale, not
-// busy, not quarantined, not avoided).
-bool ExpectedFinishPlacement::Usable(ExecutorId id, int b) const {
+// Whether the entry `id` in bucket `b`'s list (`avoided` or not) can still
+// take work: not stale, not busy, not quarantined.
+bool ExpectedFinishPlacement::Usable(ExecutorId id, int b, bool avoided) const {
   auto x = execs_.find(id);
-  if (x == execs_.end() || x->second.listed != b) return false;
+  if (x == execs_.end() || x->second.listed != b || x->second.listed_avoided != avoided) return false;
   const Executor* e = s_.FindExec(id);
-  return e && !e->quarantined && !e->avoided && Placement::HasFreeSlot(*e) && BucketOf(Speed(id)) == b;
+  return e && !e->quarantined && e->avoided == avoided && Placement::HasFreeSlot(*e) && BucketOf(Speed(id)) == b;
 }
 
-// Drops bucket `b`'s entries that cannot take work. Those that were its
-// listed entry are re-listed where they belong now (if anywhere).
-void ExpectedFinishPlacement::Compact(int b) {
-  std::deque<ExecutorId>& q = free_[b];
-  std::deque<ExecutorId> keep;
+// Drops entries that cannot take work from one list (all of them, or only
+// those at its front); each that was its executor's entry is re-listed
+// where the executor belongs now, if anywhere.
+void ExpectedFinishPlacement::Clean(int b, bool avoided, bool all) {
+  std::deque<ExecutorId>& q = List(b, avoided);
   std::vector<ExecutorId> moved;
-  for (ExecutorId id : q) {
-    if (Usable(id, b)) {
-      keep.push_back(id);
-      continue;
-    }
+  auto drop = [&](ExecutorId id) {
     auto x = execs_.find(id);
-    if (x != execs_.end() && x->second.listed == b) {
+    if (x != execs_.end() && x->second.listed == b && x->second.listed_avoided == avoided) {
       x->second.listed = -1;
       moved.push_back(id);
     }
+  };
+  if (all) {
+    std::deque<ExecutorId> keep;
+    for (ExecutorId id : q) Usable(id, b, avoided) ? keep.push_back(id) : drop(id);
+    q.swap(keep);
+  } else {
+    while (!q.empty() && !Usable(q.front(), b, avoided)) {
+      drop(q.front());
+      q.pop_front();
+    }
   }
-  q.swap(keep);
   for (ExecutorId id : moved)
     if (const Executor* e = s_.FindExec(id)) ExecutorChanged(*e);
 }
@@ -132,52 +139,41 @@ ExecutorId ExpectedFinishPlacement::PickFastest(const Job& job, TaskIndex t, boo
                                                 int* bucket) {
   ExecutorId fallback = 0;
   int fallback_bucket = -1;
-  for (int b = 0; b < kBuckets; ++b) {
-    std::deque<ExecutorId>& q = free_[b];
-    while (!q.empty() && !Usable(q.front(), b)) {  // drop what cannot take work at the front
-      ExecutorId id = q.front();
-      q.pop_front();
-      auto x = execs_.find(id);
-      if (x != execs_.end() && x->second.listed == b) {
-        x->second.listed = -1;
-        if (const Executor* e = s_.FindExec(id)) ExecutorChanged(*e);  // re-listed where it now belongs
+  // First the executors no policy avoids, fastest bucket first; then, only
+  // for a task that is not a copy, the avoided ones (and a restart's old
+  // executor, `fallback_only`), fastest first.
+  for (bool avoided : {false, true}) {
+    if (avoided && copy) return 0;  // copies never go where a policy advises against
+    for (int b = 0; b < kBuckets; ++b) {
+      if (avoided && fallback && b >= fallback_bucket) break;
+      Clean(b, avoided, false);
+      // Entries further back may have gone stale too (busy, moved): when the
+      // walk passes many, the list is compacted once, so the cost per
+      // placement stays O(buckets) amortised at datacenter scale.
+      std::deque<ExecutorId>& q = List(b, avoided);
+      size_t passed = 0;
+      ExecutorId found = 0;
+      for (ExecutorId id : q) {
+        const Executor* e = Usable(id, b, avoided) ? s_.FindExec(id) : nullptr;
+        if (!e || !place_.Fits(job, t, *e, copy)) {
+          ++passed;
+          continue;
+        }
+        if (id == fallback_only) {  // usable: compacting would keep it
+          if (!fallback) fallback = id, fallback_bucket = b;
+          continue;
+        }
+        found = id;
+        break;
       }
-    }
-    // Entries further back may have gone stale too (busy, avoided, moved):
-    // when the walk passes many, the bucket is compacted once, so the cost
-    // per placement stays O(buckets) amortised at datacenter scale.
-    size_t passed = 0;
-    ExecutorId found = 0;
-    for (ExecutorId id : q) {
-      auto x = execs_.find(id);
-      const Executor* e = x != execs_.end() && x->second.listed == b ? s_.FindExec(id) : nullptr;
-      if (!e || !place_.Fits(job, t, *e, copy)) {
-        ++passed;
-        continue;
+      if (passed > 64 && 2 * passed > q.size()) Clean(b, avoided, true);
+      if (!found) continue;
+      if (avoided) {
+        fallback = found, fallback_bucket = b;
+        break;
       }
-      if (id == fallback_only || place_.PolicyAvoids(id)) {
-        if (!fallback) fallback = id, fallback_bucket = b;
-        ++passed;
-        continue;
-      }
-      found = id;
-      break;
-    }
-    if (passed > 64 && 2 * passed > q.size()) Compact(b);
-    if (found) {
       *bucket = b;
       return found;
-    }
-  }
-  if (copy) return 0;  // copies never go where a policy advises against
-  if (!fallback) {  // avoided executors wait in Placement's own list
-    for (ExecutorId id : s_.free_avoided) {
-      const Executor* e = s_.FindExec(id);
-      if (!e || !e->in_free_avoided || !place_.Fits(job, t, *e, copy)) continue;
-      auto x = execs_.find(id);
-      fallback = id;
-      fallback_bucket = x != execs_.end() ? x->second.bucket : -1;
-      if (id != fallback_only) break;
     }
   }
   *bucket = fallback_bucket;

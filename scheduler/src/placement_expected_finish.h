@@ -67,6 +67,7 @@ class ExpectedFinishPlacement final : public PlacementStrategy {
     int bucket = -1;        // bucket its capacity counts in; -1 none (quarantined)
     double rate = 0;
     int listed = -1;        // bucket of its free-list entry; -1 none
+    bool listed_avoided = false;  // ... in free_avoided_ (a policy avoids it)
   };
   struct Live {
     int bucket = 0;
@@ -74,13 +75,15 @@ class ExpectedFinishPlacement final : public PlacementStrategy {
   };
   double Speed(ExecutorId e) const;
   ExecutorId PickFastest(const Job& job, TaskIndex t, bool copy, ExecutorId fallback_only, int* bucket);
-  bool Usable(ExecutorId id, int b) const;
-  void Compact(int b);
+  bool Usable(ExecutorId id, int b, bool avoided) const;
+  void Clean(int b, bool avoided, bool all);
+  std::deque<ExecutorId>& List(int b, bool avoided) { return avoided ? free_avoided_[b] : free_[b]; }
 
   CoreState& s_;
   Placement& place_;
   std::array<Pool, kBuckets> pools_{};
   std::array<std::deque<ExecutorId>, kBuckets> free_{};
+  std::array<std::deque<ExecutorId>, kBuckets> free_avoided_{};
   std::unordered_map<ExecutorId, Exec> execs_;
   std::unordered_map<AttemptId, Live> live_;
 };
