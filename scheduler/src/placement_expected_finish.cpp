@@ -105,7 +105,9 @@ bool ExpectedFinishPlacement::Usable(ExecutorId id, int b, bool avoided) const {
   auto x = execs_.find(id);
   if (x == execs_.end() || x->second.listed != b || x->second.listed_avoided != avoided) return false;
   const Executor* e = s_.FindExec(id);
-  return e && !e->quarantined && e->avoided == avoided && Placement::HasFreeSlot(*e) && BucketOf(Speed(id)) == b;
+  // No speed lookup: a speed change re-lists the executor (ExecutorChanged,
+  // after every Observe), which leaves this entry stale by `listed`.
+  return e && !e->quarantined && e->avoided == avoided && Placement::HasFreeSlot(*e);
 }
 
 // Drops entries that cannot take work from one list (all of them, or only
