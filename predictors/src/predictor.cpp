@@ -1,5 +1,6 @@
 #include "tailcut/predictors/predictor.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "tailcut/common/log.h"
@@ -189,6 +190,19 @@ void PredictorSuite::Observe(const AttemptRecord& r) {
   }
   if (opts_.exclude_fail_slow && r.executor != 0 && health_->State(r.executor).state == NodeHealth::kFailSlow) return;
   latency_->Observe(r);
+}
+
+void PredictorSuite::ObserveRestart(const RunningAttempt& a, Time now) {
+  if (a.executor == 0 || !(a.elapsed > 0) || !std::isfinite(a.elapsed)) return;
+  const LogTimeDist dist = latency_->Distribution(a.task_class, a.input_size);
+  if (!dist.known()) return;
+  const double typical = std::exp(dist.offset + dist.residuals->Quantile(0.5));
+  const StragglerEstimate est = AssessFromDistribution(dist, a, opts_.straggler, 1.0);
+  const double ratio = std::max(a.elapsed, est.expected_total) / typical;
+  if (!std::isfinite(ratio) || !(ratio > 1)) return;
+  speed_->Observe(a.executor, ratio);
+  health_->Observe(a.executor, ratio, now);
+  NoteHealth(a.executor);
 }
 
 void PredictorSuite::NoteHealth(ExecutorId e) {

@@ -39,6 +39,18 @@ void ProposalGate::Apply(const Proposal& p, std::string_view policy, uint32_t in
       auto it = s_.attempts.find(p.attempt);
       if (it == s_.attempts.end()) return;
       Attempt a = it->second;
+      Job* owner = s_.FindJob(a.job);
+      if (owner && owner->tasks[a.task].live == 1 && a.started >= 0) {  // a restart: learn from it
+        const TaskDef& d = owner->def.Task(a.task);
+        RunningAttempt ra;
+        ra.attempt = a.id;
+        ra.executor = a.executor;
+        ra.task_class = d.ClassName();
+        ra.input_size = d.input_size;
+        ra.elapsed = s_.Now() - a.started;
+        ra.progress = a.progress;
+        s_.predictors->ObserveRestart(ra, s_.Now());  // before the drop: EndAttempt applies health changes
+      }
       s_.Emit(CancelCmd{p.attempt, a.executor});
       life_.DropAttempt(p.attempt, AttemptOutcome::kCancelled, 0, std::string(policy) + ": " + p.reason);
       // Cancelling a task's only attempt is a restart (Mantri's kill and
