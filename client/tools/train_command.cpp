@@ -292,6 +292,10 @@ int RunTrain(const Args& a) {
                            "speed-" + std::to_string(it));
   };
   DecodeRound share_decode = [&](const std::vector<CommittedOutput>& outs) -> StatusOr<std::vector<double>> {
+    // Every share is part of the total: a missing one is an error, not a smaller gradient.
+    if (static_cast<int>(outs.size()) != n)
+      return Status::Internal("speed shares: " + std::to_string(outs.size()) + " of " + std::to_string(n) +
+                              " shares returned");
     std::vector<double> g(static_cast<size_t>(dim), 0.0);
     for (const CommittedOutput& o : outs) {
       auto v = coded::DecodeVector(o.output);

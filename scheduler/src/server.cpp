@@ -673,6 +673,10 @@ class SchedulerServer::Impl {
 
   // --------------------------------------------------------- clients --
   void DrainClients() {
+    // What the core did since the last flush goes out first: a reply that
+    // reflects it (a status poll that finds the job done) must not overtake
+    // the streamed results and final status that ZeroMQ would queue after it.
+    Flush();
     std::string route;
     zmq::message_t payload;
     bool ok = true;

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdio>
 #include <filesystem>
 #include <random>
@@ -338,6 +339,44 @@ TEST_CASE("server: shutting down tells watching clients their jobs were cancelle
   // The executor was told to stop the attempt.
   REQUIRE(ex.Next(&msg));
   REQUIRE(msg.work().cancel_size() == 1);
+}
+
+// A status poll answered in the same loop turn as the executor report that
+// ended the job used to overtake that turn's streamed results: Wait saw the
+// final state and returned without the last results (CI, train_logistic:
+// a speed-shares round summed three of its four gradients). Wait polls as
+// fast as it can here, so the poll often lands in that turn.
+TEST_CASE("server: streamed results always reach a waiting client before the final status") {
+  OneExecutorCluster c(TestOptions(), 4);
+  std::atomic<bool> done{false};
+  std::thread executor([&] {
+    wire::SchedulerToExecutor msg;
+    while (!done.load()) {
+      if (!c.ex.Next(&msg, 0.1) || !msg.has_work()) continue;
+      std::vector<uint64_t> ids;
+      for (auto& a : msg.work().assign()) ids.push_back(a.attempt_id());
+      if (!ids.empty()) c.ex.Complete(ids);
+    }
+  });
+  int short_rounds = 0;
+  for (int round = 0; round < 200; ++round) {
+    wire::JobSpec job = FanoutJob("noop", "", 4);
+    job.set_return_outputs(true);
+    job.set_stream_results(true);
+    auto id = c.client->Submit(job);
+    REQUIRE(id.ok());
+    std::set<uint32_t> seen;
+    WaitOptions wo;
+    wo.progress_interval_s = 0;
+    wo.on_result = [&](const wire::TaskResult& r) { seen.insert(r.task_index()); };
+    auto st = c.client->Wait(*id, wo);
+    REQUIRE(st.ok());
+    REQUIRE(st->state() == wire::JOB_SUCCEEDED);
+    short_rounds += seen.size() != 4;
+  }
+  done = true;
+  executor.join();
+  CHECK(short_rounds == 0);
 }
 
 // Issue #11: many fast jobs finishing in one loop turn, with a small
