@@ -67,6 +67,7 @@ Status ValidatePredictorOptions(const PredictorOptions& o) {
   if (auto f = Find("predictor", o.latency, kLatencyPredictors); !f.ok()) return f.status();
   if (auto f = Find("health detector", o.health.detector, kHealthDetectors); !f.ok()) return f.status();
   if (o.min_samples < 1) return Bad("min_samples", "must be >= 1");
+  if (o.max_classes < 1 || o.max_classes > (1u << 20)) return Bad("max_classes", "must be in [1, 1048576]");
   if (!(o.sketch.bin_width > 0 && o.sketch.bin_width <= 1)) return Bad("sketch.bin_width", "must be in (0, 1]");
   if (o.sketch.max_bins < 16) return Bad("sketch.max_bins", "must be >= 16");
   if (!(o.regression.forget > 0 && o.regression.forget <= 1)) return Bad("regression.forget", "must be in (0, 1]");
@@ -103,6 +104,7 @@ Status LoadPredictorOptions(const Config& cfg, std::string_view prefix, Predicto
   r.Get("latency", &o.latency)
       .Get("min_samples", &o.min_samples)
       .Get("exclude_fail_slow", &o.exclude_fail_slow)
+      .Get("max_classes", &o.max_classes)
       .Get("sketch.bin_width", &o.sketch.bin_width)
       .Get("sketch.max_bins", &o.sketch.max_bins)
       .Get("regression.forget", &o.regression.forget)

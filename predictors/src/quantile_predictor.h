@@ -2,7 +2,6 @@
 #pragma once
 
 #include <string>
-#include <unordered_map>
 
 #include "distribution_predictor.h"
 #include "quantile_sketch.h"
@@ -19,7 +18,7 @@ class QuantilePredictor final : public DistributionPredictor {
   size_t classes() const { return classes_.size(); }
 
  private:
-  StringMap<BinnedQuantiles> classes_;
+  BoundedStringMap<BinnedQuantiles> classes_;
 };
 
 }  // namespace tailcut

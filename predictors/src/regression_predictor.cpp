@@ -7,7 +7,8 @@
 
 namespace tailcut {
 
-RegressionPredictor::RegressionPredictor(const PredictorOptions& opts) : DistributionPredictor(opts) {}
+RegressionPredictor::RegressionPredictor(const PredictorOptions& opts)
+    : DistributionPredictor(opts), classes_(opts.max_classes) {}
 
 void RegressionPredictor::ClassModel::Refit() {
   const double den = sw * sxx - sx * sx;
@@ -25,9 +26,7 @@ void RegressionPredictor::Observe(const AttemptRecord& r) {
   if (r.outcome != AttemptOutcome::kCommitted) return;
   const double d = r.Duration();
   if (!(d > 0)) return;
-  auto it = classes_.find(std::string_view(r.task_class));
-  if (it == classes_.end()) it = classes_.emplace(r.task_class, ClassModel(opts_.sketch)).first;
-  ClassModel& m = it->second;
+  ClassModel& m = classes_.Update(r.task_class, [&] { return ClassModel(opts_.sketch); });
   const double y = std::log(d);
   m.all.Add(y);
   if (!(r.input_size > 0)) return;
@@ -59,9 +58,9 @@ void RegressionPredictor::Observe(const AttemptRecord& r) {
 
 LogTimeDist RegressionPredictor::Distribution(std::string_view task_class, double input_size) const {
   LogTimeDist d;
-  auto it = classes_.find(task_class);
-  if (it == classes_.end()) return d;
-  const ClassModel& m = it->second;
+  const ClassModel* found = classes_.Find(task_class);
+  if (!found) return d;
+  const ClassModel& m = *found;
   if (input_size > 0 && m.n >= opts_.regression.min_samples && m.residuals.count() >= opts_.min_samples) {
     d.offset = m.a + m.b * std::log(input_size);
     d.residuals = &m.residuals;
@@ -75,10 +74,10 @@ LogTimeDist RegressionPredictor::Distribution(std::string_view task_class, doubl
 }
 
 bool RegressionPredictor::Coefficients(std::string_view task_class, double* a, double* b) const {
-  auto it = classes_.find(task_class);
-  if (it == classes_.end() || it->second.n == 0) return false;
-  *a = it->second.a;
-  *b = it->second.b;
+  const ClassModel* m = classes_.Find(task_class);
+  if (!m || m->n == 0) return false;
+  *a = m->a;
+  *b = m->b;
   return true;
 }
 

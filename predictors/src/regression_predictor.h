@@ -35,7 +35,7 @@ class RegressionPredictor final : public DistributionPredictor {
     double a = 0, b = 0;
     void Refit();
   };
-  StringMap<ClassModel> classes_;
+  BoundedStringMap<ClassModel> classes_;
 };
 
 }  // namespace tailcut

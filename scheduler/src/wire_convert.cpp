@@ -21,6 +21,10 @@ Status CheckSeconds(double v, const std::string& field) {
 }
 
 StatusOr<TaskDef> TaskDefFromWire(const wire::TaskSpec& t, const std::string& field) {
+  for (auto [name, what] : {std::pair{&t.kernel(), ".kernel"}, std::pair{&t.features().task_class(), ".features.task_class"}})
+    if (name->size() > kMaxWireNameBytes)
+      return Status::InvalidArgument(field + what + " is " + std::to_string(name->size()) + " bytes; the limit is " +
+                                     std::to_string(kMaxWireNameBytes));
   if (t.demand().cpu_slots() > kMaxWireSlots)
     return Status::InvalidArgument(field + ".demand.cpu_slots is " + std::to_string(t.demand().cpu_slots()) +
                                    "; the limit is " + std::to_string(kMaxWireSlots));

@@ -18,6 +18,9 @@ namespace tailcut {
 inline constexpr uint32_t kMaxWireSlots = 65536;
 inline constexpr uint32_t kMaxWireGpus = 64;
 inline constexpr double kMaxWireSeconds = 365.0 * 24 * 3600;
+// Kernel and task class names: kept per class by the predictors and per row
+// by the in-memory trace, so their size is the peer's to bound, not ours.
+inline constexpr size_t kMaxWireNameBytes = 256;
 
 // Tasks a JobSpec asks for (explicit plus template copies), without
 // building anything: admission is checked on this first.

@@ -45,6 +45,25 @@ TEST_CASE("QuantilePredictor: per-class median/p90/p99 from lognormal samples", 
   CHECK(p.classes() == 2);
 }
 
+TEST_CASE("predictors: a client naming a new class per task costs at most max_classes classes", "[predictors]") {
+  PredictorOptions o;
+  o.min_samples = 1;
+  o.max_classes = 3;
+  QuantilePredictor q(o);
+  RegressionPredictor r(o);
+  for (LatencyPredictor* p : {static_cast<LatencyPredictor*>(&q), static_cast<LatencyPredictor*>(&r)}) {
+    p->Observe(Rec("kept", 1.0, 10));
+    for (int i = 0; i < 100; ++i) {
+      p->Observe(Rec("junk-" + std::to_string(i), 5.0, 10));
+      p->Observe(Rec("kept", 1.0, 10));  // in use: never the least recently updated
+    }
+    CHECK(p->Predict("kept", 10, 0).median == Approx(1.0).epsilon(0.02));
+    CHECK(p->Predict("junk-99", 10, 0).known());
+    CHECK_FALSE(p->Predict("junk-0", 10, 0).known());  // evicted
+  }
+  CHECK(q.classes() == 3);
+}
+
 TEST_CASE("QuantilePredictor: only committed attempts with a duration count", "[predictors][quantile]") {
   PredictorOptions o;
   o.min_samples = 1;

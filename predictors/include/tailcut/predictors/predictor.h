@@ -136,6 +136,10 @@ struct PredictorOptions {
   std::string latency = "regression";  // regression | quantile (see docs/PREDICTORS.md for why regression)
   uint32_t min_samples = 5;          // class observations before estimates are known
   bool exclude_fail_slow = true;     // do not learn latency from FAIL_SLOW executors
+  // Task classes learned at once (clients name them): a new class beyond
+  // this evicts the one updated least recently. Each costs up to two
+  // sketches of sketch.max_bins (a few KiB typically, 64 KiB at most).
+  uint32_t max_classes = 1024;
   SketchOptions sketch;
   RegressionOptions regression;
   StragglerOptions straggler;
