@@ -283,6 +283,14 @@ StatusOr<std::vector<wire::TaskResult>> Client::Results(JobId job) {
   return std::vector<wire::TaskResult>(r->results().results().begin(), r->results().results().end());
 }
 
+StatusOr<wire::JobTrace> Client::Trace(JobId job) {
+  wire::ClientRequest req;
+  req.mutable_trace()->set_job_id(job);
+  auto r = impl_->Call(std::move(req));
+  if (!r.ok()) return r.status();
+  return r->trace();
+}
+
 StatusOr<wire::JobStatus> Client::Wait(JobId job, const WaitOptions& options) { return impl_->Wait(job, options); }
 
 wire::JobSpec FanoutJob(const std::string& kernel, const std::string& args, uint32_t tasks) {

@@ -13,6 +13,7 @@
 #include "tailcut/common/log.h"
 #include "tailcut/common/version.h"
 #include "tailcut/predictors/commands.h"
+#include "tailcut/predictors/trace.h"
 #include "tailcut/wire/security.h"
 
 namespace tailcut::cli {
@@ -27,6 +28,8 @@ commands:
   status JOB           show a job's state
   cancel JOB           cancel a job
   results JOB          committed outputs of a job submitted with return_outputs
+  trace JOB            a job's committed attempts as an attempt trace (CSV) for
+                       whatif and predict-eval
   executors            list executors with their load and health
   predict-eval TRACE   replay an attempt trace through the predictors: latency
                        error, straggler precision/recall/F1, fail-slow delay
@@ -214,6 +217,78 @@ int ResultsCmd(const Args& a) {
   return kExitOk;
 }
 
+const char kTraceUsage[] = R"(usage: tailcut trace JOB [-o FILE] [--json]
+
+Writes a job's committed attempts as an attempt trace (docs/TRACE_FORMAT.md)
+for `tailcut whatif` and `tailcut predict-eval`: one row per committed task,
+times on the scheduler's clock, a comment line naming each executor. The
+scheduler holds the newest scheduler.trace_memory_rows rows of all jobs in
+memory (default 65536); an older job's overwritten rows are gone (a warning
+says how many are left). To keep every row, record to a file with
+scheduler.trace_path (docs/WHATIF.md).
+
+  -o FILE              write the trace to FILE (default: standard output)
+  --json               the scheduler's JobTrace message as JSON instead
+  --scheduler EP, --timeout S
+
+exit codes: 0 written, 1 no rows held for the job or the request was refused,
+            2 bad usage, 3 no scheduler answered
+)";
+
+int TraceCmd(const Args& a) {
+  if (a.Has("--help") || a.Has("-h")) return std::fputs(kTraceUsage, stdout), kExitOk;
+  JobId id;
+  if (!JobArg(a, "trace", &id)) return kExitUsage;
+  Client client(ClientOptionsFrom(a));
+  auto t = client.Trace(id);
+  if (!t.ok()) return Fail(t.status());
+  if (t->attempts().empty()) {
+    std::fprintf(stderr, "tailcut trace: no committed attempts of job %llu are held%s\n",
+                 static_cast<unsigned long long>(id),
+                 t->ring_rows() == 0 ? " (scheduler.trace_memory_rows = 0: the in-memory trace is off)"
+                 : t->committed() == 0 ? " (none committed yet)"
+                                       : " (overwritten by newer jobs' rows)");
+    return kExitFailed;
+  }
+  if (static_cast<uint64_t>(t->attempts_size()) < t->committed())
+    std::fprintf(stderr,
+                 "tailcut trace: warning: %d of job %llu's %u committed attempts are still held (the scheduler keeps "
+                 "the newest %llu rows); the rest were overwritten\n",
+                 t->attempts_size(), static_cast<unsigned long long>(id), t->committed(),
+                 static_cast<unsigned long long>(t->ring_rows()));
+  std::string text;
+  if (a.Has("--json")) {
+    text = ToJson(*t) + "\n";
+  } else {
+    text = std::string(kTraceHeader) + "\n# job " + std::to_string(id) + " (" + JobStateText(t->state()) + "), " +
+           std::to_string(t->attempts_size()) + " of " + std::to_string(t->committed()) +
+           " committed attempts, times in seconds on the scheduler's clock\n";
+    if (auto list = client.Executors(); list.ok())  // only those registered now have a name
+      for (const wire::ExecutorInfo& e : *list)
+        text += "# executor " + std::to_string(e.executor_id()) + " = " + e.name() + "\n";
+    for (const wire::TraceAttempt& x : t->attempts()) {
+      TraceRow row;
+      row.job = id;
+      row.task = x.task();
+      row.executor = x.executor();
+      row.start = x.start_s();
+      row.end = x.end_s();
+      row.task_class = x.task_class();
+      row.input_size = x.input_size();
+      text += FormatTraceRow(row);
+    }
+  }
+  const std::string out = a.Get("-o", "");
+  if (out.empty()) return std::fputs(text.c_str(), stdout) < 0 ? kExitFailed : kExitOk;
+  std::FILE* f = std::fopen(out.c_str(), "wb");
+  bool written = f && std::fwrite(text.data(), 1, text.size(), f) == text.size();
+  if (f && std::fclose(f) != 0) written = false;
+  if (!written) return Fail(Status::IoError("cannot write " + out));
+  std::fprintf(stderr, "tailcut trace: wrote %d rows of job %llu to %s\n", t->attempts_size(),
+               static_cast<unsigned long long>(id), out.c_str());
+  return kExitOk;
+}
+
 const char* HealthText(const wire::ExecutorInfo& e) {
   if (e.quarantined()) return "quarantined";
   switch (e.health().state()) {
@@ -287,6 +362,7 @@ int main(int argc, char** argv) {
       {"status", StatusCmd, {"--json"}},
       {"cancel", CancelCmd, {"--json"}},
       {"results", ResultsCmd, {"--json"}},
+      {"trace", TraceCmd, {"--json", "--help", "-h"}},
       {"executors", ExecutorsCmd, {"--json"}},
       {"demo", RunDemo, {"--json", "--help", "-h", "--keep-logs"}},
       {"sim", RunSim, {"--json", "--help", "-h", "--live-model", "--speed-shares"}},

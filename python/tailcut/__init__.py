@@ -25,11 +25,11 @@ from .errors import (
     UnknownKernel,
 )
 from .jobs import Job, Task, fanout, k_of_n, quorum
-from .client import Client, ExecutorInfo, JobStatus, TaskResult, new_request_key
+from .client import Client, ExecutorInfo, JobStatus, JobTrace, TaskResult, TraceAttempt, new_request_key
 from .local import LocalCluster
 
 __all__ = [
     "Busy", "Client", "ExecutorInfo", "Infeasible", "Internal", "InvalidArgument", "Job", "JobFailed",
-    "JobStatus", "LocalCluster", "NotYourJob", "Refused", "TailcutError", "Task", "TaskResult", "Timeout",
+    "JobStatus", "JobTrace", "LocalCluster", "NotYourJob", "Refused", "TailcutError", "Task", "TaskResult", "Timeout", "TraceAttempt",
     "TooLarge", "Unavailable", "UnknownJob", "UnknownKernel", "fanout", "k_of_n", "new_request_key", "quorum",
 ]

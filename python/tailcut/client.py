@@ -20,7 +20,7 @@ import secrets
 import time
 from collections import deque
 from dataclasses import dataclass, field
-from typing import Dict
+from typing import Dict, List
 
 import zmq
 from zmq.utils.monitor import recv_monitor_message
@@ -99,6 +99,51 @@ class TaskResult:
     @classmethod
     def from_wire(cls, r):
         return cls(r.task_index, bytes(r.output), r.executor_id, r.attempt_id, r.run_s)
+
+
+@dataclass(frozen=True)
+class TraceAttempt:
+    """One committed attempt of a job, as a row of an attempt trace
+    (docs/TRACE_FORMAT.md): times in seconds on the scheduler's clock."""
+
+    task: int
+    executor_id: int
+    start_s: float
+    end_s: float
+    task_class: str
+    input_size: float  # 0 = unknown
+
+
+@dataclass(frozen=True)
+class JobTrace:
+    """A job's committed attempts the scheduler still holds in memory (its
+    newest scheduler.trace_memory_rows rows of all jobs): `complete` when
+    every committed task has its row."""
+
+    job_id: int
+    state: str
+    committed: int
+    attempts: List[TraceAttempt]
+    ring_rows: int
+
+    @property
+    def complete(self):
+        return len(self.attempts) == self.committed
+
+    def csv(self):
+        """The trace as text in the format `tailcut whatif` reads."""
+        lines = ["job,task,executor,start,end,task_class,input_size,straggler,fail_slow"]
+        for a in self.attempts:
+            cls = a.task_class.replace(",", "_").replace("\n", "_").replace("\r", "_") or "task"
+            lines.append(f"{self.job_id},{a.task},{a.executor_id},{a.start_s:.6f},{a.end_s:.6f},{cls},"
+                         f"{a.input_size:g},,")
+        return "\n".join(lines) + "\n"
+
+    @classmethod
+    def from_wire(cls, t):
+        attempts = [TraceAttempt(a.task, a.executor, a.start_s, a.end_s, a.task_class, a.input_size)
+                    for a in t.attempts]
+        return cls(t.job_id, _state_name(t.state), t.committed, attempts, t.ring_rows)
 
 
 @dataclass(frozen=True)
@@ -315,6 +360,12 @@ class Client:
         req.results.job_id = _job_id(job)
         out = [TaskResult.from_wire(r) for r in self._call(req).results.results]
         return sorted(out, key=lambda r: r.task_index)
+
+    def trace(self, job):
+        """The job's committed attempts as a JobTrace (`tailcut trace JOB`)."""
+        req = pb.ClientRequest()
+        req.trace.job_id = _job_id(job)
+        return JobTrace.from_wire(self._call(req).trace)
 
     def wait(self, job, timeout=None, poll_interval=0.2, reconnect_timeout=60.0):
         """Blocks until the job ends and returns its final JobStatus (check

@@ -42,6 +42,7 @@ Status LoadServerOptions(const Config& cfg, ServerOptions* o) {
       .Get("journal_sync", &sync)
       .Get("trace_path", &o->trace_path)
       .Get("trace_max_mb", &o->trace_max_mb)
+      .Get("trace_memory_rows", &o->trace_memory_rows)
       .Get("key_file", &o->key_file)
       .Get("trusted_keys", &o->trusted_keys)
       .Get("insecure", &o->insecure)
@@ -64,6 +65,8 @@ Status LoadServerOptions(const Config& cfg, ServerOptions* o) {
       .Check(o->heartbeat_ms > 0, "heartbeat_ms must be > 0")
       .Check(o->tick_s > 0, "tick_s must be > 0")
       .Check(o->trace_max_mb >= 1 && o->trace_max_mb <= 1024 * 1024, "trace_max_mb must be in [1, 1048576]")
+      .Check(o->trace_memory_rows <= kMaxTraceMemoryRows,
+             "trace_memory_rows must be in [0, " + std::to_string(kMaxTraceMemoryRows) + "]")
       .Check(sync == "full" || sync == "normal", "journal_sync must be \"full\" or \"normal\"")
       .Check(o->key_file.empty() == o->trusted_keys.empty(),
              "key_file and trusted_keys go together: the scheduler's key and the keys it admits")
@@ -195,6 +198,7 @@ class SchedulerServer::Impl {
       core_.AddObserver(trace_.get());
       TC_LOG(Info) << "recording the attempt trace to " << opt_.trace_path;
     }
+    if (recent_trace_.capacity() > 0) core_.AddObserver(&recent_trace_);
     try {
       for (zmq::socket_t* s : {&executors_, &clients_}) {
         s->set(zmq::sockopt::linger, 0);
@@ -834,6 +838,27 @@ class SchedulerServer::Impl {
         }
         break;
       }
+      case wire::ClientRequest::kTrace: {
+        const JobId job = req.trace().job_id();
+        auto st = OwnedJob(job, who);
+        if (!st.ok())
+          return SendClientError(route, req.request_id(), ErrorCodeFor(st.status(), false), st.status().message());
+        wire::JobTrace* t = reply.mutable_trace();
+        t->set_job_id(job);
+        t->set_state(JobStateToWire(st->state));
+        t->set_committed(st->committed);
+        t->set_ring_rows(recent_trace_.capacity());
+        for (const TraceRow& r : recent_trace_.RowsOf(job)) {
+          wire::TraceAttempt* a = t->add_attempts();
+          a->set_task(r.task);
+          a->set_executor(r.executor);
+          a->set_start_s(r.start);
+          a->set_end_s(r.end);
+          a->set_task_class(r.task_class);
+          a->set_input_size(r.input_size);
+        }
+        break;
+      }
       default:
         return SendClientError(route, req.request_id(), wire::Error::INVALID_ARGUMENT, "ClientRequest without a body");
     }
@@ -986,6 +1011,7 @@ class SchedulerServer::Impl {
   // they read goes.
   std::unique_ptr<metrics::SchedulerMetrics> metrics_;
   std::unique_ptr<TraceRecorder> trace_;  // [scheduler] trace_path
+  RecentTrace recent_trace_{opt_.trace_memory_rows};  // for GetJobTrace
   std::unique_ptr<dashboard::Recorder> dashboard_;
   std::unique_ptr<HttpServer> http_;
 };

@@ -121,4 +121,26 @@ void TraceRecorder::Flush() {
   if (file_) std::fflush(file_);
 }
 
+void RecentTrace::OnAttemptEnded(const AttemptRecord& record) {
+  if (capacity_ == 0) return;
+  std::optional<TraceRow> row = TraceRowOf(record);
+  if (!row) return;
+  if (rows_.size() < capacity_) {
+    rows_.push_back(std::move(*row));
+    return;
+  }
+  rows_[next_] = std::move(*row);
+  next_ = (next_ + 1) % capacity_;
+}
+
+std::vector<TraceRow> RecentTrace::RowsOf(JobId job) const {
+  std::vector<TraceRow> out;
+  // Oldest first: from the slot the next row overwrites, around the ring.
+  for (size_t i = 0; i < rows_.size(); ++i) {
+    const TraceRow& r = rows_[(next_ + i) % rows_.size()];
+    if (r.job == job) out.push_back(r);
+  }
+  return out;
+}
+
 }  // namespace tailcut

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <fstream>
 #include <map>
 #include <sstream>
 #include <unordered_map>
@@ -380,7 +381,9 @@ std::string PartsJson(const std::vector<WhatifPart>& parts) {
   o << "[";
   for (size_t i = 0; i < parts.size(); ++i) {
     const WhatifPart& w = parts[i];
-    o << (i ? ",\n  " : "") << "{\"name\": " << JsonString(w.name) << ", \"attempts\": " << w.attempts
+    o << (i ? ",\n  " : "") << "{\"name\": " << JsonString(w.name);
+    if (!w.label.empty()) o << ", \"label\": " << JsonString(w.label);
+    o << ", \"attempts\": " << w.attempts
       << ", \"run_s\": " << Num(w.recorded_s) << ", \"typical_s\": " << Num(w.typical_s)
       << ", \"saved_total\": " << Num(w.saved_total) << ", \"saved_mean\": " << Num(w.saved_mean)
       << ", \"saved_p99\": " << Num(w.saved_p99) << ", \"share\": " << Num(w.share)
@@ -388,6 +391,23 @@ std::string PartsJson(const std::vector<WhatifPart>& parts) {
   }
   o << "]";
   return o.str();
+}
+
+// Executor names from the comment lines `tailcut trace` and `tailcut bench
+// --trace` write: "# executor ID = NAME".
+std::map<std::string, std::string> ExecutorNames(const std::string& path) {
+  std::map<std::string, std::string> names;
+  std::ifstream in(path);
+  const std::string prefix = "# executor ";
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind(prefix, 0) != 0) continue;
+    const size_t eq = line.find(" = ", prefix.size());
+    if (eq == std::string::npos) continue;
+    std::string id = line.substr(prefix.size(), eq - prefix.size());
+    if (id.empty() || id.find_first_not_of("0123456789") != std::string::npos) continue;
+    names[id] = line.substr(eq + 3);
+  }
+  return names;
 }
 
 }  // namespace
@@ -409,8 +429,10 @@ void PrintWhatif(std::FILE* out, const WhatifReport& r) {
   PrintParts(out, "EXECUTOR", r.by_executor);
   PrintParts(out, "TASK_CLASS", r.by_class);
   if (!r.by_executor.empty())
-    std::fprintf(out, "\ntop cause: executor %s (%.4f s per job, %.1f%% of the slowdown)\n",
-                 r.by_executor[0].name.c_str(), r.by_executor[0].saved_mean, 100 * r.by_executor[0].share);
+    std::fprintf(out, "\ntop cause: executor %s%s (%.4f s per job, %.1f%% of the slowdown)\n",
+                 r.by_executor[0].name.c_str(),
+                 r.by_executor[0].label.empty() ? "" : (" = " + r.by_executor[0].label).c_str(),
+                 r.by_executor[0].saved_mean, 100 * r.by_executor[0].share);
   if (!r.policy.empty()) {
     std::fprintf(out, "\npolicy replay (%g executor windows slow):\n%-22s %6s %10s %10s %10s %12s %10s\n",
                  r.fail_slow_windows, "JCT (s)", "JOBS", "MEAN", "P50", "P99", "TOTAL", "MAKESPAN");
@@ -476,6 +498,9 @@ int RunWhatifCommand(const WhatifCommandOptions& c) {
     std::fprintf(stderr, "tailcut whatif: %s\n", rep.status().message().c_str());
     return rep.status().code() == Status::Code::kInvalidArgument ? 2 : 1;
   }
+  const std::map<std::string, std::string> names = ExecutorNames(c.trace);
+  for (WhatifPart& w : rep->by_executor)
+    if (auto it = names.find(w.name); it != names.end()) w.label = it->second;
   if (c.json) std::fputs(WhatifJson(*rep).c_str(), stdout);
   else PrintWhatif(stdout, *rep);
   std::fprintf(stderr, "whatif: %.1f s wall\n",

@@ -32,6 +32,19 @@ def test_submit_wait_results(client):
     assert len({r.output for r in results}) == 1  # same arguments, same product
 
 
+def test_trace_is_the_committed_attempts(client):
+    job = client.submit(tailcut.fanout("sleep", "ms=5", tasks=6))
+    assert client.wait(job).succeeded
+    t = client.trace(job)
+    assert (t.job_id, t.state, t.committed, t.complete) == (job, "succeeded", 6, True)
+    assert sorted(a.task for a in t.attempts) == list(range(6))
+    assert all(a.end_s >= a.start_s and a.task_class == "sleep" for a in t.attempts)
+    executors = {e.executor_id for e in client.executors()}
+    assert {a.executor_id for a in t.attempts} <= executors
+    lines = t.csv().splitlines()
+    assert lines[0].startswith("job,task,executor,start,end") and len(lines) == 7
+
+
 def test_explicit_task_list(client):
     job = client.submit(Job(tasks=[Task("matmul", "n=4 seed=1"), Task("matmul", "n=4 seed=2"), Task("noop")],
                             name="mixed"))
@@ -103,7 +116,7 @@ def test_owner_is_the_key_or_the_login_name(cluster, client):
 
 
 def test_unknown_job(client):
-    for call in (client.status, client.cancel, client.results, client.wait):
+    for call in (client.status, client.cancel, client.results, client.trace, client.wait):
         with pytest.raises(tailcut.UnknownJob) as e:
             call(987654321)
         assert e.value.code == "UNKNOWN_JOB" and "987654321" in e.value.message
@@ -111,7 +124,7 @@ def test_unknown_job(client):
 
 def test_another_owners_job(cluster, client, other):
     job = client.submit(tailcut.fanout("sleep", LONG, tasks=1))
-    for call in (other.status, other.cancel, other.results, other.wait):
+    for call in (other.status, other.cancel, other.results, other.trace, other.wait):
         with pytest.raises(tailcut.NotYourJob) as e:
             call(job)
         assert e.value.code == "NOT_YOUR_JOB" and f"job {job} is not your job" in e.value.message

@@ -379,6 +379,57 @@ TEST_CASE("server: streamed results always reach a waiting client before the fin
   CHECK(short_rounds == 0);
 }
 
+TEST_CASE("server: a job's trace is its committed attempts, held in a bounded ring, for its owner only") {
+  ServerOptions o = TestOptions();
+  o.trace_memory_rows = 6;
+  OneExecutorCluster c(o, 8);
+  auto run = [&](uint32_t tasks) {
+    auto id = c.client->Submit(FanoutJob("noop", "", tasks));
+    REQUIRE(id.ok());
+    wire::SchedulerToExecutor msg;
+    for (uint32_t done = 0; done < tasks;) {
+      REQUIRE(c.ex.Next(&msg));
+      std::vector<uint64_t> ids;
+      for (auto& a : msg.work().assign()) ids.push_back(a.attempt_id());
+      c.ex.Complete(ids);
+      done += static_cast<uint32_t>(ids.size());
+    }
+    REQUIRE(c.client->Wait(*id).ok());
+    return *id;
+  };
+  const JobId first = run(4);
+  auto t = c.client->Trace(first);
+  REQUIRE(t.ok());
+  CHECK(t->state() == wire::JOB_SUCCEEDED);
+  CHECK(t->committed() == 4);
+  CHECK(t->ring_rows() == 6);
+  REQUIRE(t->attempts_size() == 4);
+  std::set<uint32_t> tasks;
+  for (const wire::TraceAttempt& a : t->attempts()) {
+    tasks.insert(a.task());
+    CHECK(a.executor() > 0);
+    CHECK(a.task_class() == "noop");
+    CHECK(a.end_s() >= a.start_s());
+    CHECK(a.end_s() - a.start_s() == Approx(0.001));  // the executor-measured run time
+  }
+  CHECK(tasks.size() == 4);
+
+  // Four more rows: the ring of six keeps two of the first job's.
+  const JobId second = run(4);
+  t = c.client->Trace(first);
+  REQUIRE(t.ok());
+  CHECK(t->attempts_size() == 2);
+  CHECK(t->committed() == 4);
+  CHECK(c.client->Trace(second)->attempts_size() == 4);
+
+  ClientOptions other = c.rs.ClientOpts();
+  other.user = "mallory";
+  auto denied = Client(other).Trace(second);
+  REQUIRE_FALSE(denied.ok());
+  CHECK(denied.status().message().find("not your job") != std::string::npos);
+  CHECK_FALSE(c.client->Trace(999).ok());
+}
+
 // Issue #11: many fast jobs finishing in one loop turn, with a small
 // job_retention, evicted some before their watchers were told; the final
 // status of an evicted job was read anyway and the scheduler died.

@@ -99,3 +99,31 @@ TEST_CASE("trace recorder rotates at its size limit", "[trace]") {
   CHECK_FALSE(TraceRecorder::Open({path, 100}).ok());  // too small to hold a row
   CHECK_FALSE(TraceRecorder::Open({"", limit}).ok());
 }
+
+TEST_CASE("recent trace keeps the newest rows in a ring and finds a job's, oldest first", "[trace]") {
+  RecentTrace ring(4);
+  AttemptRecord lost = Committed(1, 9, 1, 0.5, 0.1);
+  lost.outcome = AttemptOutcome::kSuperseded;
+  ring.OnAttemptEnded(lost);  // only committed attempts are rows
+  CHECK(ring.size() == 0);
+  for (TaskIndex t = 0; t < 3; ++t) ring.OnAttemptEnded(Committed(1, t, 1, 1.0 + t, 0.1));
+  ring.OnAttemptEnded(Committed(2, 0, 2, 4.0, 0.2));
+  REQUIRE(ring.RowsOf(1).size() == 3);
+  CHECK(ring.RowsOf(2).size() == 1);
+  CHECK(ring.RowsOf(3).empty());
+  // Full: two more rows overwrite job 1's two oldest.
+  ring.OnAttemptEnded(Committed(2, 1, 2, 5.0, 0.2));
+  ring.OnAttemptEnded(Committed(1, 3, 1, 6.0, 0.1));
+  CHECK(ring.size() == 4);
+  std::vector<TraceRow> rows = ring.RowsOf(1);
+  REQUIRE(rows.size() == 2);
+  CHECK(rows[0].task == 2);
+  CHECK(rows[1].task == 3);
+  CHECK(rows[1].executor == 1);
+  CHECK(rows[1].end - rows[1].start == Approx(0.1));
+  CHECK(ring.RowsOf(2).size() == 2);
+
+  RecentTrace off(0);
+  off.OnAttemptEnded(Committed(1, 0, 1, 1.0, 0.1));
+  CHECK(off.RowsOf(1).empty());
+}

@@ -59,6 +59,9 @@ class Client {
   StatusOr<wire::JobStatus> Cancel(JobId job);
   StatusOr<std::vector<wire::ExecutorInfo>> Executors();
   StatusOr<std::vector<wire::TaskResult>> Results(JobId job);
+  // The job's committed attempts the scheduler still holds in memory
+  // (scheduler.trace_memory_rows), as trace rows (`tailcut trace`).
+  StatusOr<wire::JobTrace> Trace(JobId job);
   // Blocks until the job ends; returns its final status. Results arrive
   // through on_result when the job was submitted with stream_results.
   StatusOr<wire::JobStatus> Wait(JobId job, const WaitOptions& options = {});

@@ -29,6 +29,9 @@ struct ParentOptions {
   uint32_t heartbeat_ms = 200;  // until the parent's RegisterAck names its own
 };
 
+// scheduler.trace_memory_rows at most (~1.5 GB of rows).
+inline constexpr uint32_t kMaxTraceMemoryRows = 16u << 20;
+
 // Keys under [scheduler] in configs/scheduler.toml; defaults here.
 struct ServerOptions {
   std::string executor_endpoint = "tcp://127.0.0.1:7700";  // executors connect here
@@ -62,6 +65,10 @@ struct ServerOptions {
   // most about twice that is on disk.
   std::string trace_path;
   uint32_t trace_max_mb = 64;
+  // Trace rows held in memory for `tailcut trace JOB`: the newest this
+  // many committed attempts of all jobs (88 bytes each on x86-64, plus
+  // class names over 15 bytes). 0 = off.
+  uint32_t trace_memory_rows = 65536;
   // Limits (docs/LIMITS.md); caps of 0 mean none.
   // ZMQ_MAXMSGSIZE of both sockets: a peer sending a larger frame is
   // disconnected by ZeroMQ. Replies larger than this become TOO_LARGE errors.

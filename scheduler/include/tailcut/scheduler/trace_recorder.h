@@ -4,7 +4,8 @@
 // would take it past max_bytes it is renamed to PATH.1 (replacing the older
 // one) and a fresh PATH begins, so at most about 2 x max_bytes are on disk.
 // Used by the daemon ([scheduler] trace_path, docs/CONFIG.md) and by
-// `tailcut bench --trace`.
+// `tailcut bench --trace`. RecentTrace keeps the newest rows in memory
+// instead, for `tailcut trace JOB`.
 #pragma once
 
 #include <cstdint>
@@ -13,6 +14,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "tailcut/common/status.h"
 #include "tailcut/predictors/trace.h"
@@ -57,6 +59,26 @@ class TraceRecorder final : public CoreObserver {
   std::FILE* file_ = nullptr;
   uint64_t bytes_ = 0, rows_ = 0, rotations_ = 0;
   Status error_;
+};
+
+// The last `capacity` trace rows (all jobs), in memory, for `tailcut trace
+// JOB` ([scheduler] trace_memory_rows): a ring, so memory stays fixed
+// however long the scheduler runs. Rows of a job that ran long ago are
+// overwritten; a caller tells by comparing the rows it gets with the job's
+// committed task count (one committed attempt per committed task).
+class RecentTrace final : public CoreObserver {
+ public:
+  explicit RecentTrace(size_t capacity) : capacity_(capacity) {}
+  void OnAttemptEnded(const AttemptRecord& record) override;
+  // The held rows of `job`, oldest first.
+  std::vector<TraceRow> RowsOf(JobId job) const;
+  size_t capacity() const { return capacity_; }
+  size_t size() const { return rows_.size(); }
+
+ private:
+  size_t capacity_;
+  size_t next_ = 0;  // the slot the next row takes once the ring is full
+  std::vector<TraceRow> rows_;
 };
 
 }  // namespace tailcut

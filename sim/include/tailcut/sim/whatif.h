@@ -32,6 +32,7 @@ struct JctFigures {
 // One executor or task class: its attempts normalised, the rest as recorded.
 struct WhatifPart {
   std::string name;        // executor id (as in the trace) or class name
+  std::string label;       // an executor's name from "# executor ID = NAME" lines; "" if none
   uint64_t attempts = 0;
   double recorded_s = 0;   // sum of its attempts' recorded run times
   double typical_s = 0;    // ... and of their typical times
