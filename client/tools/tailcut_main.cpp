@@ -1,4 +1,5 @@
 // tailcut: the command-line tool. One subcommand per verb; see --help.
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -247,13 +248,13 @@ int TraceCmd(const Args& a) {
                  static_cast<unsigned long long>(id),
                  t->ring_rows() == 0 ? " (scheduler.trace_memory_rows = 0: the in-memory trace is off)"
                  : t->committed() == 0 ? " (none committed yet)"
-                                       : " (overwritten by newer jobs' rows)");
+                                       : " (overwritten by newer rows, or committed before a scheduler restart)");
     return kExitFailed;
   }
   if (static_cast<uint64_t>(t->attempts_size()) < t->committed())
     std::fprintf(stderr,
                  "tailcut trace: warning: %d of job %llu's %u committed attempts are still held (the scheduler keeps "
-                 "the newest %llu rows); the rest were overwritten\n",
+                 "the newest %llu rows); the rest were overwritten or committed before a restart\n",
                  t->attempts_size(), static_cast<unsigned long long>(id), t->committed(),
                  static_cast<unsigned long long>(t->ring_rows()));
   std::string text;
@@ -264,8 +265,11 @@ int TraceCmd(const Args& a) {
            std::to_string(t->attempts_size()) + " of " + std::to_string(t->committed()) +
            " committed attempts, times in seconds on the scheduler's clock\n";
     if (auto list = client.Executors(); list.ok())  // only those registered now have a name
-      for (const wire::ExecutorInfo& e : *list)
-        text += "# executor " + std::to_string(e.executor_id()) + " = " + e.name() + "\n";
+      for (const wire::ExecutorInfo& e : *list) {
+        std::string name = e.name();  // a peer's text: one comment line, whatever it holds
+        std::replace_if(name.begin(), name.end(), [](char c) { return c == '\n' || c == '\r'; }, ' ');
+        text += "# executor " + std::to_string(e.executor_id()) + " = " + name + "\n";
+      }
     for (const wire::TraceAttempt& x : t->attempts()) {
       TraceRow row;
       row.job = id;

@@ -3,8 +3,8 @@
 // chooses (task classes).
 #pragma once
 
-#include <cstdint>
 #include <functional>
+#include <list>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -20,9 +20,9 @@ template <typename V>
 using StringMap = std::unordered_map<std::string, V, StringHash, std::equal_to<>>;
 
 // At most `max` entries: a new key in a full map first evicts the entry
-// updated least recently (a scan, only then), so a client inventing a new
-// task class per task costs a bounded amount of memory, and classes in use
-// keep what they learned.
+// updated least recently (O(1): entries are kept in update order), so a
+// client inventing a new task class per task costs bounded memory. A class
+// keeps what it learned unless `max` other classes are updated after it.
 template <typename V>
 class BoundedStringMap {
  public:
@@ -31,34 +31,34 @@ class BoundedStringMap {
   template <typename Make>
   V& Update(std::string_view key, Make make) {
     auto it = m_.find(key);
-    if (it == m_.end()) {
-      if (m_.size() >= max_) Evict();
-      it = m_.emplace(std::string(key), Entry{make(), 0}).first;
+    if (it != m_.end()) {
+      order_.splice(order_.end(), order_, it->second.pos);
+      return it->second.value;
     }
-    it->second.updated = ++clock_;
+    if (m_.size() >= max_) {
+      const std::string* oldest = order_.front();
+      order_.pop_front();
+      m_.erase(m_.find(*oldest));
+    }
+    it = m_.emplace(std::string(key), Entry{make(), {}}).first;
+    it->second.pos = order_.insert(order_.end(), &it->first);  // map nodes do not move
     return it->second.value;
   }
+  // Lookups do not count as updates.
   const V* Find(std::string_view key) const {
     auto it = m_.find(key);
     return it == m_.end() ? nullptr : &it->second.value;
   }
   size_t size() const { return m_.size(); }
-  uint64_t evicted() const { return evicted_; }
 
  private:
+  using Order = std::list<const std::string*>;  // keys, least recently updated first
   struct Entry {
     V value;
-    uint64_t updated;
+    Order::iterator pos;
   };
-  void Evict() {
-    auto oldest = m_.begin();
-    for (auto it = m_.begin(); it != m_.end(); ++it)
-      if (it->second.updated < oldest->second.updated) oldest = it;
-    m_.erase(oldest);
-    ++evicted_;
-  }
   size_t max_;
-  uint64_t clock_ = 0, evicted_ = 0;
+  Order order_;
   StringMap<Entry> m_;
 };
 

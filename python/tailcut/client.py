@@ -118,7 +118,8 @@ class TraceAttempt:
 class JobTrace:
     """A job's committed attempts the scheduler still holds in memory (its
     newest scheduler.trace_memory_rows rows of all jobs): `complete` when
-    every committed task has its row."""
+    every committed task has its row (rows go when newer ones overwrite
+    them, and with a scheduler restart)."""
 
     job_id: int
     state: str

@@ -677,10 +677,6 @@ class SchedulerServer::Impl {
 
   // --------------------------------------------------------- clients --
   void DrainClients() {
-    // What the core did since the last flush goes out first: a reply that
-    // reflects it (a status poll that finds the job done) must not overtake
-    // the streamed results and final status that ZeroMQ would queue after it.
-    Flush();
     std::string route;
     zmq::message_t payload;
     bool ok = true;
@@ -732,6 +728,12 @@ class SchedulerServer::Impl {
     wire::ClientReply reply;
     reply.set_version(kProtocolVersion);
     reply.set_request_id(req.request_id());
+    // A reply that reads job state must not overtake what the core did
+    // before it (an executor's report, another client's cancel): pushes of
+    // streamed results and final statuses still waiting for the end of the
+    // turn go out first, so a status poll that finds a job done comes after
+    // its results. Submits do not read: their launches stay batched.
+    if (req.body_case() != wire::ClientRequest::kSubmit) Flush();
     switch (req.body_case()) {
       case wire::ClientRequest::kSubmit: {
         wire::JobSpec& spec = *req.mutable_submit()->mutable_job();
@@ -750,7 +752,8 @@ class SchedulerServer::Impl {
         // Caps first, on the spec's numbers alone: nothing is built for a
         // job that does not fit (a 40-byte template may ask for 50M tasks).
         const std::string& owner = who.owner;
-        Status admit = core_.CheckAdmission(TaskCountOf(spec));
+        Status admit = CheckNames(spec);
+        if (admit.ok()) admit = core_.CheckAdmission(TaskCountOf(spec));
         if (admit.ok())
           admit = CheckCaps([&] {
             Status s = admission_.CheckJob(owner);
@@ -817,6 +820,8 @@ class SchedulerServer::Impl {
         if (st->state == JobState::kRunning)
           if (Status w = AddWatcher(job, route, req.request_id()); !w.ok())
             return SendClientError(route, req.request_id(), wire::Error::BUSY, w.message());
+        // AddWatcher may have flushed the job's end: answer with the status now.
+        if (auto now = core_.JobStatus(job); now.ok()) st = std::move(now);
         JobStatusToWire(*st, reply.mutable_status());
         break;  // the reply carries the current status; the final one is pushed
       }

@@ -125,21 +125,34 @@ void RecentTrace::OnAttemptEnded(const AttemptRecord& record) {
   if (capacity_ == 0) return;
   std::optional<TraceRow> row = TraceRowOf(record);
   if (!row) return;
-  if (rows_.size() < capacity_) {
-    rows_.push_back(std::move(*row));
-    return;
+  size_t at = slots_.size();
+  if (at < capacity_) {
+    slots_.emplace_back();
+  } else {
+    // The ring's oldest row is its job's oldest: unchain it.
+    at = next_;
+    next_ = (next_ + 1) % capacity_;
+    auto old = chains_.find(slots_[at].row.job);
+    old->second.oldest = slots_[at].next;
+    if (old->second.oldest == kNone) chains_.erase(old);
   }
-  rows_[next_] = std::move(*row);
-  next_ = (next_ + 1) % capacity_;
+  Slot& slot = slots_[at];
+  slot.row = std::move(*row);
+  slot.next = kNone;
+  Chain& chain = chains_[slot.row.job];
+  if (chain.newest == kNone) {
+    chain.oldest = at;  // a new chain
+  } else {
+    slots_[chain.newest].next = at;
+  }
+  chain.newest = at;
 }
 
 std::vector<TraceRow> RecentTrace::RowsOf(JobId job) const {
   std::vector<TraceRow> out;
-  // Oldest first: from the slot the next row overwrites, around the ring.
-  for (size_t i = 0; i < rows_.size(); ++i) {
-    const TraceRow& r = rows_[(next_ + i) % rows_.size()];
-    if (r.job == job) out.push_back(r);
-  }
+  auto it = chains_.find(job);
+  if (it == chains_.end()) return out;
+  for (size_t at = it->second.oldest; at != kNone; at = slots_[at].next) out.push_back(slots_[at].row);
   return out;
 }
 

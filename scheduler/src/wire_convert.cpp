@@ -21,10 +21,6 @@ Status CheckSeconds(double v, const std::string& field) {
 }
 
 StatusOr<TaskDef> TaskDefFromWire(const wire::TaskSpec& t, const std::string& field) {
-  for (auto [name, what] : {std::pair{&t.kernel(), ".kernel"}, std::pair{&t.features().task_class(), ".features.task_class"}})
-    if (name->size() > kMaxWireNameBytes)
-      return Status::InvalidArgument(field + what + " is " + std::to_string(name->size()) + " bytes; the limit is " +
-                                     std::to_string(kMaxWireNameBytes));
   if (t.demand().cpu_slots() > kMaxWireSlots)
     return Status::InvalidArgument(field + ".demand.cpu_slots is " + std::to_string(t.demand().cpu_slots()) +
                                    "; the limit is " + std::to_string(kMaxWireSlots));
@@ -49,6 +45,21 @@ StatusOr<TaskDef> TaskDefFromWire(const wire::TaskSpec& t, const std::string& fi
 }
 
 }  // namespace
+
+Status CheckNames(const wire::JobSpec& spec) {
+  auto check = [](const wire::TaskSpec& t, const std::string& field) {
+    for (auto [name, what] : {std::pair{&t.kernel(), ".kernel"}, std::pair{&t.features().task_class(), ".features.task_class"}})
+      if (name->size() > kMaxWireNameBytes)
+        return Status::InvalidArgument(field + what + " is " + std::to_string(name->size()) + " bytes; the limit is " +
+                                       std::to_string(kMaxWireNameBytes));
+    return Status::Ok();
+  };
+  if (spec.has_template_())
+    if (Status s = check(spec.template_(), "template"); !s.ok()) return s;
+  for (int i = 0; i < spec.tasks_size(); ++i)
+    if (Status s = check(spec.tasks(i), "tasks[" + std::to_string(i) + "]"); !s.ok()) return s;
+  return Status::Ok();
+}
 
 uint64_t TaskCountOf(const wire::JobSpec& spec) {
   return static_cast<uint64_t>(spec.tasks_size()) + spec.template_count();

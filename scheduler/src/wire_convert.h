@@ -22,6 +22,10 @@ inline constexpr double kMaxWireSeconds = 365.0 * 24 * 3600;
 // by the in-memory trace, so their size is the peer's to bound, not ours.
 inline constexpr size_t kMaxWireNameBytes = 256;
 
+// InvalidArgument naming the field for a kernel or task class name over
+// kMaxWireNameBytes. Checked on submit only: a job journaled before the cap
+// still recovers.
+Status CheckNames(const wire::JobSpec& spec);
 // Tasks a JobSpec asks for (explicit plus template copies), without
 // building anything: admission is checked on this first.
 uint64_t TaskCountOf(const wire::JobSpec& spec);

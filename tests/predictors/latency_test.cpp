@@ -60,6 +60,12 @@ TEST_CASE("predictors: a client naming a new class per task costs at most max_cl
     CHECK(p->Predict("kept", 10, 0).median == Approx(1.0).epsilon(0.02));
     CHECK(p->Predict("junk-99", 10, 0).known());
     CHECK_FALSE(p->Predict("junk-0", 10, 0).known());  // evicted
+    // Asking is not updating: "junk-98" is still the next to go.
+    for (int i = 0; i < 10; ++i) CHECK(p->Predict("junk-98", 10, 0).known());
+    p->Observe(Rec("kept", 1.0, 10));
+    p->Observe(Rec("fresh", 2.0, 10));
+    CHECK_FALSE(p->Predict("junk-98", 10, 0).known());
+    CHECK(p->Predict("junk-99", 10, 0).known());
   }
   CHECK(q.classes() == 3);
 }

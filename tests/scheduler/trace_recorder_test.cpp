@@ -122,6 +122,21 @@ TEST_CASE("recent trace keeps the newest rows in a ring and finds a job's, oldes
   CHECK(rows[1].executor == 1);
   CHECK(rows[1].end - rows[1].start == Approx(0.1));
   CHECK(ring.RowsOf(2).size() == 2);
+  CHECK(ring.jobs() == 2);
+  // Four more of job 2 overwrite job 1's last row: its chain goes.
+  for (TaskIndex t = 2; t < 6; ++t) ring.OnAttemptEnded(Committed(2, t, 2, 6.0 + t, 0.2));
+  CHECK(ring.RowsOf(1).empty());
+  CHECK(ring.jobs() == 1);
+  ring.OnAttemptEnded(Committed(3, 0, 1, 11.0, 0.1));
+  REQUIRE(ring.RowsOf(2).size() == 3);
+  CHECK(ring.RowsOf(2)[0].task == 3);
+  CHECK(ring.RowsOf(2)[2].task == 5);
+  CHECK(ring.RowsOf(3).size() == 1);
+  for (TaskIndex t = 1; t < 8; ++t) ring.OnAttemptEnded(Committed(3, t, 1, 11.0 + t, 0.1));
+  REQUIRE(ring.RowsOf(3).size() == 4);  // a job wrapping the ring on its own
+  CHECK(ring.RowsOf(3)[0].task == 4);
+  CHECK(ring.RowsOf(3)[3].task == 7);
+  CHECK(ring.jobs() == 1);
 
   RecentTrace off(0);
   off.OnAttemptEnded(Committed(1, 0, 1, 1.0, 0.1));

@@ -137,8 +137,9 @@ struct PredictorOptions {
   uint32_t min_samples = 5;          // class observations before estimates are known
   bool exclude_fail_slow = true;     // do not learn latency from FAIL_SLOW executors
   // Task classes learned at once (clients name them): a new class beyond
-  // this evicts the one updated least recently. Each costs up to two
-  // sketches of sketch.max_bins (a few KiB typically, 64 KiB at most).
+  // this evicts the one updated least recently. Each holds up to two
+  // sketches (regression; quantile one) of sketch.max_bins x 16 bytes:
+  // at most 128 KiB a class with the default 4096 bins.
   uint32_t max_classes = 1024;
   SketchOptions sketch;
   RegressionOptions regression;

@@ -29,7 +29,8 @@ struct ParentOptions {
   uint32_t heartbeat_ms = 200;  // until the parent's RegisterAck names its own
 };
 
-// scheduler.trace_memory_rows at most (~1.5 GB of rows).
+// scheduler.trace_memory_rows at most: 16M rows x 88 bytes, ~1.5 GB plus
+// class names.
 inline constexpr uint32_t kMaxTraceMemoryRows = 16u << 20;
 
 // Keys under [scheduler] in configs/scheduler.toml; defaults here.

@@ -14,6 +14,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "tailcut/common/status.h"
@@ -65,7 +66,8 @@ class TraceRecorder final : public CoreObserver {
 // JOB` ([scheduler] trace_memory_rows): a ring, so memory stays fixed
 // however long the scheduler runs. Rows of a job that ran long ago are
 // overwritten; a caller tells by comparing the rows it gets with the job's
-// committed task count (one committed attempt per committed task).
+// committed task count (one committed attempt per committed task). Each
+// job's rows are chained, so RowsOf costs the job's rows, not the ring's.
 class RecentTrace final : public CoreObserver {
  public:
   explicit RecentTrace(size_t capacity) : capacity_(capacity) {}
@@ -73,12 +75,22 @@ class RecentTrace final : public CoreObserver {
   // The held rows of `job`, oldest first.
   std::vector<TraceRow> RowsOf(JobId job) const;
   size_t capacity() const { return capacity_; }
-  size_t size() const { return rows_.size(); }
+  size_t size() const { return slots_.size(); }
+  size_t jobs() const { return chains_.size(); }  // jobs with rows held
 
  private:
+  static constexpr size_t kNone = SIZE_MAX;
+  struct Slot {
+    TraceRow row;
+    size_t next = kNone;  // the job's next newer row
+  };
+  struct Chain {
+    size_t oldest = kNone, newest = kNone;
+  };
   size_t capacity_;
   size_t next_ = 0;  // the slot the next row takes once the ring is full
-  std::vector<TraceRow> rows_;
+  std::vector<Slot> slots_;
+  std::unordered_map<JobId, Chain> chains_;
 };
 
 }  // namespace tailcut
