@@ -1,7 +1,9 @@
 // Dispatch throughput: one scheduler to one executor over loopback TCP,
 // the full path (client submit -> core -> batched Work -> executor runtime
 // -> batched Reports -> commit -> job done): the scheduler in this process,
-// the executor a daemon on the same machine (LocalCluster).
+// the executor a daemon on the same machine (LocalCluster). Next to it, in
+// the same run, the wire limit: raw ZeroMQ round trips of small messages
+// between a DEALER and a ROUTER on loopback TCP, the sockets tailcut uses.
 //
 //   build/bench/dispatch/dispatch_bench --benchmark_counters_tabular=true
 #include <benchmark/benchmark.h>
@@ -10,8 +12,11 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <atomic>
 #include <filesystem>
 #include <memory>
+#include <thread>
+#include <zmq.hpp>
 
 #include "tailcut/client/client.h"
 #include "tailcut/client/local_cluster.h"
@@ -128,6 +133,47 @@ BENCHMARK(BM_SingleTaskJobLatency)
     ->ArgsProduct({{0, 1, 2}, {0, 1}})
     ->Unit(benchmark::kMicrosecond)
     ->UseRealTime();
+
+// Raw ZeroMQ: `window` 32-byte messages DEALER -> ROUTER, each echoed back,
+// per iteration; items/s = round trips/s. Window 1 is ping-pong (latency
+// bound); larger windows pipeline, as tailcut's batched Work and Reports do,
+// so tasks/s above is compared with round trips/s at a large window.
+void BM_ZmqRoundTrips(benchmark::State& state) {
+  const auto window = static_cast<int>(state.range(0));
+  zmq::context_t ctx;
+  zmq::socket_t router(ctx, zmq::socket_type::router);
+  router.set(zmq::sockopt::linger, 0);
+  router.bind("tcp://127.0.0.1:*");
+  const std::string endpoint = router.get(zmq::sockopt::last_endpoint);
+  std::atomic<bool> stop{false};
+  std::thread echo([&] {  // the router is this thread's from here on
+    zmq::pollitem_t item{router.handle(), 0, ZMQ_POLLIN, 0};
+    zmq::message_t id, body;
+    while (!stop.load(std::memory_order_relaxed)) {
+      zmq::poll(&item, 1, std::chrono::milliseconds(20));
+      while (router.recv(id, zmq::recv_flags::dontwait)) {
+        (void)router.recv(body);
+        router.send(id, zmq::send_flags::sndmore);
+        router.send(body, zmq::send_flags::none);
+      }
+    }
+  });
+  zmq::socket_t dealer(ctx, zmq::socket_type::dealer);
+  dealer.set(zmq::sockopt::linger, 0);
+  dealer.connect(endpoint);
+  const std::string payload(32, 'x');
+  zmq::message_t reply;
+  for (auto _ : state) {
+    for (int i = 0; i < window; ++i) dealer.send(zmq::buffer(payload), zmq::send_flags::none);
+    for (int i = 0; i < window; ++i) (void)dealer.recv(reply);
+  }
+  stop = true;
+  echo.join();
+  state.SetItemsProcessed(static_cast<int64_t>(state.iterations()) * window);
+  state.counters["round_trips_per_s"] =
+      benchmark::Counter(static_cast<double>(state.iterations()) * window, benchmark::Counter::kIsRate);
+}
+BENCHMARK(BM_ZmqRoundTrips)->ArgName("window")->Arg(1)->Arg(64)->Arg(512)->UseRealTime();
 
 }  // namespace
 
