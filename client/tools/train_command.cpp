@@ -29,6 +29,7 @@
 #include "tailcut/common/process.h"
 #include "tailcut/common/stats.h"
 #include "tailcut/plugins/coded_jobs.h"
+#include "tailcut/plugins/registry.h"
 #include "tailcut/scheduler/server.h"
 
 namespace tailcut::cli {
@@ -43,8 +44,9 @@ shares), gradient-coded (any N - S of N workers; docs/GPU.md) and speed
 shares (one divisible job over all rows, each task's share sized by its
 executor's measured speed; docs/JOBS.md). Prints per-iteration time
 statistics, the final losses (they must agree to 1e-6 relative) and the
-speedups. Exit code 1 when the losses differ or coding was not faster than
-uncoded (the speed-shares speedup is reported, not checked: docs/TRAINING.md).
+speedups. Exit code 1 when the losses differ or a round fails; the speedups
+are measurements, reported and not checked (docs/TRAINING.md says when
+coding wins and when moving its data costs more).
 
   --model lsq|logistic   least squares (default) or logistic regression
   --workers N            workers = executors = data partitions (default 3)
@@ -57,6 +59,11 @@ uncoded (the speed-shares speedup is reported, not checked: docs/TRAINING.md).
   --slowdown F           the straggling executor's slowdown (default 5)
   --lr L                 step size on the mean gradient (default 0.5 lsq, 2 logistic)
   --seed N               data seed (default 1)
+  --placement NAME       the scheduler's placement (default first_free: each
+                         task runs where a slot is free, as plain data
+                         parallelism does; expected_finish, the daemon's
+                         default, holds tasks off the slow worker)
+  --policy CHAIN         mitigation policies (default none; e.g. default)
   --gpu                  tasks request a GPU (Resources.gpus = 1): needs CUDA executors
   --json                 one JSON object instead of the table
 )";
@@ -148,6 +155,17 @@ int RunTrain(const Args& a) {
     std::fprintf(stderr, "tailcut train: %s\n", a.error().c_str());
     return kExitUsage;
   }
+  const std::string placement = a.Get("--placement", "first_free");
+  if (placement != "first_free" && placement != "expected_finish") {
+    std::fprintf(stderr, "tailcut train: --placement must be first_free or expected_finish\n");
+    return kExitUsage;
+  }
+  const std::string policy = a.Get("--policy", "none");
+  auto chain = MakePolicyChain(policy, Config());
+  if (!chain.ok()) {
+    std::fprintf(stderr, "tailcut train: %s\n", chain.status().message().c_str());
+    return kExitUsage;
+  }
   const bool gpu = a.Has("--gpu");
   const bool json = a.Has("--json");
 
@@ -205,7 +223,8 @@ int RunTrain(const Args& a) {
   LocalClusterOptions lo;
   lo.name = "train";
   lo.executor_binary = exe.string();
-  auto started = LocalCluster::Start(lo);
+  lo.server.core.placement = placement;
+  auto started = LocalCluster::Start(lo, std::move(chain).value());
   if (!started.ok()) {
     std::fprintf(stderr, "tailcut train: %s\n", started.status().message().c_str());
     return kExitFailed;
@@ -309,8 +328,9 @@ int RunTrain(const Args& a) {
   const double initial_loss = TotalLoss(loss, parts, std::vector<double>(static_cast<size_t>(dim), 0.0), total_rows);
   if (!json)
     std::printf("tailcut train: %s regression, %d workers x %d rows x %d features, %d iterations (+1 warm-up), "
-                "executor train-%d is a %.0fx straggler%s\n",
-                model.c_str(), n, rows, dim, iters, n, slowdown, gpu ? ", tasks on GPUs" : "");
+                "executor train-%d is a %.0fx straggler%s; placement %s, policies %s\n",
+                model.c_str(), n, rows, dim, iters, n, slowdown, gpu ? ", tasks on GPUs" : "", placement.c_str(),
+                policy.c_str());
   RunStats uncoded, coded, shares;
   Status st = run(code_round(*uncoded_jobs, "uncoded"), code_decode(*uncoded_code), "uncoded", &uncoded);
   if (st.ok()) st = run(code_round(*coded_jobs, "coded"), code_decode(*coded_code), "coded", &coded);
@@ -342,10 +362,12 @@ int RunTrain(const Args& a) {
       return std::string(buf);
     };
     std::printf("{\"model\": \"%s\", \"workers\": %d, \"stragglers\": %d, \"code\": \"%s\", \"iterations\": %d, "
-                "\"slowdown\": %g, \"gpu\": %s, \"initial_loss\": %.17g, \"uncoded\": %s, \"coded\": %s, "
+                "\"slowdown\": %g, \"gpu\": %s, \"placement\": \"%s\", \"policies\": \"%s\", "
+                "\"initial_loss\": %.17g, \"uncoded\": %s, \"coded\": %s, "
                 "\"speed_shares\": %s, \"loss_rel_diff\": %.3e, \"shares_loss_rel_diff\": %.3e, "
                 "\"speedup\": %.3f, \"shares_speedup\": %.3f, \"losses_agree\": %s, \"coded_faster\": %s}\n",
-                model.c_str(), n, s, code_name.c_str(), iters, slowdown, gpu ? "true" : "false", initial_loss,
+                model.c_str(), n, s, code_name.c_str(), iters, slowdown, gpu ? "true" : "false", placement.c_str(),
+                policy.c_str(), initial_loss,
                 stats(uncoded).c_str(), stats(coded).c_str(), stats(shares).c_str(), rel, rel_shares, speedup,
                 share_speedup, losses_agree ? "true" : "false", faster ? "true" : "false");
   } else {
@@ -367,7 +389,7 @@ int RunTrain(const Args& a) {
     std::printf("speedup per iteration over uncoded: coded %.2fx%s, speed shares %.2fx\n", speedup,
                 faster ? "" : " (coding was NOT faster)", share_speedup);
   }
-  return losses_agree && faster ? kExitOk : kExitFailed;
+  return losses_agree ? kExitOk : kExitFailed;
 }
 
 }  // namespace tailcut::cli
