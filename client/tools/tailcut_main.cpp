@@ -8,6 +8,7 @@
 
 #include "cli_util.h"
 #include "commands.h"
+#include "tailcut/common/process.h"
 #include "tailcut/client/client.h"
 #include "tailcut/client/progress.h"
 #include "tailcut/common/clock.h"
@@ -360,6 +361,7 @@ struct Command {
 
 int main(int argc, char** argv) {
   using namespace tailcut::cli;
+  tailcut::TuneAllocatorForMessages();  // the CLI hosts schedulers too (demo, train, bench)
   tailcut::SetLogComponent("tailcut");
   const std::vector<Command> commands = {
       {"submit", Submit, {"--wait", "--json", "--help", "-h"}},

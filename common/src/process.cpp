@@ -1,6 +1,9 @@
 #include "tailcut/common/process.h"
 
 #include <fcntl.h>
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
@@ -17,6 +20,13 @@ std::filesystem::path ExecutableDir() {
   std::error_code ec;
   auto p = std::filesystem::read_symlink("/proc/self/exe", ec);
   return ec ? std::filesystem::current_path() : p.parent_path();
+}
+
+void TuneAllocatorForMessages() {
+#if defined(__GLIBC__)
+  mallopt(M_MMAP_THRESHOLD, 4 << 20);
+  mallopt(M_TRIM_THRESHOLD, 16 << 20);
+#endif
 }
 
 pid_t SpawnProcess(const std::vector<std::string>& argv, const std::string& log_path, bool append) {

@@ -10,6 +10,7 @@
 #include <thread>
 #include <vector>
 
+#include "tailcut/common/process.h"
 #include "tailcut/common/config.h"
 #include "tailcut/common/log.h"
 #include "tailcut/common/version.h"
@@ -60,6 +61,7 @@ int UsageError(const std::string& message) {
 
 int main(int argc, char** argv) {
   using namespace tailcut;
+  TuneAllocatorForMessages();
   SetLogComponent("executor");
 
   // Flags become config overrides, applied in order after the file, so

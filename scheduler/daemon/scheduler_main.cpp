@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "tailcut/common/process.h"
 #include "tailcut/common/config.h"
 #include "tailcut/common/log.h"
 #include "tailcut/common/version.h"
@@ -59,6 +60,7 @@ exit codes: 0 stopped by SIGTERM/SIGINT, 1 runtime error, 2 bad usage or config
 
 int main(int argc, char** argv) {
   using namespace tailcut;
+  TuneAllocatorForMessages();
   SetLogComponent("scheduler");
   std::string config_path;
   std::vector<std::string> overrides;
