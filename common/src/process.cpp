@@ -10,6 +10,8 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdlib>
+#include <cstring>
 #include <thread>
 
 extern char** environ;
@@ -24,8 +26,12 @@ std::filesystem::path ExecutableDir() {
 
 void TuneAllocatorForMessages() {
 #if defined(__GLIBC__)
-  mallopt(M_MMAP_THRESHOLD, 4 << 20);
-  mallopt(M_TRIM_THRESHOLD, 16 << 20);
+  const char* tunables = std::getenv("GLIBC_TUNABLES");
+  if (tunables && std::strstr(tunables, "glibc.malloc.")) return;  // the operator's choice
+  // 32 MiB is glibc's own ceiling for its dynamic threshold; trim at twice
+  // it, as glibc's dynamic rule does.
+  mallopt(M_MMAP_THRESHOLD, 32 << 20);
+  mallopt(M_TRIM_THRESHOLD, 64 << 20);
 #endif
 }
 

@@ -18,8 +18,9 @@ std::filesystem::path ExecutableDir();
 // in the heap: glibc otherwise maps each block over its mmap threshold
 // (128 KiB at first) afresh and returns it on free, so every copy of a big
 // argument page-faults (halved the step time of `tailcut train`,
-// docs/GPU.md). Mapped above 4 MiB; at most 16 MiB kept free at a heap's
-// top. Called first by the daemons and the CLI; no-op without glibc.
+// docs/GPU.md). Mapped above 32 MiB; at most 64 MiB kept free at a heap's
+// top. Called first by the daemons and the CLI; no-op without glibc, or
+// when GLIBC_TUNABLES sets glibc.malloc.* (the operator's own tuning).
 void TuneAllocatorForMessages();
 
 // Starts argv[0] with argv, stdin from /dev/null and stdout + stderr
