@@ -66,6 +66,13 @@ class SchedulerCore::Impl final {
   void ReserveIds(JobId next_job, AttemptId next_attempt) {
     s_.next_job_id = std::max(s_.next_job_id, next_job);
     s_.next_attempt_id = std::max(s_.next_attempt_id, next_attempt);
+    s_.run_attempt_base = std::max(s_.run_attempt_base, next_attempt);
+  }
+
+  // An attempt from before a restart ran a share of a divisible job that
+  // this run may size differently: its result cannot be trusted to fit.
+  bool UnknownShare(const Job& job, AttemptId a) const {
+    return job.def.divisible_units > 0 && a < s_.run_attempt_base;
   }
 
   Status RestoreJob(JobId id, JobDef def, Time submitted, std::vector<CommittedOutput> commits) {
@@ -197,7 +204,7 @@ class SchedulerCore::Impl final {
       return true;
     }
     Job* job = s_.FindJob(j);
-    if (!job || job->state != JobState::kRunning || t >= job->Count()) return false;
+    if (!job || job->state != JobState::kRunning || t >= job->Count() || UnknownShare(*job, a)) return false;
     TaskPhase phase = job->tasks[t].phase;
     if (phase == TaskPhase::kCommitted || phase == TaskPhase::kDead) return false;
     Commit(*job, t, a, e, std::move(output), run_s);
@@ -215,6 +222,10 @@ class SchedulerCore::Impl final {
     if (!job || job->state != JobState::kRunning)
       return Status::FailedPrecondition("job " + std::to_string(j) + " does not run");
     if (t >= job->Count()) return Status::InvalidArgument("no task " + std::to_string(t));
+    if (UnknownShare(*job, id))
+      return Status::FailedPrecondition("attempt " + std::to_string(id) +
+                                        " runs a share of divisible job " + std::to_string(j) +
+                                        " from before the restart; the task runs again");
     TaskPhase phase = job->tasks[t].phase;
     if (phase == TaskPhase::kCommitted || phase == TaskPhase::kDead)
       return Status::FailedPrecondition("task " + std::to_string(t) + " is done");

@@ -159,6 +159,10 @@ struct CoreState {
 
   JobId next_job_id = 1;
   AttemptId next_attempt_id = 1;
+  // The first attempt id of this run (ReserveIds): attempts below it were
+  // launched before a restart, with shares of divisible jobs this run does
+  // not know (they are not journaled).
+  AttemptId run_attempt_base = 0;
   ExecutorId next_executor_id = 1;
   ExecutorId rr_cursor = 0;
   uint32_t total_slots = 0;

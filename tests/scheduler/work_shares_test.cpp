@@ -244,3 +244,29 @@ TEST_CASE("a divisible job restored with commits fails, one without runs") {
     if (l.job == 8) units += l.share.count;
   CHECK(units == 30);
 }
+
+TEST_CASE("after a restart, attempts of a divisible job from before it are neither adopted nor committed") {
+  CoreHarness h;
+  const ExecutorId e = h.Exec(3);
+  JobDef j = CoreHarness::Fanout(3, "train");
+  j.divisible_units = 30;
+  const AttemptId base = (AttemptId{2} << 40) + 1;  // run 2; run 1's attempts are below
+  REQUIRE(h.core.RestoreJob(8, j, 0, {}).ok());
+  h.core.ReserveIds(9, base);
+  const AttemptId old_attempt = (AttemptId{1} << 40) + 5;
+  Status adopted = h.core.AdoptAttempt(old_attempt, 8, 0, e, true);
+  CHECK(adopted.code() == Status::Code::kFailedPrecondition);
+  CHECK(adopted.message().find("from before the restart") != std::string::npos);
+  CHECK_FALSE(h.core.CommitOrphanResult(8, 1, old_attempt + 1, e, "stale share", 1.0));
+  // This run's own attempts still count: the job runs with its new shares.
+  h.Drain();
+  uint64_t units = 0;
+  for (const LaunchCmd& l : h.launches) {
+    CHECK(l.attempt >= base);
+    units += l.share.count;
+  }
+  CHECK(units == 30);
+  // A plain job's attempts from before the restart are adopted as before.
+  REQUIRE(h.core.RestoreJob(5, CoreHarness::Fanout(1, "plain"), 0, {}).ok());
+  CHECK(h.core.AdoptAttempt(old_attempt + 2, 5, 0, h.Exec(1), true).ok());
+}
