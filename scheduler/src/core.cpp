@@ -72,20 +72,24 @@ class SchedulerCore::Impl final {
   // An attempt from before a restart ran a share of a divisible job that
   // this run may size differently: its result cannot be trusted to fit.
   bool UnknownShare(const Job& job, AttemptId a) const {
-    return job.def.divisible_units > 0 && a < s_.run_attempt_base;
+    return job.def.divisible_units > 0 && a < s_.run_attempt_base && !s_.shares.Restored(job.id);
   }
 
-  Status RestoreJob(JobId id, JobDef def, Time submitted, std::vector<CommittedOutput> commits) {
+  Status RestoreJob(JobId id, JobDef def, Time submitted, std::vector<CommittedOutput> commits,
+                    const std::vector<uint64_t>& share_counts) {
     if (id == 0 || s_.jobs.count(id)) return Status::InvalidArgument("job " + std::to_string(id) + " already exists");
     if (def.TaskCount() == 0) return Status::InvalidArgument("job " + std::to_string(id) + " has no tasks");
     Job& job = life_.AddJob(std::move(def), id);
     job.submitted = submitted;
     s_.shares.Add(id, job.def);
-    // Shares are not journaled: the committed tasks' shares are unknown, so
-    // the rest could not be sized to sum to the total. Resubmit the round.
-    if (job.def.divisible_units > 0 && !commits.empty()) {
+    // Without its journaled shares (lost, or not fitting) the committed
+    // tasks' shares are unknown, so the rest could not be sized to sum to
+    // the total. Resubmit the round.
+    if (job.def.divisible_units > 0 && !share_counts.empty() && !s_.shares.Restore(id, share_counts))
+      TC_LOG(Warn) << "journal: job " << id << "'s shares do not fit it; they are sized again";
+    if (job.def.divisible_units > 0 && !commits.empty() && !s_.shares.Restored(id)) {
       life_.FinishJob(job, JobState::kFailed,
-                      "divisible job restored with committed tasks: its speed shares are not journaled; resubmit it");
+                      "divisible job restored with committed tasks but without its speed shares; resubmit it");
       return Status::Ok();
     }
     for (CommittedOutput& c : commits) {
@@ -348,6 +352,8 @@ class SchedulerCore::Impl final {
     }
     return out;
   }
+
+  std::vector<uint64_t> ShareCounts(JobId id) const { return s_.shares.Counts(id); }
 
   const TaskDef* TaskOf(JobId j, TaskIndex t) const {
     const Job* job = s_.FindJob(j);
@@ -663,8 +669,9 @@ bool SchedulerCore::CommitOrphanResult(JobId job, TaskIndex task, AttemptId a, E
 }
 void SchedulerCore::Tick() { impl_->Tick(); }
 void SchedulerCore::ReserveIds(JobId next_job, AttemptId next_attempt) { impl_->ReserveIds(next_job, next_attempt); }
-Status SchedulerCore::RestoreJob(JobId id, JobDef def, Time submitted, std::vector<CommittedOutput> commits) {
-  return impl_->RestoreJob(id, std::move(def), submitted, std::move(commits));
+Status SchedulerCore::RestoreJob(JobId id, JobDef def, Time submitted, std::vector<CommittedOutput> commits,
+                                 std::vector<uint64_t> share_counts) {
+  return impl_->RestoreJob(id, std::move(def), submitted, std::move(commits), share_counts);
 }
 Status SchedulerCore::RestoreFinishedJob(JobId id, JobDef def, const JobStatusInfo& status,
                                          std::vector<CommittedOutput> outputs) {
@@ -676,6 +683,7 @@ StatusOr<JobStatusInfo> SchedulerCore::JobStatus(JobId job) const { return impl_
 StatusOr<std::vector<CommittedOutput>> SchedulerCore::JobOutputs(JobId job) const { return impl_->Outputs(job); }
 std::vector<ExecutorStatusInfo> SchedulerCore::Executors() const { return impl_->ExecutorList(); }
 const TaskDef* SchedulerCore::TaskOf(JobId job, TaskIndex task) const { return impl_->TaskOf(job, task); }
+std::vector<uint64_t> SchedulerCore::ShareCounts(JobId job) const { return impl_->ShareCounts(job); }
 bool SchedulerCore::HasExecutor(ExecutorId e) const { return impl_->HasExecutor(e); }
 ExecutorId SchedulerCore::ExecutorOfAttempt(AttemptId a) const { return impl_->ExecutorOfAttempt(a); }
 size_t SchedulerCore::LiveAttempts() const { return impl_->LiveAttempts(); }

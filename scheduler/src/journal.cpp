@@ -20,6 +20,8 @@ CREATE TABLE IF NOT EXISTS jobs(
 -- No index on job: recovery reads every row in order and pruning scans
 -- once at start, while an index would cost a page write per group commit.
 CREATE TABLE IF NOT EXISTS commits(job INTEGER NOT NULL, batch BLOB NOT NULL);
+-- A divisible job's units per task (u64 each, host byte order), once fixed.
+CREATE TABLE IF NOT EXISTS shares(job INTEGER PRIMARY KEY, counts BLOB NOT NULL);
 )sql";
 
 // A job's commits in one group commit, packed (host byte order: the file
@@ -107,7 +109,8 @@ bool Decode(const char* p, const char* end, std::vector<CommittedOutput>* out) {
 class Journal::Impl {
  public:
   ~Impl() {
-    for (sqlite3_stmt* s : {insert_job_, insert_commits_, finish_job_, begin_, commit_}) sqlite3_finalize(s);
+    for (sqlite3_stmt* s : {insert_job_, insert_commits_, insert_shares_, finish_job_, begin_, commit_})
+      sqlite3_finalize(s);
     if (db_) sqlite3_close(db_);
   }
 
@@ -133,6 +136,8 @@ class Journal::Impl {
         !s.ok())
       return s;
     if (Status s = Prepare("INSERT INTO commits(job, batch) VALUES(?, ?)", &insert_commits_); !s.ok()) return s;
+    if (Status s = Prepare("INSERT OR REPLACE INTO shares(job, counts) VALUES(?, ?)", &insert_shares_); !s.ok())
+      return s;
     if (Status s = Prepare("BEGIN IMMEDIATE", &begin_); !s.ok()) return s;
     if (Status s = Prepare("COMMIT", &commit_); !s.ok()) return s;
     return Prepare(
@@ -193,7 +198,18 @@ class Journal::Impl {
       }
     }
     sqlite3_finalize(q);
-    return rc == SQLITE_DONE ? Status::Ok() : Error("reading commits");
+    if (rc != SQLITE_DONE) return Error("reading commits");
+    if (Status s = Prepare("SELECT job, counts FROM shares", &q); !s.ok()) return s;
+    while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
+      auto it = index.find(static_cast<JobId>(sqlite3_column_int64(q, 0)));
+      if (it == index.end()) continue;
+      const std::string b = Blob(q, 1);
+      std::vector<uint64_t>& counts = (*jobs)[it->second].share_counts;
+      counts.resize(b.size() / sizeof(uint64_t));
+      std::memcpy(counts.data(), b.data(), counts.size() * sizeof(uint64_t));
+    }
+    sqlite3_finalize(q);
+    return rc == SQLITE_DONE ? Status::Ok() : Error("reading shares");
   }
 
   void JobAccepted(JobId id, const std::string& key, const std::string& spec, double submitted) {
@@ -206,7 +222,10 @@ class Journal::Impl {
                    uint32_t copies, uint32_t failed) {
     finished_.push_back({id, state, reason, at, attempts, copies, failed});
   }
-  bool dirty() const { return !accepted_.empty() || !batches_.empty() || !finished_.empty(); }
+  void SharesFixed(JobId id, const std::vector<uint64_t>& counts) {
+    shares_[id].assign(reinterpret_cast<const char*>(counts.data()), counts.size() * sizeof(uint64_t));
+  }
+  bool dirty() const { return !accepted_.empty() || !batches_.empty() || !finished_.empty() || !shares_.empty(); }
 
   Status Commit() {
     if (!dirty()) return Status::Ok();
@@ -220,13 +239,14 @@ class Journal::Impl {
     accepted_.clear();
     batches_.clear();
     finished_.clear();
+    shares_.clear();
     return Status::Ok();
   }
 
   Status Prune(uint32_t keep) {
     std::string old = "SELECT id FROM jobs WHERE finished = 1 ORDER BY id DESC LIMIT -1 OFFSET " + std::to_string(keep);
-    return Exec("BEGIN; DELETE FROM commits WHERE job IN (" + old + "); DELETE FROM jobs WHERE id IN (" + old +
-                "); COMMIT;");
+    return Exec("BEGIN; DELETE FROM commits WHERE job IN (" + old + "); DELETE FROM shares WHERE job IN (" + old +
+                "); DELETE FROM jobs WHERE id IN (" + old + "); COMMIT;");
   }
 
  private:
@@ -250,6 +270,13 @@ class Journal::Impl {
       sqlite3_bind_blob(insert_job_, 3, a.spec.data(), static_cast<int>(a.spec.size()), SQLITE_STATIC);
       sqlite3_bind_double(insert_job_, 4, a.submitted);
       if (Status s = Step(insert_job_); !s.ok()) return s;
+    }
+    // Shares before commits: a job's first launches and its commits may
+    // share a group commit, and recovery reads both anyway.
+    for (const auto& [job, counts] : shares_) {
+      sqlite3_bind_int64(insert_shares_, 1, static_cast<sqlite3_int64>(job));
+      sqlite3_bind_blob(insert_shares_, 2, counts.data(), static_cast<int>(counts.size()), SQLITE_STATIC);
+      if (Status s = Step(insert_shares_); !s.ok()) return s;
     }
     for (auto& [job, batch] : batches_) {
       batch.Close();
@@ -302,12 +329,14 @@ class Journal::Impl {
   sqlite3* db_ = nullptr;
   sqlite3_stmt* insert_job_ = nullptr;
   sqlite3_stmt* insert_commits_ = nullptr;
+  sqlite3_stmt* insert_shares_ = nullptr;
   sqlite3_stmt* finish_job_ = nullptr;
   sqlite3_stmt* begin_ = nullptr;   // prepared once: a group commit parses no SQL
   sqlite3_stmt* commit_ = nullptr;
   std::vector<Accepted> accepted_;
   std::map<JobId, Batch> batches_;
   std::vector<Finished> finished_;
+  std::map<JobId, std::string> shares_;  // packed counts
 };
 
 StatusOr<std::unique_ptr<Journal>> Journal::Open(const JournalOptions& options) {
@@ -330,6 +359,7 @@ void Journal::JobFinished(JobId id, JobState state, const std::string& reason, d
                           uint32_t attempts, uint32_t copies, uint32_t failed_attempts) {
   impl_->JobFinished(id, state, reason, finished_unix, attempts, copies, failed_attempts);
 }
+void Journal::SharesFixed(JobId id, const std::vector<uint64_t>& counts) { impl_->SharesFixed(id, counts); }
 bool Journal::dirty() const { return impl_->dirty(); }
 Status Journal::Commit() { return impl_->Commit(); }
 Status Journal::Prune(uint32_t keep) { return impl_->Prune(keep); }

@@ -73,7 +73,8 @@ StatusOr<RecoveryStats> Recover(Journal& journal, SchedulerCore& core, const Clo
       s = core.RestoreFinishedJob(j.id, std::move(def).value(), st, std::move(commits));
       stats.finished++;
     } else {
-      s = core.RestoreJob(j.id, std::move(def).value(), j.submitted_unix + offset, std::move(commits));
+      s = core.RestoreJob(j.id, std::move(def).value(), j.submitted_unix + offset, std::move(commits),
+                          std::move(j.share_counts));
       stats.resumed++;
     }
     if (!s.ok()) return s;
@@ -109,6 +110,12 @@ Status Durability::Open(const std::string& state_dir, bool sync_full, SchedulerC
 void Durability::JobAccepted(JobId id, const std::string& key, const std::string& spec) {
   keys_.Add(key, id);
   if (journal_) journal_->JobAccepted(id, key, spec, UnixNow());
+}
+
+void Durability::SharesFixed(JobId id, const std::vector<uint64_t>& counts) {
+  if (!journal_) return;
+  journal_->SharesFixed(id, counts);
+  (void)CommitJournal();  // logged on failure; the launches still go out
 }
 
 bool Durability::Hold(const std::string& route, const wire::ClientReply& reply) {

@@ -76,6 +76,10 @@ class Durability {
   bool journaled() const { return journal_ != nullptr; }
   RequestKeys& keys() { return keys_; }
   void JobAccepted(JobId id, const std::string& key, const std::string& spec);
+  // A divisible job's shares, fixed at its first launches: journaled and
+  // made durable before those launches go out, so that a restarted
+  // scheduler knows what its executors run.
+  void SharesFixed(JobId id, const std::vector<uint64_t>& counts);
   // True when `reply` must wait for the next group commit; it is kept.
   bool Hold(const std::string& route, const wire::ClientReply& reply);
   // Group commit. When a client message waits on it (a submit reply, a

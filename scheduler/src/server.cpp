@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <unordered_map>
+#include <unordered_set>
 
 #include <zmq.hpp>
 
@@ -921,6 +922,9 @@ class SchedulerServer::Impl {
         a->mutable_demand()->set_cpu_slots(t->cpu_slots);
         a->mutable_demand()->set_gpus(t->gpus);
         if (l->share.divisible()) {
+          // Durable before any executor runs a share (Work goes out below).
+          if (durability_.journaled() && shares_journaled_.insert(l->job).second)
+            durability_.SharesFixed(l->job, core_.ShareCounts(l->job));
           a->mutable_share()->set_begin(l->share.begin);
           a->mutable_share()->set_count(l->share.count);
           a->mutable_share()->set_total(l->share.total);
@@ -940,6 +944,7 @@ class SchedulerServer::Impl {
         r->set_output(std::move(tc->output));
         r->set_run_s(tc->run_s);
       } else if (auto* f = std::get_if<JobFinishedCmd>(&c)) {
+        shares_journaled_.erase(f->job);
         finished.push_back(*f);
       }
     }
@@ -1004,6 +1009,7 @@ class SchedulerServer::Impl {
   std::unordered_map<std::string, ExecutorId> by_route_;
   std::unordered_map<ExecutorId, Peer> peers_;
   std::unordered_map<JobId, std::vector<Watcher>> watchers_;
+  std::unordered_set<JobId> shares_journaled_;  // divisible jobs whose shares are in the journal
   std::vector<Command> commands_;
   Durability durability_{2 * static_cast<size_t>(opt_.core.job_retention) + 4096};
   Admission admission_{AdmissionLimits{opt_.max_jobs_per_owner, opt_.max_watchers_per_client, opt_.max_executors}};

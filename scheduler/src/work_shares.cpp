@@ -91,6 +91,34 @@ void ShareBook::Stamp(std::vector<Command>* commands) {
   }
 }
 
+bool ShareBook::Restore(JobId id, const std::vector<uint64_t>& counts) {
+  auto it = jobs_.find(id);
+  if (it == jobs_.end() || counts.size() != it->second.tasks) return false;
+  std::vector<WorkShare> shares(counts.size());
+  uint64_t begin = 0;
+  for (size_t i = 0; i < counts.size(); ++i) {
+    if (counts[i] > it->second.total - begin) return false;  // past the total
+    shares[i] = WorkShare{begin, counts[i], it->second.total};
+    begin += counts[i];
+  }
+  if (begin != it->second.total) return false;
+  it->second.shares = std::move(shares);
+  it->second.restored = true;
+  return true;
+}
+
+bool ShareBook::Restored(JobId id) const {
+  auto it = jobs_.find(id);
+  return it != jobs_.end() && it->second.restored;
+}
+
+std::vector<uint64_t> ShareBook::Counts(JobId id) const {
+  std::vector<uint64_t> out;
+  if (auto it = jobs_.find(id); it != jobs_.end())
+    for (const WorkShare& s : it->second.shares) out.push_back(s.count);
+  return out;
+}
+
 AttemptRecord ShareBook::ForPredictors(const AttemptRecord& r) const {
   auto it = jobs_.find(r.job);
   if (it == jobs_.end() || r.task >= it->second.shares.size()) return r;

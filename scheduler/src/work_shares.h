@@ -58,6 +58,12 @@ class ShareBook final : public CoreObserver {
   // factors measure time per unit and a small share on a slow executor is
   // not mistaken for a fast executor. Other attempts unchanged.
   AttemptRecord ForPredictors(const AttemptRecord& r) const;
+  // Shares an earlier run fixed (units per task): false, and nothing kept,
+  // unless they fit the job (one per task, summing to its total).
+  bool Restore(JobId id, const std::vector<uint64_t>& counts);
+  // Whether the job's shares came back from an earlier run (Restore).
+  bool Restored(JobId id) const;
+  std::vector<uint64_t> Counts(JobId id) const;  // empty until fixed
   void OnJobFinished(const JobStatusInfo& j) override { jobs_.erase(j.id); }
   size_t size() const { return jobs_.size(); }
 
@@ -66,6 +72,7 @@ class ShareBook final : public CoreObserver {
     uint64_t total = 0;
     uint32_t tasks = 0;
     std::vector<WorkShare> shares;  // empty until fixed
+    bool restored = false;
   };
   const PredictorSuite* speeds_;
   std::unordered_map<JobId, Entry> jobs_;

@@ -122,6 +122,34 @@ TEST_CASE("journal: Prune keeps running jobs and the newest finished ones") {
   CHECK(ids == std::set<JobId>{3, 4, 5});
 }
 
+TEST_CASE("journal: a divisible job's shares survive reopening and go with the job when pruned") {
+  TempJournal tmp;
+  {
+    auto j = tmp.Open();
+    j->JobAccepted(1, "", "s", 1.0);
+    j->JobAccepted(2, "", "s", 1.0);
+    j->SharesFixed(1, {7, 2, 21});
+    CHECK(j->dirty());
+    REQUIRE(j->Commit().ok());
+  }
+  auto j = tmp.Open();
+  std::vector<JournaledJob> jobs;
+  REQUIRE(j->Load(&jobs).ok());
+  REQUIRE(jobs.size() == 2);
+  CHECK(jobs[0].share_counts == std::vector<uint64_t>{7, 2, 21});
+  CHECK(jobs[1].share_counts.empty());
+  j->JobFinished(1, JobState::kSucceeded, "", 2.0, 3, 0, 0);
+  j->JobFinished(2, JobState::kSucceeded, "", 3.0, 3, 0, 0);
+  REQUIRE(j->Commit().ok());
+  REQUIRE(j->Prune(1).ok());  // job 1 goes, and its shares with it
+  j->JobAccepted(1, "", "s", 4.0);  // were the id reused, no stale shares
+  REQUIRE(j->Commit().ok());
+  jobs.clear();
+  REQUIRE(j->Load(&jobs).ok());
+  REQUIRE(jobs.size() == 2);
+  CHECK(jobs[0].share_counts.empty());
+}
+
 TEST_CASE("journal: an unwritable path is an error that names it") {
   JournalOptions o;
   o.path = "/nonexistent-dir/for/sure/journal.db";

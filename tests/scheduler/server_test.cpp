@@ -10,6 +10,7 @@
 #include <atomic>
 #include <cstdio>
 #include <filesystem>
+#include <map>
 #include <random>
 #include <set>
 #include <thread>
@@ -449,6 +450,63 @@ TEST_CASE("server: a job's trace is its committed attempts, held in a bounded ri
   REQUIRE_FALSE(denied.ok());
   CHECK(denied.status().message().find("not your job") != std::string::npos);
   CHECK_FALSE(c.client->Trace(999).ok());
+}
+
+TEST_CASE("server: a divisible job keeps its shares across a scheduler restart, and its commits") {
+  const std::string dir =
+      (std::filesystem::temp_directory_path() / ("tc_shares_" + std::to_string(::getpid()))).string();
+  std::filesystem::remove_all(dir);
+  ServerOptions o = TestOptions();
+  o.state_dir = dir;
+  wire::JobSpec spec = FanoutJob("noop", "", 3);
+  spec.set_divisible_units(30);
+  std::map<uint32_t, std::pair<uint64_t, uint64_t>> first_run;  // task -> (begin, count)
+  JobId id = 0;
+  zmq::context_t ctx;
+  {
+    RunningServer rs(o);
+    ScriptedExecutor ex(ctx, rs.server->executor_endpoint());
+    ex.Register(3);
+    wire::SchedulerToExecutor msg;
+    REQUIRE(ex.Next(&msg));
+    Client client(rs.ClientOpts());
+    auto submitted = client.Submit(spec);
+    REQUIRE(submitted.ok());
+    id = *submitted;
+    REQUIRE(ex.Next(&msg));
+    REQUIRE(msg.work().assign_size() == 3);
+    uint64_t task0_attempt = 0;
+    for (const auto& a : msg.work().assign()) {
+      first_run[a.task_index()] = {a.share().begin(), a.share().count()};
+      if (a.task_index() == 0) task0_attempt = a.attempt_id();
+    }
+    ex.Complete({task0_attempt});
+    for (int i = 0; i < 100 && client.GetStatus(id)->committed() < 1; ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    REQUIRE(client.GetStatus(id)->committed() == 1);
+  }  // the scheduler stops; the job stays in its journal
+  {
+    RunningServer rs(o);
+    ScriptedExecutor ex(ctx, rs.server->executor_endpoint());
+    ex.Register(3);
+    wire::SchedulerToExecutor msg;
+    REQUIRE(ex.Next(&msg));
+    REQUIRE(ex.Next(&msg));
+    REQUIRE(msg.work().assign_size() == 2);  // task 0 stays committed
+    std::vector<uint64_t> attempts;
+    for (const auto& a : msg.work().assign()) {
+      CHECK(a.task_index() != 0);
+      CHECK(std::pair<uint64_t, uint64_t>{a.share().begin(), a.share().count()} == first_run.at(a.task_index()));
+      CHECK(a.share().total() == 30);
+      attempts.push_back(a.attempt_id());
+    }
+    ex.Complete(attempts);
+    Client client(rs.ClientOpts());
+    auto st = client.Wait(id);
+    REQUIRE(st.ok());
+    CHECK(st->state() == wire::JOB_SUCCEEDED);
+  }
+  std::filesystem::remove_all(dir);
 }
 
 // Issue #11: many fast jobs finishing in one loop turn, with a small

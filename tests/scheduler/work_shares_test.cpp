@@ -227,7 +227,7 @@ TEST_CASE("a non-divisible job's launches carry no share") {
   for (const LaunchCmd& l : h.launches) CHECK_FALSE(l.share.divisible());
 }
 
-TEST_CASE("a divisible job restored with commits fails, one without runs") {
+TEST_CASE("a divisible job restored with commits but no shares fails, one without runs") {
   CoreHarness h;
   h.Exec(3);
   JobDef j = CoreHarness::Fanout(3, "train");
@@ -236,7 +236,14 @@ TEST_CASE("a divisible job restored with commits fails, one without runs") {
   h.Drain();
   REQUIRE(h.finished.count(7));
   CHECK(h.finished.at(7).state == JobState::kFailed);
-  CHECK(h.finished.at(7).reason.find("not journaled") != std::string::npos);
+  CHECK(h.finished.at(7).reason.find("without its speed shares") != std::string::npos);
+  // Shares that do not fit the job (not one per task, or not summing to
+  // the total) count as none.
+  REQUIRE(h.core.RestoreJob(9, j, 0, {CommittedOutput{0, 1, 1, 1.0, ""}}, {10, 10}).ok());
+  REQUIRE(h.core.RestoreJob(10, j, 0, {CommittedOutput{0, 1, 1, 1.0, ""}}, {10, 10, 11}).ok());
+  h.Drain();
+  CHECK(h.finished.at(9).state == JobState::kFailed);
+  CHECK(h.finished.at(10).state == JobState::kFailed);
   REQUIRE(h.core.RestoreJob(8, j, 0, {}).ok());
   h.Drain();
   uint64_t units = 0;
@@ -269,4 +276,23 @@ TEST_CASE("after a restart, attempts of a divisible job from before it are neith
   // A plain job's attempts from before the restart are adopted as before.
   REQUIRE(h.core.RestoreJob(5, CoreHarness::Fanout(1, "plain"), 0, {}).ok());
   CHECK(h.core.AdoptAttempt(old_attempt + 2, 5, 0, h.Exec(1), true).ok());
+}
+
+TEST_CASE("a divisible job restored with its shares keeps its commits, runs the rest on them, adopts old attempts") {
+  CoreHarness h;
+  const ExecutorId e = h.Exec(3);
+  JobDef j = CoreHarness::Fanout(3, "train");
+  j.divisible_units = 30;
+  REQUIRE(h.core.RestoreJob(8, j, 0, {CommittedOutput{0, 1, 1, 1.0, "task 0"}}, {4, 6, 20}).ok());
+  const AttemptId base = (AttemptId{2} << 40) + 1;
+  h.core.ReserveIds(9, base);
+  CHECK(h.core.ShareCounts(8) == std::vector<uint64_t>{4, 6, 20});
+  // Task 1 still runs on its executor from before the restart: same shares, adopted.
+  REQUIRE(h.core.AdoptAttempt((AttemptId{1} << 40) + 2, 8, 1, e, true).ok());
+  h.Drain();
+  REQUIRE(h.launches.size() == 1);  // only task 2 is launched again
+  CHECK(h.launches[0].task == 2);
+  CHECK(h.launches[0].share.begin == 10);
+  CHECK(h.launches[0].share.count == 20);
+  CHECK(h.launches[0].share.total == 30);
 }

@@ -235,8 +235,11 @@ class SchedulerCore {
   void ReserveIds(JobId next_job, AttemptId next_attempt);
   // A job an earlier run accepted and did not finish: its committed tasks
   // are kept (not rerun), the rest run. Not checked for feasibility (it was
-  // accepted); no policy's OnJobSubmitted runs again.
-  Status RestoreJob(JobId id, JobDef def, Time submitted, std::vector<CommittedOutput> commits);
+  // accepted); no policy's OnJobSubmitted runs again. A divisible job gets
+  // back the shares it had (`share_counts`, units per task); without them
+  // its commits cannot be trusted to fit new shares and it fails.
+  Status RestoreJob(JobId id, JobDef def, Time submitted, std::vector<CommittedOutput> commits,
+                    std::vector<uint64_t> share_counts = {});
   // A job an earlier run finished, for status and result queries.
   Status RestoreFinishedJob(JobId id, JobDef def, const JobStatusInfo& status, std::vector<CommittedOutput> outputs);
 
@@ -257,6 +260,9 @@ class SchedulerCore {
   std::vector<ExecutorStatusInfo> Executors() const;
   // The task an attempt runs; valid while the job is retained.
   const TaskDef* TaskOf(JobId job, TaskIndex task) const;
+  // A divisible job's units per task once its shares are fixed, for the
+  // journal (empty before, and for other jobs).
+  std::vector<uint64_t> ShareCounts(JobId job) const;
   bool HasExecutor(ExecutorId e) const;
   ExecutorId ExecutorOfAttempt(AttemptId a) const;  // 0 if not live
   size_t LiveAttempts() const;

@@ -41,6 +41,9 @@ struct JournaledJob {
   // the others only `task` (attempt and executor read back as 0, run_s as
   // the batch's mean).
   std::vector<CommittedOutput> commits;
+  // A divisible job's units per task, once its shares were fixed (empty
+  // before); begins are their running sums.
+  std::vector<uint64_t> share_counts;
 };
 
 class Journal {
@@ -64,6 +67,8 @@ class Journal {
                      const std::string* output);
   void JobFinished(JobId id, JobState state, const std::string& reason, double finished_unix, uint32_t attempts,
                    uint32_t copies, uint32_t failed_attempts);
+  // A divisible job's shares, fixed at its first launches (docs/JOBS.md).
+  void SharesFixed(JobId id, const std::vector<uint64_t>& counts);
   bool dirty() const;
   // Makes everything buffered durable, in one transaction.
   Status Commit();
