@@ -71,12 +71,16 @@ class SchedulerCore::Impl final {
 
   // An attempt from before a restart ran a share of a divisible job that
   // this run may size differently: its result cannot be trusted to fit.
+  // With the journaled shares back, attempts of the run that fixed them
+  // (and later ones) ran them; older ones ran shares a crash lost.
   bool UnknownShare(const Job& job, AttemptId a) const {
-    return job.def.divisible_units > 0 && a < s_.run_attempt_base && !s_.shares.Restored(job.id);
+    if (job.def.divisible_units == 0) return false;
+    AttemptId since = s_.shares.RestoredSince(job.id);
+    return a < (since ? since : s_.run_attempt_base);
   }
 
   Status RestoreJob(JobId id, JobDef def, Time submitted, std::vector<CommittedOutput> commits,
-                    const std::vector<uint64_t>& share_counts) {
+                    const std::vector<uint64_t>& share_counts, AttemptId shares_since) {
     if (id == 0 || s_.jobs.count(id)) return Status::InvalidArgument("job " + std::to_string(id) + " already exists");
     if (def.TaskCount() == 0) return Status::InvalidArgument("job " + std::to_string(id) + " has no tasks");
     Job& job = life_.AddJob(std::move(def), id);
@@ -85,7 +89,7 @@ class SchedulerCore::Impl final {
     // Without its journaled shares (lost, or not fitting) the committed
     // tasks' shares are unknown, so the rest could not be sized to sum to
     // the total. Resubmit the round.
-    if (job.def.divisible_units > 0 && !share_counts.empty() && !s_.shares.Restore(id, share_counts))
+    if (job.def.divisible_units > 0 && !share_counts.empty() && !s_.shares.Restore(id, share_counts, shares_since))
       TC_LOG(Warn) << "journal: job " << id << "'s shares do not fit it; they are sized again";
     if (job.def.divisible_units > 0 && !commits.empty() && !s_.shares.Restored(id)) {
       life_.FinishJob(job, JobState::kFailed,
@@ -354,6 +358,7 @@ class SchedulerCore::Impl final {
   }
 
   std::vector<uint64_t> ShareCounts(JobId id) const { return s_.shares.Counts(id); }
+  AttemptId RunAttemptBase() const { return s_.run_attempt_base; }
 
   const TaskDef* TaskOf(JobId j, TaskIndex t) const {
     const Job* job = s_.FindJob(j);
@@ -670,8 +675,8 @@ bool SchedulerCore::CommitOrphanResult(JobId job, TaskIndex task, AttemptId a, E
 void SchedulerCore::Tick() { impl_->Tick(); }
 void SchedulerCore::ReserveIds(JobId next_job, AttemptId next_attempt) { impl_->ReserveIds(next_job, next_attempt); }
 Status SchedulerCore::RestoreJob(JobId id, JobDef def, Time submitted, std::vector<CommittedOutput> commits,
-                                 std::vector<uint64_t> share_counts) {
-  return impl_->RestoreJob(id, std::move(def), submitted, std::move(commits), share_counts);
+                                 std::vector<uint64_t> share_counts, AttemptId shares_since) {
+  return impl_->RestoreJob(id, std::move(def), submitted, std::move(commits), share_counts, shares_since);
 }
 Status SchedulerCore::RestoreFinishedJob(JobId id, JobDef def, const JobStatusInfo& status,
                                          std::vector<CommittedOutput> outputs) {
@@ -684,6 +689,7 @@ StatusOr<std::vector<CommittedOutput>> SchedulerCore::JobOutputs(JobId job) cons
 std::vector<ExecutorStatusInfo> SchedulerCore::Executors() const { return impl_->ExecutorList(); }
 const TaskDef* SchedulerCore::TaskOf(JobId job, TaskIndex task) const { return impl_->TaskOf(job, task); }
 std::vector<uint64_t> SchedulerCore::ShareCounts(JobId job) const { return impl_->ShareCounts(job); }
+AttemptId SchedulerCore::RunAttemptBase() const { return impl_->RunAttemptBase(); }
 bool SchedulerCore::HasExecutor(ExecutorId e) const { return impl_->HasExecutor(e); }
 ExecutorId SchedulerCore::ExecutorOfAttempt(AttemptId a) const { return impl_->ExecutorOfAttempt(a); }
 size_t SchedulerCore::LiveAttempts() const { return impl_->LiveAttempts(); }

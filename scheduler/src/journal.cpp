@@ -20,8 +20,9 @@ CREATE TABLE IF NOT EXISTS jobs(
 -- No index on job: recovery reads every row in order and pruning scans
 -- once at start, while an index would cost a page write per group commit.
 CREATE TABLE IF NOT EXISTS commits(job INTEGER NOT NULL, batch BLOB NOT NULL);
--- A divisible job's units per task (u64 each, host byte order), once fixed.
-CREATE TABLE IF NOT EXISTS shares(job INTEGER PRIMARY KEY, counts BLOB NOT NULL);
+-- A divisible job's units per task (u64 each, host byte order), once fixed,
+-- and the first attempt id of the run that fixed them.
+CREATE TABLE IF NOT EXISTS shares(job INTEGER PRIMARY KEY, counts BLOB NOT NULL, since INTEGER NOT NULL);
 )sql";
 
 // A job's commits in one group commit, packed (host byte order: the file
@@ -136,7 +137,8 @@ class Journal::Impl {
         !s.ok())
       return s;
     if (Status s = Prepare("INSERT INTO commits(job, batch) VALUES(?, ?)", &insert_commits_); !s.ok()) return s;
-    if (Status s = Prepare("INSERT OR REPLACE INTO shares(job, counts) VALUES(?, ?)", &insert_shares_); !s.ok())
+    if (Status s = Prepare("INSERT OR REPLACE INTO shares(job, counts, since) VALUES(?, ?, ?)", &insert_shares_);
+        !s.ok())
       return s;
     if (Status s = Prepare("BEGIN IMMEDIATE", &begin_); !s.ok()) return s;
     if (Status s = Prepare("COMMIT", &commit_); !s.ok()) return s;
@@ -199,14 +201,15 @@ class Journal::Impl {
     }
     sqlite3_finalize(q);
     if (rc != SQLITE_DONE) return Error("reading commits");
-    if (Status s = Prepare("SELECT job, counts FROM shares", &q); !s.ok()) return s;
+    if (Status s = Prepare("SELECT job, counts, since FROM shares", &q); !s.ok()) return s;
     while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
       auto it = index.find(static_cast<JobId>(sqlite3_column_int64(q, 0)));
-      if (it == index.end()) continue;
       const std::string b = Blob(q, 1);
-      std::vector<uint64_t>& counts = (*jobs)[it->second].share_counts;
-      counts.resize(b.size() / sizeof(uint64_t));
-      std::memcpy(counts.data(), b.data(), counts.size() * sizeof(uint64_t));
+      if (it == index.end() || b.size() % sizeof(uint64_t) != 0) continue;  // pruned, or not counts: sized again
+      JournaledJob& j = (*jobs)[it->second];
+      j.share_counts.resize(b.size() / sizeof(uint64_t));
+      std::memcpy(j.share_counts.data(), b.data(), b.size());
+      j.shares_since = static_cast<AttemptId>(sqlite3_column_int64(q, 2));
     }
     sqlite3_finalize(q);
     return rc == SQLITE_DONE ? Status::Ok() : Error("reading shares");
@@ -222,8 +225,10 @@ class Journal::Impl {
                    uint32_t copies, uint32_t failed) {
     finished_.push_back({id, state, reason, at, attempts, copies, failed});
   }
-  void SharesFixed(JobId id, const std::vector<uint64_t>& counts) {
-    shares_[id].assign(reinterpret_cast<const char*>(counts.data()), counts.size() * sizeof(uint64_t));
+  void SharesFixed(JobId id, const std::vector<uint64_t>& counts, AttemptId since) {
+    Shares& s = shares_[id];
+    s.counts.assign(reinterpret_cast<const char*>(counts.data()), counts.size() * sizeof(uint64_t));
+    s.since = since;
   }
   bool dirty() const { return !accepted_.empty() || !batches_.empty() || !finished_.empty() || !shares_.empty(); }
 
@@ -273,9 +278,11 @@ class Journal::Impl {
     }
     // Shares before commits: a job's first launches and its commits may
     // share a group commit, and recovery reads both anyway.
-    for (const auto& [job, counts] : shares_) {
+    for (const auto& [job, shares] : shares_) {
       sqlite3_bind_int64(insert_shares_, 1, static_cast<sqlite3_int64>(job));
-      sqlite3_bind_blob(insert_shares_, 2, counts.data(), static_cast<int>(counts.size()), SQLITE_STATIC);
+      sqlite3_bind_blob(insert_shares_, 2, shares.counts.data(), static_cast<int>(shares.counts.size()),
+                        SQLITE_STATIC);
+      sqlite3_bind_int64(insert_shares_, 3, static_cast<sqlite3_int64>(shares.since));
       if (Status s = Step(insert_shares_); !s.ok()) return s;
     }
     for (auto& [job, batch] : batches_) {
@@ -336,7 +343,11 @@ class Journal::Impl {
   std::vector<Accepted> accepted_;
   std::map<JobId, Batch> batches_;
   std::vector<Finished> finished_;
-  std::map<JobId, std::string> shares_;  // packed counts
+  struct Shares {
+    std::string counts;  // packed
+    AttemptId since = 0;
+  };
+  std::map<JobId, Shares> shares_;
 };
 
 StatusOr<std::unique_ptr<Journal>> Journal::Open(const JournalOptions& options) {
@@ -359,7 +370,9 @@ void Journal::JobFinished(JobId id, JobState state, const std::string& reason, d
                           uint32_t attempts, uint32_t copies, uint32_t failed_attempts) {
   impl_->JobFinished(id, state, reason, finished_unix, attempts, copies, failed_attempts);
 }
-void Journal::SharesFixed(JobId id, const std::vector<uint64_t>& counts) { impl_->SharesFixed(id, counts); }
+void Journal::SharesFixed(JobId id, const std::vector<uint64_t>& counts, AttemptId since) {
+  impl_->SharesFixed(id, counts, since);
+}
 bool Journal::dirty() const { return impl_->dirty(); }
 Status Journal::Commit() { return impl_->Commit(); }
 Status Journal::Prune(uint32_t keep) { return impl_->Prune(keep); }

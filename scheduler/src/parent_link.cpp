@@ -177,6 +177,7 @@ void ParentLink::Accept(wire::Assignment& a) {
   t->set_kernel(std::move(*a.mutable_kernel()));
   t->set_args(std::move(*a.mutable_args()));
   *t->mutable_demand() = a.demand();
+  if (a.has_share()) *t->mutable_share() = a.share();  // the parent's share of a divisible job, run as is
   spec.set_stream_results(true);  // the commit comes back as TaskCommittedCmd with its output
   spec.set_owner(ParentOwner(o_.name));
   auto local = host_.submit(std::move(spec));

@@ -74,7 +74,7 @@ StatusOr<RecoveryStats> Recover(Journal& journal, SchedulerCore& core, const Clo
       stats.finished++;
     } else {
       s = core.RestoreJob(j.id, std::move(def).value(), j.submitted_unix + offset, std::move(commits),
-                          std::move(j.share_counts));
+                          std::move(j.share_counts), j.shares_since);
       stats.resumed++;
     }
     if (!s.ok()) return s;
@@ -112,10 +112,8 @@ void Durability::JobAccepted(JobId id, const std::string& key, const std::string
   if (journal_) journal_->JobAccepted(id, key, spec, UnixNow());
 }
 
-void Durability::SharesFixed(JobId id, const std::vector<uint64_t>& counts) {
-  if (!journal_) return;
-  journal_->SharesFixed(id, counts);
-  (void)CommitJournal();  // logged on failure; the launches still go out
+void Durability::SharesFixed(JobId id, const std::vector<uint64_t>& counts, AttemptId since) {
+  if (journal_) journal_->SharesFixed(id, counts, since);
 }
 
 bool Durability::Hold(const std::string& route, const wire::ClientReply& reply) {

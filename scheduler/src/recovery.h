@@ -76,10 +76,16 @@ class Durability {
   bool journaled() const { return journal_ != nullptr; }
   RequestKeys& keys() { return keys_; }
   void JobAccepted(JobId id, const std::string& key, const std::string& spec);
-  // A divisible job's shares, fixed at its first launches: journaled and
-  // made durable before those launches go out, so that a restarted
-  // scheduler knows what its executors run.
-  void SharesFixed(JobId id, const std::vector<uint64_t>& counts);
+  // A divisible job's shares, fixed at its first launches by this run's
+  // attempts (ids from `since`): buffered; the server calls CommitNow before
+  // those launches go out, so that a restarted scheduler knows what its
+  // executors run. A commit that fails is logged and the launches go out
+  // anyway: the shares stay buffered for the next commit, and a restart
+  // without them refuses the attempts (docs/JOBS.md).
+  void SharesFixed(JobId id, const std::vector<uint64_t>& counts, AttemptId since);
+  void CommitNow() {
+    if (journal_) (void)CommitJournal();
+  }
   // True when `reply` must wait for the next group commit; it is kept.
   bool Hold(const std::string& route, const wire::ClientReply& reply);
   // Group commit. When a client message waits on it (a submit reply, a

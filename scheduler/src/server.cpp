@@ -906,6 +906,7 @@ class SchedulerServer::Impl {
     std::unordered_map<ExecutorId, Batches<wire::SchedulerToExecutor>> work;
     std::unordered_map<JobId, Batches<wire::ClientReply>> results;
     std::vector<JobFinishedCmd> finished;
+    bool shares_to_commit = false;
     const size_t budget = std::max<size_t>(opt_.max_message_bytes, 2 * kMessageHeadroom) - kMessageHeadroom;
     for (auto& c : commands_) {
       if (auto* l = std::get_if<LaunchCmd>(&c)) {
@@ -921,13 +922,16 @@ class SchedulerServer::Impl {
         a->set_args(t->args);
         a->mutable_demand()->set_cpu_slots(t->cpu_slots);
         a->mutable_demand()->set_gpus(t->gpus);
-        if (l->share.divisible()) {
-          // Durable before any executor runs a share (Work goes out below).
-          if (durability_.journaled() && shares_journaled_.insert(l->job).second)
-            durability_.SharesFixed(l->job, core_.ShareCounts(l->job));
-          a->mutable_share()->set_begin(l->share.begin);
-          a->mutable_share()->set_count(l->share.count);
-          a->mutable_share()->set_total(l->share.total);
+        // Durable before any executor runs a share (Work goes out below).
+        if (l->share.divisible() && durability_.journaled() && shares_journaled_.insert(l->job).second) {
+          durability_.SharesFixed(l->job, core_.ShareCounts(l->job), core_.RunAttemptBase());
+          shares_to_commit = true;
+        }
+        // The scheduler's share of a divisible job, or one the submitter fixed.
+        if (const WorkShare& sh = l->share.divisible() ? l->share : t->share; sh.divisible()) {
+          a->mutable_share()->set_begin(sh.begin);
+          a->mutable_share()->set_count(sh.count);
+          a->mutable_share()->set_total(sh.total);
         }
       } else if (auto* x = std::get_if<CancelCmd>(&c)) {
         if (peers_.count(x->executor))
@@ -948,6 +952,7 @@ class SchedulerServer::Impl {
         finished.push_back(*f);
       }
     }
+    if (shares_to_commit) durability_.CommitNow();  // one transaction for all of this turn's new shares
     for (auto& [e, batch] : work) {
       auto p = peers_.find(e);
       if (p == peers_.end()) continue;

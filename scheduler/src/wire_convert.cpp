@@ -31,6 +31,10 @@ StatusOr<TaskDef> TaskDefFromWire(const wire::TaskSpec& t, const std::string& fi
   if (!std::isfinite(size) || size < 0)  // feeds the regression predictor
     return Status::InvalidArgument(field + ".features.input_size must be a finite number >= 0, got " + Num(size));
   if (Status s = CheckSeconds(t.timeout_s(), field + ".timeout_s"); !s.ok()) return s;
+  const wire::WorkShare& sh = t.share();
+  if (sh.total() > 0 && (sh.begin() > sh.total() || sh.count() > sh.total() - sh.begin()))
+    return Status::InvalidArgument(field + ".share [" + std::to_string(sh.begin()) + ", +" +
+                                   std::to_string(sh.count()) + ") is outside its total " + std::to_string(sh.total()));
   TaskDef d;
   d.kernel = t.kernel();
   d.args = t.args();
@@ -41,6 +45,7 @@ StatusOr<TaskDef> TaskDefFromWire(const wire::TaskSpec& t, const std::string& fi
   d.task_class = t.features().task_class();
   d.input_size = size;
   d.timeout_s = t.timeout_s();
+  d.share = WorkShare{sh.begin(), sh.count(), sh.total()};
   return d;
 }
 
@@ -106,6 +111,13 @@ StatusOr<JobDef> JobDefFromWire(const wire::JobSpec& spec) {
   d.owner = spec.owner();
   d.timeout_s = spec.timeout_s();
   d.divisible_units = spec.divisible_units();
+  if (d.divisible_units > 0) {
+    bool pinned = d.templ.share.divisible();
+    for (const TaskDef& t : d.tasks) pinned |= t.share.divisible();
+    if (pinned)
+      return Status::InvalidArgument("a job with divisible_units has its shares sized by the scheduler: "
+                                     "its tasks cannot carry a share of their own");
+  }
   return d;
 }
 

@@ -91,7 +91,7 @@ void ShareBook::Stamp(std::vector<Command>* commands) {
   }
 }
 
-bool ShareBook::Restore(JobId id, const std::vector<uint64_t>& counts) {
+bool ShareBook::Restore(JobId id, const std::vector<uint64_t>& counts, AttemptId since) {
   auto it = jobs_.find(id);
   if (it == jobs_.end() || counts.size() != it->second.tasks) return false;
   std::vector<WorkShare> shares(counts.size());
@@ -103,13 +103,13 @@ bool ShareBook::Restore(JobId id, const std::vector<uint64_t>& counts) {
   }
   if (begin != it->second.total) return false;
   it->second.shares = std::move(shares);
-  it->second.restored = true;
+  it->second.restored_since = std::max<AttemptId>(since, 1);
   return true;
 }
 
-bool ShareBook::Restored(JobId id) const {
+AttemptId ShareBook::RestoredSince(JobId id) const {
   auto it = jobs_.find(id);
-  return it != jobs_.end() && it->second.restored;
+  return it == jobs_.end() ? 0 : it->second.restored_since;
 }
 
 std::vector<uint64_t> ShareBook::Counts(JobId id) const {

@@ -58,11 +58,14 @@ class ShareBook final : public CoreObserver {
   // factors measure time per unit and a small share on a slow executor is
   // not mistaken for a fast executor. Other attempts unchanged.
   AttemptRecord ForPredictors(const AttemptRecord& r) const;
-  // Shares an earlier run fixed (units per task): false, and nothing kept,
-  // unless they fit the job (one per task, summing to its total).
-  bool Restore(JobId id, const std::vector<uint64_t>& counts);
+  // Shares an earlier run fixed (units per task), run by attempts from
+  // `since` on: false, and nothing kept, unless they fit the job (one per
+  // task, summing to its total).
+  bool Restore(JobId id, const std::vector<uint64_t>& counts, AttemptId since);
   // Whether the job's shares came back from an earlier run (Restore).
-  bool Restored(JobId id) const;
+  bool Restored(JobId id) const { return RestoredSince(id) != 0; }
+  // Their `since`, or 0 when they did not come back.
+  AttemptId RestoredSince(JobId id) const;
   std::vector<uint64_t> Counts(JobId id) const;  // empty until fixed
   void OnJobFinished(const JobStatusInfo& j) override { jobs_.erase(j.id); }
   size_t size() const { return jobs_.size(); }
@@ -72,7 +75,7 @@ class ShareBook final : public CoreObserver {
     uint64_t total = 0;
     uint32_t tasks = 0;
     std::vector<WorkShare> shares;  // empty until fixed
-    bool restored = false;
+    AttemptId restored_since = 0;   // > 0: restored (Restore)
   };
   const PredictorSuite* speeds_;
   std::unordered_map<JobId, Entry> jobs_;

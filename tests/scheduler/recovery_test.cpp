@@ -128,7 +128,7 @@ TEST_CASE("journal: a divisible job's shares survive reopening and go with the j
     auto j = tmp.Open();
     j->JobAccepted(1, "", "s", 1.0);
     j->JobAccepted(2, "", "s", 1.0);
-    j->SharesFixed(1, {7, 2, 21});
+    j->SharesFixed(1, {7, 2, 21}, (AttemptId{3} << 40) + 1);
     CHECK(j->dirty());
     REQUIRE(j->Commit().ok());
   }
@@ -137,6 +137,7 @@ TEST_CASE("journal: a divisible job's shares survive reopening and go with the j
   REQUIRE(j->Load(&jobs).ok());
   REQUIRE(jobs.size() == 2);
   CHECK(jobs[0].share_counts == std::vector<uint64_t>{7, 2, 21});
+  CHECK(jobs[0].shares_since == (AttemptId{3} << 40) + 1);
   CHECK(jobs[1].share_counts.empty());
   j->JobFinished(1, JobState::kSucceeded, "", 2.0, 3, 0, 0);
   j->JobFinished(2, JobState::kSucceeded, "", 3.0, 3, 0, 0);

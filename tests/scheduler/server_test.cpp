@@ -811,6 +811,35 @@ TEST_CASE("server: an edge is one executor of its parent with its fleet's slots,
   for (auto& r : *outs) CHECK(outputs.count(r.output()) == 1);  // the executor's own output, relayed
 }
 
+TEST_CASE("server: an edge runs the parent's share of a divisible job as is") {
+  EdgeUnderParent c(0, 3);
+  wire::ExecutorInfo info;
+  REQUIRE(c.WaitForEdge(3, &info));
+  wire::JobSpec job = FanoutJob("noop", "", 3);
+  job.set_divisible_units(30);
+  auto id = c.client->Submit(job);
+  REQUIRE(id.ok());
+  uint64_t units = 0;
+  int done = 0;
+  for (int turn = 0; turn < 100 && done < 3; ++turn) {
+    wire::SchedulerToExecutor msg;
+    if (!c.ex.Next(&msg, 0.05) || !msg.has_work()) continue;
+    std::vector<uint64_t> ids;
+    for (auto& a : msg.work().assign()) {
+      CHECK(a.share().total() == 30);  // the parent's numbers, through the edge
+      units += a.share().count();
+      ids.push_back(a.attempt_id());
+    }
+    c.ex.Complete(ids);
+    done += static_cast<int>(ids.size());
+  }
+  REQUIRE(done == 3);
+  CHECK(units == 30);
+  auto st = c.client->Wait(*id);
+  REQUIRE(st.ok());
+  CHECK(st->state() == wire::JOB_SUCCEEDED);
+}
+
 TEST_CASE("server: an edge quorum closes the edge's part and hands the rest back, which the parent runs again") {
   EdgeUnderParent c(0.5, 4);
   wire::ExecutorInfo info;

@@ -106,6 +106,23 @@ TEST_CASE("wire: caps map to BUSY, hard limits to TOO_LARGE") {
   CHECK(ErrorCodeFor(Status::InvalidArgument("x"), true) == wire::Error::INVALID_ARGUMENT);
 }
 
+TEST_CASE("wire: a task's own share must lie inside its total, and not in a job the scheduler divides") {
+  wire::JobSpec spec = Fanout(1);
+  auto* sh = spec.mutable_template_()->mutable_share();
+  sh->set_begin(10);
+  sh->set_count(5);
+  sh->set_total(12);
+  CHECK(ErrorOf(spec) == "template.share [10, +5) is outside its total 12");
+  sh->set_count(2);
+  auto d = JobDefFromWire(spec);
+  REQUIRE(d.ok());
+  CHECK(d->templ.share.begin == 10);
+  CHECK(d->templ.share.count == 2);
+  CHECK(d->templ.share.total == 12);
+  spec.set_divisible_units(12);
+  CHECK(ErrorOf(spec).find("cannot carry a share of their own") != std::string::npos);
+}
+
 TEST_CASE("wire: divisible_units reaches the job (the core checks it against the tasks and rule)") {
   wire::JobSpec spec = Fanout(4);
   spec.set_divisible_units(6000);

@@ -296,3 +296,17 @@ TEST_CASE("a divisible job restored with its shares keeps its commits, runs the 
   CHECK(h.launches[0].share.count == 20);
   CHECK(h.launches[0].share.total == 30);
 }
+
+TEST_CASE("restored shares vouch only for attempts of the run that fixed them and later") {
+  CoreHarness h;
+  const ExecutorId e = h.Exec(3);
+  JobDef j = CoreHarness::Fanout(3, "train");
+  j.divisible_units = 30;
+  // Run 1 fixed shares, crashed before journaling them; run 2 fixed these.
+  REQUIRE(h.core.RestoreJob(8, j, 0, {}, {4, 6, 20}, (AttemptId{2} << 40) + 1).ok());
+  h.core.ReserveIds(9, (AttemptId{3} << 40) + 1);
+  CHECK(h.core.AdoptAttempt((AttemptId{1} << 40) + 2, 8, 0, e, true).code() == Status::Code::kFailedPrecondition);
+  CHECK_FALSE(h.core.CommitOrphanResult(8, 1, (AttemptId{1} << 40) + 3, e, "run 1's share", 1.0));
+  CHECK(h.core.AdoptAttempt((AttemptId{2} << 40) + 2, 8, 0, e, true).ok());
+  CHECK(h.core.CommitOrphanResult(8, 1, (AttemptId{2} << 40) + 3, e, "run 2's share", 1.0));
+}

@@ -236,10 +236,11 @@ class SchedulerCore {
   // A job an earlier run accepted and did not finish: its committed tasks
   // are kept (not rerun), the rest run. Not checked for feasibility (it was
   // accepted); no policy's OnJobSubmitted runs again. A divisible job gets
-  // back the shares it had (`share_counts`, units per task); without them
-  // its commits cannot be trusted to fit new shares and it fails.
+  // back the shares it had (`share_counts`, units per task, run by attempts
+  // from `shares_since` on); without them its commits cannot be trusted to
+  // fit new shares and it fails.
   Status RestoreJob(JobId id, JobDef def, Time submitted, std::vector<CommittedOutput> commits,
-                    std::vector<uint64_t> share_counts = {});
+                    std::vector<uint64_t> share_counts = {}, AttemptId shares_since = 0);
   // A job an earlier run finished, for status and result queries.
   Status RestoreFinishedJob(JobId id, JobDef def, const JobStatusInfo& status, std::vector<CommittedOutput> outputs);
 
@@ -263,6 +264,8 @@ class SchedulerCore {
   // A divisible job's units per task once its shares are fixed, for the
   // journal (empty before, and for other jobs).
   std::vector<uint64_t> ShareCounts(JobId job) const;
+  // The first attempt id of this run (ReserveIds; 0 without a journal).
+  AttemptId RunAttemptBase() const;
   bool HasExecutor(ExecutorId e) const;
   ExecutorId ExecutorOfAttempt(AttemptId a) const;  // 0 if not live
   size_t LiveAttempts() const;

@@ -11,6 +11,15 @@
 
 namespace tailcut {
 
+// A task's part of a divisible job's work (JobDef::divisible_units): units
+// [begin, begin + count) of `total`. total == 0: the job is not divisible.
+struct WorkShare {
+  uint64_t begin = 0;
+  uint64_t count = 0;
+  uint64_t total = 0;
+  bool divisible() const { return total > 0; }
+};
+
 struct TaskDef {
   std::string kernel;
   std::string args;                 // opaque bytes for the kernel
@@ -20,16 +29,8 @@ struct TaskDef {
   std::string task_class;           // empty: the kernel name
   double input_size = 0;
   double timeout_s = 0;             // per attempt, from its start; 0 = the scheduler's default
+  WorkShare share;                  // fixed by the submitter (TaskSpec.share); total 0 = none
   const std::string& ClassName() const { return task_class.empty() ? kernel : task_class; }
-};
-
-// A task's part of a divisible job's work (JobDef::divisible_units): units
-// [begin, begin + count) of `total`. total == 0: the job is not divisible.
-struct WorkShare {
-  uint64_t begin = 0;
-  uint64_t count = 0;
-  uint64_t total = 0;
-  bool divisible() const { return total > 0; }
 };
 
 enum class CompletionKind { kAll, kKOfN, kQuorum };

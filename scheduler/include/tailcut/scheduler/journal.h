@@ -42,8 +42,10 @@ struct JournaledJob {
   // the batch's mean).
   std::vector<CommittedOutput> commits;
   // A divisible job's units per task, once its shares were fixed (empty
-  // before); begins are their running sums.
+  // before); begins are their running sums. Attempts from `shares_since`
+  // on ran them; older ones ran shares a crashed run fixed and lost.
   std::vector<uint64_t> share_counts;
+  AttemptId shares_since = 0;
 };
 
 class Journal {
@@ -67,8 +69,9 @@ class Journal {
                      const std::string* output);
   void JobFinished(JobId id, JobState state, const std::string& reason, double finished_unix, uint32_t attempts,
                    uint32_t copies, uint32_t failed_attempts);
-  // A divisible job's shares, fixed at its first launches (docs/JOBS.md).
-  void SharesFixed(JobId id, const std::vector<uint64_t>& counts);
+  // A divisible job's shares, fixed at its first launches (docs/JOBS.md)
+  // by the run whose attempt ids start at `since`.
+  void SharesFixed(JobId id, const std::vector<uint64_t>& counts, AttemptId since);
   bool dirty() const;
   // Makes everything buffered durable, in one transaction.
   Status Commit();
