@@ -118,8 +118,13 @@ std::vector<std::string> ExecutorFlags(const LiveModel& live, uint32_t i, bool r
                                        uint64_t seed) {
   std::vector<std::string> a = {"--slots", std::to_string(live.slots), "--name",
                                 "live-" + std::to_string(i + 1) + (replacement ? "r" : ""), "--log-level", "warn"};
+  // Slow from the workload's start means slow from the executor's own start
+  // (no kernel runs before the workload): an executor that took longer than
+  // the warm-up to start (a loaded machine, ASan) would otherwise still be
+  // healthy while the workload runs.
   if (static_cast<int64_t>(i) == live.fail_slow_executor)
-    a.insert(a.end(), {"--fail-slow-after", Fmt(live.fail_slow_at_s + (replacement ? 0 : offset_s)),
+    a.insert(a.end(), {"--fail-slow-after",
+                       Fmt(live.fail_slow_at_s > 0 ? live.fail_slow_at_s + (replacement ? 0 : offset_s) : 0),
                        "--fail-slow-factor", Fmt(live.fail_slow_factor)});
   if (live.delay_prob > 0 && live.delay_ms > 0)
     a.insert(a.end(), {"--delay-prob", Fmt(live.delay_prob), "--delay-ms", Fmt(live.delay_ms), "--fault-seed",
