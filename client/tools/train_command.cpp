@@ -156,8 +156,12 @@ int RunTrain(const Args& a) {
     return kExitUsage;
   }
   const std::string placement = a.Get("--placement", "first_free");
-  if (placement != "first_free" && placement != "expected_finish") {
-    std::fprintf(stderr, "tailcut train: --placement must be first_free or expected_finish\n");
+  CoreOptions core_options;  // the [core] reader checks the name, as for the daemon
+  Config placement_cfg;
+  Status placement_ok = placement_cfg.Override("core.placement=" + placement);
+  if (placement_ok.ok()) placement_ok = LoadCoreOptions(placement_cfg, "core", &core_options);
+  if (!placement_ok.ok()) {
+    std::fprintf(stderr, "tailcut train: --placement: %s\n", placement_ok.message().c_str());
     return kExitUsage;
   }
   const std::string policy = a.Get("--policy", "none");
@@ -223,7 +227,7 @@ int RunTrain(const Args& a) {
   LocalClusterOptions lo;
   lo.name = "train";
   lo.executor_binary = exe.string();
-  lo.server.core.placement = placement;
+  lo.server.core = core_options;
   auto started = LocalCluster::Start(lo, std::move(chain).value());
   if (!started.ok()) {
     std::fprintf(stderr, "tailcut train: %s\n", started.status().message().c_str());

@@ -69,14 +69,16 @@ class SchedulerCore::Impl final {
     s_.run_attempt_base = std::max(s_.run_attempt_base, next_attempt);
   }
 
-  // An attempt from before a restart ran a share of a divisible job that
-  // this run may size differently: its result cannot be trusted to fit.
-  // With the journaled shares back, attempts of the run that fixed them
-  // (and later ones) ran them; older ones ran shares a crash lost.
+  // The first attempt id that ran a divisible job's current shares: the
+  // run that fixed them, which is this one unless they came back from the
+  // journal. Older attempts ran shares a crash lost, or that this run may
+  // size differently: their results cannot be trusted to fit.
+  AttemptId SharesSince(JobId id) const {
+    AttemptId since = s_.shares.RestoredSince(id);
+    return since ? since : s_.run_attempt_base;
+  }
   bool UnknownShare(const Job& job, AttemptId a) const {
-    if (job.def.divisible_units == 0) return false;
-    AttemptId since = s_.shares.RestoredSince(job.id);
-    return a < (since ? since : s_.run_attempt_base);
+    return job.def.divisible_units > 0 && a < SharesSince(job.id);
   }
 
   Status RestoreJob(JobId id, JobDef def, Time submitted, std::vector<CommittedOutput> commits,
@@ -357,8 +359,11 @@ class SchedulerCore::Impl final {
     return out;
   }
 
-  std::vector<uint64_t> ShareCounts(JobId id) const { return s_.shares.Counts(id); }
-  AttemptId RunAttemptBase() const { return s_.run_attempt_base; }
+  bool FixedShares(JobId id, std::vector<uint64_t>* counts, AttemptId* since) const {
+    *counts = s_.shares.Counts(id);
+    *since = SharesSince(id);
+    return !counts->empty();
+  }
 
   const TaskDef* TaskOf(JobId j, TaskIndex t) const {
     const Job* job = s_.FindJob(j);
@@ -688,8 +693,9 @@ StatusOr<JobStatusInfo> SchedulerCore::JobStatus(JobId job) const { return impl_
 StatusOr<std::vector<CommittedOutput>> SchedulerCore::JobOutputs(JobId job) const { return impl_->Outputs(job); }
 std::vector<ExecutorStatusInfo> SchedulerCore::Executors() const { return impl_->ExecutorList(); }
 const TaskDef* SchedulerCore::TaskOf(JobId job, TaskIndex task) const { return impl_->TaskOf(job, task); }
-std::vector<uint64_t> SchedulerCore::ShareCounts(JobId job) const { return impl_->ShareCounts(job); }
-AttemptId SchedulerCore::RunAttemptBase() const { return impl_->RunAttemptBase(); }
+bool SchedulerCore::FixedShares(JobId job, std::vector<uint64_t>* counts, AttemptId* since) const {
+  return impl_->FixedShares(job, counts, since);
+}
 bool SchedulerCore::HasExecutor(ExecutorId e) const { return impl_->HasExecutor(e); }
 ExecutorId SchedulerCore::ExecutorOfAttempt(AttemptId a) const { return impl_->ExecutorOfAttempt(a); }
 size_t SchedulerCore::LiveAttempts() const { return impl_->LiveAttempts(); }

@@ -160,8 +160,8 @@ struct CoreState {
   JobId next_job_id = 1;
   AttemptId next_attempt_id = 1;
   // The first attempt id of this run (ReserveIds): attempts below it were
-  // launched before a restart, with shares of divisible jobs this run does
-  // not know (they are not journaled).
+  // launched before a restart, with divisible jobs' shares this run only
+  // knows when they came back from the journal.
   AttemptId run_attempt_base = 0;
   ExecutorId next_executor_id = 1;
   ExecutorId rr_cursor = 0;

@@ -923,8 +923,11 @@ class SchedulerServer::Impl {
         a->mutable_demand()->set_cpu_slots(t->cpu_slots);
         a->mutable_demand()->set_gpus(t->gpus);
         // Durable before any executor runs a share (Work goes out below).
-        if (l->share.divisible() && durability_.journaled() && shares_journaled_.insert(l->job).second) {
-          durability_.SharesFixed(l->job, core_.ShareCounts(l->job), core_.RunAttemptBase());
+        std::vector<uint64_t> counts;
+        AttemptId since = 0;
+        if (l->share.divisible() && durability_.journaled() && shares_journaled_.insert(l->job).second &&
+            core_.FixedShares(l->job, &counts, &since)) {
+          durability_.SharesFixed(l->job, counts, since);
           shares_to_commit = true;
         }
         // The scheduler's share of a divisible job, or one the submitter fixed.

@@ -283,10 +283,16 @@ TEST_CASE("a divisible job restored with its shares keeps its commits, runs the 
   const ExecutorId e = h.Exec(3);
   JobDef j = CoreHarness::Fanout(3, "train");
   j.divisible_units = 30;
-  REQUIRE(h.core.RestoreJob(8, j, 0, {CommittedOutput{0, 1, 1, 1.0, "task 0"}}, {4, 6, 20}).ok());
+  const AttemptId run1 = (AttemptId{1} << 40) + 1;
+  REQUIRE(h.core.RestoreJob(8, j, 0, {CommittedOutput{0, 1, 1, 1.0, "task 0"}}, {4, 6, 20}, run1).ok());
   const AttemptId base = (AttemptId{2} << 40) + 1;
   h.core.ReserveIds(9, base);
-  CHECK(h.core.ShareCounts(8) == std::vector<uint64_t>{4, 6, 20});
+  // Journaled again as they came back: still vouching for run 1's attempts.
+  std::vector<uint64_t> counts;
+  AttemptId since = 0;
+  REQUIRE(h.core.FixedShares(8, &counts, &since));
+  CHECK(counts == std::vector<uint64_t>{4, 6, 20});
+  CHECK(since == run1);
   // Task 1 still runs on its executor from before the restart: same shares, adopted.
   REQUIRE(h.core.AdoptAttempt((AttemptId{1} << 40) + 2, 8, 1, e, true).ok());
   h.Drain();
@@ -295,6 +301,13 @@ TEST_CASE("a divisible job restored with its shares keeps its commits, runs the 
   CHECK(h.launches[0].share.begin == 10);
   CHECK(h.launches[0].share.count == 20);
   CHECK(h.launches[0].share.total == 30);
+  // A job whose shares this run fixes: from this run's first attempt id.
+  REQUIRE(h.core.SubmitJob(j).ok());
+  h.Drain();
+  const JobId fresh = h.launches.back().job;
+  REQUIRE(h.core.FixedShares(fresh, &counts, &since));
+  CHECK(since == base);
+  CHECK_FALSE(h.core.FixedShares(12345, &counts, &since));
 }
 
 TEST_CASE("restored shares vouch only for attempts of the run that fixed them and later") {

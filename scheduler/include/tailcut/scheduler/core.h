@@ -261,11 +261,10 @@ class SchedulerCore {
   std::vector<ExecutorStatusInfo> Executors() const;
   // The task an attempt runs; valid while the job is retained.
   const TaskDef* TaskOf(JobId job, TaskIndex task) const;
-  // A divisible job's units per task once its shares are fixed, for the
-  // journal (empty before, and for other jobs).
-  std::vector<uint64_t> ShareCounts(JobId job) const;
-  // The first attempt id of this run (ReserveIds; 0 without a journal).
-  AttemptId RunAttemptBase() const;
+  // A divisible job's shares for the journal: units per task, and the first
+  // attempt id that ran them (this run's, or the restored shares' own).
+  // False before they are fixed, and for other jobs.
+  bool FixedShares(JobId job, std::vector<uint64_t>* counts, AttemptId* since) const;
   bool HasExecutor(ExecutorId e) const;
   ExecutorId ExecutorOfAttempt(AttemptId a) const;  // 0 if not live
   size_t LiveAttempts() const;
