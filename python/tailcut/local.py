@@ -6,8 +6,10 @@ child processes on free loopback ports, optionally with fresh CURVE keys.
         with cluster.client() as c:
             c.wait(c.submit(tailcut.fanout("noop", tasks=10)))
 
-The daemons come from a build folder: `bin_dir`, else $TAILCUT_BIN, else
-$TAILCUT_BUILD_DIR/bin, else REPO/build/bin (what scripts/setup.sh builds).
+The daemons come from `bin_dir`, else $TAILCUT_BIN, else
+$TAILCUT_BUILD_DIR/bin, else REPO/build/bin when this package is the source
+tree's (what scripts/setup.sh builds), else PATH (an installed tailcut: the
+.deb or `cmake --install`).
 Logs go to a temporary folder, removed on stop unless `keep_logs` or the
 cluster failed to start (the error names the folder).
 """
@@ -26,7 +28,9 @@ from pathlib import Path
 
 from .client import Client
 from .errors import TailcutError, Unavailable
-from ._proto import REPO_ROOT
+
+# The source tree holding this package, when it is one (not an installed copy).
+_SOURCE_ROOT = Path(__file__).resolve().parents[2]
 
 # Keys made for a cluster with keys, as the C++ LocalCluster makes them:
 # name -> role. Every key but the scheduler's goes into trusted.toml.
@@ -41,13 +45,18 @@ def find_bin_dir(bin_dir=None):
             candidates.append(Path(os.environ["TAILCUT_BIN"]))
         if os.environ.get("TAILCUT_BUILD_DIR"):
             candidates.append(Path(os.environ["TAILCUT_BUILD_DIR"]) / "bin")
-        candidates.append(REPO_ROOT / "build" / "bin")
+        if (_SOURCE_ROOT / "wire" / "proto" / "tailcut.proto").is_file():
+            candidates.append(_SOURCE_ROOT / "build" / "bin")
+        on_path = shutil.which("tailcut-scheduler")
+        if on_path:
+            candidates.append(Path(on_path).resolve().parent)
     for d in candidates:
         if (d / "tailcut-scheduler").is_file() and (d / "tailcut-executor").is_file():
             return d
     raise TailcutError(
-        "tailcut-scheduler and tailcut-executor not found in " + ", ".join(str(d) for d in candidates)
-        + "; build them (scripts/setup.sh) or set TAILCUT_BIN to their folder")
+        "tailcut-scheduler and tailcut-executor not found in "
+        + (", ".join(str(d) for d in candidates) or "PATH")
+        + "; build them (scripts/setup.sh), install them (docs/DEPLOY.md) or set TAILCUT_BIN to their folder")
 
 
 def _free_port():
