@@ -124,7 +124,9 @@ bool Durability::Hold(const std::string& route, const wire::ClientReply& reply) 
 
 bool Durability::CommitJournal() {
   if (!journal_->dirty()) return true;
+  auto start = std::chrono::steady_clock::now();
   Status s = journal_->Commit();
+  if (on_commit) on_commit(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), s.ok());
   if (!s.ok()) TC_LOG(Error) << s.message() << " (client replies held until the journal can be written)";
   return s.ok();
 }
