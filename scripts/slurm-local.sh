@@ -19,6 +19,9 @@ usage() { sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
 cmd=$1 dir=$2
 skip() { echo "slurm-local: $*: skipped" >&2; exit 77; }
 
+# Running: a zombie is not (the daemons fork away from their starter, and
+# a container's PID 1 may never reap them).
+alive() { kill -0 "$1" 2>/dev/null && [[ $(awk '{print $3}' "/proc/$1/stat" 2>/dev/null) != Z ]]; }
 stop() {
   # slurmd first (it may hold job steps), then the controller, then munge.
   local name pid
@@ -27,7 +30,7 @@ stop() {
     pid=$(cat "$dir/$name.pid" 2>/dev/null || true)
     [[ $pid =~ ^[0-9]+$ ]] || continue
     kill -TERM "$pid" 2>/dev/null || continue
-    for _ in $(seq 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+    for _ in $(seq 100); do alive "$pid" || break; sleep 0.1; done
     kill -KILL "$pid" 2>/dev/null || true
     rm -f "$dir/$name.pid"
   done

@@ -13,17 +13,31 @@
 # /etc/tailcut or /var/lib/tailcut (an operator's: not touched). Whatever
 # fails midway, the trap purges the package and removes what the test made.
 # Usage: deb_test.sh BUILD_DIR SRC_DIR
+#        deb_test.sh --undo USER_EXISTED   (the cleanup alone; a killed test's watcher runs it)
 set -euo pipefail
-build=$(cd "$1" && pwd) src=$(cd "$2" && pwd)
-skip() { echo "deb test: $*: skipped"; exit 77; }
-[[ $(id -u) -eq 0 ]] || skip "needs root (dpkg -i into this machine)"
-for exe in dpkg dpkg-deb cpack runuser useradd; do command -v "$exe" >/dev/null || skip "$exe not found"; done
 # Known to dpkg: installed, or removed with its configs left.
 installed() {
   local st
   st=$(dpkg-query -W -f='${Status}' "$1" 2>/dev/null) || return 1
   [[ -n $st && $st != "unknown ok not-installed" ]]
 }
+# Purges the package and removes what the test made (neither folder existed
+# before it started: checked below), the user too unless it was there.
+undo() {
+  if installed tailcut; then dpkg --purge tailcut >/dev/null 2>&1 || echo "deb test: cleanup: dpkg --purge failed" >&2; fi
+  rm -rf /etc/tailcut /var/lib/tailcut
+  # (a killed test's daemons may take a moment to go: userdel waits for them)
+  for _ in 1 2 3 4 5; do
+    (($1 == 0)) && getent passwd tailcut >/dev/null && ! userdel tailcut 2>/dev/null && { sleep 1; continue; }
+    break
+  done
+  if (($1 == 0)) && getent group tailcut >/dev/null; then groupdel tailcut 2>/dev/null || true; fi
+}
+if [[ ${1:-} == --undo ]]; then undo "$2"; exit 0; fi
+build=$(cd "$1" && pwd) src=$(cd "$2" && pwd)
+skip() { echo "deb test: $*: skipped"; exit 77; }
+[[ $(id -u) -eq 0 ]] || skip "needs root (dpkg -i into this machine)"
+for exe in dpkg dpkg-deb cpack runuser useradd; do command -v "$exe" >/dev/null || skip "$exe not found"; done
 for p in tailcut tailcut-dev; do installed "$p" && skip "a $p package is already on this machine: not touching it"; done
 for d in /etc/tailcut /var/lib/tailcut; do [[ -e $d ]] && skip "$d already exists: not touching it"; done
 user_existed=0
@@ -32,15 +46,14 @@ getent passwd tailcut >/dev/null && user_existed=1
 # shellcheck source=tests/script_lib.sh
 source "$src/tests/script_lib.sh" deb
 cleanup() {
+  tc_stop_watchers
   for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
   wait 2>/dev/null || true
-  if installed tailcut; then dpkg --purge tailcut >/dev/null 2>&1 || echo "deb test: cleanup: dpkg --purge failed" >&2; fi
-  rm -rf /etc/tailcut /var/lib/tailcut  # neither existed before (checked above)
-  if ((!user_existed)) && getent passwd tailcut >/dev/null; then userdel tailcut 2>/dev/null || true; fi
-  if ((!user_existed)) && getent group tailcut >/dev/null; then groupdel tailcut 2>/dev/null || true; fi
+  undo "$user_existed"
   rm -rf "$work"
 }
 trap cleanup EXIT
+tc_on_kill bash "$src/tests/install/deb_test.sh" --undo "$user_existed"
 
 start=$SECONDS
 cpack -G DEB --config "$build/CPackConfig.cmake" -B "$work/pkg" >"$work/cpack.log" 2>&1 || fail "cpack -G DEB failed"
@@ -86,6 +99,7 @@ ex=tcp://127.0.0.1:$base cl=tcp://127.0.0.1:$((base + 1))
 pids+=($!)
 (cd /tmp && exec runuser -u tailcut -- "${executor_cmd[@]}" --scheduler "$ex" --slots 2) >"$work/executor.log" 2>&1 &
 pids+=($!)
+tc_on_kill kill -TERM "${pids[@]}"
 status=$(/usr/bin/tailcut submit --kernel noop --tasks 10 --wait --json --scheduler "$cl") || fail "the job failed: $status"
 [[ $status == *'"state":"JOB_SUCCEEDED"'* && $status == *'"committed":10'* ]] || fail "unexpected status: $status"
 journal=/var/lib/tailcut/tailcut-state/journal.db

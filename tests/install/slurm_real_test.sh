@@ -14,15 +14,18 @@ bin=$(cd "$1" && pwd) src=$(cd "$2" && pwd)
 # shellcheck source=tests/script_lib.sh
 source "$src/tests/script_lib.sh" slurm
 slurm_dir=$work/slurm
-# Whatever happens, no Slurm job and no daemon outlives the test.
+# Whatever happens, no Slurm job and no daemon outlives the test: the trap,
+# or, if the test is killed (ctest's timeout), a watcher.
+started=0
 cleanup() {
-  if [[ -n ${SLURM_CONF:-} ]]; then
-    scancel --full --quiet --user=root 2>/dev/null || true
-  fi
+  tc_stop_watchers
+  # Only our own cluster's jobs (SLURM_CONF is ours once started).
+  ((started)) && { scancel --full --quiet --user=root 2>/dev/null || true; }
   "$src/scripts/slurm-local.sh" stop "$slurm_dir" || true
   tc_cleanup
 }
 trap cleanup EXIT
+tc_on_kill bash -c "'$src/scripts/slurm-local.sh' stop '$slurm_dir'; rm -rf '$work'"
 
 rc=0
 out=$("$src/scripts/slurm-local.sh" start "$slurm_dir" 2>"$work/slurm-start.log") || rc=$?
@@ -32,6 +35,7 @@ if ((rc == 77)); then
 fi
 ((rc == 0)) || fail "slurm-local.sh start exited $rc: $(cat "$work/slurm-start.log")"
 eval "$out"  # export SLURM_CONF=...
+started=1
 cp "$slurm_dir"/log/*.log "$work/" 2>/dev/null || true
 
 tc() { local cmd=$1; shift; "$bin/tailcut" "$cmd" --scheduler "$cl" "$@"; }
@@ -49,6 +53,7 @@ ex=tcp://127.0.0.1:$base cl=tcp://127.0.0.1:$((base + 1))
 "$bin/tailcut-scheduler" --executor-endpoint "$ex" --client-endpoint "$cl" --http-listen "" \
   --set 'scheduler.state_dir=""' >"$work/scheduler.log" 2>&1 &
 pids+=($!)
+tc_on_kill kill -TERM "$!"
 
 # --- executors through sbatch/srun -----------------------------------------
 cd "$work"
@@ -76,7 +81,7 @@ grep -q 'saying goodbye' "tailcut-executors-$job.log" || fail "the executors' lo
 echo "slurm test: executors: job $job ran 20 tasks on slurm-$job-0/1; scancel: 2 goodbyes, 0 registered"
 
 # --- scheduler, executors and a command in one allocation ------------------
-batch_out=$(TAILCUT_BIN=$bin sbatch --wait --parsable --ntasks=2 --cpus-per-task=1 --time=10:00 \
+batch_out=$(TAILCUT_BIN=$bin timeout 120 sbatch --wait --parsable --ntasks=2 --cpus-per-task=1 --time=10:00 \
   "$src/scripts/slurm-batch.sh" "$bin/tailcut" submit --kernel noop --tasks 30 --wait --json) ||
   fail "the batch allocation failed: $batch_out $(cat "$work"/tailcut-batch-*.log 2>/dev/null)"
 bjob=${batch_out%%;*}
