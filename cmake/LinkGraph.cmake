@@ -96,7 +96,7 @@ function(tailcut_check_layers)
   foreach(t tailcut_executor tailcut-executor)
     tailcut_forbid_links(${t} NOT_TARGETS tailcut_scheduler_core tailcut_plugins tailcut_sim)
   endforeach()
-  # The server library is below plugins/ (the daemon, scheduler/daemon, is above).
+  # The server library is below plugins/ (the daemon, programs/tailcut-scheduler, is above).
   tailcut_forbid_links(tailcut_scheduler NOT_TARGETS tailcut_plugins)
   # The coding library is pure math + the task-args codec.
   tailcut_forbid_links(tailcut_coding NOT_TARGETS tailcut_scheduler_core tailcut_plugins)

@@ -7,7 +7,7 @@
 
 #include "tailcut/plugins/registry.h"
 #include "tailcut/plugins/scheduling_config.h"
-#include "tailcut/scheduler/server.h"
+#include "tailcut/server/server.h"
 
 namespace tailcut {
 
