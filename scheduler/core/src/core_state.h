@@ -21,7 +21,8 @@
 
 #include "policy_guard.h"
 #include "work_shares.h"
-#include "tailcut/core/scheduler_core.h"
+#include "tailcut/core/policy.h"
+#include "tailcut/core/types.h"
 
 namespace tailcut::core {
 

@@ -16,7 +16,7 @@
 
 #include "tailcut/common/status.h"
 #include "tailcut/predictors/predictor.h"
-#include "tailcut/core/scheduler_core.h"
+#include "tailcut/core/types.h"
 #include "tailcut/core/job.h"
 
 namespace tailcut::core {

@@ -16,7 +16,7 @@
 
 #include "tailcut/common/ids.h"
 #include "tailcut/common/status.h"
-#include "tailcut/core/scheduler_core.h"
+#include "tailcut/core/types.h"
 
 namespace tailcut {
 

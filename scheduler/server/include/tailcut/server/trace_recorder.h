@@ -19,7 +19,7 @@
 
 #include "tailcut/common/status.h"
 #include "tailcut/predictors/trace.h"
-#include "tailcut/core/scheduler_core.h"
+#include "tailcut/core/types.h"
 
 namespace tailcut {
 
