@@ -9,7 +9,7 @@
 #include "tailcut/common/config.h"
 #include "tailcut/common/log.h"
 #include "tailcut/common/version.h"
-#include "tailcut/plugins/daemon_config.h"
+#include "daemon_config.h"
 
 namespace {
 

@@ -88,7 +88,7 @@ struct ServerOptions {
 // Reads the [scheduler] keys and checks them against out->core. [core] and
 // [predictor] are read by LoadSchedulingConfig (tailcut/plugins/
 // scheduling_config.h), the loader simulation scenarios share; the daemon
-// uses both through LoadDaemonConfig (tailcut/plugins/daemon_config.h).
+// uses both through LoadDaemonConfig (programs/tailcut-scheduler/daemon_config.h).
 // Reads [scheduler] with the daemon's defaults (state_dir "tailcut-state").
 Status LoadServerOptions(const Config& cfg, ServerOptions* out);
 
