@@ -221,6 +221,76 @@ void JobStatusToWire(const JobStatusInfo& i, wire::JobStatus* out) {
   out->set_finished_at_s(i.finished);
 }
 
+StatusOr<JobDef> JobDefFromJournal(const std::string& bytes) {
+  wire::JobSpec spec;
+  if (!spec.ParseFromString(bytes)) return Status::InvalidArgument("unparseable JobSpec");
+  return JobDefFromWire(spec);
+}
+
+wire::ExecutorHealth::State HealthToWire(NodeHealth h) {
+  switch (h) {
+    case NodeHealth::kSuspect: return wire::ExecutorHealth::SUSPECT;
+    case NodeHealth::kFailSlow: return wire::ExecutorHealth::FAIL_SLOW;
+    case NodeHealth::kRecovered: return wire::ExecutorHealth::RECOVERED;
+    default: return wire::ExecutorHealth::HEALTHY;
+  }
+}
+
+void ExecutorStatusToWire(const ExecutorStatusInfo& e, Time now, wire::ExecutorInfo* x) {
+  x->set_executor_id(e.id);
+  x->set_name(e.name);
+  x->set_host(e.host);
+  x->set_cpu_slots(e.slots);
+  x->set_gpus(e.gpus);
+  for (auto& [k, v] : e.labels) (*x->mutable_labels())[k] = v;
+  x->set_running(e.running);
+  x->set_finished(e.finished);
+  x->set_quarantined(e.quarantined);
+  x->set_last_seen_s_ago(now - e.last_seen);
+  x->mutable_health()->set_state(HealthToWire(e.health.state));
+  x->mutable_health()->set_speed_factor(e.health.speed_factor);
+}
+
+void CommittedOutputToWire(const CommittedOutput& o, wire::TaskResult* r) {
+  r->set_task_index(o.task);
+  r->set_attempt_id(o.attempt);
+  r->set_executor_id(o.executor);
+  r->set_output(o.output);
+  r->set_run_s(o.run_s);
+}
+
+void TaskCommittedToWire(TaskCommittedCmd&& c, wire::TaskResult* r) {
+  r->set_task_index(c.task);
+  r->set_attempt_id(c.attempt);
+  r->set_executor_id(c.executor);
+  r->set_output(std::move(c.output));
+  r->set_run_s(c.run_s);
+}
+
+void TraceRowToWire(const TraceRow& r, wire::TraceAttempt* a) {
+  a->set_task(r.task);
+  a->set_executor(r.executor);
+  a->set_start_s(r.start);
+  a->set_end_s(r.end);
+  a->set_task_class(r.task_class);
+  a->set_input_size(r.input_size);
+}
+
+void LaunchToWire(const LaunchCmd& l, const TaskDef& t, wire::Assignment* a) {
+  a->set_attempt_id(l.attempt);
+  a->set_job_id(l.job);
+  a->set_task_index(l.task);
+  a->set_kernel(t.kernel);
+  a->set_args(t.args);
+  a->mutable_demand()->set_cpu_slots(t.cpu_slots);
+  a->mutable_demand()->set_gpus(t.gpus);
+  if (const WorkShare& sh = l.share.divisible() ? l.share : t.share; sh.divisible()) {
+    a->mutable_share()->set_begin(sh.begin);
+    a->mutable_share()->set_count(sh.count);
+    a->mutable_share()->set_total(sh.total);
+  }
+}
+
 wire::Error::Code ErrorCodeFor(const Status& s, bool submitting) {
   switch (s.code()) {
     case Status::Code::kNotFound: return submitting ? wire::Error::UNKNOWN_KERNEL : wire::Error::UNKNOWN_JOB;

@@ -8,6 +8,7 @@
 #include "tailcut.pb.h"
 #include "tailcut/common/status.h"
 #include "tailcut/core/scheduler_core.h"
+#include "tailcut/predictors/trace.h"
 
 namespace tailcut {
 
@@ -51,7 +52,21 @@ TakeBackCounts TakeBackFromWire(SchedulerCore& core, ExecutorId e, const wire::R
 // A Report's news for the core, only about attempts that really run on `e`
 // (others are late, cancelled or foreign); progress outside 0..1 ignored.
 void ApplyReport(SchedulerCore& core, ExecutorId e, const wire::Report& r, const BadInputFn& bad);
+// A journaled JobSpec (its serialized bytes) back into the core's terms,
+// for recovery.
+StatusOr<JobDef> JobDefFromJournal(const std::string& bytes);
+// The core's view of things, for replies and pushes.
 wire::JobState JobStateToWire(JobState s);
+wire::ExecutorHealth::State HealthToWire(NodeHealth h);
+// An executor for ListExecutors; `now` turns last_seen into seconds ago.
+void ExecutorStatusToWire(const ExecutorStatusInfo& e, Time now, wire::ExecutorInfo* out);
+void CommittedOutputToWire(const CommittedOutput& o, wire::TaskResult* out);
+// A commit pushed to the job's watchers; the output is moved out.
+void TaskCommittedToWire(TaskCommittedCmd&& c, wire::TaskResult* out);
+void TraceRowToWire(const TraceRow& r, wire::TraceAttempt* out);
+// A launch as the executor gets it: the task, its demand, and its share of
+// a divisible job (the scheduler's, or one the submitter fixed).
+void LaunchToWire(const LaunchCmd& l, const TaskDef& t, wire::Assignment* out);
 void JobStatusToWire(const JobStatusInfo& info, wire::JobStatus* out);
 // Maps a core Status to the protocol's error codes, for a given request.
 wire::Error::Code ErrorCodeFor(const Status& s, bool submitting);
