@@ -1,6 +1,7 @@
 // SchedulerCore: the facade over the core's pieces and its event handlers.
 // State lives in core_state.h; feasibility.h, placement.h, lifecycle.h,
-// proposal_gate.h and cluster_view.h each do one job on it.
+// proposal_gate.h, cluster_view.h, restore.h (recovery) and queries.h each
+// do one job on it.
 #include "tailcut/core/scheduler_core.h"
 
 #include <algorithm>
@@ -15,6 +16,8 @@
 #include "placement.h"
 #include "policy_guard.h"
 #include "proposal_gate.h"
+#include "queries.h"
+#include "restore.h"
 #include "tailcut/common/log.h"
 
 namespace tailcut {
@@ -49,84 +52,18 @@ class SchedulerCore::Impl final {
     return id;
   }
 
-  Status CheckAdmission(uint64_t tasks) const {
-    const CoreOptions& o = s_.opt;
-    uint64_t fits = std::min(o.max_tasks_per_job, o.max_queued_tasks);
-    if (tasks > fits)
-      return Status::TooLarge("job has " + std::to_string(tasks) + " tasks; the limit is " + std::to_string(fits) +
-                              (o.max_tasks_per_job <= o.max_queued_tasks ? " (core.max_tasks_per_job)"
-                                                                         : " (core.max_queued_tasks)"));
-    if (s_.queued_tasks + tasks > o.max_queued_tasks)
-      return Status::ResourceExhausted("scheduler busy: unfinished jobs hold " + std::to_string(s_.queued_tasks) +
-                                       " tasks, and " + std::to_string(tasks) + " more would exceed " +
-                                       std::to_string(o.max_queued_tasks) + " (core.max_queued_tasks); retry later");
-    return Status::Ok();
-  }
+  Status CheckAdmission(uint64_t tasks) const { return core::CheckAdmission(s_, tasks); }
 
-  void ReserveIds(JobId next_job, AttemptId next_attempt) {
-    s_.next_job_id = std::max(s_.next_job_id, next_job);
-    s_.next_attempt_id = std::max(s_.next_attempt_id, next_attempt);
-    s_.run_attempt_base = std::max(s_.run_attempt_base, next_attempt);
-  }
-
-  // The first attempt id that ran a divisible job's current shares: the
-  // run that fixed them, which is this one unless they came back from the
-  // journal. Older attempts ran shares a crash lost, or that this run may
-  // size differently: their results cannot be trusted to fit.
-  AttemptId SharesSince(JobId id) const {
-    AttemptId since = s_.shares.RestoredSince(id);
-    return since ? since : s_.run_attempt_base;
-  }
-  bool UnknownShare(const Job& job, AttemptId a) const {
-    return job.def.divisible_units > 0 && a < SharesSince(job.id);
-  }
-
+  // --- recovery (restore.h)
+  void ReserveIds(JobId next_job, AttemptId next_attempt) { core::ReserveIds(s_, next_job, next_attempt); }
   Status RestoreJob(JobId id, JobDef def, Time submitted, std::vector<CommittedOutput> commits,
                     const std::vector<uint64_t>& share_counts, AttemptId shares_since) {
-    if (id == 0 || s_.jobs.count(id)) return Status::InvalidArgument("job " + std::to_string(id) + " already exists");
-    if (def.TaskCount() == 0) return Status::InvalidArgument("job " + std::to_string(id) + " has no tasks");
-    Job& job = life_.AddJob(std::move(def), id);
-    job.submitted = submitted;
-    s_.shares.Add(id, job.def);
-    // Without its journaled shares (lost, or not fitting) the committed
-    // tasks' shares are unknown, so the rest could not be sized to sum to
-    // the total. Resubmit the round.
-    if (job.def.divisible_units > 0 && !share_counts.empty() && !s_.shares.Restore(id, share_counts, shares_since))
-      TC_LOG(Warn) << "journal: job " << id << "'s shares do not fit it; they are sized again";
-    if (job.def.divisible_units > 0 && !commits.empty() && !s_.shares.Restored(id)) {
-      life_.FinishJob(job, JobState::kFailed,
-                      "divisible job restored with committed tasks but without its speed shares; resubmit it");
-      return Status::Ok();
-    }
-    for (CommittedOutput& c : commits) {
-      if (c.task >= job.Count() || job.tasks[c.task].phase == TaskPhase::kCommitted) continue;  // journaled once
-      life_.RecordCommit(job, c.task, c.attempt, c.executor, c.run_s, std::move(c.output), /*notify=*/false);
-    }
-    // A crash between its last commit and its final status: finish it now.
-    if (job.committed >= job.needed) life_.FinishJob(job, JobState::kSucceeded, "");
-    s_.dirty = true;
-    return Status::Ok();
+    return core::RestoreJob(s_, life_, id, std::move(def), submitted, std::move(commits), share_counts, shares_since);
   }
-
   Status RestoreFinishedJob(JobId id, JobDef def, const JobStatusInfo& st, std::vector<CommittedOutput> outputs) {
-    if (id == 0 || s_.jobs.count(id)) return Status::InvalidArgument("job " + std::to_string(id) + " already exists");
-    if (st.state == JobState::kRunning) return Status::InvalidArgument("job " + std::to_string(id) + " is not finished");
-    s_.next_job_id = std::max(s_.next_job_id, id + 1);
-    Job& job = s_.jobs[id];
-    job.id = id;
-    job.def = std::move(def);
-    job.state = st.state;
-    job.reason = st.reason;
-    job.submitted = st.submitted;
-    job.finished = st.finished;
-    job.committed = st.committed;
-    job.attempts = st.attempts;
-    job.copies = st.copies;
-    job.failed_attempts = st.failed_attempts;
-    if (job.def.return_outputs) job.outputs = std::move(outputs);
-    life_.Retain(id);
-    return Status::Ok();
+    return core::RestoreFinishedJob(s_, life_, id, std::move(def), st, std::move(outputs));
   }
+  bool UnknownShare(const Job& job, AttemptId a) const { return core::UnknownShare(s_, job, a); }
 
   StatusOr<JobStatusInfo> CancelJob(JobId id, std::string reason) {
     Job* job = s_.FindJob(id);
@@ -325,50 +262,14 @@ class SchedulerCore::Impl final {
   Time NextWakeUp() const { return s_.wakeups.empty() ? -1 : s_.wakeups.top().at; }
 
   // ----------------------------------------------------------- queries --
-  StatusOr<JobStatusInfo> Status_(JobId id) const {
-    const Job* job = s_.FindJob(id);
-    if (!job) return Status::NotFound("no job " + std::to_string(id) + " (unknown or expired)");
-    return MakeStatusInfo(*job);
-  }
-
-  StatusOr<std::vector<CommittedOutput>> Outputs(JobId id) const {
-    const Job* job = s_.FindJob(id);
-    if (!job) return Status::NotFound("no job " + std::to_string(id) + " (unknown or expired)");
-    if (!job->def.return_outputs)
-      return Status::FailedPrecondition("job " + std::to_string(id) + " was submitted without return_outputs");
-    return job->outputs;
-  }
-
-  std::vector<ExecutorStatusInfo> ExecutorList() const {
-    std::vector<ExecutorStatusInfo> out;
-    for (auto& [id, e] : s_.executors) {
-      ExecutorStatusInfo i;
-      i.id = id;
-      i.name = e.desc.name;
-      i.host = e.desc.host;
-      i.slots = e.desc.slots;
-      i.gpus = e.desc.gpus;
-      i.running = static_cast<uint32_t>(e.attempts.size());
-      i.finished = e.finished;
-      i.quarantined = e.quarantined;
-      i.last_seen = e.last_seen;
-      i.labels = e.desc.labels;
-      i.health = s_.predictors->Health(id);
-      out.push_back(std::move(i));
-    }
-    return out;
-  }
-
+  StatusOr<JobStatusInfo> Status_(JobId id) const { return core::JobStatusOf(s_, id); }
+  StatusOr<std::vector<CommittedOutput>> Outputs(JobId id) const { return core::JobOutputsOf(s_, id); }
+  std::vector<ExecutorStatusInfo> ExecutorList() const { return core::ExecutorList(s_); }
   bool FixedShares(JobId id, std::vector<uint64_t>* counts, AttemptId* since) const {
-    *counts = s_.shares.Counts(id);
-    *since = SharesSince(id);
-    return !counts->empty();
+    return core::FixedShares(s_, id, counts, since);
   }
 
-  const TaskDef* TaskOf(JobId j, TaskIndex t) const {
-    const Job* job = s_.FindJob(j);
-    return job && t < job->Count() ? &job->def.Task(t) : nullptr;
-  }
+  const TaskDef* TaskOf(JobId j, TaskIndex t) const { return core::TaskOf(s_, j, t); }
   bool HasExecutor(ExecutorId e) const { return s_.executors.count(e) > 0; }
   ExecutorId ExecutorOfAttempt(AttemptId a) const {
     auto it = s_.attempts.find(a);
@@ -377,25 +278,11 @@ class SchedulerCore::Impl final {
   size_t LiveAttempts() const { return s_.attempts.size(); }
   size_t RunningJobs() const { return s_.running_jobs.size(); }
   uint64_t QueuedTasks() const { return s_.queued_tasks; }
-  uint64_t WaitingTasks() const {
-    // Retry entries of tasks committed meanwhile go stale (counted until
-    // Pump pops them); exact enough for a gauge, and costs no bookkeeping.
-    uint64_t n = 0;
-    for (JobId id : s_.running_jobs) {
-      const Job& j = s_.jobs.at(id);
-      n += j.Count() - std::min(j.next_unlaunched, j.Count()) + j.retry.size();
-    }
-    return n;
-  }
+  uint64_t WaitingTasks() const { return core::WaitingTasks(s_); }
   const CoreCounters& Counters() const { return s_.counters; }
   std::vector<JobId> RunningJobIds() const { return {s_.running_jobs.begin(), s_.running_jobs.end()}; }
   const PredictorSuite* Predictors() const { return s_.predictors.get(); }
-  std::vector<std::string> DisabledPolicies() const {
-    std::vector<std::string> out;
-    for (const GuardedPolicy& p : s_.policies)
-      if (!p.disabled.empty()) out.push_back(p.name + ": " + p.disabled);
-    return out;
-  }
+  std::vector<std::string> DisabledPolicies() const { return core::DisabledPolicies(s_); }
   void AddObserver(CoreObserver* o) { s_.observers.push_back(o); }
   const CoreOptions& options() const { return s_.opt; }
 
