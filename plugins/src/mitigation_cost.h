@@ -5,6 +5,8 @@
 // The rule (docs/POLICIES.md, "Wait, copy or restart"):
 // - not likely a straggler (p_straggler < act_p), or nothing known about a
 //   fresh run: wait;
+// - do no harm: a fresh attempt is not expected to end before this one
+//   (time_left <= fresh): wait;
 // - Mantri: the remaining time is likely far beyond a fresh run
 //   (p_straggler >= restart_p and time_left >= restart_ratio x fresh):
 //   restart. A copy would race an attempt that is nearly sure to lose while

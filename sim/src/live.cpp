@@ -289,12 +289,18 @@ StatusOr<SimResult> RunLivePolicy(const Scenario& sc, const std::string& entry, 
   return r;
 }
 
+// The [live] section as the simulator models it, for the references.
+static Scenario LiveReferenceModel(const Scenario& sc, const LiveOptions& o) {
+  Scenario m = LiveAsSimScenario(sc);
+  m.workload.jobs = o.jobs ? o.jobs : sc.live.jobs;
+  if (sc.live.crash_restart) m.cluster.crashes.clear();  // a fresh executor takes the crashed one's place at once
+  return m;
+}
+
 SimResult LiveBound(const Scenario& sc, const LiveOptions& o) {
   const LiveModel& l = sc.live;
-  Scenario m = LiveAsSimScenario(sc);
-  const uint32_t jobs = o.jobs ? o.jobs : l.jobs;
-  m.workload.jobs = jobs;
-  if (l.crash_restart) m.cluster.crashes.clear();  // a fresh executor takes the crashed one's place at once
+  Scenario m = LiveReferenceModel(sc, o);
+  const uint32_t jobs = static_cast<uint32_t>(m.workload.jobs);
   const std::vector<double> arrivals = LiveArrivals(l, o.seed, jobs);
   BoundOptions bo;
   bo.seed = o.seed;
@@ -354,7 +360,9 @@ int RunBenchCommand(const BenchCommandOptions& bo) {
                        r->virtual_s, r->wall_s);
         return r;
       },
-      [&] { return LiveBound(*sc, lo); });
+      [&] { return LiveBound(*sc, lo); },
+      // On LiveBound's model; the measured none is one candidate of the sweep.
+      [&](const SimResult& none) { return OnlineRow(LiveReferenceModel(*sc, lo), lo.seed, none, "bench"); });
   std::fprintf(stderr, "bench: total wall time %.1f s\n", Since(wall0));
   return rc;
 }
