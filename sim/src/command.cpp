@@ -126,6 +126,11 @@ void FillExtraMachine(std::vector<SimResult>* results) {
     r.extra_machine = base > 0 ? (r.machine_s - base) / base : std::numeric_limits<double>::quiet_NaN();
 }
 
+void CapAtNone(SimResult* bound, const SimResult& none) {
+  for (auto q : {&SimResult::mean, &SimResult::p50, &SimResult::p90, &SimResult::p99, &SimResult::p999})
+    bound->*q = std::min(bound->*q, none.*q);
+}
+
 void FillBound(std::vector<SimResult>* results, const SimResult& bound) {
   for (SimResult& r : *results) {
     r.bound_p50 = bound.p50;
@@ -162,9 +167,7 @@ int ComparePolicies(const SimCommandOptions& o, const Scenario& scenario, const 
   if (bound) {
     SimResult b = bound();
     vs_none(&b);
-    if (none)  // none's schedule is one a clairvoyant scheduler could follow
-      for (auto q : {&SimResult::mean, &SimResult::p50, &SimResult::p90, &SimResult::p99, &SimResult::p999})
-        b.*q = std::min(b.*q, none->*q);
+    if (none) CapAtNone(&b, *none);
     bounded.push_back(std::move(b));
   }
   if (online && none) {

@@ -121,3 +121,29 @@ TEST_CASE("avoid advice is cached per executor and refreshed on its events") {
   REQUIRE(h.launches.size() == 2);
   CHECK(h.launches[1].executor == a);  // ... but still used when nothing else is free
 }
+
+TEST_CASE("the policy interval follows the typical committed run time") {
+  CoreOptions o;  // defaults: ratio 0.25, floor 1 ms, ceiling 60 s
+  CoreHarness h(o, {});
+  CHECK(h.core.PolicyInterval() == o.policy_interval_s);  // nothing committed yet
+  h.Exec(4);
+  auto job = h.core.SubmitJob(CoreHarness::Fanout(4));
+  REQUIRE(job.ok());
+  h.Drain();
+  REQUIRE(h.launches.size() == 4);
+  for (auto& l : h.launches) h.Finish(l.attempt, 0.02);  // 20 ms tasks
+  CHECK(h.core.PolicyInterval() == Approx(0.25 * 0.02));
+  auto big = h.core.SubmitJob(CoreHarness::Fanout(4));
+  REQUIRE(big.ok());
+  h.Drain();
+  for (size_t i = 4; i < h.launches.size(); ++i) h.Finish(h.launches[i].attempt, 1e6);  // the ceiling holds
+  CHECK(h.core.PolicyInterval() == o.policy_interval_max_s);
+  o.policy_interval_ratio = 0;  // off: always policy_interval_s
+  CoreHarness fixed(o, {});
+  fixed.Exec(1);
+  auto one = fixed.core.SubmitJob(CoreHarness::Fanout(1));
+  REQUIRE(one.ok());
+  fixed.Drain();
+  fixed.Finish(fixed.launches.at(0).attempt, 0.02);
+  CHECK(fixed.core.PolicyInterval() == o.policy_interval_s);
+}

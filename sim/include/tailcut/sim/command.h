@@ -63,6 +63,9 @@ StatusOr<SimResult> OnlineRow(const Scenario& scenario, uint64_t seed, const Sim
 // extra_machine of each result: (machine_s - machine_s of `none`) /
 // machine_s of `none`; NaN for all when no entry is `none`.
 void FillExtraMachine(std::vector<SimResult>* results);
+// Each of the bound's quantiles (and mean) at most none's: none's schedule is
+// one a clairvoyant scheduler could follow.
+void CapAtNone(SimResult* bound, const SimResult& none);
 // bound_p50 / bound_p99 of each result from the bound's quantiles.
 void FillBound(std::vector<SimResult>* results, const SimResult& bound);
 
