@@ -19,6 +19,7 @@ Status LoadPredictiveOptions(const Config& cfg, const std::string& prefix, Predi
       .Get("restart", &o->restart)
       .Get("restart_p", &o->restart_p)
       .Get("restart_ratio", &o->restart_ratio)
+      .Get("copy_ratio", &o->copy_ratio)
       .Get("min_runtime_ratio", &o->min_runtime_ratio)
       .Get("min_runtime_s", &o->min_runtime_s)
       .Get("min_samples", &o->min_samples)
@@ -29,6 +30,7 @@ Status LoadPredictiveOptions(const Config& cfg, const std::string& prefix, Predi
       .Check(o->p_straggler > 0 && o->p_straggler <= 1, "p_straggler must be in (0, 1]")
       .Check(o->restart_p > 0 && o->restart_p <= 1, "restart_p must be in (0, 1]")
       .Check(o->restart_ratio >= 1, "restart_ratio must be >= 1")
+      .Check(o->copy_ratio >= 0, "copy_ratio must be >= 0")
       .Check(o->min_runtime_ratio >= 0, "min_runtime_ratio must be >= 0")
       .Check(o->min_runtime_s >= 0, "min_runtime_s must be >= 0")
       .Check(o->fallback_quantile > 0 && o->fallback_quantile <= 1, "fallback_quantile must be in (0, 1]")
@@ -190,6 +192,7 @@ bool PredictivePolicy::Act(const ClusterView& v, const AttemptView& a, const Tas
   c.act_p = o_.p_straggler;
   c.restart_p = o_.restart_p;
   c.restart_ratio = o_.restart_ratio;
+  c.copy_ratio = o_.copy_ratio;
   // Without a free slot the relaunch runs where this attempt runs now: once
   // per task (if its executor is the cause, not yet known, restarting there
   // again gains nothing; a later restart waits for a slot elsewhere).

