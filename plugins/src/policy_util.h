@@ -13,7 +13,7 @@
 #include "tailcut/common/executor_map.h"
 #include "tailcut/common/status.h"
 #include "tailcut/predictors/predictor.h"
-#include "tailcut/scheduler/policy.h"
+#include "tailcut/core/policy.h"
 
 namespace tailcut::policy_util {
 

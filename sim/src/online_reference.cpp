@@ -4,7 +4,7 @@
 #include <map>
 #include <memory>
 
-#include "tailcut/scheduler/policy.h"
+#include "tailcut/core/policy.h"
 
 namespace tailcut::sim {
 namespace {
