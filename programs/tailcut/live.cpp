@@ -31,7 +31,7 @@ namespace tailcut::sim {
 
 const char kBenchUsage[] = R"(usage: tailcut bench SCENARIO.toml [--policy LIST] [--seed N] [--json]
                      [--csv FILE] [--plot FILE.svg] [--jobs N] [--executor PATH]
-                     [--trace FILE]
+                     [--trace FILE] [--no-online]
 
 Runs the scenario's [live] section on real daemons over loopback, once per
 policy entry: an in-process scheduler with that policy chain, live.executors
@@ -53,14 +53,17 @@ twin). Progress goes to stderr. Each policy takes a few seconds.
   --trace FILE    write each run's attempt trace (committed attempts, the CSV
                   of docs/TRACE_FORMAT.md) for `tailcut whatif`; with several
                   policy entries FILE.csv becomes FILE.ENTRY.csv per entry
+  --no-online     skip the online reference row
 
 Latency is measured by the client: submit call -> final job status (watch).
 Extra work = (machine time of all attempts - of committed attempts) /
 committed, from the core's attempt records; XMACH_% (extra_machine) is
 machine time relative to the `none` entry of the same run. The last row,
 (bound), is a clairvoyant list schedule of the [live] model with the same
-arrivals and no stragglers; P50/B, P99/B are multiples of it. See
-docs/BENCHMARKS.md.
+arrivals and no stragglers, each quantile at most the measured none's;
+P50/B, P99/B are multiples of it. (online), with a `none` entry: the [live]
+model's best single detection threshold (the simulator's sweep), or the
+measured none where that is lower at p99. See docs/BENCHMARKS.md.
 )";
 
 namespace {

@@ -14,7 +14,7 @@ namespace tailcut::sim {
 
 const char kSimUsage[] = R"(usage: tailcut sim SCENARIO.toml [--policy LIST] [--seed N] [--json]
                    [--csv FILE] [--plot FILE.svg] [--live-model] [--set KEY=VALUE]...
-                   [--speed-shares]
+                   [--speed-shares] [--no-online]
 
 Simulates the scenario on virtual time with the real scheduler core, once per
 policy entry, on the same seeded workload, and compares them side by side.
@@ -39,13 +39,18 @@ policy entry, on the same seeded workload, and compares them side by side.
   --speed-shares  make every workload class divisible: the scheduler sizes
                   each task's share of the job's work by its executor's
                   measured speed (docs/JOBS.md; classes need rule = all)
+  --no-online     skip the online reference (its sweep runs the scenario
+                  once per threshold ratio: 8 more runs)
 
 Latency is submit -> job finished. Extra work is (machine time of all
 attempts - machine time of committed attempts) / committed machine time.
 XMACH_% (extra_machine) is machine time relative to the `none` entry of the
-same run. The last row, (bound), is a clairvoyant list schedule of the same
-jobs without stragglers; P50/B and P99/B are each policy's p50 and p99 as
-multiples of it (docs/BENCHMARKS.md). Wall time and peak RSS are printed to
+same run. The row (bound) is a clairvoyant list schedule of the same jobs
+without stragglers, each quantile at most none's; P50/B and P99/B are each
+policy's p50 and p99 as multiples of it. With a `none` entry the last row,
+(online), is the best single detection threshold a scheduler that knows the
+run-time distribution can use (copy or restart every attempt still running
+at R x its class median, R swept; docs/BENCHMARKS.md). Wall time and peak RSS are printed to
 stderr. See docs/SIMULATOR.md.
 )";
 
@@ -170,7 +175,7 @@ int ComparePolicies(const SimCommandOptions& o, const Scenario& scenario, const 
     if (none) CapAtNone(&b, *none);
     bounded.push_back(std::move(b));
   }
-  if (online && none) {
+  if (online && none && !o.no_online) {
     auto r = online(*none);
     if (!r.ok()) {
       std::fprintf(stderr, "%s: online reference: %s\n", tool, r.status().message().c_str());

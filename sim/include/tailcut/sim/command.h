@@ -26,6 +26,7 @@ struct SimCommandOptions {
   std::string csv;               // --csv FILE: policy,job,latency_s
   std::string plot;              // --plot FILE.svg: latency CDF per policy
   bool live_model = false;       // --live-model: simulate the [live] section
+  bool no_online = false;        // --no-online: skip the online reference's sweep
   std::vector<std::string> overrides;  // --set KEY=VALUE: scenario keys changed before loading
   bool speed_shares = false;     // --speed-shares: every workload class divisible
   bool help = false;
