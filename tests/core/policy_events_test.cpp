@@ -123,8 +123,10 @@ TEST_CASE("avoid advice is cached per executor and refreshed on its events") {
 }
 
 TEST_CASE("the policy interval follows the typical committed run time") {
+  std::vector<std::string> log;
+  Probe* p = nullptr;
   CoreOptions o;  // defaults: ratio 0.25, floor 1 ms, ceiling 60 s
-  CoreHarness h(o, {});
+  CoreHarness h(o, ProbeChain(&log, 0, &p));
   CHECK(h.core.PolicyInterval() == o.policy_interval_s);  // nothing committed yet
   h.Exec(4);
   auto job = h.core.SubmitJob(CoreHarness::Fanout(4));
@@ -138,12 +140,16 @@ TEST_CASE("the policy interval follows the typical committed run time") {
   h.Drain();
   for (size_t i = 4; i < h.launches.size(); ++i) h.Finish(h.launches[i].attempt, 1e6);  // the ceiling holds
   CHECK(h.core.PolicyInterval() == o.policy_interval_max_s);
-  o.policy_interval_ratio = 0;  // off: always policy_interval_s
-  CoreHarness fixed(o, {});
-  fixed.Exec(1);
-  auto one = fixed.core.SubmitJob(CoreHarness::Fanout(1));
-  REQUIRE(one.ok());
-  fixed.Drain();
-  fixed.Finish(fixed.launches.at(0).attempt, 0.02);
-  CHECK(fixed.core.PolicyInterval() == o.policy_interval_s);
+  // No policies (nothing runs at the interval), or ratio 0: policy_interval_s.
+  auto fixed_after_commit = [](CoreOptions opt, PolicyChain chain) {
+    CoreHarness f(opt, std::move(chain));
+    f.Exec(1);
+    REQUIRE(f.core.SubmitJob(CoreHarness::Fanout(1)).ok());
+    f.Drain();
+    f.Finish(f.launches.at(0).attempt, 0.02);
+    return f.core.PolicyInterval();
+  };
+  CHECK(fixed_after_commit(o, {}) == o.policy_interval_s);
+  o.policy_interval_ratio = 0;
+  CHECK(fixed_after_commit(o, ProbeChain(&log, 0, &p)) == o.policy_interval_s);
 }

@@ -261,7 +261,9 @@ class SchedulerCore::Impl final {
 
   double PolicyInterval() const {
     const CoreOptions& o = s_.opt;
-    if (o.policy_interval_ratio <= 0 || s_.typical_run_s <= 0) return o.policy_interval_s;
+    // Without policies nothing runs at the interval: drivers keep ticking at
+    // policy_interval_s (a `none` run does not depend on the task scale).
+    if (s_.policies.empty() || o.policy_interval_ratio <= 0 || s_.typical_run_s <= 0) return o.policy_interval_s;
     return std::clamp(o.policy_interval_ratio * s_.typical_run_s, o.policy_interval_min_s, o.policy_interval_max_s);
   }
   Time NextWakeUp() const { return s_.wakeups.empty() ? -1 : s_.wakeups.top().at; }
