@@ -224,7 +224,7 @@ class SchedulerCore::Impl final {
       }
     }
     if (!s_.policies.empty() && now >= s_.next_policy_time) {
-      s_.next_policy_time = now + s_.opt.policy_interval_s;
+      s_.next_policy_time = now + PolicyInterval();
       std::vector<Proposal> proposals;
       for (uint32_t i = 0; i < s_.policies.size(); ++i) {
         GuardedPolicy& p = s_.policies[i];
@@ -259,6 +259,13 @@ class SchedulerCore::Impl final {
     }
   }
 
+  double PolicyInterval() const {
+    const CoreOptions& o = s_.opt;
+    // Without policies nothing runs at the interval: drivers keep ticking at
+    // policy_interval_s (a `none` run does not depend on the task scale).
+    if (s_.policies.empty() || o.policy_interval_ratio <= 0 || s_.typical_run_s <= 0) return o.policy_interval_s;
+    return std::clamp(o.policy_interval_ratio * s_.typical_run_s, o.policy_interval_min_s, o.policy_interval_max_s);
+  }
   Time NextWakeUp() const { return s_.wakeups.empty() ? -1 : s_.wakeups.top().at; }
 
   // ----------------------------------------------------------- queries --
@@ -576,6 +583,7 @@ Status SchedulerCore::RestoreFinishedJob(JobId id, JobDef def, const JobStatusIn
 }
 void SchedulerCore::TakeCommands(std::vector<Command>* out) { impl_->TakeCommands(out); }
 Time SchedulerCore::NextWakeUp() const { return impl_->NextWakeUp(); }
+double SchedulerCore::PolicyInterval() const { return impl_->PolicyInterval(); }
 StatusOr<JobStatusInfo> SchedulerCore::JobStatus(JobId job) const { return impl_->Status_(job); }
 StatusOr<std::vector<CommittedOutput>> SchedulerCore::JobOutputs(JobId job) const { return impl_->Outputs(job); }
 std::vector<ExecutorStatusInfo> SchedulerCore::Executors() const { return impl_->ExecutorList(); }

@@ -54,6 +54,7 @@ void Lifecycle::RecordCommit(Job& job, TaskIndex t, AttemptId a, ExecutorId e, d
   if (notify) s_.counters.tasks_committed++;  // a replayed commit was counted by its own run
   job.run_times.push_back(static_cast<float>(run_s));
   job.typical_run_s = job.typical_run_s < 0 ? run_s : 0.9 * job.typical_run_s + 0.1 * run_s;
+  if (run_s > 0) s_.typical_run_s = s_.typical_run_s < 0 ? run_s : 0.99 * s_.typical_run_s + 0.01 * run_s;
   place_.UpdatePipelining(job);
   if (notify)
     for (CoreObserver* o : s_.observers)
