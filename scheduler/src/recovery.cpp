@@ -80,7 +80,9 @@ StatusOr<RecoveryStats> Recover(Journal& journal, SchedulerCore& core, const Clo
     if (!s.ok()) return s;
     keys->Add(j.request_key, j.id);
   }
-  core.ReserveIds(max_id + 1, (static_cast<AttemptId>(stats.epoch) << 40) + 1);
+  // Epoch e hands out attempt ids from (e << 40) + 1; the first run has no earlier one.
+  const AttemptId first = (static_cast<AttemptId>(stats.epoch) << 40) + 1;
+  core.ReserveIds(max_id + 1, first, stats.epoch > 1 ? (AttemptId{1} << 40) + 1 : first);
   return stats;
 }
 

@@ -173,9 +173,9 @@ TakeBackCounts TakeBackFromWire(SchedulerCore& core, ExecutorId e, const wire::R
 
 void ApplyReport(SchedulerCore& core, ExecutorId e, const wire::Report& r, const BadInputFn& bad) {
   for (const auto& s : r.started())
-    if (core.ExecutorOfAttempt(s.attempt_id()) == e) core.AttemptStarted(s.attempt_id());
+    if (core.AcceptsReport(e, s.attempt_id())) core.AttemptStarted(s.attempt_id());
   for (const auto& p : r.progress()) {
-    if (core.ExecutorOfAttempt(p.attempt_id()) != e) continue;
+    if (!core.AcceptsReport(e, p.attempt_id())) continue;
     if (!std::isfinite(p.fraction()) || p.fraction() < 0 || p.fraction() > 1) {
       bad("Report.progress.fraction = " + std::to_string(p.fraction()) + " from executor " + std::to_string(e) +
           " ignored");
@@ -184,7 +184,7 @@ void ApplyReport(SchedulerCore& core, ExecutorId e, const wire::Report& r, const
     core.AttemptProgress(p.attempt_id(), p.fraction());
   }
   for (const auto& res : r.results()) {
-    if (core.ExecutorOfAttempt(res.attempt_id()) != e) continue;
+    if (!core.AcceptsReport(e, res.attempt_id())) continue;
     double run_s = RunSeconds(res, e, bad);
     switch (res.outcome()) {
       case wire::AttemptResult::OK: core.AttemptSucceeded(res.attempt_id(), res.output(), run_s); break;

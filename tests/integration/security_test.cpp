@@ -6,6 +6,8 @@
 #include <ifaddrs.h>
 #include <netinet/in.h>
 #include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <fstream>
@@ -15,6 +17,7 @@
 #include "daemon_cluster.h"
 #include "tailcut/client/client.h"
 #include "tailcut/client/local_cluster.h"
+#include "tailcut/common/process.h"
 #include "tailcut/wire/security.h"
 
 using namespace tailcut;
@@ -179,4 +182,47 @@ TEST_CASE("security: beyond loopback the scheduler needs keys, and with them ser
   CHECK_THAT(keyless.status().message(), Catch::Contains("wants keys"));
   server.Stop();
   loop.join();
+}
+
+namespace {
+
+// Runs `argv` to its end (at most 20 s); its exit code and log.
+std::pair<int, std::string> RunToExit(const std::vector<std::string>& argv, const std::string& log) {
+  ChildProcess p(argv, log);
+  REQUIRE(p.started());
+  REQUIRE(Eventually([&] { return !p.Alive(); }, 20));
+  return {WIFEXITED(p.exit_status()) ? WEXITSTATUS(p.exit_status()) : -1, ReadFile(log)};
+}
+
+}  // namespace
+
+TEST_CASE("security: a wide bind without keys is bad config, exit 2 as documented") {
+  const std::string log = "/tmp/tailcut-widebind-" + std::to_string(getpid()) + ".log";
+  auto [code, text] = RunToExit({TAILCUT_SCHEDULER_BIN, "--executor-endpoint", "tcp://*:0", "--client-endpoint",
+                                 "tcp://127.0.0.1:0", "--set", "scheduler.state_dir=\"\"", "--http-listen", ""},
+                                log);
+  CHECK(code == 2);
+  CHECK_THAT(text, Catch::Contains("needs keys"));
+  std::remove(log.c_str());
+}
+
+TEST_CASE("security: a keyless executor refuses shell unless told to trust an unauthenticated scheduler") {
+  const std::string log = "/tmp/tailcut-keyless-shell-" + std::to_string(getpid()) + ".log";
+  auto [code, text] = RunToExit({TAILCUT_EXECUTOR_BIN, "--scheduler", "tcp://127.0.0.1:1", "--allow-shell"}, log);
+  CHECK(code == 2);
+  CHECK_THAT(text, Catch::Contains("--trust-unauthenticated-scheduler"));
+  auto [code2, text2] = RunToExit({TAILCUT_EXECUTOR_BIN, "--scheduler", "tcp://127.0.0.1:1", "--set",
+                                   "allow_kernels=\"sleep,shell\""},
+                                  log);
+  CHECK(code2 == 2);
+  CHECK_THAT(text2, Catch::Contains("cannot tell its scheduler"));
+  // With the flag it starts (and would run shell); --version-like quick exit
+  // is not available, so: it keeps running until stopped.
+  ChildProcess trusting({TAILCUT_EXECUTOR_BIN, "--scheduler", "tcp://127.0.0.1:1", "--allow-shell",
+                         "--trust-unauthenticated-scheduler"},
+                        log);
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  CHECK(trusting.Alive());
+  trusting.Stop();
+  std::remove(log.c_str());
 }

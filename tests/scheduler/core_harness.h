@@ -46,6 +46,16 @@ class CoreHarness {
     return core.AddExecutor(d);
   }
 
+  // An executor named `name`: registering again under the same name is the
+  // same identity (ExecutorDesc::identity), which may bring back its attempts.
+  ExecutorId ExecAs(const std::string& name, uint32_t slots, std::vector<std::string> kernels = kTestKernels) {
+    ExecutorDesc d;
+    d.name = name;
+    d.slots = slots;
+    d.kernels = std::move(kernels);
+    return core.AddExecutor(d);
+  }
+
   static JobDef Fanout(uint32_t n, std::string kernel = "sleep") {
     JobDef j;
     j.name = "fanout";
