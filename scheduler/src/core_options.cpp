@@ -39,6 +39,9 @@ Status LoadCoreOptions(const Config& cfg, std::string_view prefix, CoreOptions* 
       .Check(o->max_tasks_per_job >= 1 && o->max_tasks_per_job <= kTaskCountCeiling,
              "max_tasks_per_job must be in 1.." + std::to_string(kTaskCountCeiling))
       .Check(o->max_queued_tasks >= 1, "max_queued_tasks must be at least 1")
+      .Check(o->job_retention >= 1,
+             "job_retention must be at least 1: with 0 a client polling its own job that just finished gets "
+             "UNKNOWN_JOB")
       .Check(o->task_timeout_s >= 0, "task_timeout_s must be >= 0 (0 = none)")
       .Check(o->job_timeout_s >= 0, "job_timeout_s must be >= 0 (0 = none)")
       .Check(o->attempt_timeout_ratio >= 0, "attempt_timeout_ratio must be >= 0 (0 = no default limit)")

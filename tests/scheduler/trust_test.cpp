@@ -228,3 +228,22 @@ TEST_CASE("trust: 20,000 required labels match in linear time") {
   k.templ.labels.back().second = "other";
   CHECK_FALSE(h.core.SubmitJob(k).ok());
 }
+
+TEST_CASE("trust: job_retention = 0 and a default limit below its floor are config errors") {
+  auto load = [](const std::string& text) {
+    auto c = Config::Parse(text, "test.toml");
+    REQUIRE(c.ok());
+    CoreOptions o;
+    return LoadCoreOptions(*c, "core", &o);
+  };
+  CHECK(load("[core]\njob_retention = 1\n").ok());
+  Status zero = load("[core]\njob_retention = 0\n");
+  CHECK_FALSE(zero.ok());
+  CHECK(zero.message().find("job_retention must be at least 1") != std::string::npos);
+  CHECK_FALSE(load("[core]\nattempt_timeout_ceiling_s = 10\n").ok());  // below the 30 s floor
+  CHECK_FALSE(load("[core]\nattempt_timeout_ratio = -1\n").ok());
+  CoreOptions o;
+  auto c = Config::Parse("[core]\nattempt_timeout_ratio = 0\n", "test.toml");
+  REQUIRE(LoadCoreOptions(*c, "core", &o).ok());
+  CHECK(o.attempt_timeout_ratio == 0);
+}
