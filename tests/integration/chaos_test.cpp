@@ -10,8 +10,13 @@
 // scheduler kills, >= 10 executor kills); scripts/chaos.sh runs it longer.
 #include <catch2/catch.hpp>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <signal.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -52,6 +57,30 @@ struct ClientRecord {
 
 constexpr char kForged[] = "FORGED";
 
+// GET http://ENDPOINT/metrics (HTTP/1.0, the whole reply), "" on failure.
+std::string ScrapeMetrics(const std::string& endpoint) {
+  size_t colon = endpoint.rfind(':');
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(static_cast<uint16_t>(std::atoi(endpoint.c_str() + colon + 1)));
+  inet_pton(AF_INET, endpoint.substr(0, colon).c_str(), &a.sin_addr);
+  std::string out;
+  if (fd >= 0 && ::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0 &&
+      ::send(fd, "GET /metrics HTTP/1.0\r\n\r\n", 26, MSG_NOSIGNAL) == 26) {
+    char buf[4096];
+    for (ssize_t n; (n = ::recv(fd, buf, sizeof buf, 0)) > 0;) out.append(buf, static_cast<size_t>(n));
+  }
+  if (fd >= 0) ::close(fd);
+  return out;
+}
+
+// The value of a metric sample without labels, -1 when absent.
+double Sample(const std::string& metrics, const std::string& name) {
+  size_t at = metrics.find("\n" + name + " ");
+  return at == std::string::npos ? -1 : std::atof(metrics.c_str() + at + name.size() + 2);
+}
+
 // Registers as "rogue" with the fleet's own executor key (a trusted
 // executor gone bad; identity is key and name) offering no kernel the jobs
 // use, and then, every
@@ -59,7 +88,7 @@ constexpr char kForged[] = "FORGED";
 // progress and results (each result twice, results before starts), and
 // every ~second a Register bringing "held" attempts and "undelivered"
 // results. Ids are guessed where the real ones are: attempt ids of every
-// run so far ((epoch << 40) + n), job ids up to the accepted ones.
+// run so far ((epoch << 40) + n), mostly the newest (running) jobs.
 class RogueExecutor {
  public:
   RogueExecutor(std::string endpoint, PeerKeys keys, const std::atomic<int>& restarts,
@@ -124,7 +153,9 @@ class RogueExecutor {
   void Guess(std::mt19937_64& rng, uint64_t* attempt, uint64_t* job, uint32_t* task) {
     const uint64_t epochs = static_cast<uint64_t>(restarts_.load()) + 1;
     *attempt = ((1 + rng() % epochs) << 40) + 1 + rng() % 6000;
-    *job = 1 + rng() % (jobs_.load() + 5);
+    const uint64_t newest = jobs_.load();
+    // Mostly the newest jobs (the running ones), some of any age.
+    *job = rng() % 4 ? std::max<uint64_t>(1, newest + 2 - rng() % 8) : 1 + rng() % (newest + 5);
     *task = static_cast<uint32_t>(rng() % 25);
   }
   void Forge(std::mt19937_64& rng, wire::AttemptResult* r) {
@@ -161,6 +192,7 @@ TEST_CASE("chaos: executors and the scheduler killed -9 and restarted, no accept
   o.scheduler_binary = TAILCUT_SCHEDULER_BIN;
   o.executor_binary = TAILCUT_EXECUTOR_BIN;
   // Every job stays queryable (and journaled) to the end, for the checks.
+  o.http = true;  // the rogue's refused reports, read at the end
   o.scheduler_flags = {"--policy", "default", "--set", "scheduler.heartbeat_ms=100", "--set", "core.lost_after_s=1.0",
                        "--set", "core.job_retention=1000000", "--log-level", "warn"};
   auto started = LocalCluster::Start(o);
@@ -260,6 +292,8 @@ TEST_CASE("chaos: executors and the scheduler killed -9 and restarted, no accept
   }
   submitting = false;
   for (auto& t : threads) t.join();
+  // Refused since the scheduler's last restart: the rogue was heard, and refused.
+  const double refused = Sample(ScrapeMetrics(cluster->http_endpoint()), "tailcut_reports_refused_total");
   const uint64_t rogue_messages = rogue->sent();
   rogue.reset();
   std::string journal_path = cluster->log_dir() + "/state/journal.db";
@@ -304,10 +338,10 @@ TEST_CASE("chaos: executors and the scheduler killed -9 and restarted, no accept
   }
   std::printf("chaos: %.0f s, %zu jobs, %zu tasks, %d executor kills, %d scheduler kills; lost %zu, failed %zu, "
               "wrong statuses %zu, missing results %zu, double commits %zu (client) %zu (journal), journal: %zu jobs, "
-              "%zu unfinished, %zu incomplete; rogue: %llu messages, forged commits %zu\n",
+              "%zu unfinished, %zu incomplete; rogue: %llu messages, %.0f refused since the last restart, forged commits %zu\n",
               seconds, jobs, tasks, executor_kills, scheduler_kills, unfinished, failed, wrong, missing, duplicates,
               journal_double, journaled.size(), journal_unfinished, journal_incomplete,
-              static_cast<unsigned long long>(rogue_messages), forged);
+              static_cast<unsigned long long>(rogue_messages), refused, forged);
   CHECK(jobs > 0);
   CHECK(scheduler_kills >= 3);
   CHECK(executor_kills >= 10);
@@ -318,6 +352,7 @@ TEST_CASE("chaos: executors and the scheduler killed -9 and restarted, no accept
   CHECK(duplicates == 0);
   CHECK(forged == 0);
   CHECK(rogue_messages > 100);
+  CHECK(refused > 0);
   CHECK(journal_double == 0);
   CHECK(journal_unfinished == 0);
   CHECK(journal_incomplete == 0);

@@ -226,3 +226,46 @@ TEST_CASE("security: a keyless executor refuses shell unless told to trust an un
   trusting.Stop();
   std::remove(log.c_str());
 }
+
+TEST_CASE("security: a revoked executor key gets no more work from its next message on") {
+  testing::DaemonClusterOptions d;
+  d.scheduler_flags = {"--set", "core.lost_after_s=60"};  // revocation, not loss, must remove it
+  testing::DaemonCluster c(d);
+  const std::string keys = c.cluster->keys_dir();
+  auto late = GenerateKeyPair("late-exec", PeerRole::kExecutor);
+  REQUIRE(late.ok());
+  REQUIRE(WriteKeyFiles(keys + "/late-exec", *late).ok());
+  std::ofstream(keys + "/trusted.toml", std::ios::app) << PublicKeyEntry(*late);
+  c.cluster->SignalScheduler(SIGHUP);
+  LocalExecutorSpec e;
+  e.flags = {"--key-file", keys + "/late-exec.key", "--name", "late-exec", "--slots", "4"};
+  e.expect_exit = true;
+  REQUIRE(c.cluster->AddExecutor(e).ok());
+  REQUIRE(c.cluster->WaitForExecutors(2, 30).ok());
+  ExecutorId late_id = 0;
+  for (const auto& x : *c.client->Executors())
+    if (x.name() == "late-exec") late_id = x.executor_id();
+  REQUIRE(late_id != 0);
+
+  std::string trusted = ReadFile(keys + "/trusted.toml");
+  trusted.erase(trusted.find(PublicKeyEntry(*late)));
+  std::ofstream(keys + "/trusted.toml") << trusted;
+  c.cluster->SignalScheduler(SIGHUP);
+  // Its next heartbeat (1 s) removes it, long before lost_after_s.
+  CHECK(Eventually([&] {
+    auto list = c.client->Executors();
+    return list.ok() && list->size() == 1;
+  }, 10));
+  wire::JobSpec job = FanoutJob("sleep", "ms=20", 40);
+  job.set_return_outputs(true);
+  auto id = c.client->Submit(job);
+  REQUIRE(id.ok());
+  WaitOptions w;
+  w.timeout_s = 60;
+  auto st = c.client->Wait(*id, w);
+  REQUIRE(st.ok());
+  CHECK(st->state() == wire::JOB_SUCCEEDED);
+  auto results = c.client->Results(*id);
+  REQUIRE(results.ok());
+  for (const auto& r : *results) CHECK(r.executor_id() != late_id);
+}
