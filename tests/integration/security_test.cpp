@@ -19,6 +19,7 @@
 #include "tailcut/client/local_cluster.h"
 #include "tailcut/common/process.h"
 #include "tailcut/wire/security.h"
+#include "tailcut/wire/wire.h"
 
 using namespace tailcut;
 
@@ -268,4 +269,64 @@ TEST_CASE("security: a revoked executor key gets no more work from its next mess
   auto results = c.client->Results(*id);
   REQUIRE(results.ok());
   for (const auto& r : *results) CHECK(r.executor_id() != late_id);
+}
+
+TEST_CASE("security: a revoked client's open connection gets no more streamed results from its next message on") {
+  testing::DaemonCluster c(testing::DaemonClusterOptions{});
+  const std::string keys = c.cluster->keys_dir();
+  auto late = GenerateKeyPair("late-client", PeerRole::kClient);
+  REQUIRE(late.ok());
+  REQUIRE(WriteKeyFiles(keys + "/late-client", *late).ok());
+  std::ofstream(keys + "/trusted.toml", std::ios::app) << PublicKeyEntry(*late);
+  c.cluster->SignalScheduler(SIGHUP);
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  zmq::context_t ctx;
+  zmq::socket_t s(ctx, zmq::socket_type::dealer);
+  s.set(zmq::sockopt::linger, 0);
+  s.set(zmq::sockopt::rcvtimeo, 200);
+  const ClientOptions co = c.cluster->client_options("late-client");
+  REQUIRE(ApplyPeerKeys(s, {co.key_file, co.scheduler_key}).ok());
+  s.connect(c.cluster->client_endpoint());
+  auto send = [&](wire::ClientRequest req, uint64_t id) {
+    req.set_version(kProtocolVersion);
+    req.set_request_id(id);
+    REQUIRE(s.send(ToFrame(req), zmq::send_flags::none));
+  };
+  wire::ClientRequest submit;
+  *submit.mutable_submit()->mutable_job() = FanoutJob("sleep", "ms=200", 60);  // ~6 s on 2 slots
+  submit.mutable_submit()->mutable_job()->set_stream_results(true);
+  send(submit, 1);
+  // Results stream in ...
+  size_t pushed = 0;
+  for (int i = 0; i < 50 && pushed == 0; ++i) {
+    zmq::message_t f;
+    wire::ClientReply r;
+    if (s.recv(f) && FromFrame(f, &r) && r.has_results()) pushed += r.results().results_size();
+  }
+  REQUIRE(pushed > 0);
+  // ... until the key is revoked: its next message is refused, and then nothing more comes.
+  std::string trusted = ReadFile(keys + "/trusted.toml");
+  trusted.erase(trusted.find(PublicKeyEntry(*late)));
+  std::ofstream(keys + "/trusted.toml") << trusted;
+  c.cluster->SignalScheduler(SIGHUP);
+  bool refused = false;
+  for (int i = 0; i < 50 && !refused; ++i) {
+    wire::ClientRequest list;
+    list.mutable_list_executors();
+    send(list, 100 + i);
+    for (int j = 0; j < 5 && !refused; ++j) {
+      zmq::message_t f;
+      wire::ClientReply r;
+      if (s.recv(f) && FromFrame(f, &r) && r.has_error())
+        refused = r.error().code() == wire::Error::UNAUTHENTICATED;
+    }
+  }
+  REQUIRE(refused);
+  size_t after = 0;
+  for (int i = 0; i < 15; ++i) {  // 3 s: the job still runs and commits
+    zmq::message_t f;
+    wire::ClientReply r;
+    if (s.recv(f) && FromFrame(f, &r) && (r.has_results() || r.has_status())) ++after;
+  }
+  CHECK(after == 0);
 }
