@@ -35,14 +35,16 @@ namespace {
 }();
 #endif
 
-// VmRSS of process `pid`, in MiB (0 when unreadable).
-double RssMiB(int pid) {
+// A /proc/PID/status memory line ("VmRSS:", "VmHWM:" = the peak) of
+// process `pid`, in MiB (0 when unreadable).
+double StatusMiB(int pid, const std::string& field) {
   std::ifstream in("/proc/" + std::to_string(pid) + "/status");
   std::string line;
   while (std::getline(in, line))
-    if (line.rfind("VmRSS:", 0) == 0) return std::stod(line.substr(6)) / 1024.0;
+    if (line.rfind(field, 0) == 0) return std::stod(line.substr(field.size())) / 1024.0;
   return 0;
 }
+double RssMiB(int pid) { return StatusMiB(pid, "VmRSS:"); }
 
 // One executor of 2 slots; the scheduler with `flags` (after --policy none).
 testing::DaemonClusterOptions Opts(std::vector<std::string> flags) {
@@ -184,14 +186,7 @@ TEST_CASE("limits daemons: a client that never reads its replies cannot grow the
 
 namespace {
 
-// VmHWM (the peak RSS) of process `pid`, in MiB (0 when unreadable).
-double PeakMiB(int pid) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
-  std::string line;
-  while (std::getline(in, line))
-    if (line.rfind("VmHWM:", 0) == 0) return std::stod(line.substr(6)) / 1024.0;
-  return 0;
-}
+double PeakMiB(int pid) { return StatusMiB(pid, "VmHWM:"); }
 
 std::string Varint(uint64_t n) {
   std::string out;

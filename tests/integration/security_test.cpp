@@ -195,6 +195,25 @@ std::pair<int, std::string> RunToExit(const std::vector<std::string>& argv, cons
   return {WIFEXITED(p.exit_status()) ? WEXITSTATUS(p.exit_status()) : -1, ReadFile(log)};
 }
 
+// A new key `name` of `role` in the cluster's keys folder, trusted (SIGHUP).
+KeyPair TrustNewKey(testing::DaemonCluster& c, const std::string& name, PeerRole role) {
+  auto key = GenerateKeyPair(name, role);
+  REQUIRE(key.ok());
+  REQUIRE(WriteKeyFiles(c.cluster->keys_dir() + "/" + name, *key).ok());
+  std::ofstream(c.cluster->keys_dir() + "/trusted.toml", std::ios::app) << PublicKeyEntry(*key);
+  c.cluster->SignalScheduler(SIGHUP);
+  return *key;
+}
+
+// Takes `key` out of the trusted list again (SIGHUP).
+void Revoke(testing::DaemonCluster& c, const KeyPair& key) {
+  const std::string path = c.cluster->keys_dir() + "/trusted.toml";
+  std::string trusted = ReadFile(path);
+  trusted.erase(trusted.find(PublicKeyEntry(key)));
+  std::ofstream(path) << trusted;
+  c.cluster->SignalScheduler(SIGHUP);
+}
+
 }  // namespace
 
 TEST_CASE("security: a wide bind without keys is bad config, exit 2 as documented") {
@@ -233,11 +252,7 @@ TEST_CASE("security: a revoked executor key gets no more work from its next mess
   d.scheduler_flags = {"--set", "core.lost_after_s=60"};  // revocation, not loss, must remove it
   testing::DaemonCluster c(d);
   const std::string keys = c.cluster->keys_dir();
-  auto late = GenerateKeyPair("late-exec", PeerRole::kExecutor);
-  REQUIRE(late.ok());
-  REQUIRE(WriteKeyFiles(keys + "/late-exec", *late).ok());
-  std::ofstream(keys + "/trusted.toml", std::ios::app) << PublicKeyEntry(*late);
-  c.cluster->SignalScheduler(SIGHUP);
+  const KeyPair late = TrustNewKey(c, "late-exec", PeerRole::kExecutor);
   LocalExecutorSpec e;
   e.flags = {"--key-file", keys + "/late-exec.key", "--name", "late-exec", "--slots", "4"};
   e.expect_exit = true;
@@ -248,10 +263,7 @@ TEST_CASE("security: a revoked executor key gets no more work from its next mess
     if (x.name() == "late-exec") late_id = x.executor_id();
   REQUIRE(late_id != 0);
 
-  std::string trusted = ReadFile(keys + "/trusted.toml");
-  trusted.erase(trusted.find(PublicKeyEntry(*late)));
-  std::ofstream(keys + "/trusted.toml") << trusted;
-  c.cluster->SignalScheduler(SIGHUP);
+  Revoke(c, late);
   // Its next heartbeat (1 s) removes it, long before lost_after_s.
   CHECK(Eventually([&] {
     auto list = c.client->Executors();
@@ -273,12 +285,7 @@ TEST_CASE("security: a revoked executor key gets no more work from its next mess
 
 TEST_CASE("security: a revoked client's open connection gets no more streamed results from its next message on") {
   testing::DaemonCluster c(testing::DaemonClusterOptions{});
-  const std::string keys = c.cluster->keys_dir();
-  auto late = GenerateKeyPair("late-client", PeerRole::kClient);
-  REQUIRE(late.ok());
-  REQUIRE(WriteKeyFiles(keys + "/late-client", *late).ok());
-  std::ofstream(keys + "/trusted.toml", std::ios::app) << PublicKeyEntry(*late);
-  c.cluster->SignalScheduler(SIGHUP);
+  const KeyPair late = TrustNewKey(c, "late-client", PeerRole::kClient);
   std::this_thread::sleep_for(std::chrono::milliseconds(500));
   zmq::context_t ctx;
   zmq::socket_t s(ctx, zmq::socket_type::dealer);
@@ -305,10 +312,7 @@ TEST_CASE("security: a revoked client's open connection gets no more streamed re
   }
   REQUIRE(pushed > 0);
   // ... until the key is revoked: its next message is refused, and then nothing more comes.
-  std::string trusted = ReadFile(keys + "/trusted.toml");
-  trusted.erase(trusted.find(PublicKeyEntry(*late)));
-  std::ofstream(keys + "/trusted.toml") << trusted;
-  c.cluster->SignalScheduler(SIGHUP);
+  Revoke(c, late);
   bool refused = false;
   for (int i = 0; i < 50 && !refused; ++i) {
     wire::ClientRequest list;

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <map>
+#include <stdexcept>
 #include <set>
 #include <string>
 #include <vector>
@@ -83,6 +84,21 @@ class CoreHarness {
         exec_changes.push_back(*e);
       }
     }
+  }
+
+  // Submits `j`, which must be accepted, and places what fits.
+  JobId Submit(JobDef j) {
+    auto id = core.SubmitJob(std::move(j));
+    if (!id.ok()) throw std::runtime_error("submit refused: " + id.status().message());
+    Drain();
+    return *id;
+  }
+
+  // Lets `dt` seconds pass, then ticks the core and collects its commands.
+  void Pass(double dt) {
+    clock.Advance(dt);
+    core.Tick();
+    Drain();
   }
 
   // Completes a live attempt successfully.

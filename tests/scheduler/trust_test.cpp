@@ -13,19 +13,6 @@ using tailcut::testing::CoreHarness;
 
 namespace {
 
-JobId Submit(CoreHarness& h, JobDef j) {
-  auto id = h.core.SubmitJob(std::move(j));
-  REQUIRE(id.ok());
-  h.Drain();
-  return *id;
-}
-
-void Pass(CoreHarness& h, double dt) {
-  h.clock.Advance(dt);
-  h.core.Tick();
-  h.Drain();
-}
-
 CoreOptions NoHeartbeats() {
   CoreOptions o;
   o.lost_after_s = 0;
@@ -39,7 +26,7 @@ TEST_CASE("trust: a result from another executor for a live attempt is refused a
   ExecutorId x = h.ExecAs("x", 1);
   JobDef j = CoreHarness::Fanout(1);
   j.return_outputs = true;
-  JobId id = Submit(h, j);
+  JobId id = h.Submit(j);
   REQUIRE(h.live.size() == 1);
   AttemptId a = h.live.begin()->first;
   REQUIRE(h.live.begin()->second.executor == x);
@@ -49,7 +36,7 @@ TEST_CASE("trust: a result from another executor for a live attempt is refused a
   CHECK_FALSE(h.core.CommitOrphanResult(id, 0, a, y, "forged", 1.0));
   CHECK_FALSE(h.core.AdoptAttempt(a, id, 0, y, true).ok());
   // An attempt id never issued, for a task nothing runs yet.
-  JobId id2 = Submit(h, CoreHarness::Fanout(2));
+  JobId id2 = h.Submit(CoreHarness::Fanout(2));
   CHECK_FALSE(h.core.CommitOrphanResult(id2, 1, a + 1000, y, "forged", 1.0));
   CHECK_FALSE(h.core.AdoptAttempt(a + 1001, id2, 1, y, true).ok());
   CHECK_FALSE(h.core.AcceptsReport(y, a + 1002));
@@ -72,7 +59,7 @@ TEST_CASE("trust: a result from another executor for a live attempt is refused a
 TEST_CASE("trust: an attempt held by an executor that left comes back only from the same identity") {
   CoreHarness h(NoHeartbeats());
   ExecutorId x = h.ExecAs("x", 2);
-  JobId id = Submit(h, CoreHarness::Fanout(2));
+  JobId id = h.Submit(CoreHarness::Fanout(2));
   REQUIRE(h.live.size() == 2);
   AttemptId a0 = h.launches[0].attempt, a1 = h.launches[1].attempt;
   h.live.clear();
@@ -115,7 +102,7 @@ TEST_CASE("trust: a silent executor's attempts time out by default, and it is qu
   CoreHarness h(o);
   ExecutorId good = h.ExecAs("good", 1);
   // Teach the predictors the class's run time (0.1 s).
-  JobId warm = Submit(h, CoreHarness::Fanout(10));
+  JobId warm = h.Submit(CoreHarness::Fanout(10));
   while (!h.live.empty()) {
     h.clock.Advance(0.1);
     h.Finish(h.live.begin()->first, 0.1);
@@ -124,15 +111,15 @@ TEST_CASE("trust: a silent executor's attempts time out by default, and it is qu
   ExecutorId silent = h.ExecAs("silent", 4);
   JobDef j = CoreHarness::Fanout(4);
   j.max_attempts = 2;
-  JobId id = Submit(h, j);
+  JobId id = h.Submit(j);
   for (AttemptId a : h.LiveOn(good)) h.Finish(a, 0.1);
   std::vector<AttemptId> held = h.LiveOn(silent);
   REQUIRE(held.size() >= 3);  // never started, never answered
   REQUIRE(h.LiveOn(good).empty());
   // The limit is the floor (10 x 0.1 s is less), armed at launch.
-  Pass(h, o.attempt_timeout_floor_s - 1);
+  h.Pass(o.attempt_timeout_floor_s - 1);
   CHECK(h.core.Counters().attempts_timed_out == 0);
-  Pass(h, 2);
+  h.Pass(2);
   CHECK(h.core.Counters().attempts_timed_out == held.size());
   for (AttemptId a : held) CHECK(h.core.ExecutorOfAttempt(a) != silent);
   auto execs = h.core.Executors();
@@ -158,10 +145,10 @@ TEST_CASE("trust: an unknown task class gets the ceiling") {
   o.attempt_timeout_ceiling_s = 100;
   CoreHarness h(o);
   h.ExecAs("x", 1);
-  JobId id = Submit(h, CoreHarness::Fanout(1, "noop"));
-  Pass(h, 99);
+  JobId id = h.Submit(CoreHarness::Fanout(1, "noop"));
+  h.Pass(99);
   CHECK(h.core.Counters().attempts_timed_out == 0);
-  Pass(h, 2);
+  h.Pass(2);
   CHECK(h.core.Counters().attempts_timed_out == 1);
   CHECK(h.core.JobStatus(id)->failed_attempts == 1);
   CHECK(h.core.JobStatus(id)->state == JobState::kRunning);  // retried
@@ -181,7 +168,7 @@ TEST_CASE("trust: a poison task fails its job after at most max_attempts executo
     TaskDef poison = j.templ;
     poison.kernel = "spin";
     j.tasks = {poison};
-    JobId id = Submit(h, j);
+    JobId id = h.Submit(j);
     int losses = 0;
     while (!h.finished.count(id) && losses <= 20) {
       ExecutorId victim = 0;
@@ -215,7 +202,7 @@ TEST_CASE("trust: 20,000 required labels match in linear time") {
   JobDef j = CoreHarness::Fanout(16);
   j.templ.labels = labels;
   auto t0 = std::chrono::steady_clock::now();
-  JobId id = Submit(h, j);  // validation and placement match each executor
+  JobId id = h.Submit(j);  // validation and placement match each executor
   while (!h.live.empty()) h.Finish(h.live.begin()->first);
   double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   REQUIRE(h.finished.count(id));
