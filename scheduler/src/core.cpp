@@ -587,13 +587,15 @@ class SchedulerCore::Impl final {
   // max_attempts executors, not the fleet.
   void CountLoss(Attempt a) {
     FailAttempt(a, "its executor was lost while it held the attempt (the task may crash its executor)",
-                s_.Now() - (a.started >= 0 ? a.started : a.queued));
+                s_.Now() - (a.started >= 0 ? a.started : a.queued), AttemptOutcome::kExecutorLost);
   }
 
-  // Ends live attempt `a` as failed; requeues its task or, at max_attempts,
+  // Ends live attempt `a` as failed (recorded with `outcome`: an executor
+  // loss stays one in the trace); requeues its task or, at max_attempts,
   // marks it dead (which may end the job).
-  void FailAttempt(Attempt a, std::string error, double run_s) {  // a copy: EndAttempt erases it
-    life_.EndAttempt(a, AttemptOutcome::kFailed, run_s);
+  void FailAttempt(Attempt a, std::string error, double run_s,  // a copy: EndAttempt erases it
+                   AttemptOutcome outcome = AttemptOutcome::kFailed) {
+    life_.EndAttempt(a, outcome, run_s);
     Job& job = s_.jobs.at(a.job);
     job.failed_attempts++;
     job.last_error = error;
