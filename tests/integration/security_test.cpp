@@ -259,7 +259,9 @@ TEST_CASE("security: a revoked executor key gets no more work from its next mess
   REQUIRE(c.cluster->AddExecutor(e).ok());
   REQUIRE(c.cluster->WaitForExecutors(2, 30).ok());
   ExecutorId late_id = 0;
-  for (const auto& x : *c.client->Executors())
+  auto fleet = c.client->Executors();
+  REQUIRE(fleet.ok());
+  for (const auto& x : *fleet)
     if (x.name() == "late-exec") late_id = x.executor_id();
   REQUIRE(late_id != 0);
 

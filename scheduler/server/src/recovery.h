@@ -57,12 +57,6 @@ class RequestKeys {
   // from now + keep_finished_s on.
   void Finished(JobId job, double now);
   size_t size() const { return keys_.size(); }
-  // The job `key` made, whatever its body (the server before issue #22's
-  // body check is wired in; Find above is the rule).
-  JobId Find(const std::string& key) const {
-    JobId job = 0;
-    return Find(key, 0, &job) == Match::kNew ? 0 : job;
-  }
 
  private:
   struct Entry {
