@@ -69,6 +69,15 @@ const char* ErrorCodeName(wire::Error::Code code) {
 
 // ------------------------------------------------------------- options --
 
+Status CheckShellTrust(const ExecutorOptions& o) {
+  const bool shell = std::find(o.allow_kernels.begin(), o.allow_kernels.end(), "shell") != o.allow_kernels.end();
+  if (!shell || !o.scheduler_key.empty() || o.trust_unauthenticated_scheduler) return Status::Ok();
+  return Status::InvalidArgument(
+      "the shell kernel runs any command its scheduler sends, and without scheduler_key (--scheduler-key) this "
+      "executor cannot tell its scheduler from anything answering on " + o.scheduler +
+      ": give it the scheduler's key, or start it with --trust-unauthenticated-scheduler");
+}
+
 StatusOr<ExecutorOptions> ExecutorOptionsFromConfig(const Config& c) {
   ExecutorOptions o;
   int64_t max_output_bytes = 0, seed = 0, max_message_bytes = static_cast<int64_t>(o.max_message_bytes);
@@ -86,6 +95,7 @@ StatusOr<ExecutorOptions> ExecutorOptionsFromConfig(const Config& c) {
       .Get("max_queued", &o.max_queued)
       .Get("key_file", &o.key_file)
       .Get("scheduler_key", &o.scheduler_key)
+      .Get("trust_unauthenticated_scheduler", &o.trust_unauthenticated_scheduler)
       .Get("faults.slowdown", &o.faults.slowdown)
       .Get("faults.fail_slow_after_s", &o.faults.fail_slow_after_s)
       .Get("faults.fail_slow_factor", &o.faults.fail_slow_factor)
@@ -103,6 +113,7 @@ StatusOr<ExecutorOptions> ExecutorOptionsFromConfig(const Config& c) {
   if (Status s = BuiltinKernels().Restrict(o.allow_kernels); !s.ok())
     t.Also(Status::InvalidArgument("allow_kernels: " + s.message()));
   t.Also(ValidateEndpoint(o.scheduler))
+      .Also(CheckShellTrust(o))
       .Check(o.key_file.empty() == o.scheduler_key.empty(),
              "key_file and scheduler_key go together: this executor's key and the scheduler's public key")
       .Check(o.heartbeat_ms > 0, "heartbeat_ms must be > 0")

@@ -229,6 +229,8 @@ class LocalCluster:
                      "--scheduler-key", os.path.join(self.keys_dir, "scheduler.pub")]
         if self.allow_shell if allow_shell is None else allow_shell:
             argv.append("--allow-shell")
+            if not self.with_keys:  # loopback, our own scheduler: nothing to authenticate it with
+                argv.append("--trust-unauthenticated-scheduler")
         self._executors.append(self._spawn(argv + self.executor_flags + list(extra), f"executor-{index + 1}.log"))
 
     def _scheduler_up(self):

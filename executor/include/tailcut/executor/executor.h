@@ -49,8 +49,17 @@ struct ExecutorOptions {
   // from its KernelRegistry (Run fails on an unknown one). Kernels are
   // opt-in: `shell` only when listed (the daemon's --allow-shell adds it).
   std::vector<std::string> allow_kernels = DefaultAllowedKernels();
+  // `shell` runs whatever the scheduler sends: without scheduler_key anyone
+  // answering on the endpoint is "the scheduler", so ExecutorOptionsFromConfig
+  // refuses shell without a key unless this is set
+  // (--trust-unauthenticated-scheduler: loopback demos and tests).
+  bool trust_unauthenticated_scheduler = false;
   FaultOptions faults;
 };
+
+// InvalidArgument when `o` runs shell without scheduler_key and without
+// trust_unauthenticated_scheduler (ExecutorOptionsFromConfig checks it too).
+Status CheckShellTrust(const ExecutorOptions& o);
 
 // Reads the keys documented in configs/executor.toml. Unknown keys are left
 // unread; call config.CheckAllUsed() afterwards to reject them.
