@@ -108,6 +108,10 @@ int main(int argc, char** argv) {
       allow_shell = true;
       continue;
     }
+    if (arg == "--allow-python") {
+      overrides.push_back("allow_python=true");
+      continue;
+    }
     const std::string name = arg.substr(0, arg.find('='));
     const Flag* flag = nullptr;
     for (const Flag& f : kFlags)

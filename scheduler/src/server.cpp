@@ -841,6 +841,7 @@ class SchedulerServer::Impl {
           r->set_executor_id(o.executor);
           r->set_output(o.output);
           r->set_run_s(o.run_s);
+          r->set_copy(o.copy);
         }
         break;
       }
@@ -950,6 +951,7 @@ class SchedulerServer::Impl {
         r->set_executor_id(tc->executor);
         r->set_output(std::move(tc->output));
         r->set_run_s(tc->run_s);
+        r->set_copy(tc->copy);
       } else if (auto* f = std::get_if<JobFinishedCmd>(&c)) {
         shares_journaled_.erase(f->job);
         finished.push_back(*f);

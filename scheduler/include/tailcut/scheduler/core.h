@@ -120,6 +120,7 @@ struct TaskCommittedCmd {
   ExecutorId executor = 0;
   double run_s = 0;
   std::string output;
+  bool copy = false;  // the committed attempt was a redundant copy (it won the race)
 };
 struct JobFinishedCmd {
   JobId job = 0;
@@ -164,7 +165,8 @@ struct CoreCounters {
   double extra_machine_s = 0;
 };
 
-struct CommittedOutput { TaskIndex task; AttemptId attempt; ExecutorId executor; double run_s; std::string output; };
+// `copy`: the attempt was a redundant copy (false for commits replayed from the journal).
+struct CommittedOutput { TaskIndex task; AttemptId attempt; ExecutorId executor; double run_s; std::string output; bool copy = false; };
 
 // Hooks for tracing, predictors and benchmarks (Taskflow's observer idea).
 class CoreObserver {
