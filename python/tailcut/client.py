@@ -341,14 +341,19 @@ class Client:
         if isinstance(job, Job):
             spec = job.to_wire()
         elif isinstance(job, pb.JobSpec):
-            spec = pb.JobSpec()
-            spec.CopyFrom(job)
+            spec = job
         else:
             raise InvalidArgument(f"submit() takes a tailcut.Job (e.g. tailcut.fanout(...)), got {type(job).__name__}")
-        if not spec.request_key:
-            spec.request_key = new_request_key()
         req = pb.ClientRequest()
         req.submit.job.CopyFrom(spec)
+        return self._submit_request(req)
+
+    def _submit_request(self, req):
+        """Sends a ClientRequest holding a SubmitJob (built in place: a big
+        job is not copied again); returns the job id."""
+        spec = req.submit.job
+        if not spec.request_key:
+            spec.request_key = new_request_key()
         reply = self._call(req)
         job_id = reply.submitted.job_id
         self._submitted_keys[job_id] = spec.request_key

@@ -18,6 +18,7 @@ on one of them (result, gather, as_completed): the Client is synchronous.
 
 import sys
 import time
+from collections import deque
 
 from . import _pickling
 from .errors import InvalidArgument, JobFailed, TailcutError, Timeout, TooLarge, Unavailable
@@ -211,6 +212,9 @@ class FunctionTasks:
         self.versions = None  # (time, {major.minor: [executor names]})
         self.poll_interval = 0.2
         self.reconnect_timeout = 60.0
+        self.next_poll = 0.0  # when open jobs' statuses are asked next
+        self.unanswered_since = None  # the scheduler has not answered since
+        self.watchers = []  # deques of futures done, one per as_completed() running
 
     # ----------------------------------------------------------- submit --
     def make(self, fn, args, kwargs, options, fn_cache):
@@ -295,7 +299,8 @@ class FunctionTasks:
                 start = end
 
     def send_job(self, entries, idem, attempts, raise_errors):
-        spec = pb.JobSpec()
+        req = pb.ClientRequest()
+        spec = req.submit.job
         spec.name = f"python x{len(entries)}"
         spec.return_outputs = True
         spec.stream_results = True
@@ -316,12 +321,13 @@ class FunctionTasks:
                 t.demand.labels[PYTHON_LABEL] = PYTHON_VERSION
             t.features.task_class = e.task_class
         try:
-            job = self.client.submit(spec)
+            job = self.client._submit_request(req)
         except TailcutError as err:
             if raise_errors:
                 raise
             for e in entries:
                 e.future._error, e.future._state = err, _DONE
+                self.finished(e.future)
             return
         futures = {}
         for i, e in enumerate(entries):
@@ -353,6 +359,7 @@ class FunctionTasks:
                 else:
                     f._error = _exception_of(value, f.stdout, f.stderr)
             f._state = _DONE
+            self.finished(f)
         if state["open"] <= 0:
             self.forget(job)
 
@@ -368,6 +375,7 @@ class FunctionTasks:
         for f in state["futures"].values():
             if f._state != _CANCELLED:
                 f._error, f._state = err, _DONE
+                self.finished(f)
         self.forget(job)
 
     def take_pushes(self):
@@ -394,47 +402,54 @@ class FunctionTasks:
                 if state is not None:
                     self.fail(job, client._status_of(job, st.status))
 
-    def wait(self, futures, timeout=None, until_any=False):
-        """Pumps results until every future in `futures` is done (one, with
-        `until_any`), or raises Timeout."""
-        futures = list(futures)
+    def wait(self, futures, timeout=None):
+        """Pumps results until every future in `futures` is done, or raises
+        Timeout."""
+        futures = [f for f in futures if not f.done()]
         if any(f._state == _PENDING for f in futures):
             self.flush()
-        start = time.monotonic()
-        next_poll = start + self.poll_interval
-        unanswered_since = None
-
-        def finished():
-            n = sum(1 for f in futures if f.done())
-            return n > 0 if until_any else n == len(futures)
-
+        deadline = None if timeout is None else time.monotonic() + timeout
+        i = 0  # futures[:i] are done: each is looked at about once (done stays done)
         while True:
-            self.take_pushes()
-            if finished() or not futures:
+            while i < len(futures) and futures[i].done():
+                i += 1
+            if i == len(futures):
                 return
+            self.pump(deadline, futures)
+
+    def pump(self, deadline, futures):
+        """One turn: kept pushes, one receive (until the next status poll),
+        or a status poll of the open jobs. Timeout past `deadline`."""
+        self.take_pushes()
+        now = time.monotonic()
+        if deadline is not None and now >= deadline:
+            raise Timeout(f"{sum(1 for f in futures if not f.done())} task(s) not done after the timeout")
+        if now < self.next_poll:
+            wait = self.next_poll - now if deadline is None else min(self.next_poll - now, deadline - now)
+            reply = self.client._receive(max(wait, 0))
+            if reply is not None:
+                self.client._keep(reply)
+            return
+        try:
+            self.poll()
+        except Unavailable:
+            # The scheduler may be restarting (with its journal the jobs go on): keep asking a while.
             now = time.monotonic()
-            if timeout is not None and now - start >= timeout:
-                raise Timeout(f"{sum(1 for f in futures if not f.done())} task(s) not done after {timeout:g} s")
-            if now < next_poll:
-                wait = next_poll - now if timeout is None else min(next_poll - now, start + timeout - now)
-                reply = self.client._receive(max(wait, 0))
-                if reply is not None:
-                    self.client._keep(reply)
-                continue
-            try:
-                self.poll()
-            except Unavailable:
-                # The scheduler may be restarting (with its journal the jobs go on): keep asking a while.
-                now = time.monotonic()
-                if unanswered_since is None:
-                    unanswered_since = now - self.client.timeout
-                if now - unanswered_since > self.reconnect_timeout:
-                    raise
-            else:
-                if unanswered_since is not None:
-                    self.rewatch()
-                unanswered_since = None
-            next_poll = time.monotonic() + self.poll_interval
+            if self.unanswered_since is None:
+                self.unanswered_since = now - self.client.timeout
+            if now - self.unanswered_since > self.reconnect_timeout:
+                self.unanswered_since = None
+                raise
+        else:
+            if self.unanswered_since is not None:
+                self.rewatch()
+            self.unanswered_since = None
+        self.next_poll = time.monotonic() + self.poll_interval
+
+    def finished(self, f):
+        """Called once per future as it becomes done: as_completed() hears of it."""
+        for queue in self.watchers:
+            queue.append(f)
 
     def rewatch(self):
         """After the scheduler came back: new watches, so pushes flow again."""
@@ -450,8 +465,10 @@ class FunctionTasks:
         if f._state == _PENDING:
             self.pending = [e for e in self.pending if e.future is not f]
             f._state = _CANCELLED
+            self.finished(f)
             return True
         f._state = _CANCELLED
+        self.finished(f)
         state = self.jobs.get(f.job_id)
         if state is not None and all(x._state == _CANCELLED for x in state["futures"].values()):
             self.client.cancel(f.job_id)
@@ -510,22 +527,35 @@ def _exception_of(value, stdout, stderr):
 
 
 def as_completed(futures, timeout=None):
-    """Yields the futures as they finish (each once), from one Client."""
+    """Yields the futures as they finish (each once), from one Client;
+    Timeout when some are not done after `timeout` seconds."""
     futures = list(futures)
     if not futures:
         return
     functions = futures[0]._client._functions
-    left = list(futures)
-    start = time.monotonic()
-    while left:
-        ready = [f for f in left if f.done()]
-        if not ready:
-            remaining = None if timeout is None else max(0.0, timeout - (time.monotonic() - start))
-            functions.wait(left, remaining, until_any=True)
-            continue
-        for f in ready:
-            yield f
-        left = [f for f in left if not f.done()]
+    if any(f._state == _PENDING for f in futures):
+        functions.flush()
+    deadline = None if timeout is None else time.monotonic() + timeout
+    wanted = {id(f) for f in futures}
+    done = deque()
+    functions.watchers.append(done)
+    try:
+        left = len(wanted)
+        for f in futures:
+            if f.done() and id(f) in wanted:
+                wanted.discard(id(f))
+                left -= 1
+                yield f
+        while left:
+            while not done:
+                functions.pump(deadline, futures)
+            f = done.popleft()
+            if id(f) in wanted:
+                wanted.discard(id(f))
+                left -= 1
+                yield f
+    finally:
+        functions.watchers.remove(done)
 
 
 def gather(futures, timeout=None):
