@@ -114,7 +114,7 @@ def main():
     ap.add_argument("--workers", type=int, default=16, help="worker processes for each system (default 16)")
     ap.add_argument("--tasks", type=int, default=20000, help="no-op tasks for the throughput row (default 20000)")
     ap.add_argument("--fanouts", type=int, default=200, help="fan-outs of 16 tasks (default 200)")
-    ap.add_argument("--task-ms", type=float, default=20.0, help="run time of a short task (default 20 ms)")
+    ap.add_argument("--task-ms", type=float, default=50.0, help="run time of a short task (default 50 ms)")
     ap.add_argument("--delay-p", type=float, default=0.05, help="probability of a delayed execution (default 0.05)")
     ap.add_argument("--factor", type=float, default=10.0, help="delay factor (default 10)")
     args = ap.parse_args()

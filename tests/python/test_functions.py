@@ -165,24 +165,28 @@ def sleep_through_sigint():
             pass  # ignores the interrupt: the executor must kill it
 
 
-def _wait_running(c, job):
+def _cancel_while_running(c, fn):
+    """Runs fn on the one slot, cancels it once it runs; then the next task
+    on that slot. (future, worker pid before, pid after, seconds from the
+    cancel to the next task's result)."""
+    before = c.submit(pid).result(timeout=30)
+    f = c.submit(fn)
+    c.flush()
     deadline = time.monotonic() + 30
-    while c.status(job).running == 0:
+    while c.status(f.job_id).running == 0:
         assert time.monotonic() < deadline, "the task never started"
         time.sleep(0.02)
     time.sleep(0.3)  # inside the function by now
+    t0 = time.monotonic()
+    assert f.cancel()
+    after = c.submit(pid).result(timeout=30)  # needs the same slot
+    return f, before, after, time.monotonic() - t0
 
 
 def test_cancel_interrupts_a_sleeping_task_within_a_second(one_slot):
     with one_slot.client() as c:
-        before = c.submit(pid).result(timeout=30)
-        f = c.submit(sleep_forever)
-        c.flush()
-        _wait_running(c, f.job_id)
-        t0 = time.monotonic()
-        assert f.cancel()
-        after = c.submit(pid).result(timeout=30)  # the same slot: free again
-        assert time.monotonic() - t0 < 1.0
+        f, before, after, elapsed = _cancel_while_running(c, sleep_forever)
+        assert elapsed < 1.0
         assert after == before  # SIGINT stopped it: the warm worker goes on
         assert f.cancelled() and c.status(f.job_id).state == "cancelled"
         with pytest.raises(tailcut.CancelledError):
@@ -191,14 +195,7 @@ def test_cancel_interrupts_a_sleeping_task_within_a_second(one_slot):
 
 def test_cancel_kills_and_replaces_a_worker_that_ignores_sigint(one_slot):
     with one_slot.client() as c:
-        before = c.submit(pid).result(timeout=30)
-        f = c.submit(sleep_through_sigint)
-        c.flush()
-        _wait_running(c, f.job_id)
-        t0 = time.monotonic()
-        f.cancel()
-        after = c.submit(pid).result(timeout=30)
-        elapsed = time.monotonic() - t0
+        f, before, after, elapsed = _cancel_while_running(c, sleep_through_sigint)
         assert after != before  # killed after the 1 s grace, a fresh worker in its place
         assert 0.9 < elapsed < 5.0
 
