@@ -158,7 +158,7 @@ class SchedulerCore::Impl final {
       return;
     }
     life_.EndAttempt(a, AttemptOutcome::kCommitted, run_s);
-    Commit(job, a.task, a.id, a.executor, std::move(output), run_s);
+    Commit(job, a.task, a.id, a.executor, std::move(output), run_s, a.copy);
   }
 
   bool CommitOrphanResult(JobId j, TaskIndex t, AttemptId a, ExecutorId e, std::string output, double run_s) {
@@ -516,9 +516,10 @@ class SchedulerCore::Impl final {
 
   // Commits task t of a running job with this result (the attempt already
   // ended, or was never known); cancels the task's other live attempts.
-  void Commit(Job& job, TaskIndex t, AttemptId attempt, ExecutorId eid, std::string output, double run_s) {
+  void Commit(Job& job, TaskIndex t, AttemptId attempt, ExecutorId eid, std::string output, double run_s,
+              bool copy = false) {
     if (Executor* e = s_.FindExec(eid)) e->finished++;
-    life_.RecordCommit(job, t, attempt, eid, run_s, std::move(output), /*notify=*/true);
+    life_.RecordCommit(job, t, attempt, eid, run_s, std::move(output), /*notify=*/true, copy);
     life_.EndLiveAttempts(job, t, AttemptOutcome::kSuperseded);
     if (job.committed >= job.needed) life_.FinishJob(job, JobState::kSucceeded, "");
     s_.dirty = true;

@@ -49,7 +49,7 @@ Job& Lifecycle::AddJob(JobDef def, JobId id) {
 }
 
 void Lifecycle::RecordCommit(Job& job, TaskIndex t, AttemptId a, ExecutorId e, double run_s, std::string output,
-                             bool notify) {
+                             bool notify, bool copy) {
   job.tasks[t].phase = TaskPhase::kCommitted;
   job.committed++;
   if (notify) s_.counters.tasks_committed++;  // a replayed commit was counted by its own run
@@ -62,9 +62,9 @@ void Lifecycle::RecordCommit(Job& job, TaskIndex t, AttemptId a, ExecutorId e, d
       o->OnTaskCommitted(job.id, t, a, e, run_s, job.def.return_outputs ? &output : nullptr);
   if (job.def.return_outputs) {
     bool streamed = notify && job.def.stream_results;  // then the output is still needed below
-    job.outputs.push_back({t, a, e, run_s, streamed ? output : std::move(output)});
+    job.outputs.push_back({t, a, e, run_s, streamed ? output : std::move(output), copy});
   }
-  if (notify && job.def.stream_results) s_.Emit(TaskCommittedCmd{job.id, t, a, e, run_s, std::move(output)});
+  if (notify && job.def.stream_results) s_.Emit(TaskCommittedCmd{job.id, t, a, e, run_s, std::move(output), copy});
 }
 
 Executor& Lifecycle::AddExecutor(ExecutorDesc desc) {

@@ -136,6 +136,7 @@ struct TaskCommittedCmd {
   ExecutorId executor = 0;
   double run_s = 0;
   std::string output;
+  bool copy = false;  // the committed attempt was a redundant copy (it won the race)
 };
 struct JobFinishedCmd {
   JobId job = 0;
@@ -186,7 +187,8 @@ struct CoreCounters {
   uint64_t attempts_timed_out = 0;
 };
 
-struct CommittedOutput { TaskIndex task; AttemptId attempt; ExecutorId executor; double run_s; std::string output; };
+// `copy`: the attempt was a redundant copy (false for commits replayed from the journal).
+struct CommittedOutput { TaskIndex task; AttemptId attempt; ExecutorId executor; double run_s; std::string output; bool copy = false; };
 
 // Hooks for tracing, predictors and benchmarks (Taskflow's observer idea).
 class CoreObserver {
