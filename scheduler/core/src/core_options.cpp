@@ -30,6 +30,10 @@ Status LoadCoreOptions(const Config& cfg, std::string_view prefix, CoreOptions* 
       .Get("max_quarantined_share", &o->max_quarantined_share)
       .Get("task_timeout_s", &o->task_timeout_s)
       .Get("job_timeout_s", &o->job_timeout_s)
+      .Get("attempt_timeout_ratio", &o->attempt_timeout_ratio)
+      .Get("attempt_timeout_floor_s", &o->attempt_timeout_floor_s)
+      .Get("attempt_timeout_ceiling_s", &o->attempt_timeout_ceiling_s)
+      .Get("unresponsive_after_timeouts", &o->unresponsive_after_timeouts)
       .Get("count_executor_loss", &o->count_executor_loss)
       .Get("max_tasks_per_job", &o->max_tasks_per_job)
       .Get("max_queued_tasks", &o->max_queued_tasks)
@@ -38,8 +42,15 @@ Status LoadCoreOptions(const Config& cfg, std::string_view prefix, CoreOptions* 
       .Check(o->max_tasks_per_job >= 1 && o->max_tasks_per_job <= kTaskCountCeiling,
              "max_tasks_per_job must be in 1.." + std::to_string(kTaskCountCeiling))
       .Check(o->max_queued_tasks >= 1, "max_queued_tasks must be at least 1")
+      .Check(o->job_retention >= 1,
+             "job_retention must be at least 1: with 0 a client polling its own job that just finished gets "
+             "UNKNOWN_JOB")
       .Check(o->task_timeout_s >= 0, "task_timeout_s must be >= 0 (0 = none)")
       .Check(o->job_timeout_s >= 0, "job_timeout_s must be >= 0 (0 = none)")
+      .Check(o->attempt_timeout_ratio >= 0, "attempt_timeout_ratio must be >= 0 (0 = no default limit)")
+      .Check(o->attempt_timeout_floor_s > 0, "attempt_timeout_floor_s must be > 0")
+      .Check(o->attempt_timeout_ceiling_s >= o->attempt_timeout_floor_s,
+             "attempt_timeout_ceiling_s must be >= attempt_timeout_floor_s")
       .Check(o->lost_after_s >= 0, "lost_after_s must be >= 0 (0 = never)")
       .Check(o->max_attempts >= 1 && o->max_attempts <= kMaxAttemptsCeiling,
              "max_attempts must be in 1.." + std::to_string(kMaxAttemptsCeiling))
