@@ -122,6 +122,7 @@ class SchedulerCore::Impl final {
     job.committed = st.committed;
     job.attempts = st.attempts;
     job.copies = st.copies;
+    job.copies_refused = st.copies_refused_side_effects;
     job.failed_attempts = st.failed_attempts;
     if (job.def.return_outputs) job.outputs = std::move(outputs);
     life_.Retain(id);
@@ -239,6 +240,10 @@ class SchedulerCore::Impl final {
     TaskPhase phase = job->tasks[t].phase;
     if (phase == TaskPhase::kCommitted || phase == TaskPhase::kDead)
       return Status::FailedPrecondition("task " + std::to_string(t) + " is done");
+    // Never two live attempts of a task that must not run twice: the one
+    // launched after its executor went away stays, this one is cancelled.
+    if (job->tasks[t].live > 0 && !s_.Idempotent(*job, t))
+      return Status::FailedPrecondition("task " + std::to_string(t) + " is not idempotent and runs elsewhere");
     // Any entry of the task in the retry queue (or next_unlaunched) goes stale:
     // Pump skips tasks that are not waiting.
     Attempt& a = life_.Link(*job, t, *e, id, false);
@@ -610,7 +615,9 @@ class SchedulerCore::Impl final {
         life_.Launch(*job, t, e, false, from_retry);
         job->infeasible_since = -1;
         ++placed;
-        for (uint32_t c = 0; !from_retry && c < job->clone_copies && s_.CopiesAllowed() > 0; ++c) {
+        for (uint32_t c = 0; !from_retry && c < job->clone_copies && s_.CopiesAllowed() > 0 &&
+                             gate_.MayRunAgain(*job, t, "clone", "clone at launch");
+             ++c) {
           ExecutorId ce = place_.PickFree(*job, t, true);
           if (!ce) break;
           life_.Launch(*job, t, ce, true);

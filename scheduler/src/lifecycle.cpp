@@ -22,6 +22,7 @@ JobStatusInfo MakeStatusInfo(const Job& job) {
   s.finished = job.finished;
   s.request_key = job.def.request_key;
   s.owner = job.def.owner;
+  s.copies_refused_side_effects = job.copies_refused;
   return s;
 }
 
@@ -72,6 +73,7 @@ Executor& Lifecycle::AddExecutor(ExecutorDesc desc) {
   e.desc = std::move(desc);
   e.desc.slots = std::max<uint32_t>(e.desc.slots, 1);
   e.kernels.insert(e.desc.kernels.begin(), e.desc.kernels.end());
+  s_.side_effect_kernels.insert(e.desc.side_effect_kernels.begin(), e.desc.side_effect_kernels.end());
   e.last_seen = s_.Now();
   s_.total_slots += e.desc.slots;
   s_.free_slots += CoreState::FreeSlotsOf(e);
@@ -93,7 +95,7 @@ void Lifecycle::Launch(Job& job, TaskIndex t, ExecutorId eid, bool copy, bool re
   job.attempts++;
   if (copy) job.copies++;
   ++(copy ? s_.counters.attempts_copy : restart ? s_.counters.attempts_restart : s_.counters.attempts_first);
-  s_.Emit(LaunchCmd{a.id, eid, job.id, t, copy});
+  s_.Emit(LaunchCmd{a.id, eid, job.id, t, copy, {}, s_.Idempotent(job, t), job.Count()});
 }
 
 Attempt& Lifecycle::Link(Job& job, TaskIndex t, Executor& e, AttemptId id, bool copy) {

@@ -163,6 +163,7 @@ struct Peer {
   // What it registered with, for the fleet an edge offers its parent.
   uint32_t slots = 0, gpus = 0;
   std::vector<std::string> kernels;
+  std::vector<std::string> side_effect_kernels;  // of kernels, not idempotent by default
 };
 
 }  // namespace
@@ -261,11 +262,16 @@ class SchedulerServer::Impl {
       f.slots += p.slots;
       f.gpus += p.gpus;
       f.kernels.insert(f.kernels.end(), p.kernels.begin(), p.kernels.end());
+      f.side_effect_kernels.insert(f.side_effect_kernels.end(), p.side_effect_kernels.begin(),
+                                   p.side_effect_kernels.end());
     }
     f.slots = std::min<uint32_t>(f.slots, kMaxWireSlots);  // what one executor may offer its parent
     f.gpus = std::min<uint32_t>(f.gpus, kMaxWireGpus);
     std::sort(f.kernels.begin(), f.kernels.end());
     f.kernels.erase(std::unique(f.kernels.begin(), f.kernels.end()), f.kernels.end());
+    std::sort(f.side_effect_kernels.begin(), f.side_effect_kernels.end());
+    f.side_effect_kernels.erase(std::unique(f.side_effect_kernels.begin(), f.side_effect_kernels.end()),
+                                f.side_effect_kernels.end());
     return f;
   }
 
@@ -592,6 +598,7 @@ class SchedulerServer::Impl {
     peer.slots = d.slots;
     peer.gpus = d.gpus;
     peer.kernels = d.kernels;
+    peer.side_effect_kernels = d.side_effect_kernels;
     ExecutorId id = core_.AddExecutor(std::move(d));
     by_route_[route] = id;
     peers_[id] = std::move(peer);
@@ -920,6 +927,10 @@ class SchedulerServer::Impl {
         a->set_task_index(l->task);
         a->set_kernel(t->kernel);
         a->set_args(t->args);
+        a->set_task_count(l->task_count);
+        a->set_copy(l->copy);
+        a->set_args_template(t->args_template);
+        a->set_idempotent(l->idempotent);
         a->mutable_demand()->set_cpu_slots(t->cpu_slots);
         a->mutable_demand()->set_gpus(t->gpus);
         // Durable before any executor runs a share (Work goes out below).

@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <sstream>
+#include <unordered_set>
 
 namespace tailcut {
 namespace {
@@ -46,6 +47,8 @@ StatusOr<TaskDef> TaskDefFromWire(const wire::TaskSpec& t, const std::string& fi
   d.input_size = size;
   d.timeout_s = t.timeout_s();
   d.share = WorkShare{sh.begin(), sh.count(), sh.total()};
+  if (t.has_idempotent()) d.idempotent = t.idempotent();
+  d.args_template = t.args_template();
   return d;
 }
 
@@ -111,6 +114,7 @@ StatusOr<JobDef> JobDefFromWire(const wire::JobSpec& spec) {
   d.owner = spec.owner();
   d.timeout_s = spec.timeout_s();
   d.divisible_units = spec.divisible_units();
+  if (spec.has_idempotent()) d.idempotent = spec.idempotent();
   if (d.divisible_units > 0) {
     bool pinned = d.templ.share.divisible();
     for (const TaskDef& t : d.tasks) pinned |= t.share.divisible();
@@ -151,6 +155,10 @@ ExecutorDesc ExecutorDescFromWire(const wire::Register& r, size_t ordinal) {
   for (auto& [k, v] : r.labels()) d.labels.emplace_back(k, v);
   std::sort(d.labels.begin(), d.labels.end());
   d.kernels.assign(r.kernels().begin(), r.kernels().end());
+  // The safe side: a kernel the executor does not call idempotent is not.
+  std::unordered_set<std::string> pure(r.idempotent_kernels().begin(), r.idempotent_kernels().end());
+  for (const std::string& k : d.kernels)
+    if (!pure.count(k)) d.side_effect_kernels.push_back(k);
   return d;
 }
 
@@ -219,6 +227,7 @@ void JobStatusToWire(const JobStatusInfo& i, wire::JobStatus* out) {
   out->set_reason(i.reason);
   out->set_submitted_at_s(i.submitted);
   out->set_finished_at_s(i.finished);
+  out->set_copies_refused_side_effects(i.copies_refused_side_effects);
 }
 
 wire::Error::Code ErrorCodeFor(const Status& s, bool submitting) {

@@ -526,3 +526,38 @@ TEST_CASE("GPU throttle reasons from heartbeats make an executor suspect until t
   h.core.ExecutorSignals(99, 0x20);  // an unknown executor: ignored
   CHECK(h.core.Predictors()->GpuThrottled(99) == false);
 }
+
+// docs/POLICIES.md, "Side effects": the default chain's clone of a
+// one-task shell job, which ran the command twice.
+TEST_CASE("clone at launch skips tasks that are not idempotent and the status says so") {
+  struct CloneAll : MitigationPolicy {
+    std::string_view name() const override { return "clone-all"; }
+    void OnJobSubmitted(const ClusterView&, JobId j, std::vector<Proposal>* out) override {
+      out->push_back(Proposal::CloneAtLaunch(j, 2, "test"));
+    }
+  };
+  PolicyChain chain;
+  chain.push_back(std::make_unique<CloneAll>());
+  CoreOptions o;
+  o.min_copies = 4;
+  CoreHarness h(o, std::move(chain));
+  for (int i = 0; i < 3; ++i) h.Exec(1, 0, {"shell", "sleep"});
+  auto shell = h.core.SubmitJob(CoreHarness::Fanout(1, "shell"));
+  REQUIRE(shell.ok());
+  h.Drain();
+  REQUIRE(h.launches.size() == 1);
+  CHECK_FALSE(h.launches[0].copy);
+  CHECK_FALSE(h.launches[0].idempotent);
+  CHECK(h.core.JobStatus(*shell)->copies_refused_side_effects == 1);
+  h.Finish(h.launches[0].attempt);
+  // Marked idempotent, the same job gets its clones.
+  JobDef marked = CoreHarness::Fanout(1, "shell");
+  marked.idempotent = true;
+  auto pure = h.core.SubmitJob(marked);
+  REQUIRE(pure.ok());
+  h.Drain();
+  CHECK(h.launches.size() == 4);
+  CHECK(h.launches[1].idempotent);
+  CHECK(h.core.JobStatus(*pure)->copies == 2);
+  CHECK(h.core.JobStatus(*pure)->copies_refused_side_effects == 0);
+}
