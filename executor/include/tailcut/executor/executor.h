@@ -49,6 +49,9 @@ struct ExecutorOptions {
   // from its KernelRegistry (Run fails on an unknown one). Kernels are
   // opt-in: `shell` only when listed (the daemon's --allow-shell adds it).
   std::vector<std::string> allow_kernels = DefaultAllowedKernels();
+  // The exec kernel's allow-list, limits and scratch folders (exec_allow,
+  // exec_cpu_s, exec_memory_mb, scratch_dir; docs/CONFIG.md).
+  ExecOptions exec;
   FaultOptions faults;
 };
 
@@ -61,7 +64,9 @@ ExecutorOptions ResolveDefaults(ExecutorOptions options);
 
 class Executor {
  public:
-  explicit Executor(ExecutorOptions options, KernelRegistry kernels = BuiltinKernels());
+  // The built-in kernels, exec with options.exec.
+  explicit Executor(ExecutorOptions options);
+  Executor(ExecutorOptions options, KernelRegistry kernels);
   ~Executor();
   Executor(const Executor&) = delete;
   Executor& operator=(const Executor&) = delete;
