@@ -16,6 +16,7 @@
 #include "tailcut/common/kernel_args.h"
 
 using namespace tailcut;
+using tailcut::testing::SubmitAndWait;
 namespace fs = std::filesystem;
 
 namespace {
@@ -32,14 +33,6 @@ size_t Lines(const std::string& path) {
   size_t n = 0;
   for (std::string line; std::getline(in, line);) n += !line.empty();
   return n;
-}
-
-StatusOr<wire::JobStatus> SubmitAndWait(Client& client, const wire::JobSpec& job) {
-  auto id = client.Submit(job);
-  if (!id.ok()) return id.status();
-  WaitOptions w;
-  w.timeout_s = 60;
-  return client.Wait(*id, w);
 }
 
 }  // namespace
