@@ -14,6 +14,7 @@
 
 #include "tailcut/common/clock.h"
 #include "tailcut/common/config.h"
+#include "tailcut/common/kernel_args.h"
 #include "tailcut/wire/security.h"
 #include "tailcut/wire/wire.h"
 
@@ -298,6 +299,7 @@ wire::JobSpec FanoutJob(const std::string& kernel, const std::string& args, uint
   j.set_name(kernel + " x" + std::to_string(tasks));
   j.mutable_template_()->set_kernel(kernel);
   j.mutable_template_()->set_args(args);
+  j.mutable_template_()->set_args_template(HasTaskArgsTemplate(args));
   j.set_template_count(tasks);
   return j;
 }
@@ -324,6 +326,15 @@ Status ReadTask(const Config& c, const std::string& p, wire::TaskSpec* t) {
   }
   t->mutable_features()->set_input_size(input_size);
   t->mutable_features()->set_task_class(task_class);
+  // Unset unless the file says: the job's, else the kernel's default.
+  if (c.Has(p + "idempotent")) {
+    bool idempotent = false;
+    if (Status s = c.Get(p + "idempotent", &idempotent); !s.ok()) return s;
+    t->set_idempotent(idempotent);
+  }
+  bool templated = HasTaskArgsTemplate(args);
+  if (Status s = c.Get(p + "args_template", &templated); !s.ok()) return s;
+  t->set_args_template(templated);
   return Status::Ok();
 }
 
@@ -340,6 +351,11 @@ StatusOr<wire::JobSpec> JobFromConfig(const Config& c, const std::string& path) 
   r.Get("stream_results", &stream).Get("return_outputs", &outputs).Get("timeout_s", &timeout);
   r.Get("divisible_units", &divisible_units).Check(divisible_units >= 0, "divisible_units must be >= 0");
   if (!r.status().ok()) return r.status();
+  if (c.Has("idempotent")) {
+    bool idempotent = false;
+    if (Status s = c.Get("idempotent", &idempotent); !s.ok()) return s;
+    j.set_idempotent(idempotent);
+  }
   j.set_divisible_units(static_cast<uint64_t>(divisible_units));
   j.set_timeout_s(timeout);
   j.set_name(name);

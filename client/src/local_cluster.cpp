@@ -1,3 +1,4 @@
+#include <algorithm>
 #include "tailcut/client/local_cluster.h"
 
 #include <netinet/in.h>
@@ -233,7 +234,11 @@ class LocalCluster::Impl {
     if (e.spec.allow_shell) argv.push_back("--allow-shell");
     // Keyless, the executor cannot authenticate its scheduler: on loopback,
     // in a cluster this process made, that is the intent.
-    if (e.spec.allow_shell && keys_dir_.empty()) argv.push_back("--trust-unauthenticated-scheduler");
+    // Any kernel that runs user code (shell, exec, python) needs this.
+    const bool runs_code = std::any_of(argv.begin(), argv.end(), [](const std::string& a) {
+      return a == "--allow-shell" || a == "--allow-exec" || a == "--allow-python";
+    });
+    if (runs_code && keys_dir_.empty()) argv.push_back("--trust-unauthenticated-scheduler");
     std::string log = log_dir_ + "/executor-" + std::to_string(index + 1) + ".log";
     e.process = ChildProcess(argv, log, /*append=*/e.starts > 0);
     e.starts++;

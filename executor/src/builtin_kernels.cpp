@@ -1,9 +1,5 @@
-// The built-in kernels: noop, sleep, spin, matmul, shell, coded_matmul,
+// The built-in kernels: noop, sleep, spin, matmul, shell, exec, coded_matmul,
 // gradient_worker (docs/KERNELS.md, docs/GPU.md).
-#include <fcntl.h>
-#include <signal.h>
-#include <spawn.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -11,6 +7,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <filesystem>
 #include <random>
 #include <string>
 #include <tuple>
@@ -18,10 +15,9 @@
 
 #include "tailcut/common/kernel_args.h"
 #include "tailcut/common/random.h"
+#include "child_run.h"
 #include "gpu_kernels.h"
 #include "tailcut/executor/kernel.h"
-
-extern char** environ;
 
 namespace tailcut::executor {
 namespace {
@@ -153,115 +149,65 @@ StatusOr<std::string> MatmulKernel(KernelContext& ctx) {
 
 // ---------------------------------------------------------------- shell --
 
-constexpr size_t kShellMaxStdout = 1 << 20;  // output beyond this is dropped
-constexpr size_t kShellStderrTail = 2048;
-
-struct Pipe {
-  int read_fd = -1, write_fd = -1;
-  ~Pipe() {
-    if (read_fd >= 0) close(read_fd);
-    if (write_fd >= 0) close(write_fd);
-  }
-};
-
-Status MakePipe(Pipe* p) {
-  int fds[2];
-  if (pipe2(fds, O_CLOEXEC) != 0) return Status::IoError(std::string("pipe: ") + std::strerror(errno));
-  p->read_fd = fds[0];
-  p->write_fd = fds[1];
-  fcntl(p->read_fd, F_SETFL, O_NONBLOCK);
-  return Status::Ok();
-}
-
-// Reads what is available; false at EOF.
-bool DrainFd(int fd, std::string* out, size_t cap, bool keep_tail, bool* got_data) {
-  char buf[16384];
-  for (;;) {
-    ssize_t r = read(fd, buf, sizeof buf);
-    if (r > 0) {
-      *got_data = true;
-      if (keep_tail) {
-        out->append(buf, static_cast<size_t>(r));
-        if (out->size() > cap) out->erase(0, out->size() - cap);
-      } else if (out->size() < cap) {
-        out->append(buf, std::min(static_cast<size_t>(r), cap - out->size()));
-      }
-      continue;
-    }
-    if (r == 0) return false;
-    if (errno == EINTR) continue;
-    return true;  // EAGAIN: nothing more for now
-  }
-}
-
-// Runs `sh -c <args>` in its own process group. The fiber polls the child with
-// short cooperative sleeps, so the worker thread keeps running other fibers.
+// Runs `sh -c <args>` with the task's identity in its environment.
 StatusOr<std::string> ShellKernel(KernelContext& ctx) {
   const std::string command(ctx.args());
   if (command.empty()) return Status::InvalidArgument("shell: empty command line");
-  Pipe out, err;
-  if (Status s = MakePipe(&out); !s.ok()) return s;
-  if (Status s = MakePipe(&err); !s.ok()) return s;
+  ChildSpec spec;
+  spec.path = "/bin/sh";
+  spec.argv = {"/bin/sh", "-c", command};
+  spec.env = MergeEnvironment(TaskEnvironment(ctx));
+  return RunChild(ctx, spec);
+}
 
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_adddup2(&actions, out.write_fd, 1);
-  posix_spawn_file_actions_adddup2(&actions, err.write_fd, 2);
-  posix_spawnattr_t attr;
-  posix_spawnattr_init(&attr);
-  // Own process group, so cancellation also kills what the shell started.
-  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
-  posix_spawnattr_setpgroup(&attr, 0);
-  sigset_t none, all;
-  sigemptyset(&none);
-  sigfillset(&all);
-  posix_spawnattr_setsigmask(&attr, &none);  // the daemon blocks SIGTERM; the child must not
-  posix_spawnattr_setsigdefault(&attr, &all);
-  const char* argv[] = {"/bin/sh", "-c", command.c_str(), nullptr};
-  pid_t pid = -1;
-  int rc = posix_spawn(&pid, "/bin/sh", &actions, &attr, const_cast<char* const*>(argv), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  posix_spawnattr_destroy(&attr);
-  if (rc != 0) return Status::IoError(std::string("shell: spawn /bin/sh: ") + std::strerror(rc));
-  close(out.write_fd);
-  out.write_fd = -1;
-  close(err.write_fd);
-  err.write_fd = -1;
+// ----------------------------------------------------------------- exec --
 
-  std::string stdout_text, stderr_tail;
-  bool out_open = true, err_open = true, cancelled = false;
-  int wait_status = 0;
-  double backoff_s = 0.0002;
-  for (;;) {
-    bool got = false;
-    if (out_open) out_open = DrainFd(out.read_fd, &stdout_text, kShellMaxStdout, false, &got);
-    if (err_open) err_open = DrainFd(err.read_fd, &stderr_tail, kShellStderrTail, true, &got);
-    pid_t w = waitpid(pid, &wait_status, WNOHANG);
-    if (w == pid) {
-      // Collect what is left in the pipes (unless a grandchild keeps them open).
-      bool more = false;
-      if (out_open) DrainFd(out.read_fd, &stdout_text, kShellMaxStdout, false, &more);
-      if (err_open) DrainFd(err.read_fd, &stderr_tail, kShellStderrTail, true, &more);
-      break;
-    }
-    if (!cancelled && ctx.cancelled()) {
-      cancelled = true;
-      kill(-pid, SIGKILL);
-      continue;
-    }
-    backoff_s = got ? 0.0002 : std::min(backoff_s * 2, 0.01);
-    ctx.SleepFor(backoff_s / ctx.time_factor());  // plain polling delay, not stretched
+// The smaller of two limits where 0 means none.
+template <typename T>
+T Tighter(T task, T executor) {
+  return task == 0 ? executor : executor == 0 ? task : std::min(task, executor);
+}
+
+// A program from argv, without a shell, in a scratch folder of its own
+// (docs/KERNELS.md, "exec").
+StatusOr<std::string> ExecKernel(KernelContext& ctx, const ExecOptions& opt) {
+  auto args = ParseExecArgs(ctx.args());
+  if (!args.ok()) return args.status();
+  namespace fs = std::filesystem;
+  const std::string& given = args->argv[0];
+  if (given.empty() || given[0] != '/')
+    return Status::InvalidArgument("exec: the program must be an absolute path, got '" + given + "'");
+  const std::string program = fs::path(given).lexically_normal().string();
+  if (!ExecAllowed(opt.allow, program)) {
+    std::string allowed;
+    for (const std::string& a : opt.allow) allowed += (allowed.empty() ? "" : ", ") + a;
+    return Status::PermissionDenied("exec: " + program + " is not in this executor's exec_allow (" +
+                                    (allowed.empty() ? "empty" : allowed) + ")");
   }
-  if (cancelled) return Cancelled();
-  if (WIFSIGNALED(wait_status))
-    return Status::Internal("killed by signal " + std::to_string(WTERMSIG(wait_status)) + ": " + stderr_tail);
-  int code = WEXITSTATUS(wait_status);
-  if (code != 0) {
-    while (!stderr_tail.empty() && (stderr_tail.back() == '\n' || stderr_tail.back() == '\r')) stderr_tail.pop_back();
-    return Status::Internal("exit code " + std::to_string(code) + ": " + stderr_tail);
-  }
-  return stdout_text;
+  std::error_code ec;
+  fs::path root = opt.scratch_dir.empty() ? fs::temp_directory_path(ec) / "tailcut-scratch" : fs::path(opt.scratch_dir);
+  fs::path scratch = root / ("attempt-" + std::to_string(ctx.attempt_id()) + "-" + std::to_string(getpid()));
+  fs::remove_all(scratch, ec);  // a leftover of a crashed run with the same ids
+  if (!fs::create_directories(scratch, ec) && ec)
+    return Status::IoError("exec: cannot create scratch folder " + scratch.string() + ": " + ec.message());
+  ChildSpec spec;
+  spec.what = "exec";
+  spec.path = program;
+  spec.argv = args->argv;
+  std::vector<std::string> env;
+  for (const auto& [k, v] : args->env) env.push_back(k + "=" + v);
+  // After the task's own: who it is cannot be overridden.
+  for (std::string& e : TaskEnvironment(ctx)) env.push_back(std::move(e));
+  env.push_back("TAILCUT_SCRATCH_DIR=" + scratch.string());
+  env.push_back("TAILCUT_PROGRESS_FD=" + std::to_string(kProgressFd));
+  spec.env = MergeEnvironment(env);
+  spec.cwd = args->cwd.empty() ? scratch.string() : args->cwd;
+  spec.cpu_s = Tighter(args->cpu_s, opt.cpu_s);
+  spec.memory_bytes = Tighter(args->memory_mb, opt.memory_mb) << 20;
+  spec.progress = true;
+  StatusOr<std::string> out = RunChild(ctx, spec);
+  fs::remove_all(scratch, ec);
+  return out;
 }
 
 using TableOfKernels = std::vector<std::tuple<std::string, KernelFn, KernelTraits>>;
@@ -284,25 +230,33 @@ double MatmulChecksum(const std::vector<double>& a, const std::vector<double>& b
   return sum;
 }
 
-Status RegisterBuiltinKernels(KernelRegistry* r) {
+bool ExecAllowed(const std::vector<std::string>& allow, const std::string& program) {
+  for (const std::string& a : allow)
+    if (a == program || (!a.empty() && a.back() == '/' && program.size() > a.size() && program.rfind(a, 0) == 0))
+      return true;
+  return false;
+}
+
+Status RegisterBuiltinKernels(KernelRegistry* r, const ExecOptions& exec) {
   TableOfKernels kernels = {
       {"noop", [](KernelContext&) -> StatusOr<std::string> { return std::string(); },
-       KernelTraits{.self_timed = true, .instant = true}},
-      {"sleep", SleepKernel, KernelTraits{.self_timed = true}},
-      {"spin", SpinKernel, KernelTraits{.self_timed = true}},
-      {"matmul", MatmulKernel, {}},
-      {"shell", ShellKernel, {}},
-      {"coded_matmul", CodedMatmulKernel, {}},
-      {"gradient_worker", GradientWorkerKernel, {}},
+       KernelTraits{.self_timed = true, .instant = true, .idempotent = true}},
+      {"sleep", SleepKernel, KernelTraits{.self_timed = true, .idempotent = true}},
+      {"spin", SpinKernel, KernelTraits{.self_timed = true, .idempotent = true}},
+      {"matmul", MatmulKernel, KernelTraits{.idempotent = true}},
+      {"shell", ShellKernel, {}},  // side effects: not idempotent
+      {"exec", [exec](KernelContext& ctx) { return ExecKernel(ctx, exec); }, {}},
+      {"coded_matmul", CodedMatmulKernel, KernelTraits{.idempotent = true}},
+      {"gradient_worker", GradientWorkerKernel, KernelTraits{.idempotent = true}},
   };
   for (auto& [name, fn, traits] : kernels)
     if (Status s = r->Register(name, fn, traits); !s.ok()) return s;
   return Status::Ok();
 }
 
-KernelRegistry BuiltinKernels() {
+KernelRegistry BuiltinKernels(const ExecOptions& exec) {
   KernelRegistry r;
-  Status s = RegisterBuiltinKernels(&r);  // an empty registry: cannot fail
+  Status s = RegisterBuiltinKernels(&r, exec);  // an empty registry: cannot fail
   if (!s.ok()) internal::DieOnBadAccess(s);
   return r;
 }

@@ -9,6 +9,7 @@
 #include <chrono>
 #include <climits>
 #include <cmath>
+#include <filesystem>
 #include <random>
 #include <thread>
 #include <unordered_map>
@@ -17,6 +18,7 @@
 
 #include "gpu_detect.h"
 #include "gpu_signals.h"
+#include "tailcut/common/kernel_args.h"
 #include "tailcut/common/log.h"
 #include "tailcut/wire/security.h"
 #include "tailcut/wire/wire.h"
@@ -111,7 +113,17 @@ StatusOr<ExecutorOptions> ExecutorOptionsFromConfig(const Config& c) {
       .Get("python", &o.python.interpreter)
       .Get("python_path", &o.python.path)
       .Get("python_max_tasks", &o.python.max_tasks)
-      .Get("python_max_rss_mb", &o.python.max_rss_mb);
+      .Get("python_max_rss_mb", &o.python.max_rss_mb)
+      .Get("exec_cpu_s", &o.exec.cpu_s)
+      .Get("scratch_dir", &o.exec.scratch_dir);
+  int64_t exec_memory_mb = 0;
+  t.Get("exec_memory_mb", &exec_memory_mb);
+  std::string exec_allow;
+  t.Get("exec_allow", &exec_allow);
+  o.exec.allow = SplitKernelList(exec_allow);  // the same comma-separated form
+  for (const std::string& a : o.exec.allow)
+    t.Check(!a.empty() && a[0] == '/' && std::filesystem::path(a).lexically_normal().string() == a,
+            "exec_allow: '" + a + "' must be an absolute, normalized path (a folder ends in '/')");
   if (t.Has("python_preload")) {
     std::string preload;
     t.Get("python_preload", &preload);
@@ -141,6 +153,7 @@ StatusOr<ExecutorOptions> ExecutorOptionsFromConfig(const Config& c) {
              "max_output_bytes must be at most half of max_message_bytes (" + std::to_string(max_message_bytes) +
                  "): a Report carries them")
       .Check(!o.python.interpreter.empty(), "python must name an interpreter (default /usr/bin/python3)")
+      .Check(o.exec.cpu_s >= 0 && exec_memory_mb >= 0, "exec_cpu_s and exec_memory_mb must be >= 0 (0 = none)")
       .Check(o.faults.slowdown > 0 && o.faults.fail_slow_factor > 0,
              "faults.slowdown and faults.fail_slow_factor must be > 0")
       .Check(o.faults.delay_prob >= 0 && o.faults.delay_prob <= 1, "faults.delay_prob must be in [0, 1]")
@@ -150,6 +163,7 @@ StatusOr<ExecutorOptions> ExecutorOptionsFromConfig(const Config& c) {
   o.max_output_bytes = static_cast<uint64_t>(max_output_bytes);
   o.max_message_bytes = static_cast<uint64_t>(max_message_bytes);
   o.faults.seed = static_cast<uint64_t>(seed);
+  o.exec.memory_mb = static_cast<uint64_t>(exec_memory_mb);
   return o;
 }
 
@@ -284,7 +298,10 @@ class Executor::Loop {
     reg->set_max_queued(o_.max_queued);  // the scheduler queues no more than that here
     for (const wire::GpuInfo& g : DetectGpus()) *reg->add_gpus() = g;
     for (const auto& [k, v] : o_.labels) (*reg->mutable_labels())[k] = v;
-    for (const std::string& k : ex_->kernels_.Names()) reg->add_kernels(k);
+    for (const std::string& k : ex_->kernels_.Names()) {
+      reg->add_kernels(k);
+      if (ex_->kernels_.Find(k)->traits.idempotent) reg->add_idempotent_kernels(k);
+    }
     if (ex_->kernels_.Find("python")) reg->set_python_version(ex_->python_version_);
     AddHeldWork(reg);
     register_unsent_ = !Send(msg);
@@ -414,8 +431,14 @@ class Executor::Loop {
         }
         ++taken;
         assigned_[a.attempt_id()] = {a.job_id(), a.task_index()};
-        batch.push_back(AttemptSpec{a.attempt_id(), std::move(*a.mutable_kernel()), std::move(*a.mutable_args()),
-                                    a.demand().gpus(), KernelShare{sh.begin(), sh.count(), sh.total()}});
+        // Templated args are expanded here, so a 1M-task fan-out stays one
+        // template on the way in (docs/JOBS.md, "Per-task arguments").
+        std::string args = a.args_template() ? ExpandTaskArgs(a.args(), a.task_index(), a.task_count())
+                                             : std::move(*a.mutable_args());
+        batch.push_back(AttemptSpec{a.attempt_id(), std::move(*a.mutable_kernel()), std::move(args),
+                                    a.demand().gpus(), KernelShare{sh.begin(), sh.count(), sh.total()},
+                                    KernelIdentity{a.job_id(), a.task_index(), a.task_count(), a.attempt_id(),
+                                                   a.copy()}});
       }
       if (!batch.empty()) runtime_.Submit(std::move(batch));
     }
@@ -610,6 +633,8 @@ class Executor::Loop {
 };
 
 // ------------------------------------------------------------ Executor --
+
+Executor::Executor(ExecutorOptions options) : Executor(options, BuiltinKernels(options.exec)) {}
 
 Executor::Executor(ExecutorOptions options, KernelRegistry kernels)
     : options_(ResolveDefaults(std::move(options))),

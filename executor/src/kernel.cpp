@@ -3,6 +3,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
+#include <string_view>
 #include <iterator>
 
 #include <boost/fiber/condition_variable.hpp>
@@ -50,6 +52,37 @@ bool KernelContext::SleepFor(double seconds) { return cancel_->SleepFor(seconds 
 
 void KernelContext::Yield() { boost::this_fiber::yield(); }
 
+std::vector<std::string> TaskEnvironment(const KernelContext& ctx) {
+  const KernelIdentity& id = ctx.identity();
+  std::vector<std::string> env = {
+      "TAILCUT_JOB_ID=" + std::to_string(id.job_id),
+      "TAILCUT_TASK_INDEX=" + std::to_string(id.task_index),
+      "TAILCUT_TASK_COUNT=" + std::to_string(id.task_count),
+      "TAILCUT_ATTEMPT_ID=" + std::to_string(id.attempt_id),
+      std::string("TAILCUT_IS_COPY=") + (id.is_copy ? "1" : "0"),
+  };
+  if (const KernelShare& sh = ctx.share(); sh.divisible()) {
+    env.push_back("TAILCUT_SHARE_OFFSET=" + std::to_string(sh.begin));
+    env.push_back("TAILCUT_SHARE_SIZE=" + std::to_string(sh.count));
+    env.push_back("TAILCUT_SHARE_TOTAL=" + std::to_string(sh.total));
+  }
+  if (ctx.gpus() > 0) {
+    // gpu_device() counts the devices this process sees: under an
+    // executor started with CUDA_VISIBLE_DEVICES=2,3, device 1 is "3".
+    std::string device = std::to_string(ctx.gpu_device());
+    if (const char* visible = std::getenv("CUDA_VISIBLE_DEVICES"); visible && *visible) {
+      std::string_view list(visible);
+      for (int i = 0; i <= ctx.gpu_device() && !list.empty(); ++i) {
+        size_t comma = list.find(',');
+        if (i == ctx.gpu_device()) device = std::string(list.substr(0, comma));
+        list = comma == std::string_view::npos ? std::string_view() : list.substr(comma + 1);
+      }
+    }
+    env.push_back("CUDA_VISIBLE_DEVICES=" + device);
+  }
+  return env;
+}
+
 Status KernelRegistry::Register(std::string name, KernelFn fn, KernelTraits traits) {
   if (name.empty()) return Status::InvalidArgument("kernel name must not be empty");
   if (!fn) return Status::InvalidArgument("kernel '" + name + "' has no function");
@@ -87,6 +120,7 @@ std::string KernelRegistry::MissingReason(std::string_view name) const {
   if (disabled_.count(name))
     return "kernel " + quoted + " is not enabled on this executor (" +
            (name == "shell"    ? "start it with --allow-shell"
+            : name == "exec"   ? "start it with --allow-exec and an exec_allow list"
             : name == "python" ? "start it with --allow-python: a pickled function is code, docs/SECURITY.md"
                                : "not in its allow_kernels") +
            ")";
@@ -96,6 +130,7 @@ std::string KernelRegistry::MissingReason(std::string_view name) const {
 std::vector<std::string> DefaultAllowedKernels() {
   std::vector<std::string> names = BuiltinKernels().Names();
   std::erase(names, "shell");
+  std::erase(names, "exec");
   return names;
 }
 

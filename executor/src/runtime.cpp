@@ -39,6 +39,7 @@ void RunInstant(const Kernel& kernel, const AttemptSpec& spec, RuntimeEvents* ou
   CancelToken token;
   KernelContext ctx(spec.args, &token);
   ctx.SetShare(spec.share);
+  ctx.SetIdentity(spec.identity);
   auto t0 = std::chrono::steady_clock::now();
   StatusOr<std::string> result = kernel.fn(ctx);
   wire::AttemptResult r = result.ok() ? MakeResult(spec.id, wire::AttemptResult::OK)
@@ -228,6 +229,7 @@ void AttemptRuntime::SlotLoop() {
         a->running = true;
         a->ctx.emplace(a->spec.args, &a->cancel, faults_ ? faults_->TimeFactorAt(ElapsedS()) : 1.0);
         a->ctx->SetShare(a->spec.share);
+        a->ctx->SetIdentity(a->spec.identity);
         if (a->spec.gpus > 0) {
           int devices = GpuCount();
           a->ctx->SetGpu(a->spec.gpus, devices > 0 ? static_cast<int>(next_gpu_++ % devices) : 0);

@@ -37,14 +37,18 @@ Runs tasks for a tailcut scheduler.
                          (both or neither; docs/SECURITY.md)
   --allow-shell          also run the shell kernel: any client of the scheduler
                          can then run commands as this user (off by default);
-                         needs --scheduler-key, or else:
+                         shell, exec and python need --scheduler-key, or else:
   --trust-unauthenticated-scheduler
-                         run shell for whatever answers on --scheduler
+                         run them for whatever answers on --scheduler
                          (keyless loopback demos and tests only)
+  --allow-exec           also run the exec kernel: programs from exec_allow
+                         only, without a shell (off by default)
+  --exec-allow LIST      exec_allow: programs or folders (ending in /) the exec
+                         kernel may run, comma-separated
   --set KEY=VALUE        override any config key (TOML value); repeatable
   --log-level LEVEL      debug|info|warn|error|off (default info)
 kernels run: allow_kernels in the config, comma-separated (default: every
-built-in but shell: %s)
+built-in but shell and exec: %s)
 fault injection (stragglers on demand, see docs/EXECUTOR.md):
   --slowdown F           every kernel takes F times longer
   --fail-slow-after T    from T seconds after start ...
@@ -72,7 +76,7 @@ int main(int argc, char** argv) {
   // "--set slots=4" and "--slots 4" behave identically.
   std::string config_path;
   std::vector<std::string> overrides;
-  bool allow_shell = false;
+  bool allow_shell = false, allow_exec = false;
   struct Flag {
     const char* name;
     const char* key;
@@ -87,6 +91,7 @@ int main(int argc, char** argv) {
       {"--name", "name", true},
       {"--key-file", "key_file", true},
       {"--scheduler-key", "scheduler_key", true},
+      {"--exec-allow", "exec_allow", true},
       {"--log-level", "log_level", true},
       {"--slowdown", "faults.slowdown", false},
       {"--fail-slow-after", "faults.fail_slow_after_s", false},
@@ -108,8 +113,8 @@ int main(int argc, char** argv) {
       std::puts(VersionLine("tailcut-executor").c_str());
       return 0;
     }
-    if (arg == "--allow-shell") {
-      allow_shell = true;
+    if (arg == "--allow-shell" || arg == "--allow-exec") {
+      (arg == "--allow-shell" ? allow_shell : allow_exec) = true;
       continue;
     }
     if (arg == "--trust-unauthenticated-scheduler") {
@@ -160,7 +165,8 @@ int main(int argc, char** argv) {
   auto options = executor::ExecutorOptionsFromConfig(*config);
   if (!options.ok()) return UsageError(options.status().message());
   auto& allowed = options->allow_kernels;
-  if (allow_shell && std::find(allowed.begin(), allowed.end(), "shell") == allowed.end()) allowed.push_back("shell");
+  for (auto [on, name] : {std::pair{allow_shell, "shell"}, std::pair{allow_exec, "exec"}})
+    if (on && std::find(allowed.begin(), allowed.end(), name) == allowed.end()) allowed.push_back(name);
   if (Status s = executor::CheckShellTrust(*options); !s.ok()) return UsageError(s.message());
   if (Status s = config->CheckAllUsed(); !s.ok()) return UsageError(s.message());
 

@@ -19,6 +19,7 @@
 #include "tailcut/client/local_cluster.h"
 #include "tailcut/client/progress.h"
 #include "tailcut/common/clock.h"
+#include "tailcut/common/kernel_args.h"
 #include "tailcut/common/log.h"
 #include "tailcut/plugins/registry.h"
 #include "tailcut/plugins/scheduling_config.h"
@@ -117,6 +118,9 @@ class AttemptTally final : public CoreObserver {
 // Flags of executor `i` (`replacement`: the one started after its crash).
 // `offset_s`: seconds from an executor's start to the workload's start,
 // added to the [live] fault times (which count from the workload start).
+// What the benchmark's exec tasks run (executors allow exactly these).
+constexpr const char* kExecPrograms = "/bin/sleep,/bin/true";
+
 std::vector<std::string> ExecutorFlags(const LiveModel& live, uint32_t i, bool replacement, double offset_s,
                                        uint64_t seed) {
   std::vector<std::string> a = {"--slots", std::to_string(live.slots), "--name",
@@ -132,6 +136,7 @@ std::vector<std::string> ExecutorFlags(const LiveModel& live, uint32_t i, bool r
   if (live.delay_prob > 0 && live.delay_ms > 0)
     a.insert(a.end(), {"--delay-prob", Fmt(live.delay_prob), "--delay-ms", Fmt(live.delay_ms), "--fault-seed",
                        std::to_string(seed * 1000 + i + (replacement ? 500 : 0))});
+  if (live.kernel == "exec") a.insert(a.end(), {"--allow-exec", "--exec-allow", std::string(kExecPrograms)});
   if (static_cast<int64_t>(i) == live.crash_executor && !replacement)
     a.insert(a.end(), {"--crash-after", Fmt(std::max(0.001, live.crash_at_s + offset_s))});
   return a;
@@ -139,6 +144,11 @@ std::vector<std::string> ExecutorFlags(const LiveModel& live, uint32_t i, bool r
 
 std::string TaskArgs(const LiveModel& l) {
   if (l.kernel == "noop") return "";
+  if (l.kernel == "exec") {
+    ExecArgs e;
+    e.argv = {"/bin/sleep", Fmt(l.task_ms / 1000.0)};
+    return FormatExecArgs(e).value();  // no line breaks in these
+  }
   std::string a = "ms=" + Fmt(l.task_ms);
   if (l.kernel == "sleep" && l.sigma > 0) a += " sigma=" + Fmt(l.sigma);  // no seed: every attempt draws afresh
   return a;
@@ -206,6 +216,7 @@ StatusOr<SimResult> RunLivePolicy(const Scenario& sc, const std::string& entry, 
   const uint32_t jobs = o.jobs ? o.jobs : l.jobs;
   wire::JobSpec spec = FanoutJob(l.kernel, TaskArgs(l), l.tasks_per_job);
   spec.set_stream_results(false);
+  if (l.idempotent >= 0) spec.set_idempotent(l.idempotent == 1);
   // One client per job, connected before the workload starts, so that the
   // measured latency holds no connection set-up.
   std::vector<std::unique_ptr<Client>> clients;
@@ -300,6 +311,88 @@ static Scenario LiveReferenceModel(const Scenario& sc, const LiveOptions& o) {
   return m;
 }
 
+namespace {
+
+// Executor-measured run times of committed attempts (the kernel's own time:
+// for exec, fork + exec + wait of the program).
+class RunTimes final : public CoreObserver {
+ public:
+  void OnAttemptEnded(const AttemptRecord& r) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (r.outcome == AttemptOutcome::kCommitted) run_s_.push_back(r.run_s);
+  }
+  std::vector<double> Take() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return std::move(run_s_);
+  }
+
+ private:
+  std::mutex mu_;
+  std::vector<double> run_s_;
+};
+
+// What one task of `kernel` costs on one executor with one slot: the
+// executor-measured run time (p50, mean) and the job's wall time per task
+// (dispatch and reports included), over `tasks` tasks.
+struct KernelCost {
+  double run_p50_ms = 0, run_mean_ms = 0, wall_per_task_ms = 0;
+};
+
+StatusOr<KernelCost> MeasureKernelCost(const LiveOptions& o, const std::string& kernel, const std::string& args,
+                                       uint32_t tasks) {
+  LocalClusterOptions lco;
+  lco.name = "bench-exec";
+  lco.executor_binary = o.executor_path;
+  RunTimes times;
+  lco.observers = {&times};
+  auto started = LocalCluster::Start(lco);  // no policies: one attempt per task
+  if (!started.ok()) return started.status();
+  std::unique_ptr<LocalCluster> cluster = std::move(started).value();
+  LocalExecutorSpec e;
+  e.flags = {"--slots", "1", "--name", "cost", "--log-level", "warn", "--allow-exec", "--exec-allow", kExecPrograms};
+  if (auto added = cluster->AddExecutor(std::move(e)); !added.ok()) return added.status();
+  if (Status s = cluster->WaitForExecutors(1, 15); !s.ok()) return s;
+  Client client(cluster->client_options());
+  auto t0 = Clock::now();
+  auto id = client.Submit(FanoutJob(kernel, args, tasks));
+  if (!id.ok()) return id.status();
+  auto st = client.Wait(*id);
+  if (!st.ok()) return st.status();
+  if (st->state() != wire::JOB_SUCCEEDED) return Status::Internal(kernel + " cost job failed: " + st->reason());
+  double wall = Since(t0);
+  cluster.reset();  // the observer has every record now
+  std::vector<double> run = times.Take();
+  if (run.empty()) return Status::Internal("no attempt records");
+  std::sort(run.begin(), run.end());
+  KernelCost c;
+  c.run_p50_ms = 1000 * run[run.size() / 2];
+  double sum = 0;
+  for (double r : run) sum += r;
+  c.run_mean_ms = 1000 * sum / run.size();
+  c.wall_per_task_ms = 1000 * wall / tasks;
+  return c;
+}
+
+// The exec kernel's cost per task against noop's, printed before the
+// policy runs (docs/BENCHMARKS.md, "exec").
+Status ReportExecOverhead(const LiveOptions& o, std::FILE* out) {
+  constexpr uint32_t kTasks = 300;
+  ExecArgs t;
+  t.argv = {"/bin/true"};
+  auto exec = MeasureKernelCost(o, "exec", FormatExecArgs(t).value(), kTasks);
+  if (!exec.ok()) return exec.status();
+  auto noop = MeasureKernelCost(o, "noop", "", kTasks);
+  if (!noop.ok()) return noop.status();
+  std::fprintf(out,
+               "exec overhead (spawning /bin/true, %u tasks, 1 executor x 1 slot): kernel run time p50 %.3f ms, "
+               "mean %.3f ms; job wall time per task %.3f ms (noop: %.3f ms, so exec adds %.3f ms per task)\n",
+               kTasks, exec->run_p50_ms, exec->run_mean_ms, exec->wall_per_task_ms, noop->wall_per_task_ms,
+               exec->wall_per_task_ms - noop->wall_per_task_ms);
+  return Status::Ok();
+}
+
+}  // namespace
+
 SimResult LiveBound(const Scenario& sc, const LiveOptions& o) {
   const LiveModel& l = sc.live;
   Scenario m = LiveReferenceModel(sc, o);
@@ -344,10 +437,17 @@ int RunBenchCommand(const BenchCommandOptions& bo) {
   const LiveModel& l = sc->live;
   const std::string entries = o.policies.empty() ? sc->chain : o.policies;
   const bool several = entries.find(',') != std::string::npos;
+  std::string args = TaskArgs(l);
+  std::replace(args.begin(), args.end(), '\n', ' ');  // exec's lines, on one line
   std::fprintf(stderr,
                "bench: %s live: %u executors x %u slots, %s %s, %u jobs x %u tasks, %s arrivals (%.2f jobs/s)\n",
-               name.c_str(), l.executors, l.slots, l.kernel.c_str(), TaskArgs(l).c_str(), lo.jobs ? lo.jobs : l.jobs,
+               name.c_str(), l.executors, l.slots, l.kernel.c_str(), args.c_str(), lo.jobs ? lo.jobs : l.jobs,
                l.tasks_per_job, l.arrival.c_str(), l.arrival == "closed" ? 0.0 : LiveRate(l));
+  if (l.kernel == "exec")
+    if (Status s = ReportExecOverhead(lo, o.json ? stderr : stdout); !s.ok()) {
+      std::fprintf(stderr, "tailcut bench: %s\n", s.message().c_str());
+      return 1;
+    }
   int rc = ComparePolicies(
       o, *sc, "tailcut bench", "scenario " + name + " (live), seed " + std::to_string(lo.seed),
       "live job latency CDF: " + name, [&](const std::string& entry) {

@@ -67,8 +67,13 @@ Submits a job. With no file, the flags describe a fan-out of identical tasks.
 
   --kernel NAME        kernel of every task (noop, sleep, spin, matmul, ...;
                        shell only on executors started with --allow-shell)
-  --args TEXT          kernel arguments, e.g. "ms=50 sigma=0.3"
+  --args TEXT          kernel arguments, e.g. "ms=50 sigma=0.3"; {index} and
+                       {count} become each task's index and the task count
   --tasks N            number of tasks (default 1)
+  --idempotent         running a task twice is harmless: allow copies, clones,
+                       hedges and restarts (default for the pure built-ins,
+                       not for shell and exec: docs/POLICIES.md, "Side effects")
+  --not-idempotent     never copy or restart a running task of this job
   --k K                finish when any K tasks commit (k_of_n); default: all
   --gpus G             GPUs per task (0 or 1)
   --name NAME          job name
@@ -102,6 +107,9 @@ void PrintStatus(const wire::JobStatus& s) {
   if (s.finished_at_s() > 0) std::printf(", %.3f s", s.finished_at_s() - s.submitted_at_s());
   std::printf("\n");
   if (!s.reason().empty()) std::printf("  reason: %s\n", s.reason().c_str());
+  if (s.copies_refused_side_effects() > 0)
+    std::printf("  not copied: %u tasks are not idempotent (submit with --idempotent if running twice is harmless)\n",
+                s.copies_refused_side_effects());
 }
 
 int WaitAndReport(Client& client, JobId id, const Args& a) {
@@ -152,6 +160,11 @@ int Submit(const Args& a) {
     return kExitUsage;
   }
   if (a.Has("--name")) job.set_name(a.Get("--name"));
+  if (a.Has("--idempotent") && a.Has("--not-idempotent")) {
+    std::fprintf(stderr, "tailcut submit: --idempotent and --not-idempotent contradict each other\n");
+    return kExitUsage;
+  }
+  if (a.Has("--idempotent") || a.Has("--not-idempotent")) job.set_idempotent(a.Has("--idempotent"));
   Client client(ClientOptionsFrom(a));
   auto id = client.Submit(job);
   if (!id.ok()) return Fail(id.status());
@@ -364,7 +377,7 @@ int main(int argc, char** argv) {
   tailcut::TuneAllocatorForMessages();  // the CLI hosts schedulers too (demo, train, bench)
   tailcut::SetLogComponent("tailcut");
   const std::vector<Command> commands = {
-      {"submit", Submit, {"--wait", "--json", "--help", "-h"}},
+      {"submit", Submit, {"--wait", "--json", "--help", "-h", "--idempotent", "--not-idempotent"}},
       {"status", StatusCmd, {"--json"}},
       {"cancel", CancelCmd, {"--json"}},
       {"results", ResultsCmd, {"--json"}},

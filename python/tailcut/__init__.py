@@ -31,7 +31,7 @@ from .errors import (
     UnknownJob,
     UnknownKernel,
 )
-from .jobs import Job, Task, fanout, k_of_n, quorum
+from .jobs import Job, Task, exec_args, fanout, k_of_n, quorum
 from .client import Client, ExecutorInfo, JobStatus, JobTrace, TaskResult, TraceAttempt, new_request_key
 from .local import LocalCluster
 from .functions import (
@@ -51,7 +51,7 @@ from ._task import progress
 __all__ = [
     "Busy", "Client", "ExecutorInfo", "Infeasible", "Internal", "InvalidArgument", "Job", "JobFailed",
     "JobStatus", "JobTrace", "LocalCluster", "NotYourJob", "Refused", "TailcutError", "Task", "TaskResult", "Timeout", "TraceAttempt",
-    "TooLarge", "Unavailable", "UnknownJob", "UnknownKernel", "fanout", "k_of_n", "new_request_key", "quorum",
+    "TooLarge", "Unavailable", "UnknownJob", "UnknownKernel", "exec_args", "fanout", "k_of_n", "new_request_key", "quorum",
     "CancelledError", "Future", "PythonVersionMismatch", "RemoteTraceback", "TaskError", "TaskFunction",
     "as_completed", "gather", "idempotent", "task", "progress",
 ]

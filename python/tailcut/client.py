@@ -65,6 +65,8 @@ class JobStatus:
     finished_at_s: float  # 0 while not finished
     owner: str  # the submitting key, or "user:NAME" without keys
     request_key: str
+    # Tasks refused a copy, clone, hedge or restart: not idempotent.
+    copies_refused_side_effects: int = 0
 
     @property
     def done(self):
@@ -79,6 +81,7 @@ class JobStatus:
         return cls(
             s.job_id, s.name, _state_name(s.state), s.tasks, s.committed, s.running, s.attempts, s.copies,
             s.failed_attempts, s.reason, s.submitted_at_s, s.finished_at_s, s.owner, s.request_key,
+            s.copies_refused_side_effects,
         )
 
 

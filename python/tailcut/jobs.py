@@ -51,6 +51,13 @@ class Task:
     timeout_s: float = 0  # per attempt; 0 = the scheduler's core.task_timeout_s
     input_size: float = 0  # predictor hint, any unit consistent within a job
     task_class: str = ""  # predictor grouping; "" = the kernel name
+    # Running it twice is harmless (copies, clones, hedges, restarts
+    # allowed); None = the job's `idempotent`, else the kernel's default
+    # (docs/POLICIES.md, "Side effects").
+    idempotent: Optional[bool] = None
+    # The executor replaces {index} and {count} in args with the task's
+    # index and the job's task count; None = when args hold either.
+    args_template: Optional[bool] = None
 
     def validate(self, where="task"):
         if not isinstance(self.kernel, str) or not self.kernel:
@@ -70,6 +77,9 @@ class Task:
             raise InvalidArgument(f"{where}.input_size must be a finite number >= 0, got {self.input_size!r}")
         if not isinstance(self.task_class, str):
             raise InvalidArgument(f"{where}.task_class must be a str, got {self.task_class!r}")
+        for name in ("idempotent", "args_template"):
+            if getattr(self, name) not in (None, True, False):
+                raise InvalidArgument(f"{where}.{name} must be True, False or None, got {getattr(self, name)!r}")
 
     def to_wire(self, out):
         out.kernel = self.kernel
@@ -81,6 +91,12 @@ class Task:
         out.timeout_s = float(self.timeout_s)
         out.features.input_size = float(self.input_size)
         out.features.task_class = self.task_class
+        if self.idempotent is not None:
+            out.idempotent = bool(self.idempotent)
+        templated = self.args_template
+        if templated is None:
+            templated = b"{index}" in out.args or b"{count}" in out.args
+        out.args_template = bool(templated)
 
 
 @dataclass
@@ -108,6 +124,9 @@ class Job:
     stream_results: bool = False
     timeout_s: float = 0  # whole job; 0 = the scheduler's core.job_timeout_s
     request_key: str = ""  # idempotency key; "" = Client.submit() picks one
+    # The tasks' default for Task.idempotent; None = each kernel's own
+    # (the pure built-ins yes; shell, exec and plugin kernels no).
+    idempotent: Optional[bool] = None
 
     @property
     def total_tasks(self):
@@ -149,6 +168,8 @@ class Job:
         _check_seconds(self.timeout_s, "timeout_s")
         if not isinstance(self.name, str) or not isinstance(self.request_key, str):
             raise InvalidArgument("name and request_key must be str")
+        if self.idempotent not in (None, True, False):
+            raise InvalidArgument(f"idempotent must be True, False or None, got {self.idempotent!r}")
 
     def to_wire(self):
         self.validate()
@@ -170,7 +191,29 @@ class Job:
         spec.rule.k = self.k
         spec.rule.min_count = self.min_count
         spec.rule.deadline_s = float(self.deadline_s)
+        if self.idempotent is not None:
+            spec.idempotent = bool(self.idempotent)
         return spec
+
+
+def exec_args(argv, env=None, cwd="", cpu_s=0, memory_mb=0):
+    """The `exec` kernel's argument text (docs/KERNELS.md, "exec"): argv
+    (the first an absolute program path), an environment dict, a working
+    directory and limits. {index} and {count} in it are expanded per task."""
+    if isinstance(argv, (str, bytes)) or not argv or not all(isinstance(a, str) for a in argv):
+        raise InvalidArgument(f"argv must be a non-empty list of str, got {argv!r}")
+    lines = [f"arg={a}" for a in argv]
+    lines += [f"env={k}={v}" for k, v in (env or {}).items()]
+    if cwd:
+        lines.append(f"cwd={cwd}")
+    if cpu_s:
+        lines.append(f"cpu_s={float(cpu_s)!r}")
+    if memory_mb:
+        _check_uint(memory_mb, "memory_mb")
+        lines.append(f"memory_mb={memory_mb}")
+    if any("\n" in line for line in lines):
+        raise InvalidArgument("exec arguments cannot hold a line break")
+    return "\n".join(lines) + "\n"
 
 
 def fanout(kernel, args=b"", tasks=1, **job_options):

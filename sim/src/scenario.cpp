@@ -199,6 +199,7 @@ StatusOr<Scenario> ParseScenario(Config cfg, const std::string& base_dir) {
 
   // Live benchmark keys (reserved).
   LiveModel& l = sc.live;
+  bool idempotent = false;
   if (Status s = TableReader(cfg, "live")
           .Get("executors", &l.executors)
           .Get("slots", &l.slots)
@@ -220,9 +221,13 @@ StatusOr<Scenario> ParseScenario(Config cfg, const std::string& base_dir) {
           .Get("crash_restart", &l.crash_restart)
           .Get("lost_after_s", &l.lost_after_s)
           .Get("network_ms", &l.network_ms)
+          .Get("idempotent", &idempotent)
           .status();
       !s.ok())
     return s;
+  if (cfg.Has("live.idempotent")) l.idempotent = idempotent ? 1 : 0;
+  if (l.kernel == "exec" && l.sigma > 0)
+    return Status::InvalidArgument("live.sigma: the exec kernel runs /bin/sleep task_ms, without noise; set sigma = 0");
   if (l.executors == 0 || l.slots == 0 || l.tasks_per_job == 0)
     return Status::InvalidArgument("live.executors, live.slots and live.tasks_per_job must be >= 1");
   if (l.arrival != "poisson" && l.arrival != "closed")

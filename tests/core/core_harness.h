@@ -30,6 +30,15 @@ struct Recorder : CoreObserver {
 inline const std::vector<std::string> kTestKernels = {"coded_matmul", "g",     "gradient_worker", "k",   "matmul",
                                                       "noop",         "sleep", "spin",            "train"};
 
+// The kernels of `kernels` an executor declares not idempotent, as the
+// executor daemon does for its built-ins (shell, exec).
+inline std::vector<std::string> SideEffectKernels(const std::vector<std::string>& kernels) {
+  std::vector<std::string> out;
+  for (const std::string& k : kernels)
+    if (k == "shell" || k == "exec") out.push_back(k);
+  return out;
+}
+
 class CoreHarness {
  public:
   explicit CoreHarness(CoreOptions o = {}, PolicyChain policies = {}) : core(o, &clock, std::move(policies)) {
@@ -42,6 +51,7 @@ class CoreHarness {
     d.name = "e" + std::to_string(++n_exec_);
     d.slots = slots;
     d.gpus = gpus;
+    d.side_effect_kernels = SideEffectKernels(kernels);
     d.kernels = std::move(kernels);
     d.labels = std::move(labels);
     return core.AddExecutor(d);

@@ -454,16 +454,24 @@ TEST_CASE("[core] admission caps and max_attempts are range-checked, naming the 
   CHECK(load("[core]\nmax_queue_per_slot = 100000\n").message() == "core.max_queue_per_slot must be at most 4096");
 }
 
+namespace {
+
+// Clones every job's tasks at launch with `copies` extra attempts.
+struct CloneAll : MitigationPolicy {
+  explicit CloneAll(uint32_t n) : copies(n) {}
+  std::string_view name() const override { return "clone-all"; }
+  void OnJobSubmitted(const ClusterView&, JobId j, std::vector<Proposal>* out) override {
+    out->push_back(Proposal::CloneAtLaunch(j, copies, "test"));
+  }
+  uint32_t copies;
+};
+
+}  // namespace
+
 // docs/METRICS.md: the counters /metrics exports.
 TEST_CASE("counters: launches by kind, commits, finished jobs, extra machine time, waiting tasks") {
-  struct CloneAll : MitigationPolicy {
-    std::string_view name() const override { return "clone-all"; }
-    void OnJobSubmitted(const ClusterView&, JobId j, std::vector<Proposal>* out) override {
-      out->push_back(Proposal::CloneAtLaunch(j, 1, "test"));
-    }
-  };
   PolicyChain chain;
-  chain.push_back(std::make_unique<CloneAll>());
+  chain.push_back(std::make_unique<CloneAll>(1));
   CoreHarness h({}, std::move(chain));  // min_copies 1: one live copy at a time
   // Nothing registered yet: every task waits for a slot.
   auto id = h.core.SubmitJob(CoreHarness::Fanout(2));
@@ -525,4 +533,33 @@ TEST_CASE("GPU throttle reasons from heartbeats make an executor suspect until t
   CHECK(health(gpu) == NodeHealth::kHealthy);
   h.core.ExecutorSignals(99, 0x20);  // an unknown executor: ignored
   CHECK(h.core.Predictors()->GpuThrottled(99) == false);
+}
+
+// docs/POLICIES.md, "Side effects": the default chain's clone of a
+// one-task shell job, which ran the command twice.
+TEST_CASE("clone at launch skips tasks that are not idempotent and the status says so") {
+  PolicyChain chain;
+  chain.push_back(std::make_unique<CloneAll>(2));
+  CoreOptions o;
+  o.min_copies = 4;
+  CoreHarness h(o, std::move(chain));
+  for (int i = 0; i < 3; ++i) h.Exec(1, 0, {"shell", "sleep"});
+  auto shell = h.core.SubmitJob(CoreHarness::Fanout(1, "shell"));
+  REQUIRE(shell.ok());
+  h.Drain();
+  REQUIRE(h.launches.size() == 1);
+  CHECK_FALSE(h.launches[0].copy);
+  CHECK_FALSE(h.launches[0].idempotent);
+  CHECK(h.core.JobStatus(*shell)->copies_refused_side_effects == 1);
+  h.Finish(h.launches[0].attempt);
+  // Marked idempotent, the same job gets its clones.
+  JobDef marked = CoreHarness::Fanout(1, "shell");
+  marked.idempotent = true;
+  auto pure = h.core.SubmitJob(marked);
+  REQUIRE(pure.ok());
+  h.Drain();
+  CHECK(h.launches.size() == 4);
+  CHECK(h.launches[1].idempotent);
+  CHECK(h.core.JobStatus(*pure)->copies == 2);
+  CHECK(h.core.JobStatus(*pure)->copies_refused_side_effects == 0);
 }

@@ -2,6 +2,8 @@
 // redundancy budget and the quarantine cap.
 #include <catch2/catch.hpp>
 
+#include <optional>
+
 #include "state_fixture.h"
 
 using namespace tailcut;
@@ -143,4 +145,98 @@ TEST_CASE("clone-at-launch is recorded on the job and capped at 8 copies") {
   f.gate.Apply(Proposal::CloneAtLaunch(job.id, 50, "greedy"), "test");
   CHECK(job.clone_copies == 8);
   f.gate.Apply(Proposal::CloneAtLaunch(99, 2, "no such job"), "test");
+}
+
+// --------------------------------------------- side effects (idempotency) --
+
+namespace {
+
+const std::vector<std::string> kWithShell = {"sleep", "shell"};
+
+// A one-task job of `kernel` with the job's and the task's idempotent set
+// as given (nullopt: unset).
+core::Job& SideEffectJob(StateFixture& f, std::string kernel, std::optional<bool> job_says,
+                         std::optional<bool> task_says = std::nullopt) {
+  JobDef j;
+  j.name = "side";
+  TaskDef t;
+  t.kernel = std::move(kernel);
+  t.idempotent = task_says;
+  j.tasks.push_back(t);
+  j.idempotent = job_says;
+  return f.life.AddJob(std::move(j));
+}
+
+// Tries every way a policy can run a launched task again; returns the
+// launches it caused.
+size_t TryRunAgain(StateFixture& f, core::Job& job, AttemptId running) {
+  size_t before = f.Commands<LaunchCmd>().size();
+  f.gate.Apply(Proposal::LaunchCopy(job.id, 0, "speculate"), "spark");
+  f.gate.Apply(Proposal::LaunchCopy(job.id, 0, "hedge"), "hedge");
+  f.gate.Apply(Proposal::CancelAttempt(running, "kill and restart"), "reassign");
+  return f.Commands<LaunchCmd>().size() - before;
+}
+
+}  // namespace
+
+TEST_CASE("idempotency: a task's own setting, else the job's, else the kernel's default") {
+  StateFixture f;
+  f.Exec(1, 0, kWithShell);  // declares shell not idempotent
+  CHECK(f.s.Idempotent(SideEffectJob(f, "sleep", std::nullopt), 0));
+  CHECK_FALSE(f.s.Idempotent(SideEffectJob(f, "shell", std::nullopt), 0));
+  CHECK(f.s.Idempotent(SideEffectJob(f, "shell", true), 0));
+  CHECK_FALSE(f.s.Idempotent(SideEffectJob(f, "sleep", false), 0));
+  CHECK(f.s.Idempotent(SideEffectJob(f, "shell", false, true), 0));  // the task wins
+  CHECK_FALSE(f.s.Idempotent(SideEffectJob(f, "sleep", true, false), 0));
+  // Once declared, it stays so: an executor that calls shell pure changes nothing.
+  ExecutorDesc d;
+  d.name = "lax";
+  d.kernels = kWithShell;
+  f.life.AddExecutor(d);
+  CHECK_FALSE(f.s.Idempotent(SideEffectJob(f, "shell", std::nullopt), 0));
+}
+
+TEST_CASE("idempotency: copies, hedges and kill-and-restart are refused for a task with side effects") {
+  StateFixture f;
+  ExecutorId a = f.Exec(1, 0, kWithShell);
+  f.Exec(1, 0, kWithShell);
+  f.Exec(1, 0, kWithShell);
+  core::Job& job = SideEffectJob(f, "shell", std::nullopt);
+  AttemptId id = f.Launch(job, 0, a);
+  f.s.attempts.at(id).started = 0;
+  CHECK(TryRunAgain(f, job, id) == 0);
+  CHECK(f.Commands<CancelCmd>().empty());  // the running attempt was left alone
+  CHECK(job.tasks[0].live == 1);
+  CHECK(job.copies == 0);
+  CHECK(job.copies_refused == 1);  // one task, counted once
+  CHECK(core::MakeStatusInfo(job).copies_refused_side_effects == 1);
+  // A restart is refused before the executor says it started, too: it may run already.
+  core::Job& queued = SideEffectJob(f, "shell", std::nullopt);
+  AttemptId q = f.Launch(queued, 0, a);
+  f.gate.Apply(Proposal::CancelAttempt(q, "move it"), "reassign");
+  CHECK(f.s.attempts.count(q) == 1);
+  CHECK(queued.copies_refused == 1);
+}
+
+TEST_CASE("idempotency: the same proposals go through for an idempotent task") {
+  CoreOptions o;
+  o.min_copies = 4;  // room for both copies
+  StateFixture f(o);
+  ExecutorId a = f.Exec(1, 0, kWithShell);
+  f.Exec(1, 0, kWithShell);
+  f.Exec(1, 0, kWithShell);
+  core::Job& job = SideEffectJob(f, "shell", true);  // the submitter says twice is harmless
+  AttemptId id = f.Launch(job, 0, a);
+  f.s.attempts.at(id).started = 0;
+  CHECK(TryRunAgain(f, job, id) == 2);  // two copies; the cancel then ends one of three
+  CHECK(f.Commands<CancelCmd>().size() == 1);
+  CHECK(job.copies == 2);
+  CHECK(job.copies_refused == 0);
+  f.Exec(1, 0, kWithShell);
+  core::Job& alone = SideEffectJob(f, "sleep", std::nullopt);  // a pure kernel: idempotent by default
+  AttemptId solo = f.Launch(alone, 0, f.s.next_executor_id - 1);
+  size_t before = f.Commands<LaunchCmd>().size();
+  f.gate.Apply(Proposal::CancelAttempt(solo, "kill and restart"), "reassign");
+  CHECK(f.Commands<LaunchCmd>().size() == before + 1);  // restarted
+  CHECK(f.s.counters.attempts_restart == 1);
 }

@@ -205,3 +205,24 @@ TEST_CASE("reliability: a result that arrives while its executor was away commit
   CHECK(h.commits.size() == 2);
   CHECK_FALSE(h.core.CommitOrphanResult(id, 1, 12345, e2, "late", 1.0));  // job done
 }
+
+TEST_CASE("reliability: a task with side effects never has two live attempts, even through adoption") {
+  CoreHarness h;
+  ExecutorId a = h.Exec(1, 0, {"shell"});
+  h.Exec(1, 0, {"shell"});
+  JobId id = Submit(h, CoreHarness::Fanout(1, "shell"));
+  REQUIRE(h.live.size() == 1);
+  AttemptId first = h.live.begin()->first;
+  StartAll(h);
+  // Its executor goes silent: the task runs again elsewhere (max_attempts
+  // allows it), then the old executor comes back still holding the first.
+  h.live.erase(first);
+  h.core.RemoveExecutor(a, true, "lost");
+  h.Drain();
+  REQUIRE(h.live.size() == 1);
+  ExecutorId back = h.Exec(1, 0, {"shell"});
+  Status adopt = h.core.AdoptAttempt(first, id, 0, back, true);
+  CHECK_FALSE(adopt.ok());  // cancelled instead: one live attempt
+  CHECK(Contains(adopt.message(), "not idempotent"));
+  CHECK(h.core.JobStatus(id)->running == 1);
+}

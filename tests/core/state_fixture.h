@@ -26,6 +26,7 @@ struct StateFixture {
     d.name = "e" + std::to_string(s.next_executor_id);
     d.slots = slots;
     d.gpus = gpus;
+    d.side_effect_kernels = SideEffectKernels(kernels);
     d.kernels = std::move(kernels);
     d.labels = std::move(labels);
     return life.AddExecutor(std::move(d)).id;

@@ -474,7 +474,7 @@ TEST_CASE("allow_kernels is read from the config: a comma-separated list, unknow
   REQUIRE(config->Override("allow_kernels=\"noop,fft,shel\"").ok());
   auto bad = ExecutorOptionsFromConfig(*config);
   REQUIRE_FALSE(bad.ok());
-  CHECK(bad.status().message() == "allow_kernels: unknown kernel(s) 'fft', 'shel' (known: coded_matmul, "
+  CHECK(bad.status().message() == "allow_kernels: unknown kernel(s) 'fft', 'shel' (known: coded_matmul, exec, "
                                   "gradient_worker, matmul, noop, shell, sleep, spin)");
   auto defaults = ExecutorOptionsFromConfig(Config());
   REQUIRE(defaults.ok());

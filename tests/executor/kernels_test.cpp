@@ -1,9 +1,15 @@
 #include <catch2/catch.hpp>
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <chrono>
+#include <filesystem>
+#include <fstream>
 #include <thread>
 
 #include "tailcut/coding/task_args.h"
+#include "tailcut/common/kernel_args.h"
 #include "tailcut/executor/kernel.h"
 
 using namespace tailcut;
@@ -29,8 +35,12 @@ double Seconds(std::chrono::steady_clock::time_point t0) {
 
 TEST_CASE("registry lists, finds and rejects duplicate kernels") {
   KernelRegistry r = BuiltinKernels();
-  CHECK(r.Names() == std::vector<std::string>{"coded_matmul", "gradient_worker", "matmul", "noop", "shell", "sleep", "spin"});
-  CHECK(r.NamesList() == "coded_matmul, gradient_worker, matmul, noop, shell, sleep, spin");
+  CHECK(r.Names() ==
+        std::vector<std::string>{"coded_matmul", "exec", "gradient_worker", "matmul", "noop", "shell", "sleep", "spin"});
+  CHECK(r.NamesList() == "coded_matmul, exec, gradient_worker, matmul, noop, shell, sleep, spin");
+  // Side effects (docs/POLICIES.md): the pure built-ins are idempotent, shell and exec are not.
+  for (const std::string& name : r.Names())
+    CHECK(r.Find(name)->traits.idempotent == (name != "shell" && name != "exec"));
   CHECK(r.Find("sleep") != nullptr);
   CHECK(r.Find("nope") == nullptr);
   CHECK_FALSE(r.Register("noop", [](KernelContext&) -> StatusOr<std::string> { return std::string(); }).ok());
@@ -55,7 +65,7 @@ TEST_CASE("a registry restricted to an allow-list keeps the others known but dis
 
   Status bad = r.Restrict({"noop", "foo", "bar"});  // every unknown name, and nothing changes
   CHECK(bad.message() ==
-        "unknown kernel(s) 'foo', 'bar' (known: coded_matmul, gradient_worker, matmul, noop, shell, sleep, spin)");
+        "unknown kernel(s) 'foo', 'bar' (known: coded_matmul, exec, gradient_worker, matmul, noop, shell, sleep, spin)");
   CHECK(r.Names() == std::vector<std::string>{"noop", "shell"});
   REQUIRE(r.Restrict({}).ok());
   CHECK(r.Names().empty());
@@ -219,4 +229,164 @@ TEST_CASE("gradient_worker computes the gradient of its work share only") {
   CHECK(*coded::DecodeVector(*out) == coded::LsqGradient(rows12, {0.25, -1}));
   CHECK_FALSE(run(KernelShare{}).ok());          // not sent as a divisible job
   CHECK_FALSE(run(KernelShare{0, 4, 5}).ok());   // the share's total is not the row count
+}
+
+// ----------------------------------------------------- identity and exec --
+
+namespace {
+
+ExecOptions Allow(std::vector<std::string> allow, double cpu_s = 0) {
+  ExecOptions o;
+  o.allow = std::move(allow);
+  o.cpu_s = cpu_s;
+  return o;
+}
+
+KernelIdentity Someone() { return KernelIdentity{.job_id = 42, .task_index = 7, .task_count = 9, .attempt_id = 1234, .is_copy = true}; }
+
+// Runs `kernel` with `args` as attempt Someone(), on a registry whose exec
+// runs programs under `allow`.
+StatusOr<std::string> RunAs(const char* kernel, std::string_view args, ExecOptions exec = {},
+                            KernelShare share = {}, float* progress = nullptr) {
+  KernelRegistry r = BuiltinKernels(exec);
+  CancelToken token;
+  KernelContext ctx(args, &token);
+  ctx.SetIdentity(Someone());
+  ctx.SetShare(share);
+  auto out = r.Find(kernel)->fn(ctx);
+  if (progress) *progress = ctx.progress();
+  return out;
+}
+
+// A script in a fresh folder, executable.
+std::string Script(const std::string& dir, const std::string& body) {
+  std::filesystem::create_directories(dir);
+  std::string path = dir + "/run.sh";
+  std::ofstream(path) << "#!/bin/sh\n" << body << "\n";
+  chmod(path.c_str(), 0755);
+  return path;
+}
+
+std::string TempDir(const std::string& name) {
+  return (std::filesystem::temp_directory_path() / ("tailcut-kt-" + name + "-" + std::to_string(getpid()))).string();
+}
+
+}  // namespace
+
+TEST_CASE("a shell task knows who it is from its environment") {
+  auto out = RunAs("shell", "echo $TAILCUT_JOB_ID $TAILCUT_TASK_INDEX $TAILCUT_TASK_COUNT $TAILCUT_ATTEMPT_ID "
+                            "$TAILCUT_IS_COPY $TAILCUT_SHARE_OFFSET $TAILCUT_SHARE_SIZE $TAILCUT_SHARE_TOTAL",
+                   {}, KernelShare{10, 5, 100});
+  REQUIRE(out.ok());
+  CHECK(*out == "42 7 9 1234 1 10 5 100\n");
+  auto no_share = RunAs("shell", "echo \"[${TAILCUT_SHARE_TOTAL-unset}]\"");
+  REQUIRE(no_share.ok());
+  CHECK(*no_share == "[unset]\n");
+}
+
+TEST_CASE("per-task argument templates expand {index} and {count} only") {
+  CHECK(ExpandTaskArgs("x={index} n={count} {other} {index}", 3, 10) == "x=3 n=10 {other} 3");
+  CHECK(ExpandTaskArgs("no tokens", 1, 2) == "no tokens");
+  CHECK(HasTaskArgsTemplate("arg=/bin/x\narg={count}"));
+  CHECK_FALSE(HasTaskArgsTemplate("awk '{print}'"));
+}
+
+TEST_CASE("exec args: argv, env, cwd and limits round-trip, mistakes name the line") {
+  ExecArgs a;
+  a.argv = {"/usr/bin/env", "a b", "x=y"};
+  a.env = {{"SEED", "7"}};
+  a.cwd = "/tmp";
+  a.cpu_s = 2.5;
+  a.memory_mb = 64;
+  auto text = FormatExecArgs(a);
+  REQUIRE(text.ok());
+  auto back = ParseExecArgs(*text);
+  REQUIRE(back.ok());
+  CHECK(back->argv == a.argv);
+  CHECK(back->env == a.env);
+  CHECK(back->cwd == "/tmp");
+  CHECK(back->cpu_s == 2.5);
+  CHECK(back->memory_mb == 64);
+  CHECK(ParseExecArgs("arg=/bin/true\nagr=x").status().message() ==
+        "exec args line 2: unknown key 'agr' (arg, env, cwd, cpu_s, memory_mb)");
+  CHECK_FALSE(ParseExecArgs("env=NOVALUE\narg=/bin/true").ok());
+  CHECK_FALSE(ParseExecArgs("cwd=/tmp").ok());  // no program
+  a.argv.push_back("line\nbreak");
+  CHECK_FALSE(FormatExecArgs(a).ok());
+}
+
+TEST_CASE("exec runs allowed programs without a shell, in a scratch folder it removes") {
+  const std::string dir = TempDir("exec"), scratch_root = TempDir("scratch");
+  std::string prog = Script(dir, "echo \"$TAILCUT_TASK_INDEX/$TAILCUT_TASK_COUNT $1 $SEED\"; pwd; "
+                                 "test \"$(pwd)\" = \"$TAILCUT_SCRATCH_DIR\" && touch left-behind; "
+                                 "echo 0.25 >&$TAILCUT_PROGRESS_FD; echo 0.75 >&$TAILCUT_PROGRESS_FD");
+  ExecOptions opt;
+  opt.allow = {dir + "/"};
+  opt.scratch_dir = scratch_root;
+  float progress = 0;
+  auto out = RunAs("exec", "arg=" + prog + "\narg=two words\nenv=SEED=5\nenv=TAILCUT_TASK_INDEX=999\n", opt, {},
+                   &progress);
+  REQUIRE(out.ok());
+  // argv as given (no word splitting); the task's identity wins over its env map.
+  CHECK(out->rfind("7/9 two words 5\n" + scratch_root + "/attempt-1234-", 0) == 0);
+  CHECK(progress == Approx(0.75));
+  CHECK(std::filesystem::is_empty(scratch_root));  // the scratch folder is gone
+
+  auto refused = RunAs("exec", "arg=/bin/echo\narg=hi", opt);
+  REQUIRE_FALSE(refused.ok());
+  CHECK(refused.status().message().find("/bin/echo is not in this executor's exec_allow (" + dir + "/)") !=
+        std::string::npos);
+  CHECK_FALSE(RunAs("exec", "arg=" + dir + "/../../bin/echo", opt).ok());  // normalized first
+  CHECK(RunAs("exec", "arg=run.sh", opt).status().message().find("absolute path") != std::string::npos);
+  CHECK(RunAs("exec", "arg=/bin/true", ExecOptions{}).status().message().find("(empty)") != std::string::npos);
+
+  auto failing = RunAs("exec", "arg=/bin/sh\narg=-c\narg=echo oops >&2; exit 4", Allow({"/bin/sh"}));
+  REQUIRE_FALSE(failing.ok());
+  CHECK(failing.status().message() == "exec: exit code 4: oops");
+  std::filesystem::remove_all(dir);
+  std::filesystem::remove_all(scratch_root);
+}
+
+TEST_CASE("exec limits: a CPU-time limit kills a spinning program, the tighter of task and executor wins") {
+  ExecOptions opt = Allow({"/bin/sh"}, 1);
+  auto t0 = std::chrono::steady_clock::now();
+  auto spun = RunAs("exec", "arg=/bin/sh\narg=-c\narg=while :; do :; done\ncpu_s=30", opt);
+  REQUIRE_FALSE(spun.ok());
+  CHECK(spun.status().message().find("cpu_s limit") != std::string::npos);
+  CHECK(Seconds(t0) < 10.0);
+  // Address space: a program that maps more than it may fails.
+  auto big = RunAs("exec", "arg=/bin/sh\narg=-c\narg=x=$(head -c 50000000 /dev/zero | tr '\\0' a); echo ${#x}\nmemory_mb=16",
+                   Allow({"/bin/sh"}));
+  CHECK_FALSE(big.ok());
+}
+
+TEST_CASE("exec cancellation kills the program's whole process group") {
+  const std::string dir = TempDir("cancel");
+  std::string pidfile = dir + "/child.pid";
+  std::string prog = Script(dir, "sleep 30 & echo $! > " + pidfile + "; wait");
+  KernelRegistry r = BuiltinKernels(Allow({prog}));
+  CancelToken token;
+  std::string args = "arg=" + prog;
+  KernelContext ctx(args, &token);
+  std::thread canceller([&] {
+    std::this_thread::sleep_for(300ms);
+    token.Cancel();
+  });
+  auto t0 = std::chrono::steady_clock::now();
+  auto out = r.Find("exec")->fn(ctx);
+  canceller.join();
+  CHECK_FALSE(out.ok());
+  CHECK(Seconds(t0) < 20.0);
+  pid_t grandchild = 0;
+  std::ifstream(pidfile) >> grandchild;
+  REQUIRE(grandchild > 0);
+  // Dead: gone, or a zombie where no init reaps orphans (containers).
+  auto dead = [&] {
+    std::ifstream stat("/proc/" + std::to_string(grandchild) + "/stat");
+    std::string pid, comm, state;
+    return !(stat >> pid >> comm >> state) || state == "Z";
+  };
+  for (int i = 0; i < 200 && !dead(); ++i) std::this_thread::sleep_for(10ms);
+  CHECK(dead());  // the background sleep died with its group
+  std::filesystem::remove_all(dir);
 }

@@ -157,7 +157,7 @@ TEST_CASE("unknown kernels, failing kernels and duplicate ids") {
   REQUIRE(c.WaitFor([&] { return c.results.size() == 4; }));
   CHECK(c.results[1].outcome() == wire::AttemptResult::FAILED);
   CHECK(c.results[1].error() ==
-        "unknown kernel 'nope' (this executor offers: coded_matmul, gradient_worker, matmul, noop, shell, sleep, spin, throws)");
+        "unknown kernel 'nope' (this executor offers: coded_matmul, exec, gradient_worker, matmul, noop, shell, sleep, spin, throws)");
   CHECK(c.results[2].outcome() == wire::AttemptResult::FAILED);
   CHECK(c.results[2].error().rfind("exit code 4", 0) == 0);
   CHECK(c.results[3].outcome() == wire::AttemptResult::FAILED);

@@ -25,6 +25,15 @@ struct DaemonClusterOptions {
   bool http = false;         // /metrics on a free port: cluster->http_endpoint()
 };
 
+// Submits `job` and waits (at most 60 s) for its final status.
+inline StatusOr<wire::JobStatus> SubmitAndWait(Client& client, const wire::JobSpec& job) {
+  auto id = client.Submit(job);
+  if (!id.ok()) return id.status();
+  WaitOptions w;
+  w.timeout_s = 60;
+  return client.Wait(*id, w);
+}
+
 struct DaemonCluster {
   explicit DaemonCluster(const DaemonClusterOptions& d) {
     LocalClusterOptions o;

@@ -15,6 +15,7 @@
 #include "tailcut/client/local_cluster.h"
 
 using namespace tailcut;
+using tailcut::testing::SubmitAndWait;
 
 namespace {
 
@@ -32,14 +33,6 @@ struct Cluster : testing::DaemonCluster {
   }
 };
 
-// Submits `job` and waits (at most 60 s) for its final status.
-StatusOr<wire::JobStatus> SubmitAndWait(Client& client, const wire::JobSpec& job) {
-  auto id = client.Submit(job);
-  if (!id.ok()) return id.status();
-  WaitOptions w;
-  w.timeout_s = 60;
-  return client.Wait(*id, w);
-}
 
 }  // namespace
 

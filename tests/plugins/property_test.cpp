@@ -1,6 +1,7 @@
 // Property: whatever the events, with every built-in policy plus a greedy
-// one in the chain, the redundancy budget holds and every task commits at
-// most once (exactly once in each succeeded all-tasks job).
+// one in the chain, the redundancy budget holds, every task commits at
+// most once (exactly once in each succeeded all-tasks job), and a task that
+// is not idempotent never has two live attempts.
 #include <catch2/catch.hpp>
 
 #include <cmath>
@@ -28,6 +29,9 @@ struct Greedy : MitigationPolicy {
       out->push_back(Proposal::LaunchCopy(a.job, a.task, "greedy"));
       out->push_back(Proposal::LaunchCopy(a.job, a.task, "greedy", a.executor));
     });
+    v.ForEachRunningAttempt([&](const AttemptView& a) {  // kill and restart, now and then
+      if ((*rng)() % 8 == 0) out->push_back(Proposal::CancelAttempt(a.attempt, "greedy"));
+    });
     v.ForEachExecutor([&](const ExecutorView& e) {
       uint32_t r = (*rng)() % 20;
       if (r == 0) out->push_back(Proposal::Quarantine(e.id, "greedy"));
@@ -38,8 +42,8 @@ struct Greedy : MitigationPolicy {
 
 }  // namespace
 
-TEST_CASE("random event sequences: budget never exceeded, each task committed once") {
-  size_t total_copies = 0, total_commits = 0;
+TEST_CASE("random event sequences: budget never exceeded, each task committed once, side effects run alone") {
+  size_t total_copies = 0, total_commits = 0, side_effect_launches = 0;
   for (uint32_t seed = 1; seed <= 40; ++seed) {
     INFO("seed " << seed);
     std::mt19937 rng(seed);
@@ -55,6 +59,7 @@ TEST_CASE("random event sequences: budget never exceeded, each task committed on
     std::map<ExecutorId, uint32_t> slots;
     std::map<JobId, CompletionKind> kinds;
     std::map<JobId, uint32_t> task_count;
+    std::map<JobId, bool> side_effects;
     auto cap = [&] {
       uint32_t total = 0;
       for (auto& [e, s] : slots) total += s;
@@ -94,16 +99,24 @@ TEST_CASE("random event sequences: budget never exceeded, each task committed on
             j.rule.deadline_s = 1.0 + rng() % 5;
           }
           j.max_attempts = 1 + rng() % 3;
+          // A shell job: not idempotent unless the job says so (either way).
+          if (uint32_t side = rng() % 4; side < 2) {
+            j.templ.kernel = "shell";
+            if (side == 1) j.idempotent = rng() % 2 == 0;
+          }
           auto id = h.core.SubmitJob(j);
           if (id.ok()) {
             kinds[*id] = j.rule.kind;
             task_count[*id] = n;
+            side_effects[*id] = j.templ.kernel == "shell" && !j.idempotent.value_or(false);
           }
           break;
         }
         case 1: {  // add executor
           uint32_t s = 1 + rng() % 4;
-          ExecutorId e = h.Exec(s);
+          std::vector<std::string> kernels = testing::kTestKernels;
+          kernels.push_back("shell");  // declared not idempotent, as the executor daemon does
+          ExecutorId e = h.Exec(s, 0, kernels);
           slots[e] = s;
           break;
         }
@@ -144,6 +157,12 @@ TEST_CASE("random event sequences: budget never exceeded, each task committed on
       h.Drain();
       bool copied = false;
       for (size_t i = launches_before; i < h.launches.size(); ++i) copied |= h.launches[i].copy;
+      std::map<std::pair<JobId, TaskIndex>, uint32_t> lives;
+      for (auto& [a, l] : h.live) {
+        REQUIRE(l.idempotent == !side_effects[l.job]);
+        if (!l.idempotent) REQUIRE(++lives[{l.job, l.task}] == 1);
+      }
+      for (size_t i = launches_before; i < h.launches.size(); ++i) side_effect_launches += !h.launches[i].idempotent;
       uint32_t now_extras = extras();
       if (copied) REQUIRE(now_extras <= cap());
       REQUIRE(now_extras <= std::max(cap(), prev_extras));
@@ -180,4 +199,5 @@ TEST_CASE("random event sequences: budget never exceeded, each task committed on
   // The sequences did exercise redundancy.
   CHECK(total_copies > 100);
   CHECK(total_commits > 1000);
+  CHECK(side_effect_launches > 100);
 }

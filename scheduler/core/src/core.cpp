@@ -200,6 +200,10 @@ class SchedulerCore::Impl final {
     TaskPhase phase = job->tasks[t].phase;
     if (phase == TaskPhase::kCommitted || phase == TaskPhase::kDead)
       return Status::FailedPrecondition("task " + std::to_string(t) + " is done");
+    // Never two live attempts of a task that must not run twice: the one
+    // launched after its executor went away stays, this one is cancelled.
+    if (job->tasks[t].live > 0 && !s_.Idempotent(*job, t))
+      return Status::FailedPrecondition("task " + std::to_string(t) + " is not idempotent and runs elsewhere");
     // Any entry of the task in the retry queue (or next_unlaunched) goes stale:
     // Pump skips tasks that are not waiting.
     Attempt& a = life_.Link(*job, t, *e, id, false);
@@ -586,7 +590,9 @@ class SchedulerCore::Impl final {
         life_.Launch(*job, t, e, false, from_retry);
         job->infeasible_since = -1;
         ++placed;
-        for (uint32_t c = 0; !from_retry && c < job->clone_copies && s_.CopiesAllowed() > 0; ++c) {
+        for (uint32_t c = 0; !from_retry && c < job->clone_copies && s_.CopiesAllowed() > 0 &&
+                             gate_.MayRunAgain(*job, t, "clone", "clone at launch");
+             ++c) {
           ExecutorId ce = place_.PickFree(*job, t, true);
           if (!ce) break;
           life_.Launch(*job, t, ce, true);

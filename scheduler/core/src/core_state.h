@@ -38,6 +38,7 @@ struct Task {
   TaskPhase phase = TaskPhase::kUnlaunched;
   uint8_t live = 0;       // live attempts
   uint16_t failures = 0;
+  bool copy_refused = false;  // counted in Job::copies_refused (not idempotent)
   AttemptId live_head = 0;  // first live attempt; the rest chain via Attempt::next
 };
 
@@ -70,6 +71,7 @@ struct Job {
   uint32_t committed = 0, running = 0, attempts = 0, copies = 0, failed_attempts = 0, dead = 0;
   uint32_t needed = 0;
   uint32_t clone_copies = 0;
+  uint32_t copies_refused = 0;  // tasks refused another attempt: not idempotent
   std::vector<float> run_times;
   mutable double median_cache = 0;
   mutable size_t median_n = 0;
@@ -156,6 +158,8 @@ struct CoreState {
   std::deque<JobId> finished_order;
   std::deque<JobId> runnable;
   std::map<ExecutorId, Executor> executors;
+  // Kernels some executor declared not idempotent by default (sticky).
+  std::unordered_set<std::string> side_effect_kernels;
   std::deque<ExecutorId> free;          // executors with a free slot, not avoided
   std::deque<ExecutorId> free_avoided;  // ... that a policy advises against
   uint64_t free_slots = 0;              // free slots of executors not quarantined (FreeSlotsOf)
@@ -255,6 +259,15 @@ struct CoreState {
     free_slots -= FreeSlotsOf(e);
     change();
     free_slots += FreeSlotsOf(e);
+  }
+
+  // Whether task t of `job` may run twice: its own TaskDef::idempotent,
+  // else the job's, else its kernel's default.
+  bool Idempotent(const Job& job, TaskIndex t) const {
+    const TaskDef& d = job.def.Task(t);
+    if (d.idempotent) return *d.idempotent;
+    if (job.def.idempotent) return *job.def.idempotent;
+    return side_effect_kernels.count(d.kernel) == 0;
   }
 
   // Redundant attempts the budget still allows right now: live copies stay

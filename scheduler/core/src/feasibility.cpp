@@ -30,12 +30,10 @@ Status CheckFeasible(const std::map<ExecutorId, Executor>& executors, const Task
     kernel_offered |= e.kernels.count(d.kernel) > 0;
   }
   if (!kernel_offered) {
-    // shell is opt-in on each executor: say how to opt in, not what else runs.
-    if (d.kernel == "shell")
-      return Status::NotFound("no executor runs kernel 'shell' (executors offer it only when started with --allow-shell)");
-    if (d.kernel == "python")
-      return Status::NotFound(
-          "no executor runs kernel 'python' (executors offer it only when started with --allow-python)");
+    // shell, exec and python are opt-in on each executor: say how to opt in, not what else runs.
+    if (d.kernel == "shell" || d.kernel == "exec" || d.kernel == "python")
+      return Status::NotFound("no executor runs kernel '" + d.kernel + "' (executors offer it only when started with --allow-" +
+                              d.kernel + ")");
     std::set<std::string> offered;
     for (auto& [id, e] : executors) offered.insert(e.kernels.begin(), e.kernels.end());
     std::string list;

@@ -23,6 +23,7 @@ JobStatusInfo MakeStatusInfo(const Job& job) {
   s.finished = job.finished;
   s.request_key = job.def.request_key;
   s.owner = job.def.owner;
+  s.copies_refused_side_effects = job.copies_refused;
   return s;
 }
 
@@ -76,6 +77,7 @@ Executor& Lifecycle::AddExecutor(ExecutorDesc desc) {
   e.kernels.insert(e.desc.kernels.begin(), e.desc.kernels.end());
   std::sort(e.desc.labels.begin(), e.desc.labels.end());
   e.identity = std::make_shared<const std::string>(e.desc.identity.empty() ? e.desc.name : e.desc.identity);
+  s_.side_effect_kernels.insert(e.desc.side_effect_kernels.begin(), e.desc.side_effect_kernels.end());
   e.last_seen = s_.Now();
   s_.total_slots += e.desc.slots;
   s_.free_slots += CoreState::FreeSlotsOf(e);
@@ -97,7 +99,7 @@ void Lifecycle::Launch(Job& job, TaskIndex t, ExecutorId eid, bool copy, bool re
   job.attempts++;
   if (copy) job.copies++;
   ++(copy ? s_.counters.attempts_copy : restart ? s_.counters.attempts_restart : s_.counters.attempts_first);
-  s_.Emit(LaunchCmd{a.id, eid, job.id, t, copy});
+  s_.Emit(LaunchCmd{a.id, eid, job.id, t, copy, {}, s_.Idempotent(job, t), job.Count()});
 }
 
 Attempt& Lifecycle::Link(Job& job, TaskIndex t, Executor& e, AttemptId id, bool copy) {

@@ -13,6 +13,21 @@ size_t QuarantineCap(double share, size_t fleet) {
   return std::min(cap, fleet / 2);  // never more than half the fleet
 }
 
+bool ProposalGate::MayRunAgain(Job& job, TaskIndex t, std::string_view what, std::string_view policy) {
+  if (s_.Idempotent(job, t)) return true;
+  Task& task = job.tasks[t];
+  if (!task.copy_refused) {
+    task.copy_refused = true;
+    job.copies_refused++;
+    const std::string& kernel = job.def.Task(t).kernel;
+    std::string why = "task is not idempotent (kernel " + kernel +
+                      "; set idempotent = true on the job if running it twice is harmless)";
+    TC_LOG(Info) << policy << ": no " << what << " of job " << job.id << " task " << t << ": " << why;
+    for (CoreObserver* o : s_.observers) o->OnCopyRefused(job.id, t, what, why);
+  }
+  return false;
+}
+
 void ProposalGate::ApplyAll(const std::vector<Proposal>& proposals, std::string_view policy, uint32_t index) {
   for (const Proposal& p : proposals) Apply(p, policy, index);
 }
@@ -24,6 +39,7 @@ void ProposalGate::Apply(const Proposal& p, std::string_view policy, uint32_t in
       if (!job || job->state != JobState::kRunning || p.task >= job->Count()) return;
       Task& task = job->tasks[p.task];
       if (task.phase != TaskPhase::kActive || task.live == 0 || s_.CopiesAllowed() == 0) return;
+      if (!MayRunAgain(*job, p.task, "copy", policy)) return;
       ExecutorId e = place_.PickFree(*job, p.task, true, p.executor);
       if (!e) return;
       TC_LOG(Debug) << policy << ": copy of job " << p.job << " task " << p.task << " on executor " << e << ": "
@@ -40,6 +56,11 @@ void ProposalGate::Apply(const Proposal& p, std::string_view policy, uint32_t in
       if (it == s_.attempts.end()) return;
       Attempt a = it->second;
       Job* owner = s_.FindJob(a.job);
+      // Cancelling a task's only attempt restarts it, and a launched attempt
+      // may already be running on its executor even before it says so.
+      if (owner && owner->state == JobState::kRunning && owner->tasks[a.task].live == 1 &&
+          !MayRunAgain(*owner, a.task, "restart", policy))
+        return;
       if (owner && owner->tasks[a.task].live == 1 && a.started >= 0) {  // a restart: learn from it
         const TaskDef& d = owner->def.Task(a.task);
         RunningAttempt ra;

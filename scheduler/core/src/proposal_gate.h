@@ -27,6 +27,11 @@ class ProposalGate {
   // chain (CoreState::policies), where its wake-ups go.
   void ApplyAll(const std::vector<Proposal>& proposals, std::string_view policy, uint32_t index = 0);
   void Apply(const Proposal& p, std::string_view policy, uint32_t index = 0);
+  // Whether task t may get another attempt (`what`: copy, clone, restart)
+  // proposed by `policy`: only when it is idempotent. A refusal is counted
+  // once per task (JobStatusInfo::copies_refused_side_effects), logged and
+  // told to the observers (the trace, the dashboard).
+  bool MayRunAgain(Job& job, TaskIndex t, std::string_view what, std::string_view policy);
 
  private:
   CoreState& s_;

@@ -74,6 +74,7 @@ Status RestoreFinishedJob(CoreState& s, Lifecycle& life, JobId id, JobDef def, c
   job.committed = st.committed;
   job.attempts = st.attempts;
   job.copies = st.copies;
+  job.copies_refused = st.copies_refused_side_effects;
   job.failed_attempts = st.failed_attempts;
   if (job.def.return_outputs) job.outputs = std::move(outputs);
   life.Retain(id);

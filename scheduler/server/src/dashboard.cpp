@@ -296,6 +296,7 @@ std::string RenderJobs(const State& s) {
     o.U("tasks", st.tasks).U("committed", st.committed).U("running", st.running);
     o.U("attempts", st.attempts).U("copies", st.copies).U("copies_won", j.copies_won);
     o.U("restarts", j.restarts).U("failed_attempts", st.failed_attempts);
+    o.U("copies_refused_side_effects", st.copies_refused_side_effects);  // not idempotent: not copied
     o.Raw("run_p50_s", Time3(j.run_p50)).Raw("run_p99_s", Time3(j.run_p99));
     o.Raw("submitted", Time3(st.submitted));
     o.Raw("latency_s", st.state == JobState::kRunning ? "null" : Time3(std::max(0.0, st.finished - st.submitted)));

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <random>
 
+#include "tailcut/common/kernel_args.h"
 #include "tailcut/common/log.h"
 #include "tailcut/wire/wire.h"
 #include "wire_convert.h"
@@ -175,9 +176,12 @@ void ParentLink::Accept(wire::Assignment& a) {
   spec.set_name("parent job " + std::to_string(a.job_id()) + " task " + std::to_string(a.task_index()));
   wire::TaskSpec* t = spec.add_tasks();
   t->set_kernel(std::move(*a.mutable_kernel()));
-  t->set_args(std::move(*a.mutable_args()));
+  // The parent's index and count, not the one-task local job's.
+  t->set_args(a.args_template() ? ExpandTaskArgs(a.args(), a.task_index(), a.task_count())
+                                : std::move(*a.mutable_args()));
   *t->mutable_demand() = a.demand();
   if (a.has_share()) *t->mutable_share() = a.share();  // the parent's share of a divisible job, run as is
+  t->set_idempotent(a.idempotent());  // the parent decided; the edge's policies obey it too
   spec.set_stream_results(true);  // the commit comes back as TaskCommittedCmd with its output
   spec.set_owner(ParentOwner(o_.name));
   auto local = host_.submit(std::move(spec));
@@ -335,7 +339,11 @@ void ParentLink::SendRegister(const FleetSummary& fleet, double now) {
     g->set_name("edge fleet GPU");
   }
   (*reg->mutable_labels())["tier"] = "edge";
-  for (const std::string& k : fleet.kernels) reg->add_kernels(k);
+  for (const std::string& k : fleet.kernels) {
+    reg->add_kernels(k);
+    if (!std::binary_search(fleet.side_effect_kernels.begin(), fleet.side_effect_kernels.end(), k))
+      reg->add_idempotent_kernels(k);
+  }
   // What we hold goes with it: the parent adopts what it still wants.
   pending_.clear_started();  // `running` says which started
   for (const auto& [a, h] : held_) {

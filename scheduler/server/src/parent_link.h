@@ -43,8 +43,9 @@ struct FleetSummary {
   uint32_t slots = 0;
   uint32_t gpus = 0;
   std::vector<std::string> kernels;  // sorted, unique
+  std::vector<std::string> side_effect_kernels;  // of kernels, not idempotent on some executor; sorted
   bool operator==(const FleetSummary& o) const {
-    return slots == o.slots && gpus == o.gpus && kernels == o.kernels;
+    return slots == o.slots && gpus == o.gpus && kernels == o.kernels && side_effect_kernels == o.side_effect_kernels;
   }
   bool operator!=(const FleetSummary& o) const { return !(*this == o); }
 };

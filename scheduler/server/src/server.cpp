@@ -112,11 +112,16 @@ FleetSummary SchedulerServer::Impl::Fleet() const {
     f.slots += p.slots;
     f.gpus += p.gpus;
     f.kernels.insert(f.kernels.end(), p.kernels.begin(), p.kernels.end());
+    f.side_effect_kernels.insert(f.side_effect_kernels.end(), p.side_effect_kernels.begin(),
+                                 p.side_effect_kernels.end());
   }
   f.slots = std::min<uint32_t>(f.slots, kMaxWireSlots);  // what one executor may offer its parent
   f.gpus = std::min<uint32_t>(f.gpus, kMaxWireGpus);
   std::sort(f.kernels.begin(), f.kernels.end());
   f.kernels.erase(std::unique(f.kernels.begin(), f.kernels.end()), f.kernels.end());
+  std::sort(f.side_effect_kernels.begin(), f.side_effect_kernels.end());
+  f.side_effect_kernels.erase(std::unique(f.side_effect_kernels.begin(), f.side_effect_kernels.end()),
+                              f.side_effect_kernels.end());
   return f;
 }
 

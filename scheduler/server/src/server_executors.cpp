@@ -77,6 +77,7 @@ void SchedulerServer::Impl::OnRegister(const std::string& route, const wire::Reg
   peer.gpus = d.gpus;
   peer.kernels = d.kernels;
   peer.key = key;
+  peer.side_effect_kernels = d.side_effect_kernels;
   ExecutorId id = core_.AddExecutor(std::move(d));
   by_route_[route] = id;
   peers_[id] = std::move(peer);

@@ -54,6 +54,7 @@ struct Peer {
   uint32_t slots = 0, gpus = 0;
   std::vector<std::string> kernels;
   std::string key;  // the CURVE key it registered under ("" without keys)
+  std::vector<std::string> side_effect_kernels;  // of kernels, not idempotent by default
 };
 
 }  // namespace tailcut::server_detail

@@ -65,6 +65,11 @@ void TraceRecorder::OnAttemptEnded(const AttemptRecord& record) {
   if (error_.ok()) ++rows_;
 }
 
+void TraceRecorder::OnCopyRefused(JobId job, TaskIndex task, std::string_view what, std::string_view why) {
+  Comment("not copied: job " + std::to_string(job) + " task " + std::to_string(task) + " " + std::string(what) + ": " +
+          std::string(why));
+}
+
 void TraceRecorder::Comment(const std::string& text) {
   std::string line = "# " + text;
   for (char& c : line)

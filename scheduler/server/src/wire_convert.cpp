@@ -7,6 +7,7 @@
 #include <climits>
 #include <cmath>
 #include <sstream>
+#include <unordered_set>
 
 namespace tailcut {
 namespace {
@@ -51,6 +52,8 @@ StatusOr<TaskDef> TaskDefFromWire(const wire::TaskSpec& t, const std::string& fi
   d.input_size = size;
   d.timeout_s = t.timeout_s();
   d.share = WorkShare{sh.begin(), sh.count(), sh.total()};
+  if (t.has_idempotent()) d.idempotent = t.idempotent();
+  d.args_template = t.args_template();
   return d;
 }
 
@@ -188,6 +191,7 @@ StatusOr<JobDef> JobDefFromWire(const wire::JobSpec& spec) {
   d.owner = spec.owner();
   d.timeout_s = spec.timeout_s();
   d.divisible_units = spec.divisible_units();
+  if (spec.has_idempotent()) d.idempotent = spec.idempotent();
   if (d.divisible_units > 0) {
     bool pinned = d.templ.share.divisible();
     for (const TaskDef& t : d.tasks) pinned |= t.share.divisible();
@@ -236,6 +240,10 @@ ExecutorDesc ExecutorDescFromWire(const wire::Register& r, size_t ordinal) {
   if (!r.python_version().empty()) d.labels.emplace_back(kPythonLabel, r.python_version().substr(0, 32));
   std::sort(d.labels.begin(), d.labels.end());
   d.kernels.assign(r.kernels().begin(), r.kernels().end());
+  // The safe side: a kernel the executor does not call idempotent is not.
+  std::unordered_set<std::string> pure(r.idempotent_kernels().begin(), r.idempotent_kernels().end());
+  for (const std::string& k : d.kernels)
+    if (!pure.count(k)) d.side_effect_kernels.push_back(k);
   return d;
 }
 
@@ -304,6 +312,7 @@ void JobStatusToWire(const JobStatusInfo& i, wire::JobStatus* out) {
   out->set_reason(i.reason);
   out->set_submitted_at_s(i.submitted);
   out->set_finished_at_s(i.finished);
+  out->set_copies_refused_side_effects(i.copies_refused_side_effects);
 }
 
 StatusOr<JobDef> JobDefFromJournal(const std::string& bytes) {
@@ -369,6 +378,10 @@ void LaunchToWire(const LaunchCmd& l, const TaskDef& t, wire::Assignment* a) {
   a->set_task_index(l.task);
   a->set_kernel(t.kernel);
   a->set_args(t.args);
+  a->set_task_count(l.task_count);
+  a->set_copy(l.copy);
+  a->set_args_template(t.args_template);
+  a->set_idempotent(l.idempotent);
   a->mutable_demand()->set_cpu_slots(t.cpu_slots);
   a->mutable_demand()->set_gpus(t.gpus);
   if (const WorkShare& sh = l.share.divisible() ? l.share : t.share; sh.divisible()) {

@@ -2,7 +2,10 @@
 // key=value pairs, e.g. "ms=50 sigma=0.3". See docs/KERNELS.md.
 #pragma once
 
+#include <cstdint>
 #include <map>
+#include <utility>
+#include <vector>
 #include <string>
 #include <string_view>
 
@@ -25,5 +28,34 @@ class KernelArgs {
  private:
   std::map<std::string, std::string> values_;
 };
+
+// The `exec` kernel's arguments (docs/KERNELS.md, "exec"): one entry per
+// line, KEY=VALUE, the value the rest of the line as is (spaces, '=' and
+// braces included):
+//   arg=/usr/bin/python3      argv, in order; the first is the program
+//   arg=train.py              (an absolute path, checked against the
+//   env=SEED=7                executor's exec_allow); env NAME=VALUE
+//   cwd=/data/run             adds to the environment; cwd: the working
+//   cpu_s=600                 directory (default: the scratch directory);
+//   memory_mb=4096            limits (0 = the executor's).
+// Blank lines are skipped; a value cannot hold a line break.
+struct ExecArgs {
+  std::vector<std::string> argv;
+  std::vector<std::pair<std::string, std::string>> env;
+  std::string cwd;
+  double cpu_s = 0;        // RLIMIT_CPU; 0 = the executor's exec_cpu_s
+  uint64_t memory_mb = 0;  // RLIMIT_AS; 0 = the executor's exec_memory_mb
+};
+// Errors name the 1-based line: "exec args line 2: unknown key 'agr'".
+StatusOr<ExecArgs> ParseExecArgs(std::string_view text);
+// The text ParseExecArgs reads back (fails on a value with a line break).
+StatusOr<std::string> FormatExecArgs(const ExecArgs& args);
+
+// Per-task argument templates (TaskSpec.args_template, docs/JOBS.md): every
+// `{index}` becomes the task's index and every `{count}` the job's task
+// count; nothing else changes (other braces stay as they are).
+std::string ExpandTaskArgs(std::string_view args, uint64_t index, uint64_t count);
+// Whether `args` holds `{index}` or `{count}`: clients then set args_template.
+bool HasTaskArgsTemplate(std::string_view args);
 
 }  // namespace tailcut

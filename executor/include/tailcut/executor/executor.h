@@ -59,6 +59,9 @@ struct ExecutorOptions {
   // python.allow, `python` joins allow_kernels and Register carries the
   // interpreter's version (docs/PYTHON.md, "Python functions").
   PythonOptions python;
+  // The exec kernel's allow-list, limits and scratch folders (exec_allow,
+  // exec_cpu_s, exec_memory_mb, scratch_dir; docs/CONFIG.md).
+  ExecOptions exec;
   FaultOptions faults;
 };
 
@@ -75,7 +78,9 @@ ExecutorOptions ResolveDefaults(ExecutorOptions options);
 
 class Executor {
  public:
-  explicit Executor(ExecutorOptions options, KernelRegistry kernels = BuiltinKernels());
+  // The built-in kernels, exec with options.exec.
+  explicit Executor(ExecutorOptions options);
+  Executor(ExecutorOptions options, KernelRegistry kernels);
   ~Executor();
   Executor(const Executor&) = delete;
   Executor& operator=(const Executor&) = delete;

@@ -53,6 +53,18 @@ struct KernelShare {
   bool divisible() const { return total > 0; }
 };
 
+// Who an attempt is (Assignment): what shell and exec tasks find in their
+// environment as TAILCUT_JOB_ID, TAILCUT_TASK_INDEX, TAILCUT_TASK_COUNT,
+// TAILCUT_ATTEMPT_ID and TAILCUT_IS_COPY (docs/KERNELS.md, "A task's
+// identity").
+struct KernelIdentity {
+  uint64_t job_id = 0;
+  uint32_t task_index = 0;
+  uint32_t task_count = 0;  // tasks in the job; 0 when the scheduler did not say
+  uint64_t attempt_id = 0;
+  bool is_copy = false;     // a redundant copy of a running attempt
+};
+
 class KernelContext {
  public:
   // `time_factor` stretches SleepFor and reported durations (fault injection:
@@ -80,6 +92,13 @@ class KernelContext {
   }
   void SetShare(KernelShare share) { share_ = share; }
   const KernelShare& share() const { return share_; }
+  void SetIdentity(KernelIdentity id) { identity_ = id; }
+  const KernelIdentity& identity() const { return identity_; }
+  uint64_t job_id() const { return identity_.job_id; }
+  uint32_t task_index() const { return identity_.task_index; }
+  uint32_t task_count() const { return identity_.task_count; }
+  uint64_t attempt_id() const { return identity_.attempt_id; }
+  bool is_copy() const { return identity_.is_copy; }
   uint32_t gpus() const { return gpus_; }
   int gpu_device() const { return gpu_device_; }
   // Set by a kernel that actually ran on the GPU (tests, logs).
@@ -94,8 +113,15 @@ class KernelContext {
   uint32_t gpus_ = 0;
   int gpu_device_ = 0;
   KernelShare share_;
+  KernelIdentity identity_;
   bool ran_on_gpu_ = false;
 };
+
+// The attempt's identity as NAME=value environment entries: the TAILCUT_*
+// variables above, TAILCUT_SHARE_OFFSET/SIZE/TOTAL for a share of a
+// divisible job, and CUDA_VISIBLE_DEVICES for a GPU task (the device it
+// got, mapped through the executor's own CUDA_VISIBLE_DEVICES if set).
+std::vector<std::string> TaskEnvironment(const KernelContext& ctx);
 
 using KernelFn = std::function<StatusOr<std::string>(KernelContext&)>;
 
@@ -106,6 +132,12 @@ struct KernelTraits {
   // Finishes instantly and never blocks (noop): the runtime may run it
   // inline, without a fiber, when nothing is queued ahead of it.
   bool instant = false;
+  // Running an attempt twice is harmless (no side effects outside its
+  // output): the scheduler may then copy, clone, hedge or restart its
+  // tasks unless a job says otherwise. Registered with the scheduler
+  // (Register.idempotent_kernels). False by default: the safe side for a
+  // kernel that writes somewhere (docs/POLICIES.md, "Side effects").
+  bool idempotent = false;
 };
 
 struct Kernel {
@@ -138,12 +170,26 @@ class KernelRegistry {
   std::map<std::string, Kernel, std::less<>> disabled_;  // registered, not allowed
 };
 
-// noop, sleep, spin, matmul, shell, coded_matmul, gradient_worker (see
+// What the exec kernel may run, and the limits of its attempts (the
+// executor's config, docs/CONFIG.md; docs/SECURITY.md, "exec").
+struct ExecOptions {
+  // exec_allow: programs (absolute paths) or folders (ending in '/') whose
+  // programs may run; empty: none (every exec attempt fails, saying so).
+  std::vector<std::string> allow;
+  double cpu_s = 0;         // exec_cpu_s: RLIMIT_CPU of an attempt, at most; 0 = none
+  uint64_t memory_mb = 0;   // exec_memory_mb: RLIMIT_AS of an attempt, at most; 0 = none
+  std::string scratch_dir;  // scratch_dir: where per-attempt scratch folders go; "" = the temp folder
+};
+// Whether `program` (absolute, normalized) is in `allow`.
+bool ExecAllowed(const std::vector<std::string>& allow, const std::string& program);
+
+// noop, sleep, spin, matmul, shell, exec, coded_matmul, gradient_worker (see
 // docs/KERNELS.md and docs/GPU.md). Fails if a name is already taken.
-Status RegisterBuiltinKernels(KernelRegistry* registry);
-KernelRegistry BuiltinKernels();
+Status RegisterBuiltinKernels(KernelRegistry* registry, const ExecOptions& exec = {});
+KernelRegistry BuiltinKernels(const ExecOptions& exec = {});
 // What an executor runs unless its allow_kernels says otherwise: every
-// built-in but shell, which runs any command a client sends (--allow-shell).
+// built-in but shell and exec, which run any command a client sends
+// (--allow-shell, --allow-exec).
 std::vector<std::string> DefaultAllowedKernels();
 
 // The matmul kernel's arithmetic, exposed for tests: the deterministic

@@ -28,6 +28,7 @@ struct AttemptSpec {
   std::string args;
   uint32_t gpus = 0;  // Resources.gpus of the task: 1 selects GPU twins
   KernelShare share{};  // Assignment.share, checked (divisible jobs)
+  KernelIdentity identity{};  // job, task, count, attempt, copy (Assignment)
 };
 
 // Everything that happened since the previous DrainEvents.

@@ -105,7 +105,7 @@ struct TraceJob {
 struct LiveModel {
   uint32_t executors = 4;
   uint32_t slots = 2;
-  std::string kernel = "sleep";     // sleep | spin | noop
+  std::string kernel = "sleep";     // sleep | spin | noop | exec (/bin/sleep task_ms, no sigma)
   double task_ms = 20;              // median task time
   double sigma = 0.3;               // lognormal noise of the sleep kernel
   uint32_t jobs = 50;
@@ -124,6 +124,7 @@ struct LiveModel {
   bool crash_restart = false;       // start a fresh executor in its place
   double lost_after_s = 1.0;        // the live core's silence-to-lost time
   double network_ms = 0.15;         // one-way loopback delay assumed by --live-model
+  int64_t idempotent = -1;          // the jobs' JobSpec.idempotent: 1, 0, -1 = unset (the kernel's)
 };
 struct Scenario {
   std::string name;

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -30,6 +31,10 @@ struct TaskDef {
   double input_size = 0;
   double timeout_s = 0;             // per attempt, from its start; 0 = the scheduler's default
   WorkShare share;                  // fixed by the submitter (TaskSpec.share); total 0 = none
+  // Running it twice is harmless (TaskSpec.idempotent); unset: the job's
+  // JobDef::idempotent, else the kernel's default (ExecutorDesc).
+  std::optional<bool> idempotent;
+  bool args_template = false;       // the executor expands {index} and {count} in args
   const std::string& ClassName() const { return task_class.empty() ? kernel : task_class; }
 };
 
@@ -59,6 +64,10 @@ struct JobDef {
   // the executors they are placed on (docs/JOBS.md, "Speed-proportional
   // work"); every attempt is told its WorkShare. Needs rule kAll.
   uint64_t divisible_units = 0;
+  // The tasks' default for TaskDef::idempotent; unset: each kernel's own.
+  // Only idempotent tasks get copies, clones, hedges or a restart of a
+  // launched attempt (the proposal gate enforces it).
+  std::optional<bool> idempotent;
 
   uint32_t TaskCount() const { return static_cast<uint32_t>(tasks.size()) + template_count; }
   const TaskDef& Task(TaskIndex i) const { return i < tasks.size() ? tasks[i] : templ; }

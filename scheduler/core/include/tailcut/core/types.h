@@ -99,6 +99,10 @@ struct ExecutorDesc {
   uint32_t gpus = 0;
   std::vector<std::pair<std::string, std::string>> labels;
   std::vector<std::string> kernels;   // exactly the kernels it runs; empty: none
+  // Of `kernels`, those not idempotent by default (shell, exec, plugins'):
+  // their tasks get no copies unless the job says they are idempotent. Once
+  // one executor names a kernel here, the core keeps it so (the safe side).
+  std::vector<std::string> side_effect_kernels;
   uint32_t max_queued = 0;            // queued beyond slots it accepts; 0 = no cap
   // Who it is across registrations (the server: its key and name); empty:
   // its name. Results and adoptions of attempts it held under an earlier
@@ -115,6 +119,9 @@ struct JobStatusInfo {
   Time submitted = 0, finished = 0;
   std::string request_key;
   std::string owner;
+  // Tasks a policy wanted another attempt of (copy, clone, hedge, restart),
+  // refused because they are not idempotent; each task counted once.
+  uint32_t copies_refused_side_effects = 0;
 };
 
 struct LaunchCmd {
@@ -124,6 +131,8 @@ struct LaunchCmd {
   TaskIndex task = 0;
   bool copy = false;
   WorkShare share{};  // the task's share of a divisible job (total 0 otherwise)
+  bool idempotent = true;  // the task's resolved idempotency (edges pass it on)
+  uint32_t task_count = 0;  // tasks in the job (the attempt's identity, docs/KERNELS.md)
 };
 struct CancelCmd {
   AttemptId attempt = 0;
@@ -200,6 +209,9 @@ class CoreObserver {
   // the job keeps outputs (return_outputs).
   virtual void OnTaskCommitted(JobId, TaskIndex, AttemptId, ExecutorId, double /*run_s*/,
                                const std::string* /*output*/) {}
+  // The first time a task is refused another attempt because it is not
+  // idempotent (`what`: "copy", "clone", "restart"; `why` says which rule).
+  virtual void OnCopyRefused(JobId, TaskIndex, std::string_view /*what*/, std::string_view /*why*/) {}
 };
 
 }  // namespace tailcut

@@ -41,6 +41,8 @@ class TraceRecorder final : public CoreObserver {
   ~TraceRecorder() override;
 
   void OnAttemptEnded(const AttemptRecord& record) override;
+  // "# not copied: job J task T WHAT: WHY" (docs/POLICIES.md, "Side effects").
+  void OnCopyRefused(JobId job, TaskIndex task, std::string_view what, std::string_view why) override;
   // A "# text" line (the format skips them): who the executor ids are, etc.
   // Line breaks in `text` become spaces.
   void Comment(const std::string& text);
