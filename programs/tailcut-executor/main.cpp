@@ -116,6 +116,10 @@ int main(int argc, char** argv) {
       overrides.push_back("trust_unauthenticated_scheduler=true");
       continue;
     }
+    if (arg == "--allow-python") {
+      overrides.push_back("allow_python=true");
+      continue;
+    }
     const std::string name = arg.substr(0, arg.find('='));
     const Flag* flag = nullptr;
     for (const Flag& f : kFlags)

@@ -165,6 +165,33 @@ TEST_CASE("metrics: every family has HELP and TYPE once, every sample a family, 
   CHECK(p.samples.at("tailcut_executors{health=\"suspect\"}") == "1");
   CHECK(p.samples.at("tailcut_executors{health=\"fail_slow\"}") == "1");
   CHECK(p.samples.at("tailcut_executors{health=\"recovered\"}") == "0");
+  CHECK(p.types.at("tailcut_journal_commit_seconds") == "histogram");
+  CHECK(p.types.at("tailcut_journal_commit_failures_total") == "counter");
+  CHECK(p.samples.at("tailcut_journal_commit_seconds_count") == "0");
+}
+
+TEST_CASE("metrics: journal commits land in their histogram, failures in their counter") {
+  SchedulerMetrics m;
+  m.OnJournalCommit(0.002, true);
+  m.OnJournalCommit(0.3, true);
+  m.OnJournalCommit(7.0, false);
+  testing::CoreHarness h;
+  std::shared_ptr<const Snapshot> got;
+  std::atomic<bool> done{false};
+  std::thread t([&] {
+    got = m.Fresh(std::chrono::seconds(30));
+    done = true;
+  });
+  while (!done) m.MaybePublish(h.core);
+  t.join();
+  REQUIRE(got);
+  Parsed p = Parse(Render(*got));
+  CHECK(p.samples.at("tailcut_journal_commit_seconds_count") == "3");
+  CHECK(p.samples.at("tailcut_journal_commit_seconds_bucket{le=\"0.0025\"}") == "1");
+  CHECK(p.samples.at("tailcut_journal_commit_seconds_bucket{le=\"0.5\"}") == "2");
+  CHECK(p.samples.at("tailcut_journal_commit_seconds_bucket{le=\"5\"}") == "2");
+  CHECK(p.samples.at("tailcut_journal_commit_seconds_bucket{le=\"+Inf\"}") == "3");
+  CHECK(p.samples.at("tailcut_journal_commit_failures_total") == "1");
 }
 
 TEST_CASE("metrics: a snapshot reads the core's counters, executors and finished jobs' latency") {

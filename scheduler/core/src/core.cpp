@@ -158,7 +158,7 @@ class SchedulerCore::Impl final {
       return;
     }
     life_.EndAttempt(a, AttemptOutcome::kCommitted, run_s);
-    Commit(job, a.task, a.id, a.executor, std::move(output), run_s);
+    Commit(job, a.task, a.id, a.executor, std::move(output), run_s, a.copy);
   }
 
   bool CommitOrphanResult(JobId j, TaskIndex t, AttemptId a, ExecutorId e, std::string output, double run_s) {
@@ -250,7 +250,7 @@ class SchedulerCore::Impl final {
       }
     }
     if (!s_.policies.empty() && now >= s_.next_policy_time) {
-      s_.next_policy_time = now + s_.opt.policy_interval_s;
+      s_.next_policy_time = now + PolicyInterval();
       std::vector<Proposal> proposals;
       for (uint32_t i = 0; i < s_.policies.size(); ++i) {
         GuardedPolicy& p = s_.policies[i];
@@ -285,6 +285,13 @@ class SchedulerCore::Impl final {
     }
   }
 
+  double PolicyInterval() const {
+    const CoreOptions& o = s_.opt;
+    // Without policies nothing runs at the interval: drivers keep ticking at
+    // policy_interval_s (a `none` run does not depend on the task scale).
+    if (s_.policies.empty() || o.policy_interval_ratio <= 0 || s_.typical_run_s <= 0) return o.policy_interval_s;
+    return std::clamp(o.policy_interval_ratio * s_.typical_run_s, o.policy_interval_min_s, o.policy_interval_max_s);
+  }
   Time NextWakeUp() const { return s_.wakeups.empty() ? -1 : s_.wakeups.top().at; }
 
   // ----------------------------------------------------------- queries --
@@ -509,9 +516,10 @@ class SchedulerCore::Impl final {
 
   // Commits task t of a running job with this result (the attempt already
   // ended, or was never known); cancels the task's other live attempts.
-  void Commit(Job& job, TaskIndex t, AttemptId attempt, ExecutorId eid, std::string output, double run_s) {
+  void Commit(Job& job, TaskIndex t, AttemptId attempt, ExecutorId eid, std::string output, double run_s,
+              bool copy = false) {
     if (Executor* e = s_.FindExec(eid)) e->finished++;
-    life_.RecordCommit(job, t, attempt, eid, run_s, std::move(output), /*notify=*/true);
+    life_.RecordCommit(job, t, attempt, eid, run_s, std::move(output), /*notify=*/true, copy);
     life_.EndLiveAttempts(job, t, AttemptOutcome::kSuperseded);
     if (job.committed >= job.needed) life_.FinishJob(job, JobState::kSucceeded, "");
     s_.dirty = true;
@@ -660,6 +668,7 @@ Status SchedulerCore::RestoreFinishedJob(JobId id, JobDef def, const JobStatusIn
 }
 void SchedulerCore::TakeCommands(std::vector<Command>* out) { impl_->TakeCommands(out); }
 Time SchedulerCore::NextWakeUp() const { return impl_->NextWakeUp(); }
+double SchedulerCore::PolicyInterval() const { return impl_->PolicyInterval(); }
 StatusOr<JobStatusInfo> SchedulerCore::JobStatus(JobId job) const { return impl_->Status_(job); }
 StatusOr<std::vector<CommittedOutput>> SchedulerCore::JobOutputs(JobId job) const { return impl_->Outputs(job); }
 std::vector<ExecutorStatusInfo> SchedulerCore::Executors() const { return impl_->ExecutorList(); }

@@ -193,6 +193,7 @@ struct CoreState {
   uint64_t executors_epoch = 1;  // bumps when executors join or leave
   CoreCounters counters;  // docs/METRICS.md
   Time next_policy_time = 0;
+  double typical_run_s = -1;  // EWMA of committed run times, all jobs (CoreOptions::policy_interval_ratio)
   bool dirty = false;  // TakeCommands must Pump first
 
   Time Now() const { return clock->Now(); }

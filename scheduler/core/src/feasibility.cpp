@@ -33,6 +33,9 @@ Status CheckFeasible(const std::map<ExecutorId, Executor>& executors, const Task
     // shell is opt-in on each executor: say how to opt in, not what else runs.
     if (d.kernel == "shell")
       return Status::NotFound("no executor runs kernel 'shell' (executors offer it only when started with --allow-shell)");
+    if (d.kernel == "python")
+      return Status::NotFound(
+          "no executor runs kernel 'python' (executors offer it only when started with --allow-python)");
     std::set<std::string> offered;
     for (auto& [id, e] : executors) offered.insert(e.kernels.begin(), e.kernels.end());
     std::string list;

@@ -49,21 +49,22 @@ Job& Lifecycle::AddJob(JobDef def, JobId id) {
 }
 
 void Lifecycle::RecordCommit(Job& job, TaskIndex t, AttemptId a, ExecutorId e, double run_s, std::string output,
-                             bool notify) {
+                             bool notify, bool copy) {
   job.tasks[t].phase = TaskPhase::kCommitted;
   job.committed++;
   if (notify) s_.counters.tasks_committed++;  // a replayed commit was counted by its own run
   job.run_times.push_back(static_cast<float>(run_s));
   job.typical_run_s = job.typical_run_s < 0 ? run_s : 0.9 * job.typical_run_s + 0.1 * run_s;
+  if (run_s > 0) s_.typical_run_s = s_.typical_run_s < 0 ? run_s : 0.99 * s_.typical_run_s + 0.01 * run_s;
   place_.UpdatePipelining(job);
   if (notify)
     for (CoreObserver* o : s_.observers)
       o->OnTaskCommitted(job.id, t, a, e, run_s, job.def.return_outputs ? &output : nullptr);
   if (job.def.return_outputs) {
     bool streamed = notify && job.def.stream_results;  // then the output is still needed below
-    job.outputs.push_back({t, a, e, run_s, streamed ? output : std::move(output)});
+    job.outputs.push_back({t, a, e, run_s, streamed ? output : std::move(output), copy});
   }
-  if (notify && job.def.stream_results) s_.Emit(TaskCommittedCmd{job.id, t, a, e, run_s, std::move(output)});
+  if (notify && job.def.stream_results) s_.Emit(TaskCommittedCmd{job.id, t, a, e, run_s, std::move(output), copy});
 }
 
 Executor& Lifecycle::AddExecutor(ExecutorDesc desc) {

@@ -24,7 +24,8 @@ class Lifecycle {
   // statistics, kept output. `notify` tells observers and streams the
   // result (false when recovery replays a commit). The caller ends the
   // task's other live attempts and finishes the job when it is complete.
-  void RecordCommit(Job& job, TaskIndex t, AttemptId a, ExecutorId e, double run_s, std::string output, bool notify);
+  void RecordCommit(Job& job, TaskIndex t, AttemptId a, ExecutorId e, double run_s, std::string output, bool notify,
+                    bool copy = false);
   // Registers an executor: it takes work at once, and jobs that waited for
   // a fitting executor may run now.
   Executor& AddExecutor(ExecutorDesc desc);

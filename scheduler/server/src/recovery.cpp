@@ -138,7 +138,9 @@ bool Durability::Hold(const std::string& route, const wire::ClientReply& reply) 
 
 bool Durability::CommitJournal() {
   if (!journal_->dirty()) return true;
+  auto start = std::chrono::steady_clock::now();
   Status s = journal_->Commit();
+  if (on_commit) on_commit(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), s.ok());
   uint64_t held_back = 0;
   if (!s.ok() && commit_errors_.Allow(&held_back))  // retried every turn: a full disk must not fill the log too
     TC_LOG(Error) << s.message() << " (client replies held until the journal can be written)"

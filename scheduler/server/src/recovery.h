@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <string>
 #include <utility>
@@ -108,6 +109,9 @@ class Durability {
   void CommitNow() {
     if (journal_) (void)CommitJournal();
   }
+  // Called after each journal transaction with its duration (seconds) and
+  // whether it was written: the metrics' journal lag (docs/METRICS.md).
+  std::function<void(double seconds, bool ok)> on_commit;
   // True when `reply` must wait for the next group commit; it is kept.
   bool Hold(const std::string& route, const wire::ClientReply& reply);
   // Group commit. When a client message waits on it (a submit reply, a

@@ -217,6 +217,10 @@ double RunSeconds(const wire::AttemptResult& res, ExecutorId e, const BadInputFn
 
 }  // namespace
 
+// The label an executor's Register.python_version becomes (it wins over a
+// configured label of that name).
+constexpr const char* kPythonLabel = "python";
+
 ExecutorDesc ExecutorDescFromWire(const wire::Register& r, size_t ordinal) {
   ExecutorDesc d;
   d.name = r.name().empty() ? "executor-" + std::to_string(ordinal) : r.name();
@@ -225,7 +229,11 @@ ExecutorDesc ExecutorDescFromWire(const wire::Register& r, size_t ordinal) {
   d.slots = std::clamp<uint32_t>(r.cpu_slots(), 1, kMaxWireSlots);
   d.max_queued = std::min<uint32_t>(r.max_queued(), kMaxWireSlots);
   d.gpus = std::min<uint32_t>(static_cast<uint32_t>(r.gpus_size()), kMaxWireGpus);
-  for (auto& [k, v] : r.labels()) d.labels.emplace_back(k, v);
+  for (auto& [k, v] : r.labels())
+    if (k != kPythonLabel || r.python_version().empty()) d.labels.emplace_back(k, v);
+  // The interpreter's version as a label, so pickled-function tasks (which
+  // demand it) are placed only where they unpickle (docs/PYTHON.md).
+  if (!r.python_version().empty()) d.labels.emplace_back(kPythonLabel, r.python_version().substr(0, 32));
   std::sort(d.labels.begin(), d.labels.end());
   d.kernels.assign(r.kernels().begin(), r.kernels().end());
   return d;
@@ -334,6 +342,7 @@ void CommittedOutputToWire(const CommittedOutput& o, wire::TaskResult* r) {
   r->set_executor_id(o.executor);
   r->set_output(o.output);
   r->set_run_s(o.run_s);
+  r->set_copy(o.copy);
 }
 
 void TaskCommittedToWire(TaskCommittedCmd&& c, wire::TaskResult* r) {
@@ -342,6 +351,7 @@ void TaskCommittedToWire(TaskCommittedCmd&& c, wire::TaskResult* r) {
   r->set_executor_id(c.executor);
   r->set_output(std::move(c.output));
   r->set_run_s(c.run_s);
+  r->set_copy(c.copy);
 }
 
 void TraceRowToWire(const TraceRow& r, wire::TraceAttempt* a) {

@@ -14,6 +14,7 @@
 #include "tailcut/common/status.h"
 #include "tailcut/executor/faults.h"
 #include "tailcut/executor/kernel.h"
+#include "tailcut/executor/python.h"
 
 namespace tailcut::executor {
 
@@ -54,6 +55,10 @@ struct ExecutorOptions {
   // refuses shell without a key unless this is set
   // (--trust-unauthenticated-scheduler: loopback demos and tests).
   bool trust_unauthenticated_scheduler = false;
+  // The python kernel (allow_python, python, python_* keys): with
+  // python.allow, `python` joins allow_kernels and Register carries the
+  // interpreter's version (docs/PYTHON.md, "Python functions").
+  PythonOptions python;
   FaultOptions faults;
 };
 
@@ -90,6 +95,7 @@ class Executor {
   KernelRegistry kernels_;
   int wake_fd_ = -1;  // eventfd: runtime events and Stop() wake the loop
   std::atomic<bool> stop_requested_{false};
+  std::string python_version_;  // "major.minor" of python.interpreter, set by Run when python.allow
 };
 
 }  // namespace tailcut::executor

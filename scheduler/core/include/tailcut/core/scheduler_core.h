@@ -118,6 +118,9 @@ class SchedulerCore {
   // simulator at exactly that virtual time, the live server from its timer):
   // detection then happens at the policy's threshold, not at the next Tick.
   Time NextWakeUp() const;
+  // The current gap between two policy runs (CoreOptions::policy_interval_*):
+  // a driver that ticks on its own schedule (the simulator) ticks this often.
+  double PolicyInterval() const;
 
   // --- queries ---
   StatusOr<JobStatusInfo> JobStatus(JobId job) const;

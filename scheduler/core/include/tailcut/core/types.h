@@ -37,7 +37,15 @@ struct CoreOptions {
   double infeasible_grace_s = 10.0;   // wait for a fitting executor to join
   double redundancy_budget = 0.10;    // live copies <= share of total slots
   uint32_t min_copies = 1;            // ... but always allow this many
-  double policy_interval_s = 0.1;     // how often policies run
+  // How often policies run (OnTick): every policy_interval_ratio x the
+  // typical committed run time (an EWMA over all tasks), within
+  // [policy_interval_min_s (a tick's own cost), policy_interval_max_s];
+  // every policy_interval_s until a task has committed. Ratio 0: always
+  // policy_interval_s.
+  double policy_interval_s = 0.1;
+  double policy_interval_ratio = 0.25;
+  double policy_interval_min_s = 0.001;
+  double policy_interval_max_s = 60;
   // Pipelining for tiny tasks: an executor may hold queued attempts beyond
   // its slots, floor(pipeline_s / typical task run time) per slot, capped.
   double pipeline_s = 0.005;
@@ -128,6 +136,7 @@ struct TaskCommittedCmd {
   ExecutorId executor = 0;
   double run_s = 0;
   std::string output;
+  bool copy = false;  // the committed attempt was a redundant copy (it won the race)
 };
 struct JobFinishedCmd {
   JobId job = 0;
@@ -178,7 +187,8 @@ struct CoreCounters {
   uint64_t attempts_timed_out = 0;
 };
 
-struct CommittedOutput { TaskIndex task; AttemptId attempt; ExecutorId executor; double run_s; std::string output; };
+// `copy`: the attempt was a redundant copy (false for commits replayed from the journal).
+struct CommittedOutput { TaskIndex task; AttemptId attempt; ExecutorId executor; double run_s; std::string output; bool copy = false; };
 
 // Hooks for tracing, predictors and benchmarks (Taskflow's observer idea).
 class CoreObserver {
