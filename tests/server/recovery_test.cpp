@@ -230,7 +230,7 @@ TEST_CASE("recovery: reserved ids are never handed out again") {
   CHECK(*id2 == 101);
 }
 
-TEST_CASE("recovery: a request key is bound to its job's body; a running job's key is never evicted") {
+TEST_CASE("recovery: a request key is bound to its job's body and a running job's key is never evicted") {
   RequestKeys keys(/*capacity=*/2, /*keep_finished_s=*/100);
   const uint64_t body = RequestKeys::Digest("spec A"), other = RequestKeys::Digest("spec B");
   REQUIRE(body != other);
