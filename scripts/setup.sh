@@ -17,7 +17,8 @@ packages=(build-essential cmake pkg-config libboost-fiber-dev libzmq3-dev cppzmq
           libsqlite3-dev
           libcpp-httplib-dev  # the scheduler's /metrics (docs/METRICS.md)
           python3 python3-zmq python3-protobuf python3-pytest  # the Python client and its tests (docs/PYTHON.md)
-          python3-venv python3-setuptools python3-wheel)  # its offline `pip install` test (ctest python_venv_install)
+          python3-venv python3-setuptools python3-wheel  # its offline `pip install` test (ctest python_venv_install)
+          python3-cloudpickle)  # Python functions as tasks (docs/PYTHON.md, "Python functions")
 # TAILCUT_SETUP_BROWSER=1: also Debian's chromium (~300 MB), for the
 # dashboard's headless-browser test (docs/DASHBOARD.md); CI sets it.
 [[ ${TAILCUT_SETUP_BROWSER:-0} == 1 ]] && packages+=(chromium)

@@ -34,9 +34,24 @@ from .errors import (
 from .jobs import Job, Task, fanout, k_of_n, quorum
 from .client import Client, ExecutorInfo, JobStatus, JobTrace, TaskResult, TraceAttempt, new_request_key
 from .local import LocalCluster
+from .functions import (
+    CancelledError,
+    Future,
+    PythonVersionMismatch,
+    RemoteTraceback,
+    TaskError,
+    TaskFunction,
+    as_completed,
+    gather,
+    idempotent,
+    task,
+)
+from ._task import progress
 
 __all__ = [
     "Busy", "Client", "ExecutorInfo", "Infeasible", "Internal", "InvalidArgument", "Job", "JobFailed",
     "JobStatus", "JobTrace", "LocalCluster", "NotYourJob", "Refused", "TailcutError", "Task", "TaskResult", "Timeout", "TraceAttempt",
     "TooLarge", "Unavailable", "UnknownJob", "UnknownKernel", "fanout", "k_of_n", "new_request_key", "quorum",
+    "CancelledError", "Future", "PythonVersionMismatch", "RemoteTraceback", "TaskError", "TaskFunction",
+    "as_completed", "gather", "idempotent", "task", "progress",
 ]

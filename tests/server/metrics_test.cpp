@@ -130,6 +130,8 @@ TEST_CASE("metrics: every family has HELP and TYPE once, every sample a family, 
   s.counters.attempts_copy = 5;
   s.counters.attempts_restart = 2;
   s.counters.extra_machine_s = 1.5;
+  s.counters.reports_refused = 9;
+  s.counters.attempts_timed_out = 4;
   s.jobs_running = 2;
   s.waiting_tasks = 7;
   s.executors_by_health = {3, 1, 1, 0};
@@ -155,6 +157,9 @@ TEST_CASE("metrics: every family has HELP and TYPE once, every sample a family, 
   CHECK(p.samples.at("tailcut_attempts_total{kind=\"copy\"}") == "5");
   CHECK(p.samples.at("tailcut_attempts_total{kind=\"restart\"}") == "2");
   CHECK(p.samples.at("tailcut_extra_machine_seconds_total") == "1.5");
+  CHECK(p.types.at("tailcut_reports_refused_total") == "counter");
+  CHECK(p.samples.at("tailcut_reports_refused_total") == "9");
+  CHECK(p.samples.at("tailcut_attempts_timed_out_total") == "4");
   CHECK(p.samples.at("tailcut_dispatch_queue_length") == "7");
   CHECK(p.samples.at("tailcut_executors{health=\"healthy\"}") == "3");
   CHECK(p.samples.at("tailcut_executors{health=\"suspect\"}") == "1");

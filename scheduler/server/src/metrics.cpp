@@ -138,6 +138,14 @@ std::string Render(const Snapshot& s) {
   w.Family("tailcut_extra_machine_seconds_total", "counter",
            "Run time of attempts that ended without committing (superseded, failed, cancelled, lost).");
   w.Sample("tailcut_extra_machine_seconds_total", c.extra_machine_s);
+  w.Family("tailcut_reports_refused_total", "counter",
+           "Results, adoptions, starts and progress reports refused: the attempt was never handed to the executor "
+           "that sent them.");
+  w.Sample("tailcut_reports_refused_total", d(c.reports_refused));
+  w.Family("tailcut_attempts_timed_out_total", "counter",
+           "Attempts cancelled at their time limit (a task's timeout_s, core.task_timeout_s, or the default "
+           "relative to the predicted run time).");
+  w.Sample("tailcut_attempts_timed_out_total", d(c.attempts_timed_out));
   w.Family("tailcut_attempts_running", "gauge", "Live attempts (running or queued on an executor).");
   w.Sample("tailcut_attempts_running", d(s.live_attempts));
   w.Family("tailcut_dispatch_queue_length", "gauge",
