@@ -134,6 +134,7 @@ Status SchedulerServer::Impl::StartHttp() {
   core_.AddObserver(metrics_.get());
   core_.AddObserver(dashboard_.get());
   metrics_->AttachDashboard(dashboard_.get());
+  durability_.on_commit = [m = metrics_.get()](double seconds, bool ok) { m->OnJournalCommit(seconds, ok); };
   http_ = std::make_unique<HttpServer>();
   http_->Get("/metrics", [m = metrics_.get()] {
     auto snap = m->Fresh(std::chrono::seconds(2));
