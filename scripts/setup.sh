@@ -4,7 +4,8 @@
 # changed. Usage: scripts/setup.sh [extra cmake -D options]
 # (TAILCUT_SETUP_BROWSER=1 adds chromium for the dashboard test)
 # TAILCUT_SETUP_FUZZ=1 also installs clang-14 and its libFuzzer runtime
-# (scripts/fuzz.sh, docs/SECURITY.md).
+# (scripts/fuzz.sh, docs/SECURITY.md; its build also checks clang's
+# thread-safety annotations). clang-format-14 always: scripts/check-format.sh.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -12,6 +13,7 @@ packages=(build-essential cmake pkg-config libboost-fiber-dev libzmq3-dev cppzmq
           libtomlplusplus-dev catch2 libbenchmark-dev libprotobuf-dev protobuf-compiler
           libsqlite3-dev
           libcpp-httplib-dev  # the scheduler's /metrics (docs/METRICS.md)
+          clang-format-14     # scripts/check-format.sh (.clang-format)
           python3 python3-zmq python3-protobuf python3-pytest)  # the Python client and its tests (docs/PYTHON.md)
 # TAILCUT_SETUP_BROWSER=1: also Debian's chromium (~300 MB), for the
 # dashboard's headless-browser test (docs/DASHBOARD.md); CI sets it.
