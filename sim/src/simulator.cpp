@@ -77,7 +77,6 @@ Loop::Loop(const Scenario& sc, PolicyChain top_chain, std::vector<PolicyChain> e
 SimResult Loop::Run() {
   auto wall0 = std::chrono::steady_clock::now();
   Setup();
-  const double interval = sc_.core.policy_interval_s;
   double idle_limit = sc_.core.infeasible_grace_s + 60;
   for (auto& c : sc_.workload.classes) idle_limit = std::max(idle_limit, c.deadline_s + 60);
   double last_activity = 0;
@@ -103,6 +102,10 @@ SimResult Loop::Run() {
                      << " jobs unfinished; stopping";
         break;
       }
+      // Every core's policies run at their own interval (SchedulerCore::
+      // PolicyInterval, which the core enforces): tick at the shortest.
+      double interval = top_.PolicyInterval();
+      for (const CoreRef& c : cores_) interval = std::min(interval, c.core->PolicyInterval());
       PushRaw(Ev::kTick, e.t + interval, 0, 0, 0, 0);
       continue;
     }

@@ -105,7 +105,7 @@ void Loop::Forget(Edge& edge, AttemptId top) {
   edge.held.erase(it);
 }
 
-// The edge quorum (tailcut/scheduler/edge_quorum.h): the rest of the job's
+// The edge quorum (tailcut/core/edge_quorum.h): the rest of the job's
 // tasks held here are cancelled here and handed back.
 void Loop::MaybeClose(uint32_t e, JobId job) {
   Edge& edge = edges_[e];

@@ -74,7 +74,7 @@ TEST_CASE("broken plugins give clear errors naming the file") {
   CHECK(sym.status().message().find("tailcut_plugin_create") != std::string::npos);
 
   // Not a shared library at all.
-  auto junk = LoadPluginPolicy(__FILE__, "", Config());
+  auto junk = LoadPluginPolicy(TAILCUT_NOT_A_PLUGIN_PATH, "", Config());
   REQUIRE_FALSE(junk.ok());
   CHECK(junk.status().message().find("cannot load") != std::string::npos);
 

@@ -1,0 +1,409 @@
+// tailcut: the command-line tool. One subcommand per verb; see --help.
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <string>
+#include <tuple>
+
+#include "cli_util.h"
+#include "commands.h"
+#include "tailcut/common/process.h"
+#include "tailcut/client/client.h"
+#include "tailcut/client/progress.h"
+#include "tailcut/common/clock.h"
+#include "tailcut/common/log.h"
+#include "tailcut/common/version.h"
+#include "tailcut/predictors/commands.h"
+#include "tailcut/predictors/trace.h"
+#include "tailcut/wire/security.h"
+
+namespace tailcut::cli {
+namespace {
+
+const char kUsage[] = R"(usage: tailcut COMMAND [options]
+
+commands:
+  demo                 start a local scheduler and 4 executors (one fail-slow),
+                       run a fan-out job, print per-executor and per-job timings
+  submit [JOB.toml]    submit a job (a TOML job file, or --kernel/--tasks flags)
+  status JOB           show a job's state
+  cancel JOB           cancel a job
+  results JOB          committed outputs of a job submitted with return_outputs
+  trace JOB            a job's committed attempts as an attempt trace (CSV) for
+                       whatif and predict-eval
+  executors            list executors with their load and health
+  predict-eval TRACE   replay an attempt trace through the predictors: latency
+                       error, straggler precision/recall/F1, fail-slow delay
+  trace-gen            write a synthetic attempt trace with known ground truth
+  sim SCENARIO.toml    simulate a scenario per policy (virtual time)
+  bench SCENARIO.toml  run a scenario's [live] section per policy on real local
+                       daemons; same table/JSON as sim
+  whatif TRACE.csv     what-if straggler analysis of an attempt trace: the JCT
+                       slowdown stragglers caused, by executor and task class
+  train                distributed gradient descent on a local cluster with one
+                       5x straggler: uncoded vs gradient-coded (docs/GPU.md)
+  keygen NAME          write a CURVE key pair NAME.key (secret) and NAME.pub
+                       (--role client|executor|admin, default client; --dir D)
+
+common options:
+  --scheduler EP       the scheduler's client endpoint (default tcp://127.0.0.1:7701,
+                       or $TAILCUT_SCHEDULER)
+  --key-file FILE      this client's key pair, for a scheduler with keys
+                       (or $TAILCUT_KEY_FILE; docs/SECURITY.md)
+  --scheduler-key KEY  the scheduler's public key: .pub file or Z85
+                       (or $TAILCUT_SCHEDULER_KEY)
+  --json               machine-readable output (the protocol's messages as JSON)
+  --timeout S          seconds to wait for the scheduler's answer (default 10)
+  -h, --help           help for a command: tailcut COMMAND --help
+
+exit codes: 0 ok, 1 the job failed or the request was refused, 2 bad usage,
+            3 no scheduler answered
+)";
+
+const char kSubmitUsage[] = R"(usage: tailcut submit [JOB.toml] [options]
+
+Submits a job. With no file, the flags describe a fan-out of identical tasks.
+
+  --kernel NAME        kernel of every task (noop, sleep, spin, matmul, ...;
+                       shell only on executors started with --allow-shell)
+  --args TEXT          kernel arguments, e.g. "ms=50 sigma=0.3"
+  --tasks N            number of tasks (default 1)
+  --k K                finish when any K tasks commit (k_of_n); default: all
+  --gpus G             GPUs per task (0 or 1)
+  --name NAME          job name
+  --wait               wait for the job, with a progress bar; exit 1 if it fails
+  --json, --scheduler EP, --timeout S
+)";
+
+ClientOptions ClientOptionsFrom(const Args& a) {
+  ClientOptions o;
+  const char* env = std::getenv("TAILCUT_SCHEDULER");
+  if (env && *env) o.endpoint = env;
+  o.endpoint = a.Get("--scheduler", o.endpoint);
+  for (auto [flag, var, out] : {std::tuple{"--key-file", "TAILCUT_KEY_FILE", &o.key_file},
+                                std::tuple{"--scheduler-key", "TAILCUT_SCHEDULER_KEY", &o.scheduler_key}}) {
+    const char* value = std::getenv(var);
+    *out = a.Get(flag, value ? value : "");
+  }
+  o.timeout_s = a.Double("--timeout", 10, 0.001, 1e6);  // checked in main()
+  return o;
+}
+
+int Fail(const Status& s) {
+  std::fprintf(stderr, "tailcut: %s\n", s.message().c_str());
+  return s.code() == Status::Code::kUnavailable ? kExitUnavailable : kExitFailed;
+}
+
+void PrintStatus(const wire::JobStatus& s) {
+  std::printf("job %llu (%s): %s, %u/%u tasks committed, %u running, %u attempts (%u copies, %u failed)",
+              static_cast<unsigned long long>(s.job_id()), s.name().c_str(), JobStateText(s.state()), s.committed(),
+              s.tasks(), s.running(), s.attempts(), s.copies(), s.failed_attempts());
+  if (s.finished_at_s() > 0) std::printf(", %.3f s", s.finished_at_s() - s.submitted_at_s());
+  std::printf("\n");
+  if (!s.reason().empty()) std::printf("  reason: %s\n", s.reason().c_str());
+}
+
+int WaitAndReport(Client& client, JobId id, const Args& a) {
+  SteadyClock clock;
+  WaitOptions w;
+  bool json = a.Has("--json");
+  ProgressPrinter progress;  // a bar on a terminal, plain lines otherwise
+  w.on_progress = [&](const wire::JobStatus& s) {
+    if (!json) progress.Update("job " + std::to_string(id), {s.committed(), s.tasks(), s.copies(), clock.Now()});
+  };
+  auto st = client.Wait(id, w);
+  progress.End();
+  if (!st.ok()) return Fail(st.status());
+  if (json) {
+    std::printf("%s\n", ToJson(*st).c_str());
+  } else {
+    PrintStatus(*st);
+  }
+  return st->state() == wire::JOB_SUCCEEDED ? kExitOk : kExitFailed;
+}
+
+int Submit(const Args& a) {
+  if (a.Has("--help") || a.Has("-h")) return std::fputs(kSubmitUsage, stdout), kExitOk;
+  wire::JobSpec job;
+  if (!a.positional().empty()) {
+    auto j = LoadJobFile(a.positional()[0]);
+    if (!j.ok()) {
+      std::fprintf(stderr, "tailcut: %s\n", j.status().message().c_str());
+      return kExitUsage;
+    }
+    job = *j;
+  } else if (a.Has("--kernel")) {
+    int64_t tasks = a.Int("--tasks", 1, 1, UINT32_MAX);
+    int64_t gpus = a.Int("--gpus", 0, 0, 1);
+    int64_t k = a.Int("--k", 0, 1, tasks);
+    if (!a.error().empty()) {
+      std::fprintf(stderr, "tailcut submit: %s\n", a.error().c_str());
+      return kExitUsage;
+    }
+    job = FanoutJob(a.Get("--kernel"), a.Get("--args"), static_cast<uint32_t>(tasks));
+    job.mutable_template_()->mutable_demand()->set_gpus(static_cast<uint32_t>(gpus));
+    if (a.Has("--k")) {
+      job.mutable_rule()->set_kind(wire::CompletionRule::K_OF_N);
+      job.mutable_rule()->set_k(static_cast<uint32_t>(k));
+    }
+  } else {
+    std::fprintf(stderr, "tailcut: submit needs a job file or --kernel (try tailcut submit --help)\n");
+    return kExitUsage;
+  }
+  if (a.Has("--name")) job.set_name(a.Get("--name"));
+  Client client(ClientOptionsFrom(a));
+  auto id = client.Submit(job);
+  if (!id.ok()) return Fail(id.status());
+  if (a.Has("--wait")) return WaitAndReport(client, *id, a);
+  if (a.Has("--json")) {
+    wire::JobSubmitted s;
+    s.set_job_id(*id);
+    s.set_tasks(job.tasks_size() + job.template_count());
+    std::printf("%s\n", ToJson(s).c_str());
+  } else {
+    std::printf("submitted job %llu\n", static_cast<unsigned long long>(*id));
+  }
+  return kExitOk;
+}
+
+bool JobArg(const Args& a, const char* verb, JobId* id) {
+  if (a.positional().size() != 1) {
+    std::fprintf(stderr, "usage: tailcut %s JOB [--json] [--scheduler EP]\n", verb);
+    return false;
+  }
+  char* end = nullptr;
+  *id = std::strtoull(a.positional()[0].c_str(), &end, 10);
+  if (*end != '\0' || *id == 0) {
+    std::fprintf(stderr, "tailcut: '%s' is not a job id\n", a.positional()[0].c_str());
+    return false;
+  }
+  return true;
+}
+
+// `status` and `cancel`: one job id in, the job's status out.
+int JobStatusVerb(const Args& a, const char* verb,
+                  StatusOr<wire::JobStatus> (Client::*call)(JobId)) {
+  JobId id;
+  if (!JobArg(a, verb, &id)) return kExitUsage;
+  Client client(ClientOptionsFrom(a));
+  auto s = (client.*call)(id);
+  if (!s.ok()) return Fail(s.status());
+  if (a.Has("--json")) {
+    std::printf("%s\n", ToJson(*s).c_str());
+  } else {
+    PrintStatus(*s);
+  }
+  return kExitOk;
+}
+
+int StatusCmd(const Args& a) { return JobStatusVerb(a, "status", &Client::GetStatus); }
+int CancelCmd(const Args& a) { return JobStatusVerb(a, "cancel", &Client::Cancel); }
+
+int ResultsCmd(const Args& a) {
+  JobId id;
+  if (!JobArg(a, "results", &id)) return kExitUsage;
+  Client client(ClientOptionsFrom(a));
+  auto r = client.Results(id);
+  if (!r.ok()) return Fail(r.status());
+  wire::TaskResults all;
+  all.set_job_id(id);
+  for (auto& x : *r) *all.add_results() = x;
+  if (a.Has("--json")) {
+    std::printf("%s\n", ToJson(all).c_str());
+  } else {
+    for (auto& x : *r)
+      std::printf("task %u  executor %llu  %.4f s  %s\n", x.task_index(),
+                  static_cast<unsigned long long>(x.executor_id()), x.run_s(), x.output().c_str());
+  }
+  return kExitOk;
+}
+
+const char kTraceUsage[] = R"(usage: tailcut trace JOB [-o FILE] [--json]
+
+Writes a job's committed attempts as an attempt trace (docs/TRACE_FORMAT.md)
+for `tailcut whatif` and `tailcut predict-eval`: one row per committed task,
+times on the scheduler's clock, a comment line naming each executor. The
+scheduler holds the newest scheduler.trace_memory_rows rows of all jobs in
+memory (default 65536); an older job's overwritten rows are gone (a warning
+says how many are left). To keep every row, record to a file with
+scheduler.trace_path (docs/WHATIF.md).
+
+  -o FILE              write the trace to FILE (default: standard output)
+  --json               the scheduler's JobTrace message as JSON instead
+  --scheduler EP, --timeout S
+
+exit codes: 0 written, 1 no rows held for the job or the request was refused,
+            2 bad usage, 3 no scheduler answered
+)";
+
+int TraceCmd(const Args& a) {
+  if (a.Has("--help") || a.Has("-h")) return std::fputs(kTraceUsage, stdout), kExitOk;
+  JobId id;
+  if (!JobArg(a, "trace", &id)) return kExitUsage;
+  Client client(ClientOptionsFrom(a));
+  auto t = client.Trace(id);
+  if (!t.ok()) return Fail(t.status());
+  if (t->attempts().empty()) {
+    std::fprintf(stderr, "tailcut trace: no committed attempts of job %llu are held%s\n",
+                 static_cast<unsigned long long>(id),
+                 t->ring_rows() == 0 ? " (scheduler.trace_memory_rows = 0: the in-memory trace is off)"
+                 : t->committed() == 0 ? " (none committed yet)"
+                                       : " (overwritten by newer rows, or committed before a scheduler restart)");
+    return kExitFailed;
+  }
+  if (static_cast<uint64_t>(t->attempts_size()) < t->committed())
+    std::fprintf(stderr,
+                 "tailcut trace: warning: %d of job %llu's %u committed attempts are still held (the scheduler keeps "
+                 "the newest %llu rows); the rest were overwritten or committed before a restart\n",
+                 t->attempts_size(), static_cast<unsigned long long>(id), t->committed(),
+                 static_cast<unsigned long long>(t->ring_rows()));
+  std::string text;
+  if (a.Has("--json")) {
+    text = ToJson(*t) + "\n";
+  } else {
+    text = std::string(kTraceHeader) + "\n# job " + std::to_string(id) + " (" + JobStateText(t->state()) + "), " +
+           std::to_string(t->attempts_size()) + " of " + std::to_string(t->committed()) +
+           " committed attempts, times in seconds on the scheduler's clock\n";
+    if (auto list = client.Executors(); list.ok())  // only those registered now have a name
+      for (const wire::ExecutorInfo& e : *list) {
+        std::string name = e.name();  // a peer's text: one comment line, whatever it holds
+        std::replace_if(name.begin(), name.end(), [](char c) { return c == '\n' || c == '\r'; }, ' ');
+        text += "# executor " + std::to_string(e.executor_id()) + " = " + name + "\n";
+      }
+    for (const wire::TraceAttempt& x : t->attempts()) {
+      TraceRow row;
+      row.job = id;
+      row.task = x.task();
+      row.executor = x.executor();
+      row.start = x.start_s();
+      row.end = x.end_s();
+      row.task_class = x.task_class();
+      row.input_size = x.input_size();
+      text += FormatTraceRow(row);
+    }
+  }
+  const std::string out = a.Get("-o", "");
+  if (out.empty()) return std::fputs(text.c_str(), stdout) < 0 ? kExitFailed : kExitOk;
+  std::FILE* f = std::fopen(out.c_str(), "wb");
+  bool written = f && std::fwrite(text.data(), 1, text.size(), f) == text.size();
+  if (f && std::fclose(f) != 0) written = false;
+  if (!written) return Fail(Status::IoError("cannot write " + out));
+  std::fprintf(stderr, "tailcut trace: wrote %d rows of job %llu to %s\n", t->attempts_size(),
+               static_cast<unsigned long long>(id), out.c_str());
+  return kExitOk;
+}
+
+const char* HealthText(const wire::ExecutorInfo& e) {
+  if (e.quarantined()) return "quarantined";
+  switch (e.health().state()) {
+    case wire::ExecutorHealth::SUSPECT: return "suspect";
+    case wire::ExecutorHealth::FAIL_SLOW: return "fail_slow";  // NodeHealthName's spelling
+    case wire::ExecutorHealth::RECOVERED: return "recovered";
+    default: return "healthy";
+  }
+}
+
+int ExecutorsCmd(const Args& a) {
+  Client client(ClientOptionsFrom(a));
+  auto r = client.Executors();
+  if (!r.ok()) return Fail(r.status());
+  if (a.Has("--json")) {
+    wire::ExecutorList l;
+    for (auto& e : *r) *l.add_executors() = e;
+    std::printf("%s\n", ToJson(l).c_str());
+    return kExitOk;
+  }
+  std::printf("%-4s %-24s %5s %4s %7s %9s %-11s %6s %9s\n", "ID", "NAME", "SLOTS", "GPUS", "RUNNING", "FINISHED",
+              "HEALTH", "SPEED", "SEEN");
+  for (auto& e : *r)
+    std::printf("%-4llu %-24s %5u %4u %7u %9llu %-11s %5.2fx %7.1fs\n", static_cast<unsigned long long>(e.executor_id()),
+                e.name().c_str(), e.cpu_slots(), e.gpus(), e.running(), static_cast<unsigned long long>(e.finished()),
+                HealthText(e), e.health().speed_factor(), e.last_seen_s_ago());
+  if (r->empty()) std::printf("(no executors registered)\n");
+  return kExitOk;
+}
+
+int KeygenCmd(const Args& a) {
+  if (a.positional().size() != 1) {
+    std::fprintf(stderr, "usage: tailcut keygen NAME [--role client|executor|admin] [--dir DIR]\n");
+    return kExitUsage;
+  }
+  const std::string& name = a.positional()[0];
+  bool plain = !name.empty() && name[0] != '.' && name.find_first_not_of(
+      "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") == std::string::npos;
+  if (!plain)
+    return std::fprintf(stderr, "tailcut keygen: NAME is a file name: letters, digits, '.', '_', '-'\n"), kExitUsage;
+  auto role = ParsePeerRole(a.Get("--role", "client"));
+  if (!role.ok()) return std::fprintf(stderr, "tailcut keygen: %s\n", role.status().message().c_str()), kExitUsage;
+  auto key = GenerateKeyPair(name, *role);
+  if (!key.ok()) return Fail(key.status());
+  const std::string dir = a.Get("--dir", ".");
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) return Fail(Status::IoError("cannot create " + dir + ": " + ec.message()));
+  std::string prefix = dir + "/" + name;
+  if (Status s = WriteKeyFiles(prefix, *key); !s.ok()) return Fail(s);
+  std::printf("wrote %s.key (secret, mode 0600) and %s.pub (role %s)\n", prefix.c_str(), prefix.c_str(),
+              PeerRoleName(*role));
+  std::printf("admit it: append %s.pub to the scheduler's trusted_keys file and send it SIGHUP\n", prefix.c_str());
+  return kExitOk;
+}
+
+struct Command {
+  const char* name;
+  int (*run)(const Args&);
+  std::vector<std::string> switches;
+};
+
+}  // namespace
+}  // namespace tailcut::cli
+
+int main(int argc, char** argv) {
+  using namespace tailcut::cli;
+  tailcut::TuneAllocatorForMessages();  // the CLI hosts schedulers too (demo, train, bench)
+  tailcut::SetLogComponent("tailcut");
+  const std::vector<Command> commands = {
+      {"submit", Submit, {"--wait", "--json", "--help", "-h"}},
+      {"status", StatusCmd, {"--json"}},
+      {"cancel", CancelCmd, {"--json"}},
+      {"results", ResultsCmd, {"--json"}},
+      {"trace", TraceCmd, {"--json", "--help", "-h"}},
+      {"executors", ExecutorsCmd, {"--json"}},
+      {"demo", RunDemo, {"--json", "--help", "-h", "--keep-logs"}},
+      {"sim", RunSim, {"--json", "--help", "-h", "--live-model", "--speed-shares", "--no-online"}},
+      {"bench", RunBench, {"--json", "--help", "-h", "--no-online"}},
+      {"whatif", RunWhatif, {"--json", "--help", "-h"}},
+      {"train", RunTrain, {"--json", "--help", "-h", "--gpu"}},
+      {"keygen", KeygenCmd, {}},
+  };
+  if (argc < 2 || !std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h") || !std::strcmp(argv[1], "help")) {
+    std::fputs(kUsage, stdout);
+    return argc < 2 ? kExitUsage : kExitOk;
+  }
+  if (!std::strcmp(argv[1], "--version")) {
+    std::puts(tailcut::VersionLine("tailcut").c_str());
+    return kExitOk;
+  }
+  std::string verb = argv[1];
+  // Tools that parse their own arguments (argv[0] becomes the verb).
+  if (verb == "predict-eval") return tailcut::PredictEvalCommand(argc - 1, argv + 1);
+  if (verb == "trace-gen") return tailcut::TraceGenCommand(argc - 1, argv + 1);
+  for (const Command& c : commands) {
+    if (verb != c.name) continue;
+    Args args;
+    std::string error;
+    if (!Args::Parse(argc, argv, 2, c.switches, &args, &error)) {
+      std::fprintf(stderr, "tailcut %s: %s\n", c.name, error.c_str());
+      return kExitUsage;
+    }
+    (void)ClientOptionsFrom(args);  // every command takes --timeout: check it once here
+    if (!args.error().empty()) {
+      std::fprintf(stderr, "tailcut %s: %s\n", c.name, args.error().c_str());
+      return kExitUsage;
+    }
+    return c.run(args);
+  }
+  std::fprintf(stderr, "tailcut: unknown command '%s' (try tailcut --help)\n", verb.c_str());
+  return kExitUsage;
+}

@@ -1,0 +1,83 @@
+#include "feasibility.h"
+
+#include <algorithm>
+#include <set>
+#include <string>
+
+namespace tailcut::core {
+
+// Both lists are sorted (SortLabels, Lifecycle::AddExecutor): one merge,
+// linear in their lengths (20,000 required labels were quadratic).
+bool LabelsMatch(const Executor& e, const TaskDef& d) {
+  return std::includes(e.desc.labels.begin(), e.desc.labels.end(), d.labels.begin(), d.labels.end());
+}
+
+void SortLabels(JobDef& def) {
+  for (TaskDef& d : def.tasks) std::sort(d.labels.begin(), d.labels.end());
+  std::sort(def.templ.labels.begin(), def.templ.labels.end());
+}
+
+bool Feasible(const Executor& e, const TaskDef& d) {
+  return std::max<uint32_t>(d.cpu_slots, 1) <= e.desc.slots && d.gpus <= e.desc.gpus &&
+         e.kernels.count(d.kernel) > 0 && LabelsMatch(e, d);
+}
+
+Status CheckFeasible(const std::map<ExecutorId, Executor>& executors, const TaskDef& d) {
+  if (executors.empty()) return Status::FailedPrecondition("no executor has registered with the scheduler");
+  bool kernel_offered = false;
+  for (auto& [id, e] : executors) {
+    if (Feasible(e, d)) return Status::Ok();
+    kernel_offered |= e.kernels.count(d.kernel) > 0;
+  }
+  if (!kernel_offered) {
+    // shell is opt-in on each executor: say how to opt in, not what else runs.
+    if (d.kernel == "shell")
+      return Status::NotFound("no executor runs kernel 'shell' (executors offer it only when started with --allow-shell)");
+    if (d.kernel == "python")
+      return Status::NotFound(
+          "no executor runs kernel 'python' (executors offer it only when started with --allow-python)");
+    std::set<std::string> offered;
+    for (auto& [id, e] : executors) offered.insert(e.kernels.begin(), e.kernels.end());
+    std::string list;
+    for (auto& k : offered) list += (list.empty() ? "" : ", ") + k;
+    return Status::NotFound("no executor offers kernel '" + d.kernel + "' (offered: " + (list.empty() ? "none" : list) +
+                            ")");
+  }
+  std::string need = std::to_string(std::max<uint32_t>(d.cpu_slots, 1)) + " cpu slot(s), " +
+                     std::to_string(d.gpus) + " gpu(s)";
+  for (auto& [k, v] : d.labels) need += ", label " + k + "=" + v;
+  return Status::FailedPrecondition("no executor can run a '" + d.kernel + "' task needing " + need + " (" +
+                                    std::to_string(executors.size()) + " executors registered)");
+}
+
+Status ValidateJob(const std::map<ExecutorId, Executor>& executors, const JobDef& def) {
+  uint32_t n = def.TaskCount();
+  if (n == 0) return Status::InvalidArgument("job has no tasks");
+  const CompletionRule& r = def.rule;
+  if (r.kind == CompletionKind::kKOfN && (r.k == 0 || r.k > n))
+    return Status::InvalidArgument("k_of_n needs 1 <= k <= tasks (k=" + std::to_string(r.k) +
+                                   ", tasks=" + std::to_string(n) + ")");
+  if (r.kind == CompletionKind::kQuorum) {
+    if (r.k == 0 || r.k > n) return Status::InvalidArgument("quorum needs 1 <= k <= tasks");
+    if (r.min_count > r.k) return Status::InvalidArgument("quorum needs min_count <= k");
+    if (r.deadline_s < 0) return Status::InvalidArgument("quorum deadline must be >= 0");
+  }
+  // Check each distinct task shape once against the registered executors.
+  std::set<std::string> seen;
+  auto check = [&](const TaskDef& d) -> Status {
+    if (d.kernel.empty()) return Status::InvalidArgument("a task has no kernel");
+    if (d.gpus > 1) return Status::InvalidArgument("a task may ask for at most 1 gpu");
+    if (def.wait_for_resources || executors.empty()) return Status::Ok();
+    std::string key = d.kernel + '\0' + std::to_string(d.cpu_slots) + '\0' + std::to_string(d.gpus);
+    for (auto& [k, v] : d.labels) key += '\0' + k + '=' + v;
+    if (!seen.insert(key).second) return Status::Ok();
+    return CheckFeasible(executors, d);
+  };
+  for (const TaskDef& d : def.tasks)
+    if (Status s = check(d); !s.ok()) return s;
+  if (def.template_count > 0)
+    if (Status s = check(def.templ); !s.ok()) return s;
+  return Status::Ok();
+}
+
+}  // namespace tailcut::core

@@ -1,0 +1,108 @@
+#include "proposal_gate.h"
+
+#include <cmath>
+#include <string>
+
+#include "tailcut/common/log.h"
+
+namespace tailcut::core {
+
+size_t QuarantineCap(double share, size_t fleet) {
+  size_t cap = static_cast<size_t>(share * fleet);
+  if (fleet >= 3) cap = std::max<size_t>(cap, 1);
+  return std::min(cap, fleet / 2);  // never more than half the fleet
+}
+
+void ProposalGate::ApplyAll(const std::vector<Proposal>& proposals, std::string_view policy, uint32_t index) {
+  for (const Proposal& p : proposals) Apply(p, policy, index);
+}
+
+void ProposalGate::Apply(const Proposal& p, std::string_view policy, uint32_t index) {
+  switch (p.kind) {
+    case Proposal::Kind::kLaunchCopy: {
+      Job* job = s_.FindJob(p.job);
+      if (!job || job->state != JobState::kRunning || p.task >= job->Count()) return;
+      Task& task = job->tasks[p.task];
+      if (task.phase != TaskPhase::kActive || task.live == 0 || s_.CopiesAllowed() == 0) return;
+      ExecutorId e = place_.PickFree(*job, p.task, true, p.executor);
+      if (!e) return;
+      TC_LOG(Debug) << policy << ": copy of job " << p.job << " task " << p.task << " on executor " << e << ": "
+                    << p.reason;
+      life_.Launch(*job, p.task, e, true);
+      return;
+    }
+    case Proposal::Kind::kCloneAtLaunch: {
+      if (Job* job = s_.FindJob(p.job)) job->clone_copies = std::min<uint32_t>(p.copies, 8);
+      return;
+    }
+    case Proposal::Kind::kCancelAttempt: {
+      auto it = s_.attempts.find(p.attempt);
+      if (it == s_.attempts.end()) return;
+      Attempt a = it->second;
+      Job* owner = s_.FindJob(a.job);
+      if (owner && owner->tasks[a.task].live == 1 && a.started >= 0) {  // a restart: learn from it
+        const TaskDef& d = owner->def.Task(a.task);
+        RunningAttempt ra;
+        ra.attempt = a.id;
+        ra.executor = a.executor;
+        ra.task_class = d.ClassName();
+        ra.input_size = d.input_size;
+        ra.elapsed = s_.Now() - a.started;
+        ra.progress = a.progress;
+        s_.predictors->ObserveRestart(ra, s_.Now());  // before the drop: EndAttempt applies health changes
+      }
+      s_.Emit(CancelCmd{p.attempt, a.executor});
+      life_.DropAttempt(p.attempt, AttemptOutcome::kCancelled, 0, std::string(policy) + ": " + p.reason);
+      // Cancelling a task's only attempt is a restart (Mantri's kill and
+      // restart): it relaunches now on the best free slot, instead of
+      // queueing behind other jobs' tasks, which would make it finish later
+      // than if it had been left alone. Its old executor (maybe the cause)
+      // only when no other is free: then the slot it just freed.
+      Job* job = s_.FindJob(a.job);
+      if (job && job->state == JobState::kRunning && job->tasks[a.task].phase == TaskPhase::kWaiting) {
+        if (ExecutorId e = place_.PickFree(*job, a.task, false, 0, a.executor))
+          life_.Launch(*job, a.task, e, false, true);
+      }
+      return;
+    }
+    case Proposal::Kind::kQuarantine: {
+      Executor* e = s_.FindExec(p.executor);
+      if (!e || e->quarantined) return;
+      if (!place_.AllowsQuarantine(*e)) {
+        TC_LOG(Debug) << policy << ": quarantine of executor " << e->id << " not applied: placement "
+                      << place_.strategy().name() << " gives it only work it finishes in time (" << p.reason << ")";
+        return;
+      }
+      size_t quarantined = 0;
+      for (auto& [id, x] : s_.executors) quarantined += x.quarantined;
+      if (quarantined + 1 > QuarantineCap(s_.opt.max_quarantined_share, s_.executors.size())) return;
+      s_.ChangeSlots(*e, [&] { e->quarantined = true; });
+      place_.RefreshAvoid(*e);
+      place_.MarkFree(*e);  // the strategy takes its capacity out
+      s_.PostExecutor(e->id, ExecutorChange::kQuarantined);
+      TC_LOG(Info) << policy << ": quarantine executor " << e->id << " (" << e->desc.name << "): " << p.reason;
+      s_.Emit(ExecutorChangedCmd{e->id, ExecutorChangedCmd::Change::kQuarantined, p.reason});
+      return;
+    }
+    case Proposal::Kind::kRelease: {
+      Executor* e = s_.FindExec(p.executor);
+      if (!e || !e->quarantined || e->unresponsive) return;  // timed out: only registering again releases it
+      s_.ChangeSlots(*e, [&] { e->quarantined = false; });
+      place_.RefreshAvoid(*e);
+      place_.MarkFree(*e);
+      s_.PostExecutor(e->id, ExecutorChange::kReleased);
+      TC_LOG(Info) << policy << ": release executor " << e->id << " (" << e->desc.name << "): " << p.reason;
+      s_.Emit(ExecutorChangedCmd{e->id, ExecutorChangedCmd::Change::kReleased, p.reason});
+      s_.dirty = true;
+      return;
+    }
+    case Proposal::Kind::kWakeUp: {
+      // NaN would break the heap's order; an ended attempt needs none.
+      if (std::isnan(p.at) || !s_.attempts.count(p.attempt) || index >= s_.policies.size()) return;
+      s_.wakeups.push({p.at, s_.wakeup_seq++, index, p.attempt});
+      return;
+    }
+  }
+}
+
+}  // namespace tailcut::core

@@ -1,0 +1,205 @@
+#include "metrics.h"
+
+#include <algorithm>
+#include <cmath>
+#include <charconv>
+#include <sstream>
+
+namespace tailcut::metrics {
+
+Histogram::Histogram(std::vector<double> upper_bounds)
+    : bounds(std::move(upper_bounds)), counts(bounds.size() + 1, 0) {}
+
+void Histogram::Observe(double v) {
+  // A value equal to a bound belongs to it (le = less or equal).
+  size_t i = std::lower_bound(bounds.begin(), bounds.end(), v) - bounds.begin();
+  counts[i]++;
+  sum += v;
+  count++;
+}
+
+std::vector<double> JobLatencyBounds() {
+  return {0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 900, 3600};
+}
+
+std::vector<double> JournalCommitBounds() {
+  return {0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5};
+}
+
+Snapshot Collect(const SchedulerCore& core, const Histogram& job_latency) {
+  Snapshot s;
+  s.counters = core.Counters();
+  s.jobs_running = core.RunningJobs();
+  s.waiting_tasks = core.WaitingTasks();
+  s.live_attempts = core.LiveAttempts();
+  for (const ExecutorStatusInfo& e : core.Executors()) {
+    s.total_slots += e.slots;
+    s.executors_quarantined += e.quarantined;
+    for (size_t i = 0; i < kHealthStates.size(); ++i)
+      if (e.health.state == kHealthStates[i]) s.executors_by_health[i]++;
+  }
+  s.job_latency = job_latency;
+  return s;
+}
+
+std::string EscapeLabelValue(std::string_view v) {
+  std::string out;
+  out.reserve(v.size());
+  for (char c : v) {
+    switch (c) {
+      case '\\': out += "\\\\"; break;
+      case '"': out += "\\\""; break;
+      case '\n': out += "\\n"; break;
+      default: out += c;
+    }
+  }
+  return out;
+}
+
+std::string FormatValue(double v) {
+  if (std::isnan(v)) return "NaN";
+  if (std::isinf(v)) return v > 0 ? "+Inf" : "-Inf";
+  // Integral values (counts) print exactly, without an exponent; others in
+  // the shortest form that reads back the same (0.05, not 0.05000000000000000277).
+  char buf[64];
+  bool integral = v == std::floor(v) && std::fabs(v) < 1e15;
+  auto r = integral ? std::to_chars(buf, buf + sizeof buf, v, std::chars_format::fixed, 0)
+                    : std::to_chars(buf, buf + sizeof buf, v);
+  return std::string(buf, r.ptr);
+}
+
+namespace {
+
+// Writes one metric family: HELP and TYPE once, then its samples.
+class Writer {
+ public:
+  void Family(std::string_view name, std::string_view type, std::string_view help) {
+    out_ << "# HELP " << name << ' ' << EscapeHelp(help) << '\n' << "# TYPE " << name << ' ' << type << '\n';
+  }
+  void Sample(std::string_view name, double v) { out_ << name << ' ' << FormatValue(v) << '\n'; }
+  void Sample(std::string_view name, std::string_view label, std::string_view value, double v) {
+    out_ << name << '{' << label << "=\"" << EscapeLabelValue(value) << "\"} " << FormatValue(v) << '\n';
+  }
+  void Histogram(std::string_view name, const metrics::Histogram& h) {
+    uint64_t cumulative = 0;
+    std::string bucket = std::string(name) + "_bucket";
+    for (size_t i = 0; i < h.bounds.size(); ++i) {
+      cumulative += h.counts[i];
+      Sample(bucket, "le", FormatValue(h.bounds[i]), static_cast<double>(cumulative));
+    }
+    Sample(bucket, "le", "+Inf", static_cast<double>(h.count));
+    Sample(std::string(name) + "_sum", h.sum);
+    Sample(std::string(name) + "_count", static_cast<double>(h.count));
+  }
+  std::string str() const { return out_.str(); }
+
+ private:
+  static std::string EscapeHelp(std::string_view v) {
+    std::string out;
+    for (char c : v) {
+      if (c == '\\')
+        out += "\\\\";
+      else if (c == '\n')
+        out += "\\n";
+      else
+        out += c;
+    }
+    return out;
+  }
+  std::ostringstream out_;
+};
+
+}  // namespace
+
+std::string Render(const Snapshot& s) {
+  const CoreCounters& c = s.counters;
+  auto d = [](uint64_t v) { return static_cast<double>(v); };
+  Writer w;
+  // A gauge, not a counter: "running" goes down. The finished states only
+  // grow (until a restart); tailcut_jobs_finished_total is the counter form.
+  w.Family("tailcut_jobs", "gauge",
+           "Jobs by state: running now; succeeded, failed, cancelled since the scheduler started.");
+  w.Sample("tailcut_jobs", "state", "running", d(s.jobs_running));
+  w.Sample("tailcut_jobs", "state", "succeeded", d(c.jobs_succeeded));
+  w.Sample("tailcut_jobs", "state", "failed", d(c.jobs_failed));
+  w.Sample("tailcut_jobs", "state", "cancelled", d(c.jobs_cancelled));
+  w.Family("tailcut_jobs_finished_total", "counter", "Jobs that reached a final state, by that state.");
+  w.Sample("tailcut_jobs_finished_total", "state", "succeeded", d(c.jobs_succeeded));
+  w.Sample("tailcut_jobs_finished_total", "state", "failed", d(c.jobs_failed));
+  w.Sample("tailcut_jobs_finished_total", "state", "cancelled", d(c.jobs_cancelled));
+  w.Family("tailcut_tasks_committed_total", "counter", "Tasks committed (the first successful attempt of each).");
+  w.Sample("tailcut_tasks_committed_total", d(c.tasks_committed));
+  w.Family("tailcut_attempts_total", "counter",
+           "Attempts launched: first (a task's first), copy (speculation, clone, hedge), restart (relaunch of a "
+           "task whose attempts ended without a result).");
+  w.Sample("tailcut_attempts_total", "kind", "first", d(c.attempts_first));
+  w.Sample("tailcut_attempts_total", "kind", "copy", d(c.attempts_copy));
+  w.Sample("tailcut_attempts_total", "kind", "restart", d(c.attempts_restart));
+  w.Family("tailcut_extra_machine_seconds_total", "counter",
+           "Run time of attempts that ended without committing (superseded, failed, cancelled, lost).");
+  w.Sample("tailcut_extra_machine_seconds_total", c.extra_machine_s);
+  w.Family("tailcut_reports_refused_total", "counter",
+           "Results, adoptions, starts and progress reports refused: the attempt was never handed to the executor "
+           "that sent them.");
+  w.Sample("tailcut_reports_refused_total", d(c.reports_refused));
+  w.Family("tailcut_attempts_timed_out_total", "counter",
+           "Attempts cancelled at their time limit (a task's timeout_s, core.task_timeout_s, or the default "
+           "relative to the predicted run time).");
+  w.Sample("tailcut_attempts_timed_out_total", d(c.attempts_timed_out));
+  w.Family("tailcut_attempts_running", "gauge", "Live attempts (running or queued on an executor).");
+  w.Sample("tailcut_attempts_running", d(s.live_attempts));
+  w.Family("tailcut_dispatch_queue_length", "gauge",
+           "Tasks of running jobs waiting for a slot (never launched, or requeued).");
+  w.Sample("tailcut_dispatch_queue_length", d(s.waiting_tasks));
+  w.Family("tailcut_executors", "gauge", "Registered executors by node health.");
+  for (size_t i = 0; i < kHealthStates.size(); ++i)
+    w.Sample("tailcut_executors", "health", NodeHealthName(kHealthStates[i]), d(s.executors_by_health[i]));
+  w.Family("tailcut_executors_quarantined", "gauge", "Executors kept from new work (quarantined).");
+  w.Sample("tailcut_executors_quarantined", d(s.executors_quarantined));
+  w.Family("tailcut_slots", "gauge", "CPU slots of all registered executors.");
+  w.Sample("tailcut_slots", d(s.total_slots));
+  w.Family("tailcut_job_latency_seconds", "histogram", "Finished jobs' latency, submit to final state.");
+  w.Histogram("tailcut_job_latency_seconds", s.job_latency);
+  w.Family("tailcut_journal_commit_seconds", "histogram",
+           "Journal transactions (group commits): how long client replies waited on the disk.");
+  w.Histogram("tailcut_journal_commit_seconds", s.journal_commit);
+  w.Family("tailcut_journal_commit_failures_total", "counter",
+           "Journal transactions that failed (their client replies stay held until one succeeds).");
+  w.Sample("tailcut_journal_commit_failures_total", d(s.journal_commit_failures));
+  return w.str();
+}
+
+void SchedulerMetrics::OnJobFinished(const JobStatusInfo& job) {
+  job_latency_.Observe(std::max(0.0, job.finished - job.submitted));
+}
+
+void SchedulerMetrics::OnJournalCommit(double seconds, bool ok) {
+  journal_commit_.Observe(std::max(0.0, seconds));
+  if (!ok) journal_commit_failures_++;
+}
+
+void SchedulerMetrics::MaybePublish(const SchedulerCore& core, Time now) {
+  if (!wanted_.load(std::memory_order_acquire)) return;
+  Snapshot collected = Collect(core, job_latency_);
+  collected.journal_commit = journal_commit_;
+  collected.journal_commit_failures = journal_commit_failures_;
+  if (dashboard_) collected.dashboard = std::make_shared<const dashboard::State>(dashboard_->Collect(core, now));
+  auto snap = std::make_shared<const Snapshot>(std::move(collected));
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    latest_ = std::move(snap);
+    ++generation_;
+    wanted_.store(false, std::memory_order_release);
+  }
+  published_.notify_all();
+}
+
+std::shared_ptr<const Snapshot> SchedulerMetrics::Fresh(std::chrono::milliseconds timeout) {
+  std::unique_lock<std::mutex> lock(mu_);
+  uint64_t want = generation_ + 1;
+  wanted_.store(true, std::memory_order_release);
+  published_.wait_for(lock, timeout, [&] { return generation_ >= want; });
+  return latest_;
+}
+
+}  // namespace tailcut::metrics
