@@ -12,7 +12,7 @@ cd "$(dirname "$0")/.."
 build=${FUZZ_BUILD_DIR:-build-fuzz}
 logs=${FUZZ_LOG_DIR:-$build/fuzz/logs}
 targets=(executor_message client_request scheduler_to_executor client_reply config_toml trace_csv job_file)
-annotated=(tailcut_common tailcut_executor tailcut_scheduler tailcut_local_cluster)
+annotated=(tailcut_common tailcut_executor tailcut_scheduler tailcut_local_cluster tailcut_live)
 
 # "target runs inputs seconds crashes" from one run's log.
 figures() {
