@@ -21,8 +21,8 @@
 #include <vector>
 
 #include "arrivals.h"
-#include "tailcut/core/scheduler_core.h"
 #include "tailcut/core/edge_quorum.h"
+#include "tailcut/core/scheduler_core.h"
 #include "tailcut/sim/scenario.h"
 #include "tailcut/sim/simulator.h"
 

@@ -20,10 +20,10 @@
 #include <memory>
 #include <mutex>
 
-#include "tailcut/common/thread_annotations.h"
 #include <string>
 #include <string_view>
 #include <vector>
+#include "tailcut/common/thread_annotations.h"
 
 #include "dashboard.h"
 #include "tailcut/core/scheduler_core.h"

@@ -22,8 +22,8 @@
 
 #include "tailcut/common/status.h"
 #include "tailcut/common/thread_annotations.h"
-#include "tailcut/predictors/trace.h"
 #include "tailcut/core/types.h"
+#include "tailcut/predictors/trace.h"
 
 namespace tailcut {
 
