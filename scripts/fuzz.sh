@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Fuzzing (docs/SECURITY.md, "Fuzzing").
-#   scripts/fuzz.sh build               configure build-fuzz (clang-14, TAILCUT_FUZZ=ON) and build the targets
+#   scripts/fuzz.sh build               configure build-fuzz (clang-14, TAILCUT_FUZZ=ON) and build the targets,
+#                                       and the libraries whose thread-safety annotations clang checks
 #   scripts/fuzz.sh TARGET SECONDS      run one target on one core, then print its figures
 #   scripts/fuzz.sh summary             sum the figures of every run logged so far, per target
 # Runs add their new inputs to build-fuzz/fuzz/work/TARGET/corpus (the seed
@@ -11,6 +12,7 @@ cd "$(dirname "$0")/.."
 build=${FUZZ_BUILD_DIR:-build-fuzz}
 logs=${FUZZ_LOG_DIR:-$build/fuzz/logs}
 targets=(executor_message client_request scheduler_to_executor client_reply config_toml trace_csv job_file)
+annotated=(tailcut_common tailcut_executor tailcut_scheduler tailcut_local_cluster tailcut_live)
 
 # "target runs inputs seconds crashes" from one run's log.
 figures() {
@@ -31,7 +33,10 @@ case ${1:-} in
     command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
     CC=clang-14 CXX=clang++-14 cmake -S . -B "$build" -DTAILCUT_FUZZ=ON -DTAILCUT_CUDA=OFF -DTAILCUT_BUILD_BENCH=OFF \
       -DCMAKE_BUILD_TYPE=RelWithDebInfo "${launcher[@]}" >/dev/null
-    cmake --build "$build" -j "${FUZZ_JOBS:-$(nproc)}" --target "${targets[@]/#/fuzz_}" security_test
+    # The libraries with thread-safety annotations too: clang checks them
+    # here (-Werror=thread-safety, CMakeLists.txt).
+    cmake --build "$build" -j "${FUZZ_JOBS:-$(nproc)}" --target "${targets[@]/#/fuzz_}" security_test \
+      "${annotated[@]}"
     ;;
   summary)
     printf '%-22s %5s %14s %8s %8s %8s\n' target runs inputs seconds exec/s crashes
@@ -45,7 +50,7 @@ case ${1:-} in
     done
     ;;
   "" | -h | --help)
-    sed -n '2,8p' "$0"
+    sed -n '2,9p' "$0"
     ;;
   *)
     t=$1 seconds=${2:?usage: scripts/fuzz.sh TARGET SECONDS}

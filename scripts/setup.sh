@@ -4,7 +4,8 @@
 # changed. Usage: scripts/setup.sh [extra cmake -D options]
 # (TAILCUT_SETUP_BROWSER=1 adds chromium for the dashboard test)
 # TAILCUT_SETUP_FUZZ=1 also installs clang-14 and its libFuzzer runtime
-# (scripts/fuzz.sh, docs/SECURITY.md).
+# (scripts/fuzz.sh, docs/SECURITY.md; its build also checks clang's
+# thread-safety annotations). clang-format-14 always: scripts/check-format.sh.
 # TAILCUT_SETUP_SLURM=1: slurm-wlm and munge, for the real-Slurm test
 # (ctest slurm_real, docs/DEPLOY.md).
 # TAILCUT_SETUP_PROMETHEUS=1: prometheus (with promtool) and curl, for the
@@ -16,6 +17,7 @@ packages=(build-essential cmake pkg-config libboost-fiber-dev libzmq3-dev cppzmq
           libtomlplusplus-dev catch2 libbenchmark-dev libprotobuf-dev protobuf-compiler
           libsqlite3-dev
           libcpp-httplib-dev  # the scheduler's /metrics (docs/METRICS.md)
+          clang-format-14     # scripts/check-format.sh (.clang-format)
           python3 python3-zmq python3-protobuf python3-pytest  # the Python client and its tests (docs/PYTHON.md)
           python3-venv python3-setuptools python3-wheel  # its offline `pip install` test (ctest python_venv_install)
           python3-cloudpickle)  # Python functions as tasks (docs/PYTHON.md, "Python functions")

@@ -16,6 +16,7 @@
 #include <thread>
 
 #include "tailcut/common/process.h"
+#include "tailcut/common/thread_annotations.h"
 #include "tailcut/wire/security.h"
 
 namespace tailcut {
@@ -97,7 +98,7 @@ class LocalCluster::Impl {
     stop_ = true;
     if (watch_.joinable()) watch_.join();
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      MutexLock lock(mu_);
       for (auto& e : executors_) kill_if_running(e->process, SIGTERM);
       for (auto& e : executors_) e->process.Stop(SIGTERM);
     }
@@ -116,7 +117,7 @@ class LocalCluster::Impl {
   }
 
   StatusOr<size_t> AddExecutor(LocalExecutorSpec spec) {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     auto e = std::make_unique<LocalExecutor>();
     e->spec = std::move(spec);
     size_t index = executors_.size();
@@ -152,11 +153,11 @@ class LocalCluster::Impl {
   }
 
   bool ExecutorAlive(size_t i) {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     return i < executors_.size() && executors_[i]->process.Alive();
   }
   void SignalExecutor(size_t i, int sig) {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     if (i < executors_.size()) kill_if_running(executors_[i]->process, sig);
   }
   int executor_exits() const { return exits_.load(); }
@@ -224,8 +225,7 @@ class LocalCluster::Impl {
     return Status::Ok();
   }
 
-  // Caller holds mu_.
-  bool SpawnExecutor(size_t index, LocalExecutor& e) {
+  bool SpawnExecutor(size_t index, LocalExecutor& e) TC_REQUIRES(mu_) {
     const auto& extra = e.starts > 0 && !e.spec.restart_flags.empty() ? e.spec.restart_flags : e.spec.flags;
     std::vector<std::string> argv = {opt_.executor_binary, "--scheduler", executor_ep_};
     if (!keys_dir_.empty())
@@ -249,7 +249,7 @@ class LocalCluster::Impl {
   void Watch() {
     while (!stop_) {
       {
-        std::lock_guard<std::mutex> lock(mu_);
+        MutexLock lock(mu_);
         for (size_t i = 0; i < executors_.size(); ++i) {
           LocalExecutor& e = *executors_[i];
           if (e.process.pid() <= 0 || e.process.Alive()) continue;
@@ -269,8 +269,8 @@ class LocalCluster::Impl {
   std::thread loop_, watch_;
   ChildProcess scheduler_;
   int scheduler_starts_ = 0;
-  std::mutex mu_;
-  std::vector<std::unique_ptr<LocalExecutor>> executors_;
+  Mutex mu_;  // the executors: the watch thread restarts them while the owner adds or signals them
+  std::vector<std::unique_ptr<LocalExecutor>> executors_ TC_GUARDED_BY(mu_);
   std::atomic<bool> stop_{false};
   std::atomic<int> exits_{0};
 };

@@ -6,11 +6,13 @@
 #include <ctime>
 #include <mutex>
 
+#include "tailcut/common/thread_annotations.h"
+
 namespace tailcut {
 namespace {
 std::atomic<int> g_level{static_cast<int>(LogLevel::kInfo)};
-std::mutex g_mu;
-std::string g_component = "tailcut";
+Mutex g_mu;
+std::string g_component TC_GUARDED_BY(g_mu) = "tailcut";
 }  // namespace
 
 void SetLogLevel(LogLevel level) { g_level = static_cast<int>(level); }
@@ -27,7 +29,7 @@ bool ParseLogLevel(std::string_view t, LogLevel* out) {
 }
 
 void SetLogComponent(std::string_view name) {
-  std::lock_guard<std::mutex> lock(g_mu);
+  MutexLock lock(g_mu);
   g_component = std::string(name);
 }
 
@@ -41,7 +43,7 @@ void LogLine(LogLevel level, std::string_view message) {
   localtime_r(&secs, &tm);
   char stamp[32];
   std::strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%S", &tm);
-  std::lock_guard<std::mutex> lock(g_mu);
+  MutexLock lock(g_mu);
   std::fprintf(stderr, "%s.%03d %s %-8s %.*s\n", stamp, ms, kNames[static_cast<int>(level)],
                g_component.c_str(), static_cast<int>(message.size()), message.data());
 }

@@ -1,5 +1,7 @@
 // Executor: the ZeroMQ side. One thread polls the scheduler socket and an
 // eventfd; kernels run on the AttemptRuntime's workers and never block it.
+// The protocol's executor side is the ExecutorSession's (wire layer), shared
+// with an edge scheduler's link to its parent.
 #include "tailcut/executor/executor.h"
 
 #include <sys/eventfd.h>
@@ -10,7 +12,6 @@
 #include <climits>
 #include <cmath>
 #include <filesystem>
-#include <random>
 #include <thread>
 #include <unordered_map>
 
@@ -20,9 +21,10 @@
 #include "gpu_signals.h"
 #include "tailcut/common/kernel_args.h"
 #include "tailcut/common/log.h"
-#include "tailcut/wire/security.h"
-#include "tailcut/wire/wire.h"
+#include "tailcut/common/process.h"
 #include "tailcut/executor/runtime.h"
+#include "tailcut/wire/executor_session.h"
+#include "tailcut/wire/wire.h"
 
 namespace tailcut::executor {
 namespace {
@@ -30,20 +32,6 @@ namespace {
 using SteadyClock = std::chrono::steady_clock;
 using TimePoint = SteadyClock::time_point;
 using Millis = std::chrono::milliseconds;
-
-std::string HostName() {
-  char buf[256] = {};
-  if (gethostname(buf, sizeof buf - 1) != 0) return "localhost";
-  return buf;
-}
-
-std::string RandomHex(int digits) {
-  static const char kHex[] = "0123456789abcdef";
-  std::random_device rd;
-  std::string s;
-  for (int i = 0; i < digits; ++i) s += kHex[rd() & 15];
-  return s;
-}
 
 // "noop, sleep,matmul" -> {"noop", "sleep", "matmul"}; "" -> none.
 std::vector<std::string> SplitKernelList(const std::string& text) {
@@ -61,11 +49,6 @@ std::vector<std::string> SplitKernelList(const std::string& text) {
 }
 
 constexpr int64_t kMinMessageBytes = 64 * 1024;
-
-const char* ErrorCodeName(wire::Error::Code code) {
-  const std::string& n = wire::Error::Code_Name(code);
-  return n.empty() ? "?" : n.c_str();
-}
 
 }  // namespace
 
@@ -183,6 +166,8 @@ ExecutorOptions ResolveDefaults(ExecutorOptions o) {
 
 // ---------------------------------------------------------------- loop --
 
+// The daemon's loop: kernels on the runtime, the protocol in the session
+// (tailcut/wire/executor_session.h).
 class Executor::Loop {
  public:
   Loop(Executor* ex, const ExecutorOptions& o)
@@ -191,38 +176,10 @@ class Executor::Loop {
         faults_(o.faults),
         runtime_(RuntimeOptions{o.slots, o.threads}, &ex->kernels_, &faults_, [ex] { ex->Wake(); }),
         start_(SteadyClock::now()),
-        heartbeat_(Millis(o.heartbeat_ms)),
-        lost_after_(Millis(o.lost_after_ms ? o.lost_after_ms : 10 * o.heartbeat_ms)) {}
+        session_(std::make_unique<ExecutorSession>(SessionFor(o), context_, MakeHooks())) {}
 
   Status Run() {
-    socket_ = zmq::socket_t(context_, zmq::socket_type::dealer);
-    // Same identity across reconnects, unique across executors.
-    socket_.set(zmq::sockopt::routing_id, o_.name + "/" + RandomHex(8));
-    // Unlimited: a full queue refuses (never drops) a Report, which then
-    // waits in pending_. With max_output_bytes, ZeroMQ may hold at most
-    // kCappedSendQueue Reports, so a slow link backs outputs up into
-    // pending_, where the cap applies, instead of into ZeroMQ's queue.
-    socket_.set(zmq::sockopt::sndhwm, o_.max_output_bytes ? kCappedSendQueue : 0);
-    socket_.set(zmq::sockopt::rcvhwm, 0);
-    socket_.set(zmq::sockopt::maxmsgsize, static_cast<int64_t>(o_.max_message_bytes));
-    // Queue only to a live connection: a Register retried while the scheduler
-    // is down is not piled up; unsent Reports wait in pending_ instead.
-    socket_.set(zmq::sockopt::immediate, 1);
-    socket_.set(zmq::sockopt::linger, 0);
-    // ZMTP heartbeats: a connection whose peer went away without a word
-    // (a half-open TCP connection) is closed and dialled again; the
-    // scheduler's ROUTER hands our routing id over to the new one. Twice the
-    // loss timeout, so a stalled scheduler is re-registered with first.
-    const int zmtp_timeout = static_cast<int>(std::min<int64_t>(2 * lost_after_.count(), 600000));
-    socket_.set(zmq::sockopt::heartbeat_ivl, static_cast<int>(o_.heartbeat_ms));
-    socket_.set(zmq::sockopt::heartbeat_timeout, zmtp_timeout);
-    socket_.set(zmq::sockopt::heartbeat_ttl, std::min(zmtp_timeout, 6553500));
-    if (Status s = ApplyPeerKeys(socket_, {o_.key_file, o_.scheduler_key}); !s.ok()) return s;
-    if (o_.key_file.empty() && !IsLocalOnlyEndpoint(o_.scheduler))
-      TC_LOG(Warn) << "no keys: the link to " << o_.scheduler
-                   << " is neither encrypted nor proven to reach the real scheduler (docs/SECURITY.md)";
-    handshake_ = std::make_unique<HandshakeMonitor>(context_, socket_, !o_.key_file.empty());
-    socket_.connect(o_.scheduler);
+    if (Status s = session_->Connect(); !s.ok()) return s;
     TC_LOG(Info) << "executor " << o_.name << ": " << o_.slots << " slots on " << o_.threads
                  << " threads, kernels: " << (ex_->kernels_.Names().empty() ? "none" : ex_->kernels_.NamesList());
     if (ex_->kernels_.Find("shell"))
@@ -236,15 +193,15 @@ class Executor::Loop {
                    << " fail_slow_factor=" << f.fail_slow_factor << " delay_prob=" << f.delay_prob
                    << " delay_ms=" << f.delay_ms << " crash_after_s=" << f.crash_after_s << " seed=" << f.seed;
     }
-    SendRegister();
+    session_->Tick(ElapsedS());  // the first Register
     while (!ex_->stop_requested_.load()) {
       if (faults_.CrashDue(ElapsedS())) {
         TC_LOG(Warn) << "fault injection: crashing now (crash_after_s=" << o_.faults.crash_after_s << ")";
         _exit(137);  // no Goodbye, no cleanup: a dead executor
       }
-      bool want_out = register_unsent_ || pending_.started_size() > 0 || pending_.results_size() > 0;
+      const bool want_out = session_->want_out();
       zmq::pollitem_t items[] = {
-          {socket_.handle(), 0, static_cast<short>(ZMQ_POLLIN | (want_out ? ZMQ_POLLOUT : 0)), 0},
+          {session_->socket().handle(), 0, static_cast<short>(ZMQ_POLLIN | (want_out ? ZMQ_POLLOUT : 0)), 0},
           {nullptr, ex_->wake_fd_, ZMQ_POLLIN, 0},
       };
       zmq::poll(items, 2, Millis(PollTimeout()));
@@ -252,163 +209,101 @@ class Executor::Loop {
         uint64_t n;
         [[maybe_unused]] ssize_t r = read(ex_->wake_fd_, &n, sizeof n);
       }
-      if (items[0].revents & ZMQ_POLLIN) ReceiveAll();
-      NoteHandshakeFailure();
-      if (register_unsent_ && (items[0].revents & ZMQ_POLLOUT)) SendRegister();
-      FlushEvents(/*heartbeat=*/false);
-      OnTimers();
+      if (items[0].revents & ZMQ_POLLIN) session_->OnReadable(ElapsedS());
+      if (items[0].revents & ZMQ_POLLOUT) session_->OnWritable(ElapsedS());
+      // Events wait in the runtime until registered (a Register takes them).
+      if (session_->registered()) MoveEventsToOutbox();
+      session_->Flush();
+      session_->Tick(ElapsedS());
+      if (session_->registered() && SteadyClock::now() >= next_status_log_) LogStatus(SteadyClock::now());
     }
     Shutdown();
     return Status::Ok();
   }
 
  private:
-  enum class State { kRegistering, kRegistered };
-  static constexpr int kCappedSendQueue = 2;
+  static SessionOptions SessionFor(const ExecutorOptions& o) {
+    SessionOptions s;
+    s.endpoint = o.scheduler;
+    s.name = o.name;
+    s.heartbeat_ms = o.heartbeat_ms;
+    s.lost_after_ms = o.lost_after_ms;
+    s.register_retry_s = s.max_backoff_s = o.register_retry_ms / 1000.0;  // a fixed retry
+    s.max_message_bytes = o.max_message_bytes;
+    s.max_output_bytes = o.max_output_bytes;
+    s.keys = {o.key_file, o.scheduler_key};
+    return s;
+  }
+
+  ExecutorSession::Hooks MakeHooks() {
+    ExecutorSession::Hooks h;
+    h.offer = [this](wire::Register* reg) {
+      reg->set_cpu_slots(o_.slots);
+      reg->set_max_queued(o_.max_queued);  // the scheduler queues no more than that here
+      for (const wire::GpuInfo& g : DetectGpus()) *reg->add_gpus() = g;
+      for (const auto& [k, v] : o_.labels) (*reg->mutable_labels())[k] = v;
+      for (const std::string& k : ex_->kernels_.Names()) {
+        reg->add_kernels(k);
+        if (ex_->kernels_.Find(k)->traits.idempotent) reg->add_idempotent_kernels(k);
+      }
+      if (ex_->kernels_.Find("python")) reg->set_python_version(ex_->python_version_);
+      // The attempts we still hold, and (in the outbox) the results the
+      // scheduler has not seen, go with the Register (docs/PROTOCOL.md).
+      MoveEventsToOutbox();
+      for (auto& [id, running] : runtime_.Held()) {
+        auto it = assigned_.find(id);
+        if (it == assigned_.end()) continue;
+        wire::HeldAttempt* x = reg->add_running();
+        x->set_attempt_id(id);
+        x->set_job_id(it->second.first);
+        x->set_task_index(it->second.second);
+        x->set_started(running);
+      }
+      return true;
+    };
+    h.work = [this](wire::Work* w) { OnWork(w); };
+    h.report = [this](wire::Report* r, bool heartbeat) {
+      r->mutable_signals()->set_load(static_cast<double>(runtime_.counts().running) / runtime_.slots());
+      r->mutable_signals()->set_gpu_throttle_reasons(ReadGpuThrottleReasons());  // 0 without NVML
+      if (heartbeat)
+        for (const wire::AttemptProgress& p : runtime_.Progress()) *r->add_progress() = p;
+    };
+    h.registered = [this](const wire::RegisterAck& ack, bool first) {
+      next_status_log_ = SteadyClock::now() + std::chrono::seconds(30);
+      if (first)
+        TC_LOG(Info) << "registered as executor " << ack.executor_id() << " (" << o_.slots << " slots, heartbeat "
+                     << (ack.heartbeat_interval_ms() ? ack.heartbeat_interval_ms() : o_.heartbeat_ms) << " ms)";
+      else
+        TC_LOG(Debug) << "repeated RegisterAck (executor " << ack.executor_id() << ")";
+    };
+    h.holding = [this] {
+      auto c = runtime_.counts();
+      return std::to_string(c.running) + " running and " + std::to_string(c.queued) + " queued attempts";
+    };
+    return h;
+  }
 
   double ElapsedS() const { return std::chrono::duration<double>(SteadyClock::now() - start_).count(); }
 
   long PollTimeout() const {
-    TimePoint now = SteadyClock::now();
-    TimePoint next = now + Millis(1000);
-    if (state_ == State::kRegistered) {
-      next = std::min({next, next_heartbeat_, last_heard_ + lost_after_});
-    } else {
-      next = std::min(next, next_register_);
-    }
-    if (o_.faults.crash_after_s > 0)
-      next = std::min(next, start_ + std::chrono::duration_cast<SteadyClock::duration>(
-                                         std::chrono::duration<double>(o_.faults.crash_after_s)));
-    auto ms = std::chrono::duration_cast<Millis>(next - now).count() + 1;
-    return std::max<long>(0, ms);
+    double next = std::min(ElapsedS() + 1.0, session_->NextTimer());
+    if (o_.faults.crash_after_s > 0) next = std::min(next, o_.faults.crash_after_s);
+    return std::max<long>(0, static_cast<long>(std::ceil((next - ElapsedS()) * 1000)) + 1);
   }
 
-  // True if the frame went out; false if no connection can take it now.
-  bool Send(const wire::ExecutorMessage& msg) {
-    return socket_.send(ToFrame(msg), zmq::send_flags::dontwait).has_value();
-  }
-
-  void SendRegister() {
-    wire::ExecutorMessage msg;
-    msg.set_version(kProtocolVersion);
-    wire::Register* reg = msg.mutable_register_();
-    reg->set_name(o_.name);
-    reg->set_host(HostName());
-    reg->set_cpu_slots(o_.slots);
-    reg->set_max_queued(o_.max_queued);  // the scheduler queues no more than that here
-    for (const wire::GpuInfo& g : DetectGpus()) *reg->add_gpus() = g;
-    for (const auto& [k, v] : o_.labels) (*reg->mutable_labels())[k] = v;
-    for (const std::string& k : ex_->kernels_.Names()) {
-      reg->add_kernels(k);
-      if (ex_->kernels_.Find(k)->traits.idempotent) reg->add_idempotent_kernels(k);
-    }
-    if (ex_->kernels_.Find("python")) reg->set_python_version(ex_->python_version_);
-    AddHeldWork(reg);
-    register_unsent_ = !Send(msg);
-    if (!register_unsent_) results_in_register_ = pending_.results_size();
-    TimePoint now = SteadyClock::now();
-    if (register_tries_ == 0) {
-      TC_LOG(Info) << "registering with scheduler at " << o_.scheduler;
-      waiting_since_ = now;
-    } else if (now - last_wait_log_ >= Millis(5000)) {
-      TC_LOG(Info) << "waiting for scheduler at " << o_.scheduler << "... ("
-                   << std::chrono::duration_cast<std::chrono::seconds>(now - waiting_since_).count() << " s)";
-      last_wait_log_ = now;
-    }
-    if (register_tries_ == 0) last_wait_log_ = now;
-    ++register_tries_;
-    next_register_ = now + Millis(o_.register_retry_ms);
-  }
-
-  // Registering again: the attempts we still hold, and the results the
-  // scheduler has not seen, go with the Register (docs/PROTOCOL.md).
-  void AddHeldWork(wire::Register* reg) {
-    MoveEventsToPending();
-    pending_.clear_started();  // `running` says which ones started
-    for (auto& [id, running] : runtime_.Held()) {
-      auto it = assigned_.find(id);
-      if (it == assigned_.end()) continue;
-      wire::HeldAttempt* h = reg->add_running();
-      h->set_attempt_id(id);
-      h->set_job_id(it->second.first);
-      h->set_task_index(it->second.second);
-      h->set_started(running);
-    }
-    for (const wire::AttemptResult& r : pending_.results()) *reg->add_undelivered() = r;
-  }
-
-  // Runtime events into pending_; results get their job and task.
-  void MoveEventsToPending() {
+  // Runtime events into the outbox; results get their job and task.
+  void MoveEventsToOutbox() {
     runtime_.DrainEvents(&events_);
-    for (AttemptId id : events_.started) pending_.add_started()->set_attempt_id(id);
+    for (AttemptId id : events_.started) session_->AddStarted(id);
     for (wire::AttemptResult& r : events_.results) {
       if (auto it = assigned_.find(r.attempt_id()); it != assigned_.end()) {
         r.set_job_id(it->second.first);
         r.set_task_index(it->second.second);
         assigned_.erase(it);
       }
-      AddResult(&r);
+      session_->AddResult(&r);
     }
     finished_ += events_.results.size();
-  }
-
-  void ReceiveAll() {
-    for (;;) {
-      zmq::message_t frame;
-      if (!socket_.recv(frame, zmq::recv_flags::dontwait)) return;
-      if (frame.more()) {  // the protocol is one frame per message
-        while (frame.more() && socket_.recv(frame, zmq::recv_flags::dontwait)) {
-        }
-        TC_LOG(Warn) << "multi-frame message from scheduler; ignored";
-        continue;
-      }
-      Handle(frame);
-    }
-  }
-
-  void Handle(const zmq::message_t& frame) {
-    wire::SchedulerToExecutor in;
-    if (!FromFrame(frame, &in)) {
-      TC_LOG(Warn) << "malformed frame from scheduler (" << frame.size() << " bytes); ignored";
-      return;
-    }
-    if (in.version() != kProtocolVersion) {
-      TC_LOG(Warn) << "scheduler message with protocol version " << in.version() << " (this executor speaks "
-                   << kProtocolVersion << "); ignored";
-      return;
-    }
-    last_heard_ = SteadyClock::now();
-    switch (in.body_case()) {
-      case wire::SchedulerToExecutor::kRegistered: OnRegistered(in.registered()); break;
-      case wire::SchedulerToExecutor::kWork: OnWork(in.mutable_work()); break;
-      case wire::SchedulerToExecutor::kHeartbeat: break;
-      case wire::SchedulerToExecutor::kError: OnError(in.error()); break;
-      default: TC_LOG(Warn) << "scheduler message without a body; ignored"; break;
-    }
-  }
-
-  void OnRegistered(const wire::RegisterAck& ack) {
-    bool first = state_ != State::kRegistered;
-    state_ = State::kRegistered;
-    register_unsent_ = false;
-    executor_id_ = ack.executor_id();
-    heartbeat_ = Millis(ack.heartbeat_interval_ms() ? ack.heartbeat_interval_ms() : o_.heartbeat_ms);
-    lost_after_ = Millis(o_.lost_after_ms         ? o_.lost_after_ms
-                         : ack.lost_after_ms()    ? ack.lost_after_ms()
-                                                  : 10 * static_cast<uint32_t>(heartbeat_.count()));
-    next_heartbeat_ = SteadyClock::now() + heartbeat_;
-    next_status_log_ = SteadyClock::now() + std::chrono::seconds(30);
-    register_tries_ = 0;
-    // The Register carried these results: they are delivered.
-    int delivered = std::min(results_in_register_, pending_.results_size());
-    if (delivered > 0) pending_.mutable_results()->DeleteSubrange(0, delivered);
-    results_in_register_ = 0;
-    if (first) {
-      TC_LOG(Info) << "registered as executor " << executor_id_ << " (" << o_.slots << " slots, heartbeat "
-                   << heartbeat_.count() << " ms, lost after " << lost_after_.count() << " ms)";
-    } else {
-      TC_LOG(Debug) << "repeated RegisterAck (executor " << executor_id_ << ")";
-    }
   }
 
   void OnWork(wire::Work* work) {
@@ -419,14 +314,14 @@ class Executor::Loop {
       uint64_t taken = c.running + c.queued;
       for (wire::Assignment& a : *work->mutable_assign()) {
         if (std::string why = OverCap(taken); !why.empty()) {
-          Refuse(a.attempt_id(), wire::AttemptResult::REFUSED, why);
+          session_->Refuse(a.attempt_id(), wire::AttemptResult::REFUSED, why);
           continue;
         }
         const wire::WorkShare& sh = a.share();
         if (sh.begin() > sh.total() || sh.count() > sh.total() - sh.begin()) {  // never trust a peer's numbers
-          Refuse(a.attempt_id(), wire::AttemptResult::FAILED,
-                 "work share [" + std::to_string(sh.begin()) + ", +" + std::to_string(sh.count()) +
-                     ") is outside its total " + std::to_string(sh.total()));
+          session_->Refuse(a.attempt_id(), wire::AttemptResult::FAILED,
+                           "work share [" + std::to_string(sh.begin()) + ", +" + std::to_string(sh.count()) +
+                               ") is outside its total " + std::to_string(sh.total()));
           continue;
         }
         ++taken;
@@ -456,95 +351,11 @@ class Executor::Loop {
     if (o_.max_queued && taken >= uint64_t{o_.slots} + o_.max_queued)
       return "executor queue full: " + std::to_string(taken) + " attempts taken for " + std::to_string(o_.slots) +
              " slots, max_queued=" + std::to_string(o_.max_queued);
-    if (held_output_bytes_ >= OutputCap())
-      return "executor output memory full: " + std::to_string(held_output_bytes_) + " bytes of outputs not yet sent, " +
-             OutputCapName() + "=" + std::to_string(OutputCap());
+    if (session_->held_output_bytes() >= session_->output_cap())
+      return "executor output memory full: " + std::to_string(session_->held_output_bytes()) +
+             " bytes of outputs not yet sent, " + session_->output_cap_name() + "=" +
+             std::to_string(session_->output_cap());
     return "";
-  }
-
-  // Outputs held unsent: max_output_bytes, or else half of
-  // max_message_bytes, so that a Report or Register always fits in a frame.
-  uint64_t OutputCap() const { return o_.max_output_bytes ? o_.max_output_bytes : o_.max_message_bytes / 2; }
-  std::string OutputCapName() const { return o_.max_output_bytes ? "max_output_bytes" : "max_message_bytes/2"; }
-
-  // Reports `id` as not run (REFUSED) or failed, with the reason, in the next Report.
-  wire::AttemptResult* Refuse(AttemptId id, wire::AttemptResult::Outcome outcome, const std::string& why) {
-    wire::AttemptResult* r = pending_.add_results();
-    r->set_attempt_id(id);
-    r->set_outcome(outcome);
-    r->set_error(why);
-    ++refused_;
-    TC_LOG(Debug) << "attempt " << id << (outcome == wire::AttemptResult::REFUSED ? " refused: " : " failed: ") << why;
-    return r;
-  }
-
-  // Admits a finished attempt's result into pending_ under max_output_bytes:
-  // an output that does not fit now is refused (run it elsewhere), one that
-  // never fits fails.
-  void AddResult(wire::AttemptResult* r) {
-    // Error texts count too: a kernel's error message is as unbounded as its output.
-    const uint64_t size = r->output().size() + r->error().size();
-    const uint64_t cap = OutputCap();
-    if (size > 0 && held_output_bytes_ + size > cap) {
-      std::string why = size > cap ? "output of " + std::to_string(size) + " bytes exceeds the executor's " +
-                                         OutputCapName() + "=" + std::to_string(cap)
-                                   : "executor output memory full: " + std::to_string(held_output_bytes_) + " + " +
-                                         std::to_string(size) + " bytes of outputs not yet sent, " + OutputCapName() +
-                                         "=" + std::to_string(cap);
-      Refuse(r->attempt_id(), size > cap ? wire::AttemptResult::FAILED : wire::AttemptResult::REFUSED,
-             why)
-          ->set_run_s(r->run_s());
-      return;
-    }
-    held_output_bytes_ += size;
-    pending_.add_results()->Swap(r);
-  }
-
-  // A refused key fails silently in ZeroMQ (it redials for ever); say so,
-  // at most every 10 s.
-  void NoteHandshakeFailure() {
-    std::string why = handshake_->TakeFailure();
-    if (why.empty() || SteadyClock::now() - last_handshake_log_ < std::chrono::seconds(10)) return;
-    last_handshake_log_ = SteadyClock::now();
-    TC_LOG(Error) << why << "; still trying";
-  }
-
-  void OnError(const wire::Error& e) {
-    if (e.code() == wire::Error::UNKNOWN_EXECUTOR) {
-      // Answers to Reports sent before our Register: it is on its way.
-      if (state_ == State::kRegistering) return;
-      Lost("scheduler does not know this executor (restarted?): " + e.message());
-      return;
-    }
-    TC_LOG(Warn) << "scheduler error " << ErrorCodeName(e.code()) << ": " << e.message();
-  }
-
-  // Register anew, keeping our attempts: the Register lists them and the
-  // scheduler adopts what it still wants (or tells us to cancel the rest).
-  void Lost(const std::string& why) {
-    state_ = State::kRegistering;
-    register_tries_ = 0;
-    auto c = runtime_.counts();
-    TC_LOG(Warn) << why << "; registering again, keeping " << c.running << " running and " << c.queued
-                 << " queued attempts";
-    SendRegister();
-  }
-
-  void OnTimers() {
-    TimePoint now = SteadyClock::now();
-    if (state_ == State::kRegistered) {
-      if (now - last_heard_ >= lost_after_) {
-        Lost("no word from scheduler for " + std::to_string(lost_after_.count()) + " ms");
-        return;
-      }
-      if (now >= next_heartbeat_) {
-        FlushEvents(/*heartbeat=*/true);
-        next_heartbeat_ = now + heartbeat_;
-      }
-      if (now >= next_status_log_) LogStatus(now);
-    } else if (now >= next_register_) {
-      SendRegister();
-    }
   }
 
   // One readable line every kStatusLogInterval while work is flowing.
@@ -553,48 +364,16 @@ class Executor::Loop {
     next_status_log_ = now + kStatusLogInterval;
     auto c = runtime_.counts();
     if (finished_ == finished_at_last_log_ && c.running == 0 && c.queued == 0) return;
-    TC_LOG(Info) << "executor " << executor_id_ << ": " << c.running << "/" << o_.slots << " slots busy, " << c.queued
-                 << " queued, " << finished_ << " finished (+" << finished_ - finished_at_last_log_ << ")"
-                 << (refused_ ? ", " + std::to_string(refused_) + " refused over the caps" : "");
+    TC_LOG(Info) << "executor " << session_->executor_id() << ": " << c.running << "/" << o_.slots << " slots busy, "
+                 << c.queued << " queued, " << finished_ << " finished (+" << finished_ - finished_at_last_log_ << ")"
+                 << (session_->refused() ? ", " + std::to_string(session_->refused()) + " refused over the caps" : "");
     finished_at_last_log_ = finished_;
   }
 
-  // Moves runtime events into pending_ and sends them as one Report. Heartbeat
-  // Reports also carry progress and signals, and go out even when empty.
-  void FlushEvents(bool heartbeat) {
-    if (state_ != State::kRegistered) return;  // events wait in the runtime
-    MoveEventsToPending();
-    if (!heartbeat && pending_.started_size() == 0 && pending_.results_size() == 0) return;
-    wire::ExecutorMessage msg;
-    msg.set_version(kProtocolVersion);
-    wire::Report* report = msg.mutable_report();
-    report->Swap(&pending_);
-    auto counts = runtime_.counts();
-    report->mutable_signals()->set_load(static_cast<double>(counts.running) / runtime_.slots());
-    report->mutable_signals()->set_gpu_throttle_reasons(ReadGpuThrottleReasons());  // 0 without NVML
-    if (heartbeat)
-      for (const wire::AttemptProgress& p : runtime_.Progress()) *report->add_progress() = p;
-    if (Send(msg)) {
-      held_output_bytes_ = 0;  // handed to ZeroMQ
-      return;
-    }
-    // No connection right now: keep the events (not the stale progress).
-    report->clear_progress();
-    report->clear_signals();
-    pending_.Swap(report);
-  }
-
   void Shutdown() {
-    if (state_ == State::kRegistered) {
-      wire::ExecutorMessage bye;
-      bye.set_version(kProtocolVersion);
-      bye.mutable_goodbye()->set_reason("executor shutting down");
-      // A short linger lets the Goodbye out without hanging on a dead peer.
-      if (Send(bye)) socket_.set(zmq::sockopt::linger, static_cast<int>(o_.goodbye_linger_ms));
-    }
+    session_->Goodbye("executor shutting down", static_cast<int>(o_.goodbye_linger_ms));
     runtime_.Shutdown();
-    handshake_.reset();  // its socket too, or closing the context waits for ever
-    socket_.close();
+    session_.reset();  // its socket first, or closing the context waits for ever
     context_.close();
     TC_LOG(Info) << "executor stopped";
   }
@@ -604,32 +383,14 @@ class Executor::Loop {
   FaultInjector faults_;
   AttemptRuntime runtime_;
   zmq::context_t context_{1};
-  zmq::socket_t socket_;
-  std::unique_ptr<HandshakeMonitor> handshake_;
-  TimePoint last_handshake_log_{};
   const TimePoint start_;
-
-  State state_ = State::kRegistering;
-  uint64_t executor_id_ = 0;
-  Millis heartbeat_;
-  Millis lost_after_;
-  TimePoint last_heard_{};
-  TimePoint next_heartbeat_{};
-  TimePoint next_register_{};
-  TimePoint waiting_since_{};
-  TimePoint last_wait_log_{};
+  std::unique_ptr<ExecutorSession> session_;
   TimePoint next_status_log_{};
-  uint64_t finished_ = 0;              // results reported since start
+  uint64_t finished_ = 0;  // results reported since start
   uint64_t finished_at_last_log_ = 0;
-  uint64_t refused_ = 0;               // attempts refused or failed over the caps
-  uint64_t held_output_bytes_ = 0;     // output bytes in pending_ (unsent)
-  int register_tries_ = 0;
-  bool register_unsent_ = false;
-  int results_in_register_ = 0;  // pending_ results the last sent Register carried
   // Attempts assigned and not finished: (job, task), for registering again.
   std::unordered_map<AttemptId, std::pair<uint64_t, uint32_t>> assigned_;
-  RuntimeEvents events_;   // reused drain buffer
-  wire::Report pending_;   // started/results not yet sent
+  RuntimeEvents events_;  // reused drain buffer
 };
 
 // ------------------------------------------------------------ Executor --

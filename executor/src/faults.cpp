@@ -12,7 +12,7 @@ double FaultInjector::TimeFactorAt(double elapsed_s) const {
 
 double FaultInjector::DrawExtraDelayMs() {
   if (options_.delay_prob <= 0 || options_.delay_ms <= 0) return 0;
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   // Compare a 53-bit uniform draw rather than std::uniform_real_distribution,
   // whose output is not specified identically across standard libraries.
   double u = static_cast<double>(rng_() >> 11) * 0x1.0p-53;

@@ -133,7 +133,7 @@ void AttemptRuntime::EmitAll(RuntimeEvents* batch) {
   if (batch->empty()) return;
   bool wake;
   {
-    std::lock_guard<std::mutex> lock(events_mu_);
+    MutexLock lock(events_mu_);
     wake = events_.empty();
     for (AttemptId id : batch->started) events_.started.push_back(id);
     for (auto& r : batch->results) events_.results.push_back(std::move(r));
@@ -174,7 +174,7 @@ size_t AttemptRuntime::DropAll() {
     }
     queued_ = 0;
   }
-  std::lock_guard<std::mutex> lock(events_mu_);
+  MutexLock lock(events_mu_);
   events_.started.clear();
   events_.results.clear();
   return dropped;
@@ -295,7 +295,7 @@ void AttemptRuntime::RunAttempt(Attempt* a) {
 void AttemptRuntime::Emit(AttemptId started, wire::AttemptResult* result) {
   bool wake;
   {
-    std::lock_guard<std::mutex> lock(events_mu_);
+    MutexLock lock(events_mu_);
     wake = events_.empty();
     if (started) events_.started.push_back(started);
     if (result) events_.results.push_back(std::move(*result));
@@ -306,7 +306,7 @@ void AttemptRuntime::Emit(AttemptId started, wire::AttemptResult* result) {
 void AttemptRuntime::DrainEvents(RuntimeEvents* out) {
   out->started.clear();
   out->results.clear();
-  std::lock_guard<std::mutex> lock(events_mu_);
+  MutexLock lock(events_mu_);
   std::swap(*out, events_);
 }
 

@@ -21,6 +21,7 @@
 #include "tailcut/common/clock.h"
 #include "tailcut/common/kernel_args.h"
 #include "tailcut/common/log.h"
+#include "tailcut/common/thread_annotations.h"
 #include "tailcut/plugins/registry.h"
 #include "tailcut/plugins/scheduling_config.h"
 #include "tailcut/server/server.h"
@@ -88,7 +89,7 @@ std::string Fmt(double v) {
 class AttemptTally final : public CoreObserver {
  public:
   void OnAttemptEnded(const AttemptRecord& r) override {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     attempts_++;
     if (r.copy) copies_++;
     double d = r.Duration();
@@ -97,11 +98,11 @@ class AttemptTally final : public CoreObserver {
   }
   // Tasks committed and copies so far (the progress line).
   std::pair<uint64_t, uint64_t> Progress() {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     return {commits_, copies_};
   }
   void Fill(SimResult* out) {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     out->attempts = attempts_;
     out->copies = copies_;
     out->machine_s = machine_;
@@ -110,9 +111,9 @@ class AttemptTally final : public CoreObserver {
   }
 
  private:
-  std::mutex mu_;
-  uint64_t attempts_ = 0, copies_ = 0, commits_ = 0;
-  double machine_ = 0, committed_ = 0;
+  Mutex mu_;  // the server's loop reports, the workload thread reads
+  uint64_t attempts_ TC_GUARDED_BY(mu_) = 0, copies_ TC_GUARDED_BY(mu_) = 0, commits_ TC_GUARDED_BY(mu_) = 0;
+  double machine_ TC_GUARDED_BY(mu_) = 0, committed_ TC_GUARDED_BY(mu_) = 0;
 };
 
 // Flags of executor `i` (`replacement`: the one started after its crash).

@@ -13,6 +13,7 @@
 #include <unordered_map>
 #include <utility>
 
+#include "arrivals.h"
 #include "draws.h"
 
 namespace tailcut::sim {
@@ -77,9 +78,7 @@ struct Running {
 class Replay {
  public:
   Replay(const Scenario& sc, const BoundOptions& o, bool fifo)
-      : sc_(sc), o_(o), fifo_(fifo), net_(sc.cluster.network.Min()), workload_rng_(draws::WorkloadRng(o.seed)) {
-    for (auto& c : sc_.workload.classes) total_weight_ += c.weight;
-  }
+      : sc_(sc), o_(o), fifo_(fifo), net_(sc.cluster.network.Min()), arrivals_(sc, o.seed, o.arrivals) {}
 
   SimResult Run() {
     const auto wall0 = std::chrono::steady_clock::now();
@@ -133,29 +132,10 @@ class Replay {
       if (x.faulty) faulty_.push_back(i);
       else if (cl.slots > 0) free_.emplace(x.speed, i);
     }
-    const WorkloadModel& w = sc_.workload;
-    if (o_.arrivals) {
-      for (double t : *o_.arrivals) Push(Ev::kArrive, t, 0);
-      return;
-    }
-    switch (w.arrival) {
-      case WorkloadModel::Arrival::kPoisson: Push(Ev::kArrive, workload_rng_.Exp(1.0 / w.rate), 0); break;
-      case WorkloadModel::Arrival::kClosed:
-        for (uint32_t i = 0; i < w.outstanding && i < std::max<uint64_t>(w.jobs, 1); ++i) Push(Ev::kArrive, 0, 0);
-        break;
-      case WorkloadModel::Arrival::kTrace:
-        if (!sc_.trace.empty()) Push(Ev::kArrive, sc_.trace[0].submit, 0);
-        break;
-    }
+    for (double t : arrivals_.Initial()) Push(Ev::kArrive, t, 0);
   }
 
-  bool MoreToSubmit() const {
-    const WorkloadModel& w = sc_.workload;
-    if (o_.arrivals) return jobs_.size() < o_.arrivals->size();
-    if (w.arrival == WorkloadModel::Arrival::kTrace) return next_trace_ < sc_.trace.size();
-    if (w.tasks > 0) return r_.tasks < w.tasks;
-    return jobs_.size() < w.jobs;
-  }
+  bool MoreToSubmit() const { return arrivals_.More(jobs_.size(), r_.tasks); }
 
   void Handle(const Event& e) {
     switch (e.type) {
@@ -178,19 +158,17 @@ class Replay {
   // The same job sequence as the simulator's Arrive (same draws, same order).
   void Arrive() {
     if (!MoreToSubmit()) return;
-    const WorkloadModel& w = sc_.workload;
     Job j;
     j.submit = now_;
     uint32_t n = 0;
     CompletionKind rule = CompletionKind::kAll;
-    if (!o_.arrivals && w.arrival == WorkloadModel::Arrival::kTrace) {
-      const size_t i = next_trace_++;
-      j.trace = static_cast<int64_t>(i);
-      n = static_cast<uint32_t>(sc_.trace[i].tasks.size());
-      if (next_trace_ < sc_.trace.size()) Push(Ev::kArrive, std::max(now_, sc_.trace[next_trace_].submit), 0);
+    const Arrivals::Next next = arrivals_.Take(now_);
+    if (next.trace >= 0) {
+      j.trace = next.trace;
+      n = static_cast<uint32_t>(sc_.trace[static_cast<size_t>(next.trace)].tasks.size());
     } else {
-      const draws::JobDraw d = draws::DrawJob(w, total_weight_, workload_rng_);
-      const JobClass& c = w.classes[d.cls];
+      const draws::JobDraw d = next.draw;
+      const JobClass& c = sc_.workload.classes[d.cls];
       j.cls = d.cls;
       n = d.tasks;
       rule = c.rule;
@@ -200,9 +178,8 @@ class Replay {
         j.min_count = std::min(c.min_count, j.need ? j.need : n);
         if (c.deadline_s > 0) Push(Ev::kDeadline, now_ + c.deadline_s, static_cast<uint32_t>(jobs_.size()));
       }
-      if (!o_.arrivals && w.arrival == WorkloadModel::Arrival::kPoisson)
-        Push(Ev::kArrive, now_ + workload_rng_.Exp(1.0 / w.rate), 0);
     }
+    if (next.then >= 0) Push(Ev::kArrive, next.then, 0);
     if (j.need == 0) j.need = n;
     if (rule == CompletionKind::kAll) j.need = n;
     const auto idx = static_cast<uint32_t>(jobs_.size());
@@ -378,8 +355,7 @@ class Replay {
       Stop(id);  // the rest of a k-of-n job is cancelled at once
     }
     j.running.clear();
-    if (sc_.workload.arrival == WorkloadModel::Arrival::kClosed && !o_.arrivals && MoreToSubmit())
-      Push(Ev::kArrive, now_ + sc_.workload.think_s, 0);
+    if (double t = arrivals_.AfterEnd(now_, false, jobs_.size(), r_.tasks); t >= 0) Push(Ev::kArrive, t, 0);
   }
 
   void Crash(uint32_t e) {
@@ -392,8 +368,7 @@ class Replay {
   BoundOptions o_;
   bool fifo_;  // first come first served, else the core's round-robin
   double net_;
-  Rng workload_rng_;
-  double total_weight_ = 0;
+  Arrivals arrivals_;
   double now_ = 0;
   std::priority_queue<Event, std::vector<Event>, Later> pq_;
   uint64_t seq_ = 0;
@@ -407,7 +382,6 @@ class Replay {
   std::unordered_map<uint64_t, Running> runs_;
   std::unordered_map<uint64_t, uint32_t> run_job_;
   uint64_t next_run_ = 0;
-  size_t next_trace_ = 0;
   SimResult r_;
 };
 

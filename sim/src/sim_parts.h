@@ -1,6 +1,6 @@
-// Pieces the one-tier simulator (simulator.cpp) and the two-tier one
-// (two_tier.cpp) share: building a job of a workload class, recording what
-// the scheduling core reports, the executor-side bookkeeping.
+// Small pieces of the simulator's loop (simulator.cpp, sim_loop.h): building
+// a job of a workload class, recording what the scheduling core reports,
+// the executor-side bookkeeping.
 #pragma once
 
 #include <algorithm>

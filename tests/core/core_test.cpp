@@ -1,6 +1,7 @@
 #include <catch2/catch.hpp>
 
 #include "core_harness.h"
+#include "tailcut/core/edge_quorum.h"
 
 using namespace tailcut;
 using tailcut::testing::CoreHarness;
@@ -562,4 +563,36 @@ TEST_CASE("clone at launch skips tasks that are not idempotent and the status sa
   CHECK(h.launches[1].idempotent);
   CHECK(h.core.JobStatus(*pure)->copies == 2);
   CHECK(h.core.JobStatus(*pure)->copies_refused_side_effects == 0);
+TEST_CASE("edge quorum: closes at the committed share of what reached the edge, once, with bounded memory") {
+  EdgeQuorum q(0.5, /*closed_memory=*/2);
+  for (int i = 0; i < 4; ++i) q.Received(7);
+  q.Committed(7);
+  q.Released(7);
+  CHECK_FALSE(q.Close(7));  // 1 of 4
+  q.Committed(7);
+  q.Released(7);
+  auto c = q.Close(7);  // 2 of 4 = ceil(0.5 x 4)
+  REQUIRE(c);
+  CHECK(c->received == 4);
+  CHECK(c->committed == 2);
+  CHECK(c->held == 2);
+  CHECK_FALSE(q.Close(7));  // closed already
+  // Nothing held: nothing to close.
+  q.Received(8);
+  q.Committed(8);
+  q.Released(8);
+  CHECK_FALSE(q.Close(8));
+  // Off: never closes.
+  EdgeQuorum off(0);
+  off.Received(1);
+  off.Committed(1);
+  CHECK_FALSE(off.Close(1));
+  // Two more closes push job 7 out of the memory: it may close again.
+  for (uint64_t j : {9, 10}) {
+    q.Received(j);
+    q.Received(j);
+    q.Committed(j);
+    REQUIRE(q.Close(j));
+  }
+  CHECK(q.Close(7));
 }

@@ -2,6 +2,10 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <memory>
+#include <unordered_map>
+#include <utility>
+#include <vector>
 
 #include "sim_helpers.h"
 
@@ -106,4 +110,71 @@ TEST_CASE("two tiers: the shipped scenario loads as two tiers") {
   CHECK(sc.cluster.edges.count == 10);
   CHECK(sc.cluster.executors == sc.cluster.edges.count * sc.cluster.edges.executors_per_edge);
   CHECK(sc.cluster.edges.edge_quorum == 0);
+}
+
+namespace {
+
+// Asks for a wake-up 0.0123 s after each attempt starts (off the 0.1 s tick
+// grid) and records when each arrives.
+struct WakeRecorder final : MitigationPolicy {
+  std::vector<std::pair<double, double>>* seen;  // (asked for, delivered at)
+  std::unordered_map<AttemptId, double> asked;
+  explicit WakeRecorder(std::vector<std::pair<double, double>>* s) : seen(s) {}
+  std::string_view name() const override { return "wake-recorder"; }
+  void OnAttemptStarted(const ClusterView& v, const AttemptView& a, std::vector<Proposal>* out) override {
+    asked[a.attempt] = v.Now() + 0.0123;
+    out->push_back(Proposal::WakeUp(a.attempt, asked[a.attempt]));
+  }
+  void OnWakeUp(const ClusterView& v, const AttemptView& a, std::vector<Proposal>*) override {
+    seen->emplace_back(asked.at(a.attempt), v.Now());
+  }
+};
+
+}  // namespace
+
+TEST_CASE("two tiers: an edge's policy wake-ups arrive at their time, as on one tier") {
+  // Tasks of ~1 s: every attempt is still running when its wake-up is due.
+  Scenario sc = ScenarioFrom(TwoTierToml(0, 0.05));
+  std::vector<std::pair<double, double>> seen;
+  std::vector<PolicyChain> edges(sc.cluster.edges.count);
+  for (PolicyChain& c : edges) c.push_back(std::make_unique<WakeRecorder>(&seen));
+  Simulator sim(sc, PolicyChain{}, std::move(edges), 1);
+  SimResult r = sim.Run();
+  CHECK(r.jobs == 30);
+  REQUIRE(seen.size() >= 30 * 10);                   // every committed attempt's at least
+  for (auto [asked, at] : seen) CHECK(at == asked);  // not at the next tick
+}
+
+TEST_CASE("two tiers: divisible classes run, each edge's device working the share the top core gave its task") {
+  const std::string shape = R"(
+[cluster]
+slots = 1
+speed = { dist = "lognormal", median = 1.0, sigma = 0.8 }
+network = { dist = "constant", value = 0.001 }
+[cluster.edges]
+count = 4
+executors_per_edge = 1
+link = { dist = "constant", value = 0.01 }
+[workload]
+arrival = "closed"
+outstanding = 1
+jobs = 40
+[[workload.class]]
+name = "step"
+tasks = { dist = "constant", value = 4 }
+task_time = { dist = "constant", value = 1.0 }
+)";
+  Scenario plain = ScenarioFrom(shape);
+  Scenario divisible = ScenarioFrom(shape + "divisible = true\n");
+  REQUIRE(divisible.workload.classes[0].divisible);
+  auto a = RunPolicy(plain, "none", 3);
+  auto b = RunPolicy(divisible, "none", 3);
+  REQUIRE(a.ok());
+  REQUIRE(b.ok());
+  CHECK(b->jobs == 40);
+  CHECK(b->failed == 0);
+  CHECK(b->committed == 40 * 4);
+  // Once the top core has learnt the edges' speeds it gives the slow ones
+  // smaller shares: the same steps take less time than equal tasks do.
+  CHECK(b->mean < a->mean);
 }

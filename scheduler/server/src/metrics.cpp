@@ -186,19 +186,19 @@ void SchedulerMetrics::MaybePublish(const SchedulerCore& core, Time now) {
   if (dashboard_) collected.dashboard = std::make_shared<const dashboard::State>(dashboard_->Collect(core, now));
   auto snap = std::make_shared<const Snapshot>(std::move(collected));
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     latest_ = std::move(snap);
     ++generation_;
     wanted_.store(false, std::memory_order_release);
   }
-  published_.notify_all();
+  published_.NotifyAll();
 }
 
 std::shared_ptr<const Snapshot> SchedulerMetrics::Fresh(std::chrono::milliseconds timeout) {
-  std::unique_lock<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   uint64_t want = generation_ + 1;
   wanted_.store(true, std::memory_order_release);
-  published_.wait_for(lock, timeout, [&] { return generation_ >= want; });
+  published_.WaitFor(mu_, timeout, [&]() TC_REQUIRES(mu_) { return generation_ >= want; });
   return latest_;
 }
 

@@ -19,9 +19,11 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+
 #include <string>
 #include <string_view>
 #include <vector>
+#include "tailcut/common/thread_annotations.h"
 
 #include "dashboard.h"
 #include "tailcut/core/scheduler_core.h"
@@ -108,10 +110,10 @@ class SchedulerMetrics final : public CoreObserver {
   const dashboard::Recorder* dashboard_ = nullptr;
 
   std::atomic<bool> wanted_{false};
-  std::mutex mu_;
-  std::condition_variable published_;
-  uint64_t generation_ = 0;                 // guarded by mu_
-  std::shared_ptr<const Snapshot> latest_;  // guarded by mu_
+  Mutex mu_;
+  CondVar published_;
+  uint64_t generation_ TC_GUARDED_BY(mu_) = 0;
+  std::shared_ptr<const Snapshot> latest_ TC_GUARDED_BY(mu_);
 };
 
 }  // namespace tailcut::metrics

@@ -3,37 +3,30 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cmath>
-#include <random>
 
 #include "tailcut/common/kernel_args.h"
 #include "tailcut/common/log.h"
-#include "tailcut/wire/wire.h"
+#include "tailcut/common/process.h"
 #include "wire_convert.h"
 
 namespace tailcut {
 namespace {
 
 constexpr const char* kOwnerPrefix = "parent:";
-// Parent jobs remembered as closed by the edge quorum (tasks of theirs that
-// arrive later run without a second close, so nothing bounces for ever).
-constexpr size_t kClosedMemory = 4096;
 // Register retries back off from the heartbeat interval up to this.
 constexpr double kMaxBackoffS = 5.0;
-// Warnings about the parent are logged at most this often.
-constexpr double kLogEveryS = 10.0;
 
-std::string HostName() {
-  char buf[256] = {};
-  if (gethostname(buf, sizeof buf - 1) != 0) return "localhost";
-  return buf;
-}
-
-std::string RandomSuffix() {
-  static const char kHex[] = "0123456789abcdef";
-  std::random_device rd;
-  std::string s;
-  for (int i = 0; i < 8; ++i) s += kHex[rd() & 15];
+SessionOptions SessionFor(const ParentOptions& o, uint32_t max_message_bytes) {
+  SessionOptions s;
+  s.endpoint = o.endpoint;
+  s.name = o.name;
+  s.peer = "parent";
+  s.self = "edge";
+  s.heartbeat_ms = o.heartbeat_ms;
+  s.register_retry_s = o.heartbeat_ms / 1000.0;
+  s.max_backoff_s = kMaxBackoffS;
+  s.max_message_bytes = max_message_bytes;  // outputs held for the parent: half of it
+  s.keys = {o.key_file, o.parent_key};
   return s;
 }
 
@@ -43,129 +36,28 @@ std::string ParentOwner(const std::string& edge_name) { return kOwnerPrefix + ed
 bool IsParentOwner(const std::string& owner) { return owner.rfind(kOwnerPrefix, 0) == 0; }
 
 ParentLink::ParentLink(ParentOptions options, uint32_t max_message_bytes, zmq::context_t& ctx, Host host)
-    : o_(std::move(options)),
-      max_message_bytes_(max_message_bytes),
-      ctx_(ctx),
-      host_(std::move(host)),
-      heartbeat_s_(o_.heartbeat_ms / 1000.0),
-      lost_after_s_(10 * heartbeat_s_),
-      backoff_s_(heartbeat_s_) {
+    : o_(std::move(options)), host_(std::move(host)), quorum_(o_.edge_quorum) {
   if (o_.name.empty()) o_.name = "edge-" + HostName() + "-" + std::to_string(getpid());
+  session_ = std::make_unique<ExecutorSession>(SessionFor(o_, max_message_bytes), ctx, Hooks());
 }
 
-ParentLink::~ParentLink() {
-  handshake_.reset();
-  if (socket_) socket_.close();
-}
+ParentLink::~ParentLink() = default;
 
 Status ParentLink::Connect() {
-  try {
-    socket_ = zmq::socket_t(ctx_, zmq::socket_type::dealer);
-    socket_.set(zmq::sockopt::routing_id, o_.name + "/" + RandomSuffix());
-    // As an executor's socket (executor/src/executor.cpp): queue only to a
-    // live connection, unsent news waits in pending_; ZMTP heartbeats close
-    // half-open connections so they are dialled again.
-    socket_.set(zmq::sockopt::immediate, 1);
-    socket_.set(zmq::sockopt::linger, 0);
-    socket_.set(zmq::sockopt::maxmsgsize, static_cast<int64_t>(max_message_bytes_));
-    socket_.set(zmq::sockopt::heartbeat_ivl, static_cast<int>(o_.heartbeat_ms));
-    socket_.set(zmq::sockopt::heartbeat_timeout, std::max(10000, static_cast<int>(20 * o_.heartbeat_ms)));
-    if (Status s = ApplyPeerKeys(socket_, {o_.key_file, o_.parent_key}); !s.ok())
-      return Status::InvalidArgument("parent keys: " + s.message());
-    if (o_.key_file.empty() && !IsLocalOnlyEndpoint(o_.endpoint))
-      TC_LOG(Warn) << "no parent keys: the link to " << o_.endpoint
-                   << " is neither encrypted nor proven to reach the real parent (docs/SECURITY.md)";
-    handshake_ = std::make_unique<HandshakeMonitor>(ctx_, socket_, !o_.key_file.empty());
-    socket_.connect(o_.endpoint);
-  } catch (const zmq::error_t& e) {
-    return Status::IoError("parent " + o_.endpoint + ": " + e.what());
-  }
+  if (Status s = session_->Connect(); !s.ok())
+    return s.code() == Status::Code::kIoError ? s : Status::InvalidArgument("parent keys: " + s.message());
   TC_LOG(Info) << "edge " << o_.name << ": parent scheduler at " << o_.endpoint
                << (o_.edge_quorum > 0 ? ", edge quorum " + std::to_string(o_.edge_quorum) : "");
   return Status::Ok();
 }
 
-bool ParentLink::Send(const wire::ExecutorMessage& msg) {
-  try {
-    return socket_.send(ToFrame(msg), zmq::send_flags::dontwait).has_value();
-  } catch (const zmq::error_t& e) {
-    TC_LOG(Warn) << "send to parent failed: " << e.what();
-    return false;
-  }
-}
-
 // ------------------------------------------------------------ from above --
-
-void ParentLink::OnReadable(double now) {
-  for (int i = 0; i < 4096; ++i) {
-    zmq::message_t frame;
-    if (!socket_.recv(frame, zmq::recv_flags::dontwait)) break;
-    if (frame.more()) {  // one frame per message; swallow the rest
-      while (frame.more() && socket_.recv(frame, zmq::recv_flags::dontwait)) {
-      }
-      TC_LOG(Warn) << "multi-frame message from the parent; ignored";
-      continue;
-    }
-    Handle(frame, now);
-  }
-}
-
-void ParentLink::Handle(const zmq::message_t& frame, double now) {
-  wire::SchedulerToExecutor in;
-  if (!FromFrame(frame, &in)) {
-    TC_LOG(Warn) << "malformed frame from the parent (" << frame.size() << " bytes); ignored";
-    return;
-  }
-  if (in.version() != kProtocolVersion) {
-    TC_LOG(Warn) << "parent speaks protocol version " << in.version() << "; ignored";
-    return;
-  }
-  last_heard_ = now;
-  switch (in.body_case()) {
-    case wire::SchedulerToExecutor::kRegistered: {
-      const wire::RegisterAck& ack = in.registered();
-      if (ack.heartbeat_interval_ms() > 0) heartbeat_s_ = ack.heartbeat_interval_ms() / 1000.0;
-      lost_after_s_ = ack.lost_after_ms() > 0 ? ack.lost_after_ms() / 1000.0 : 10 * heartbeat_s_;
-      if (state_ != State::kRegistered || !ever_registered_)
-        TC_LOG(Info) << "registered with the parent as executor " << ack.executor_id() << " ("
-                     << registered_fleet_.slots << " slots of " << registered_fleet_.executors << " executors)";
-      state_ = State::kRegistered;
-      ever_registered_ = true;
-      backoff_s_ = heartbeat_s_;
-      next_heartbeat_ = now + heartbeat_s_;
-      // The Register carried these results: they are delivered.
-      int delivered = std::min(results_in_register_, pending_.results_size());
-      if (delivered > 0) pending_.mutable_results()->DeleteSubrange(0, delivered);
-      results_in_register_ = 0;
-      break;
-    }
-    case wire::SchedulerToExecutor::kWork: {
-      wire::Work* w = in.mutable_work();
-      for (wire::Assignment& a : *w->mutable_assign()) Accept(a);
-      for (uint64_t id : w->cancel()) CancelFromParent(id);
-      break;
-    }
-    case wire::SchedulerToExecutor::kHeartbeat: break;
-    case wire::SchedulerToExecutor::kError:
-      if (in.error().code() == wire::Error::UNKNOWN_EXECUTOR) {
-        if (state_ == State::kRegistered) Lost("the parent does not know this edge (restarted?)", now);
-      } else if (now - last_log_ >= kLogEveryS) {
-        last_log_ = now;
-        TC_LOG(Warn) << "parent error " << wire::Error::Code_Name(in.error().code()) << ": " << in.error().message();
-      }
-      break;
-    default: break;
-  }
-}
 
 void ParentLink::Accept(wire::Assignment& a) {
   const AttemptId id = a.attempt_id();
   if (held_.count(id)) return;  // a repeat: it runs already
   auto refuse = [&](const std::string& why) {
-    wire::AttemptResult* r = pending_.add_results();
-    r->set_attempt_id(id);
-    r->set_outcome(wire::AttemptResult::REFUSED);
-    r->set_error(why);
+    wire::AttemptResult* r = session_->Refuse(id, wire::AttemptResult::REFUSED, why);
     r->set_job_id(a.job_id());
     r->set_task_index(a.task_index());
   };
@@ -192,9 +84,7 @@ void ParentLink::Accept(wire::Assignment& a) {
   h.task = a.task_index();
   held_.emplace(id, std::move(h));
   by_local_job_[*local] = id;
-  Group& g = groups_[a.job_id()];
-  ++g.received;
-  ++g.held;
+  quorum_.Received(a.job_id());
 }
 
 void ParentLink::CancelFromParent(AttemptId a) {
@@ -211,30 +101,23 @@ void ParentLink::Forget(AttemptId a) {
   if (it == held_.end()) return;
   by_local_job_.erase(it->second.local);
   for (AttemptId l : it->second.local_attempts) by_local_attempt_.erase(l);
-  if (auto g = groups_.find(it->second.parent_job); g != groups_.end() && --g->second.held == 0) groups_.erase(g);
+  quorum_.Released(it->second.parent_job);
   held_.erase(it);
 }
 
 void ParentLink::AddResult(AttemptId a, const Held& h, wire::AttemptResult::Outcome outcome, std::string output,
                            std::string error, double run_s) {
-  // Outputs held for the parent are capped like an executor's (half a
-  // message), so a long parent outage cannot grow the edge's memory.
-  const uint64_t size = output.size() + error.size();
-  if (size > 0 && held_output_bytes_ + size > max_message_bytes_ / 2) {
-    outcome = wire::AttemptResult::REFUSED;
-    error = "edge output memory full: " + std::to_string(held_output_bytes_) + " + " + std::to_string(size) +
-            " bytes not yet sent to the parent";
-    output.clear();
-  }
-  held_output_bytes_ += output.size() + error.size();
-  wire::AttemptResult* r = pending_.add_results();
-  r->set_attempt_id(a);
-  r->set_outcome(outcome);
-  r->set_output(std::move(output));
-  r->set_error(std::move(error));
-  r->set_run_s(run_s);
-  r->set_job_id(h.parent_job);
-  r->set_task_index(h.task);
+  wire::AttemptResult r;
+  r.set_attempt_id(a);
+  r.set_outcome(outcome);
+  r.set_output(std::move(output));
+  r.set_error(std::move(error));
+  r.set_run_s(run_s);
+  r.set_job_id(h.parent_job);
+  r.set_task_index(h.task);
+  // Held for the parent under the session's cap (half a message), so a long
+  // parent outage cannot grow the edge's memory.
+  session_->AddResult(&r);
 }
 
 void ParentLink::OnCommand(const Command& c) {
@@ -252,7 +135,7 @@ void ParentLink::OnCommand(const Command& c) {
     // The committed attempt's own run time: the parent's predictors then
     // see this edge as fast as the device that ran it.
     AddResult(a, h, wire::AttemptResult::OK, tc->output, "", tc->run_s);
-    if (auto g = groups_.find(parent_job); g != groups_.end()) ++g->second.committed;
+    quorum_.Committed(parent_job);
     Forget(a);
     MaybeCloseEdgeQuorum(parent_job);
   } else if (auto* f = std::get_if<JobFinishedCmd>(&c)) {
@@ -267,24 +150,16 @@ void ParentLink::OnCommand(const Command& c) {
   }
 }
 
+// The edge quorum (tailcut/core/edge_quorum.h, the simulator's rule too).
 void ParentLink::MaybeCloseEdgeQuorum(uint64_t parent_job) {
-  if (o_.edge_quorum <= 0 || closed_.count(parent_job)) return;
-  auto g = groups_.find(parent_job);
-  if (g == groups_.end()) return;  // nothing left here to close
-  const Group counts = g->second;
-  if (counts.committed < std::ceil(o_.edge_quorum * counts.received - 1e-9)) return;
-  closed_.insert(parent_job);
-  closed_order_.push_back(parent_job);
-  if (closed_order_.size() > kClosedMemory) {
-    closed_.erase(closed_order_.front());
-    closed_order_.pop_front();
-  }
+  const std::optional<EdgeQuorum::Counts> counts = quorum_.Close(parent_job);
+  if (!counts) return;
   std::vector<AttemptId> rest;
   for (auto& [a, h] : held_)
     if (h.parent_job == parent_job) rest.push_back(a);
   std::sort(rest.begin(), rest.end());  // a deterministic order for the log and the parent
   const std::string why = "edge quorum: edge " + o_.name + " closed its part of job " + std::to_string(parent_job) +
-                          " at " + std::to_string(counts.committed) + " of " + std::to_string(counts.received) +
+                          " at " + std::to_string(counts->committed) + " of " + std::to_string(counts->received) +
                           " tasks; handed back";
   for (AttemptId a : rest) {
     const Held h = held_.at(a);
@@ -302,7 +177,7 @@ void ParentLink::OnLocalReport(const wire::Report& r) {
     Held& h = held_.at(it->second);
     if (h.started) continue;
     h.started = true;
-    pending_.add_started()->set_attempt_id(it->second);
+    session_->AddStarted(it->second);
   }
   for (const wire::AttemptProgress& p : r.progress()) {
     auto it = by_local_attempt_.find(p.attempt_id());
@@ -314,24 +189,31 @@ void ParentLink::OnLocalReport(const wire::Report& r) {
 
 // ------------------------------------------------------------- upward --
 
-void ParentLink::Flush() {
-  if (state_ != State::kRegistered || (pending_.started_size() == 0 && pending_.results_size() == 0)) return;
-  wire::ExecutorMessage msg;
-  msg.set_version(kProtocolVersion);
-  msg.mutable_report()->Swap(&pending_);
-  if (Send(msg)) {
-    held_output_bytes_ = 0;
-    return;
-  }
-  pending_.Swap(msg.mutable_report());  // no connection now: kept for the next turn or the Register
+ExecutorSession::Hooks ParentLink::Hooks() {
+  ExecutorSession::Hooks h;
+  h.offer = [this](wire::Register* reg) { return Offer(reg); };
+  h.work = [this](wire::Work* w) {
+    for (wire::Assignment& a : *w->mutable_assign()) Accept(a);
+    for (uint64_t id : w->cancel()) CancelFromParent(id);
+  };
+  h.report = [this](wire::Report* r, bool heartbeat) {
+    if (heartbeat) HeartbeatReport(r);
+  };
+  h.registered = [this](const wire::RegisterAck& ack, bool first) {
+    if (first || !ever_registered_)
+      TC_LOG(Info) << "registered with the parent as executor " << ack.executor_id() << " (" << registered_fleet_.slots
+                   << " slots of " << registered_fleet_.executors << " executors)";
+    ever_registered_ = true;
+  };
+  h.holding = [this] { return std::to_string(held_.size()) + " parent tasks (local clients are served as before)"; };
+  return h;
 }
 
-void ParentLink::SendRegister(const FleetSummary& fleet, double now) {
-  wire::ExecutorMessage msg;
-  msg.set_version(kProtocolVersion);
-  wire::Register* reg = msg.mutable_register_();
-  reg->set_name(o_.name);
-  reg->set_host(HostName());
+// The fleet as one executor, and what we hold: the parent adopts what it
+// still wants. Nothing to offer without executors.
+bool ParentLink::Offer(wire::Register* reg) {
+  FleetSummary fleet = host_.fleet();
+  if (fleet.slots == 0) return false;
   reg->set_cpu_slots(fleet.slots);
   for (uint32_t i = 0; i < fleet.gpus; ++i) {
     wire::GpuInfo* g = reg->add_gpus();
@@ -344,8 +226,6 @@ void ParentLink::SendRegister(const FleetSummary& fleet, double now) {
     if (!std::binary_search(fleet.side_effect_kernels.begin(), fleet.side_effect_kernels.end(), k))
       reg->add_idempotent_kernels(k);
   }
-  // What we hold goes with it: the parent adopts what it still wants.
-  pending_.clear_started();  // `running` says which started
   for (const auto& [a, h] : held_) {
     wire::HeldAttempt* x = reg->add_running();
     x->set_attempt_id(a);
@@ -353,80 +233,12 @@ void ParentLink::SendRegister(const FleetSummary& fleet, double now) {
     x->set_task_index(h.task);
     x->set_started(h.started);
   }
-  for (const wire::AttemptResult& r : pending_.results()) *reg->add_undelivered() = r;
-  if (Send(msg)) {
-    results_in_register_ = pending_.results_size();
-    registered_fleet_ = fleet;
-  }
-  next_register_ = now + backoff_s_;
-  backoff_s_ = std::min(kMaxBackoffS, backoff_s_ * 2);
+  registered_fleet_ = std::move(fleet);
+  return true;
 }
 
-void ParentLink::SendGoodbye(const std::string& reason) {
-  wire::ExecutorMessage bye;
-  bye.set_version(kProtocolVersion);
-  bye.mutable_goodbye()->set_reason(reason);
-  (void)Send(bye);
-}
-
-void ParentLink::Lost(const std::string& why, double now) {
-  state_ = State::kRegistering;
-  backoff_s_ = heartbeat_s_;
-  next_register_ = now;
-  TC_LOG(Warn) << "parent " << o_.endpoint << ": " << why << "; registering again, keeping " << held_.size()
-               << " parent tasks (local clients are served as before)";
-}
-
-void ParentLink::Tick(double now) {
-  // A refused key fails silently in ZeroMQ (it redials for ever): say so.
-  if (std::string why = handshake_ ? handshake_->TakeFailure() : ""; !why.empty() && now - last_log_ >= kLogEveryS) {
-    last_log_ = now;
-    TC_LOG(Error) << "parent " << o_.endpoint << ": " << why << "; still trying";
-  }
-  if (state_ == State::kRegistering) {
-    if (now < next_register_) return;
-    FleetSummary fleet = host_.fleet();
-    if (fleet.slots == 0) {  // nothing to offer yet
-      next_register_ = now + heartbeat_s_;
-      return;
-    }
-    SendRegister(fleet, now);
-    return;
-  }
-  if (now - last_heard_ >= lost_after_s_) {
-    Lost("no word for " + std::to_string(lost_after_s_) + " s", now);
-    return;
-  }
-  if (now < next_heartbeat_) return;
-  next_heartbeat_ = now + heartbeat_s_;
-  FleetSummary fleet = host_.fleet();
-  if (fleet != registered_fleet_) {
-    if (fleet.slots == 0) {
-      // No executor left: the parent re-places what we held at once.
-      TC_LOG(Warn) << "edge fleet empty: leaving the parent until executors return";
-      SendGoodbye("edge has no executors");
-      std::vector<AttemptId> all;
-      for (auto& [a, h] : held_) all.push_back(a);
-      for (AttemptId a : all) CancelFromParent(a);
-      pending_.Clear();
-      held_output_bytes_ = 0;
-      state_ = State::kRegistering;
-      registered_fleet_ = FleetSummary{};
-      next_register_ = now + heartbeat_s_;
-      return;
-    }
-    TC_LOG(Info) << "edge fleet changed (" << registered_fleet_.slots << " -> " << fleet.slots
-                 << " slots): registering again with the parent";
-    state_ = State::kRegistering;
-    backoff_s_ = heartbeat_s_;
-    SendRegister(fleet, now);
-    return;
-  }
-  // The heartbeat: progress of the parent's tasks and the load.
-  wire::ExecutorMessage msg;
-  msg.set_version(kProtocolVersion);
-  wire::Report* r = msg.mutable_report();
-  r->Swap(&pending_);
+// The heartbeat: progress of the parent's tasks and the load.
+void ParentLink::HeartbeatReport(wire::Report* r) {
   uint32_t running = 0;
   for (const auto& [a, h] : held_) {
     running += h.started;
@@ -436,20 +248,31 @@ void ParentLink::Tick(double now) {
     p->set_fraction(h.progress);
   }
   r->mutable_signals()->set_load(registered_fleet_.slots ? static_cast<double>(running) / registered_fleet_.slots : 0);
-  if (Send(msg)) {
-    held_output_bytes_ = 0;
-    return;
-  }
-  r->clear_progress();
-  r->clear_signals();
-  pending_.Swap(r);
 }
 
-void ParentLink::Shutdown() {
-  if (state_ == State::kRegistered) {
-    SendGoodbye("edge scheduler shutting down");
-    socket_.set(zmq::sockopt::linger, 500);
+void ParentLink::Tick(double now) {
+  if (session_->HeartbeatDue(now)) {
+    FleetSummary fleet = host_.fleet();
+    if (fleet.slots == 0 && registered_fleet_.slots > 0) {
+      // No executor left: the parent re-places what we held at once.
+      TC_LOG(Warn) << "edge fleet empty: leaving the parent until executors return";
+      std::vector<AttemptId> all;
+      for (auto& [a, h] : held_) all.push_back(a);
+      for (AttemptId a : all) CancelFromParent(a);
+      session_->Leave("edge has no executors", now);
+      registered_fleet_ = FleetSummary{};
+      return;
+    }
+    if (fleet != registered_fleet_) {
+      TC_LOG(Info) << "edge fleet changed (" << registered_fleet_.slots << " -> " << fleet.slots
+                   << " slots): registering again with the parent";
+      session_->Reregister(now);
+      return;
+    }
   }
+  session_->Tick(now);
 }
+
+void ParentLink::Shutdown() { session_->Goodbye("edge scheduler shutting down", 500); }
 
 }  // namespace tailcut

@@ -18,21 +18,20 @@
 #pragma once
 
 #include <cstdint>
-#include <deque>
 #include <functional>
 #include <memory>
 #include <string>
 #include <unordered_map>
-#include <unordered_set>
 #include <vector>
 
 #include <zmq.hpp>
 
 #include "tailcut.pb.h"
 #include "tailcut/common/status.h"
+#include "tailcut/core/edge_quorum.h"
 #include "tailcut/core/scheduler_core.h"
 #include "tailcut/server/server.h"
-#include "tailcut/wire/security.h"
+#include "tailcut/wire/executor_session.h"
 
 namespace tailcut {
 
@@ -54,6 +53,7 @@ struct FleetSummary {
 std::string ParentOwner(const std::string& edge_name);
 bool IsParentOwner(const std::string& owner);
 
+// Not thread-safe: the server's loop owns it.
 class ParentLink {
  public:
   // What the server lends the link: submitting into its core (journaled
@@ -68,11 +68,11 @@ class ParentLink {
 
   // Creates and connects the socket (keys applied); nothing is sent yet.
   Status Connect();
-  zmq::socket_t& socket() { return socket_; }
+  zmq::socket_t& socket() { return session_->socket(); }
   const std::string& name() const { return o_.name; }
 
   // Everything the parent sent; `now` is the server clock, seconds.
-  void OnReadable(double now);
+  void OnReadable(double now) { session_->OnReadable(now); }
   // Each of the core's commands, before the server acts on it.
   void OnCommand(const Command& c);
   // A local executor's Report: started attempts and progress of the
@@ -82,7 +82,7 @@ class ParentLink {
   // silent parent, re-registering when the fleet changed.
   void Tick(double now);
   // Sends the started / results gathered this turn.
-  void Flush();
+  void Flush() { session_->Flush(); }
   // Goodbye to the parent (clean shutdown).
   void Shutdown();
 
@@ -97,47 +97,28 @@ class ParentLink {
     float progress = -1;
     std::vector<AttemptId> local_attempts;
   };
-  struct Group {  // one parent job's tasks on this edge (edge-level quorum)
-    uint32_t received = 0, committed = 0, held = 0;
-  };
-  enum class State { kRegistering, kRegistered };
 
-  void Handle(const zmq::message_t& frame, double now);
+  ExecutorSession::Hooks Hooks();
+  bool Offer(wire::Register* reg);
+  void HeartbeatReport(wire::Report* r);
   void Accept(wire::Assignment& a);
   void CancelFromParent(AttemptId a);
   void AddResult(AttemptId a, const Held& h, wire::AttemptResult::Outcome outcome, std::string output,
                  std::string error, double run_s);
   void Forget(AttemptId a);
   void MaybeCloseEdgeQuorum(uint64_t parent_job);
-  void SendRegister(const FleetSummary& fleet, double now);
-  void SendGoodbye(const std::string& reason);
-  void Lost(const std::string& why, double now);
-  bool Send(const wire::ExecutorMessage& msg);
 
   ParentOptions o_;
-  uint32_t max_message_bytes_;
-  zmq::context_t& ctx_;
   Host host_;
-  zmq::socket_t socket_;
-  std::unique_ptr<HandshakeMonitor> handshake_;
+  std::unique_ptr<ExecutorSession> session_;  // the executor side of the protocol, upward
+  EdgeQuorum quorum_;
 
-  State state_ = State::kRegistering;
   bool ever_registered_ = false;
   FleetSummary registered_fleet_;
-  double heartbeat_s_;
-  double lost_after_s_;
-  double last_heard_ = 0, next_heartbeat_ = 0, next_register_ = 0, backoff_s_;
-  double last_log_ = -100;
-  int results_in_register_ = 0;
-  uint64_t held_output_bytes_ = 0;
 
   std::unordered_map<AttemptId, Held> held_;          // parent attempt -> its local job
   std::unordered_map<JobId, AttemptId> by_local_job_;  // local job -> parent attempt
   std::unordered_map<AttemptId, AttemptId> by_local_attempt_;
-  std::unordered_map<uint64_t, Group> groups_;         // parent job -> counts
-  std::unordered_set<uint64_t> closed_;                // parent jobs whose part closed here
-  std::deque<uint64_t> closed_order_;                  // bounds closed_
-  wire::Report pending_;                               // started / results not yet sent
 };
 
 }  // namespace tailcut

@@ -33,7 +33,7 @@ StatusOr<std::unique_ptr<TraceRecorder>> TraceRecorder::Open(TraceRecorderOption
   if (options.path.empty()) return Status::InvalidArgument("trace_path is empty");
   if (options.max_bytes < 4096) return Status::InvalidArgument("the trace file size limit must be >= 4096 bytes");
   std::unique_ptr<TraceRecorder> t(new TraceRecorder(std::move(options)));
-  std::lock_guard<std::mutex> lock(t->mu_);
+  MutexLock lock(t->mu_);
   if (Status s = t->OpenFile(); !s.ok()) return s;
   return t;
 }
@@ -60,7 +60,7 @@ void TraceRecorder::OnAttemptEnded(const AttemptRecord& record) {
   std::optional<TraceRow> row = TraceRowOf(record);
   if (!row) return;
   std::string line = FormatTraceRow(*row);
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   WriteLine(line);
   if (error_.ok()) ++rows_;
 }
@@ -75,7 +75,7 @@ void TraceRecorder::Comment(const std::string& text) {
   for (char& c : line)
     if (c == '\n' || c == '\r') c = ' ';
   line += '\n';
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   WriteLine(line);
 }
 
@@ -110,19 +110,19 @@ void TraceRecorder::WriteLine(const std::string& line) {
 }
 
 uint64_t TraceRecorder::rows() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   return rows_;
 }
 uint64_t TraceRecorder::rotations() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   return rotations_;
 }
 Status TraceRecorder::status() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   return error_;
 }
 void TraceRecorder::Flush() {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   if (file_) std::fflush(file_);
 }
 

@@ -12,6 +12,10 @@
 // Executors may restart by themselves when they exit (`restart`), as an
 // operator's supervisor would restart them. Logs go to one temporary folder,
 // removed at the end unless kept (a failed start keeps them).
+//
+// Thread safety: a watcher thread of its own restarts executors, so the
+// executor calls (AddExecutor, ExecutorAlive, SignalExecutor) may come from
+// any thread; start, stop and the scheduler calls belong to its owner.
 #pragma once
 
 #include <memory>

@@ -1,5 +1,7 @@
 // Time enters the scheduler core only through a Clock, so the same core runs
 // on the wall clock (daemons) and on virtual time (simulator, tests).
+// SteadyClock::Now may be called from any thread; a FakeClock belongs to the
+// one thread that drives it.
 #pragma once
 
 #include <cstdint>

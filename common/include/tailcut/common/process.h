@@ -14,6 +14,9 @@ namespace tailcut {
 // The folder holding the running executable (the current folder if unknown).
 std::filesystem::path ExecutableDir();
 
+// This machine's host name ("localhost" if unknown).
+std::string HostName();
+
 // Keeps message-sized buffers (task args and outputs of hundreds of KiB)
 // in the heap: glibc otherwise maps each block over its mmap threshold
 // (128 KiB at first) afresh and returns it on free, so every copy of a big

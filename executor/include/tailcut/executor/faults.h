@@ -2,8 +2,9 @@
 #pragma once
 
 #include <cstdint>
-#include <mutex>
 #include <random>
+
+#include "tailcut/common/thread_annotations.h"
 
 namespace tailcut::executor {
 
@@ -37,8 +38,8 @@ class FaultInjector {
 
  private:
   FaultOptions options_;
-  std::mutex mu_;
-  std::mt19937_64 rng_;
+  Mutex mu_;
+  std::mt19937_64 rng_ TC_GUARDED_BY(mu_);
 };
 
 }  // namespace tailcut::executor

@@ -17,6 +17,7 @@
 
 #include "tailcut.pb.h"
 #include "tailcut/common/ids.h"
+#include "tailcut/common/thread_annotations.h"
 #include "tailcut/executor/faults.h"
 #include "tailcut/executor/kernel.h"
 
@@ -107,8 +108,8 @@ class AttemptRuntime {
   uint32_t running_ = 0;
   bool stopping_ = false;
 
-  std::mutex events_mu_;
-  RuntimeEvents events_;
+  Mutex events_mu_;
+  RuntimeEvents events_ TC_GUARDED_BY(events_mu_);
 
   std::vector<std::thread> workers_;
   std::once_flag shutdown_once_;

@@ -19,6 +19,10 @@
 // are loaded with RTLD_NOW | RTLD_LOCAL and
 // stay loaded as long as a policy made from them lives.
 //
+// A plugin's policies are called on the scheduler core's thread only (like
+// every MitigationPolicy): they need no locking of their own, and must not
+// call the host from threads they start.
+//
 // Bump TAILCUT_PLUGIN_API_VERSION whenever policy.h, this header or the
 // calling convention changes incompatibly; the loader refuses mismatches.
 #pragma once

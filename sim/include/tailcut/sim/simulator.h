@@ -1,8 +1,12 @@
-// The discrete-event driver: one SchedulerCore on virtual time (FakeClock)
-// and modelled executors, network, faults and workload.
+// The discrete-event driver: the SchedulerCore on virtual time (FakeClock)
+// and modelled executors, network, faults and workload; with
+// `[cluster.edges]`, two tiers (a top core over edges, each edge a core over
+// its devices; docs/EDGE.md "Two tiers"), in the same loop.
 //
 //   Simulator sim(scenario, std::move(chain), seed);
 //   SimResult r = sim.Run();
+//
+// Not thread-safe; separate Simulators may run on separate threads.
 //
 // Events are processed in (time, insertion order); every random draw comes
 // from the seed, so a run is a pure function of (scenario, policies, seed).
@@ -57,9 +61,15 @@ struct SimResult {
 // nearest-rank (tailcut/common/stats.h).
 void Summarise(SimResult* r);
 
+namespace loop {
+class Loop;
+}
+
 class Simulator {
  public:
   Simulator(const Scenario& scenario, PolicyChain policies, uint64_t seed);
+  // Two tiers: `edge_chains` has one chain per edge (missing ones: none).
+  Simulator(const Scenario& scenario, PolicyChain policies, std::vector<PolicyChain> edge_chains, uint64_t seed);
   ~Simulator();
   Simulator(const Simulator&) = delete;
   Simulator& operator=(const Simulator&) = delete;
@@ -67,8 +77,7 @@ class Simulator {
   SimResult Run();
 
  private:
-  class Impl;
-  Impl* impl_;
+  loop::Loop* impl_;
 };
 
 // Builds the chain for one --policy entry ("clone+spark": a chain of two)

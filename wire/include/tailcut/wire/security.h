@@ -66,6 +66,7 @@ struct PeerKeys {
 // Applies `keys` to `socket` (nothing when !keys.enabled()).
 Status ApplyPeerKeys(zmq::socket_t& socket, const PeerKeys& keys);
 
+// Not thread-safe: used by the thread that owns `socket`.
 // Why a connection of `socket` failed its handshake (the scheduler refused
 // the key, or is not the scheduler the key names), from libzmq's socket
 // monitor; "" while nothing failed. For a clear error instead of silence.
@@ -84,7 +85,8 @@ class HandshakeMonitor {
 // reachable from this machine only.
 bool IsLocalOnlyEndpoint(std::string_view endpoint);
 
-// The scheduler's side. Serves ZAP (RFC 27) on inproc://zeromq.zap.01 of
+// The scheduler's side. Not thread-safe, like the ZeroMQ sockets it polls:
+// it belongs to the thread of the loop that owns them. Serves ZAP (RFC 27) on inproc://zeromq.zap.01 of
 // `ctx`; the owner polls socket() and calls HandleRequests(). Sockets whose
 // ZAP domain is kExecutorDomain admit executor keys, kClientDomain client
 // and admin keys. The ZAP user id is the peer's public key, so each

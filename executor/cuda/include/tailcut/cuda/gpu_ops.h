@@ -11,7 +11,8 @@
 // waiter that suspends only the calling Boost.Fiber until the stream is done
 // (executor/src/cuda_wait.h) — and only then copies the (small) result back.
 // Errors come back as text ("" = success), so this library needs nothing
-// from the rest of tailcut.
+// from the rest of tailcut. Thread-safe: the executor's worker threads call
+// it at once, each operation on its own stream and buffers.
 #pragma once
 
 #include <cstdint>

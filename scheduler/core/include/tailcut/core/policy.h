@@ -12,6 +12,10 @@
 // it chooses for one attempt (Proposal::WakeUp). Their cost is then
 // O(events), not O(running attempts) per tick; OnTick stays for what is
 // truly periodic.
+//
+// Thread safety: the core calls its policies on its own thread only (the
+// server's loop, the simulator), so a policy needs no locking; the
+// ClusterView and AttemptViews it is handed are valid during the call only.
 #pragma once
 
 #include <cstdint>

@@ -6,20 +6,24 @@
 // Used by the daemon ([scheduler] trace_path, docs/CONFIG.md) and by
 // `tailcut bench --trace`. RecentTrace keeps the newest rows in memory
 // instead, for `tailcut trace JOB`.
+//
+// Thread safety: a TraceRecorder may be called from any thread (the
+// server's loop writes rows, the live bench's threads comments); a
+// RecentTrace belongs to the loop that observes the core.
 #pragma once
 
 #include <cstdint>
 #include <cstdio>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
 #include "tailcut/common/status.h"
-#include "tailcut/predictors/trace.h"
+#include "tailcut/common/thread_annotations.h"
 #include "tailcut/core/types.h"
+#include "tailcut/predictors/trace.h"
 
 namespace tailcut {
 
@@ -54,14 +58,16 @@ class TraceRecorder final : public CoreObserver {
 
  private:
   explicit TraceRecorder(TraceRecorderOptions options) : options_(std::move(options)) {}
-  Status OpenFile();             // mu_ held
-  void WriteLine(const std::string& line);  // mu_ held; rotates first when full
-  void Fail(Status s);                      // mu_ held: log once, stop recording
-  mutable std::mutex mu_;
+  Status OpenFile() TC_REQUIRES(mu_);
+  void WriteLine(const std::string& line) TC_REQUIRES(mu_);  // rotates first when full
+  void Fail(Status s) TC_REQUIRES(mu_);                      // log once, stop recording
+  mutable Mutex mu_;
   TraceRecorderOptions options_;
-  std::FILE* file_ = nullptr;
-  uint64_t bytes_ = 0, rows_ = 0, rotations_ = 0;
-  Status error_;
+  std::FILE* file_ TC_GUARDED_BY(mu_) = nullptr;
+  uint64_t bytes_ TC_GUARDED_BY(mu_) = 0;
+  uint64_t rows_ TC_GUARDED_BY(mu_) = 0;
+  uint64_t rotations_ TC_GUARDED_BY(mu_) = 0;
+  Status error_ TC_GUARDED_BY(mu_);
 };
 
 // The last `capacity` trace rows (all jobs), in memory, for `tailcut trace

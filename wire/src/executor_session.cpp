@@ -1,0 +1,302 @@
+#include "tailcut/wire/executor_session.h"
+
+#include <algorithm>
+#include <random>
+
+#include "tailcut/common/log.h"
+#include "tailcut/common/process.h"
+#include "tailcut/wire/wire.h"
+
+namespace tailcut {
+namespace {
+
+// Warnings about the scheduler (errors, refused keys) at most this often.
+constexpr double kLogEveryS = 10.0;
+// "waiting for the scheduler" at most this often.
+constexpr double kWaitLogEveryS = 5.0;
+// With max_output_bytes, ZeroMQ may hold at most this many Reports, so a
+// slow link backs outputs up into the outbox, where the cap applies,
+// instead of into ZeroMQ's queue.
+constexpr int kCappedSendQueue = 2;
+
+std::string RandomHex(int digits) {
+  static const char kHex[] = "0123456789abcdef";
+  std::random_device rd;
+  std::string s;
+  for (int i = 0; i < digits; ++i) s += kHex[rd() & 15];
+  return s;
+}
+
+}  // namespace
+
+ExecutorSession::ExecutorSession(SessionOptions options, zmq::context_t& ctx, Hooks hooks)
+    : o_(std::move(options)),
+      ctx_(ctx),
+      hooks_(std::move(hooks)),
+      heartbeat_s_(o_.heartbeat_ms / 1000.0),
+      lost_after_s_(o_.lost_after_ms ? o_.lost_after_ms / 1000.0 : 10 * heartbeat_s_),
+      backoff_s_(o_.register_retry_s) {}
+
+ExecutorSession::~ExecutorSession() {
+  handshake_.reset();  // its socket first, or closing the context waits for ever
+  if (socket_) socket_.close();
+}
+
+Status ExecutorSession::Connect() {
+  try {
+    socket_ = zmq::socket_t(ctx_, zmq::socket_type::dealer);
+    // Same identity across reconnects, unique across executors.
+    socket_.set(zmq::sockopt::routing_id, o_.name + "/" + RandomHex(8));
+    // Unlimited: a full queue refuses (never drops) a Report, which then
+    // waits in the outbox.
+    socket_.set(zmq::sockopt::sndhwm, o_.max_output_bytes ? kCappedSendQueue : 0);
+    socket_.set(zmq::sockopt::rcvhwm, 0);
+    socket_.set(zmq::sockopt::maxmsgsize, static_cast<int64_t>(o_.max_message_bytes));
+    // Queue only to a live connection: a Register retried while the
+    // scheduler is down is not piled up; unsent Reports wait in the outbox.
+    socket_.set(zmq::sockopt::immediate, 1);
+    socket_.set(zmq::sockopt::linger, 0);
+    // ZMTP heartbeats: a connection whose peer went away without a word (a
+    // half-open TCP connection) is closed and dialled again; the
+    // scheduler's ROUTER hands our routing id over to the new one. Twice the
+    // loss timeout, so a stalled scheduler is re-registered with first.
+    const int zmtp_timeout = static_cast<int>(std::min<double>(2000 * lost_after_s_, 600000));
+    socket_.set(zmq::sockopt::heartbeat_ivl, static_cast<int>(o_.heartbeat_ms));
+    socket_.set(zmq::sockopt::heartbeat_timeout, zmtp_timeout);
+    socket_.set(zmq::sockopt::heartbeat_ttl, std::min(zmtp_timeout, 6553500));
+    if (Status s = ApplyPeerKeys(socket_, o_.keys); !s.ok()) return s;
+    if (o_.keys.key_file.empty() && !IsLocalOnlyEndpoint(o_.endpoint))
+      TC_LOG(Warn) << "no keys: the link to " << o_.endpoint << " is neither encrypted nor proven to reach the real "
+                   << o_.peer << " (docs/SECURITY.md)";
+    handshake_ = std::make_unique<HandshakeMonitor>(ctx_, socket_, !o_.keys.key_file.empty());
+    socket_.connect(o_.endpoint);
+  } catch (const zmq::error_t& e) {
+    return Status::IoError(o_.peer + " " + o_.endpoint + ": " + e.what());
+  }
+  return Status::Ok();
+}
+
+bool ExecutorSession::Send(const wire::ExecutorMessage& msg) {
+  try {
+    return socket_.send(ToFrame(msg), zmq::send_flags::dontwait).has_value();
+  } catch (const zmq::error_t& e) {
+    TC_LOG(Warn) << "send to the " << o_.peer << " failed: " << e.what();
+    return false;
+  }
+}
+
+// ------------------------------------------------------------- outbox --
+
+wire::AttemptResult* ExecutorSession::Refuse(AttemptId id, wire::AttemptResult::Outcome outcome,
+                                             const std::string& why) {
+  wire::AttemptResult* r = outbox_.add_results();
+  r->set_attempt_id(id);
+  r->set_outcome(outcome);
+  r->set_error(why);
+  ++refused_;
+  TC_LOG(Debug) << "attempt " << id << (outcome == wire::AttemptResult::REFUSED ? " refused: " : " failed: ") << why;
+  return r;
+}
+
+void ExecutorSession::AddResult(wire::AttemptResult* r) {
+  // Error texts count too: a kernel's error message is as unbounded as its output.
+  const uint64_t size = r->output().size() + r->error().size();
+  const uint64_t cap = output_cap();
+  if (size > 0 && held_output_bytes_ + size > cap) {
+    const std::string why = size > cap ? "output of " + std::to_string(size) + " bytes exceeds the " + o_.self + "'s " +
+                                             output_cap_name() + "=" + std::to_string(cap)
+                                       : o_.self + " output memory full: " + std::to_string(held_output_bytes_) +
+                                             " + " + std::to_string(size) + " bytes of outputs not yet sent, " +
+                                             output_cap_name() + "=" + std::to_string(cap);
+    wire::AttemptResult* x =
+        Refuse(r->attempt_id(), size > cap ? wire::AttemptResult::FAILED : wire::AttemptResult::REFUSED, why);
+    x->set_run_s(r->run_s());
+    x->set_job_id(r->job_id());
+    x->set_task_index(r->task_index());
+    return;
+  }
+  held_output_bytes_ += size;
+  outbox_.add_results()->Swap(r);
+}
+
+// --------------------------------------------------------------- loop --
+
+void ExecutorSession::OnReadable(double now) {
+  for (int i = 0; i < 4096; ++i) {  // then the loop's other work gets a turn
+    zmq::message_t frame;
+    if (!socket_.recv(frame, zmq::recv_flags::dontwait)) return;
+    if (frame.more()) {  // the protocol is one frame per message
+      while (frame.more() && socket_.recv(frame, zmq::recv_flags::dontwait)) {}
+      TC_LOG(Warn) << "multi-frame message from the " << o_.peer << "; ignored";
+      continue;
+    }
+    Handle(frame, now);
+  }
+}
+
+void ExecutorSession::Handle(const zmq::message_t& frame, double now) {
+  wire::SchedulerToExecutor in;
+  if (!FromFrame(frame, &in)) {
+    TC_LOG(Warn) << "malformed frame from the " << o_.peer << " (" << frame.size() << " bytes); ignored";
+    return;
+  }
+  if (in.version() != kProtocolVersion) {
+    TC_LOG(Warn) << o_.peer << " message with protocol version " << in.version() << " (this " << o_.self << " speaks "
+                 << kProtocolVersion << "); ignored";
+    return;
+  }
+  last_heard_ = now;
+  switch (in.body_case()) {
+    case wire::SchedulerToExecutor::kRegistered: OnRegistered(in.registered(), now); break;
+    case wire::SchedulerToExecutor::kWork: hooks_.work(in.mutable_work()); break;
+    case wire::SchedulerToExecutor::kHeartbeat: break;
+    case wire::SchedulerToExecutor::kError: OnError(in.error(), now); break;
+    default: TC_LOG(Warn) << o_.peer << " message without a body; ignored"; break;
+  }
+}
+
+void ExecutorSession::OnRegistered(const wire::RegisterAck& ack, double now) {
+  const bool first = state_ != State::kRegistered;
+  state_ = State::kRegistered;
+  register_unsent_ = false;
+  register_tries_ = 0;
+  executor_id_ = ack.executor_id();
+  heartbeat_s_ = (ack.heartbeat_interval_ms() ? ack.heartbeat_interval_ms() : o_.heartbeat_ms) / 1000.0;
+  lost_after_s_ = o_.lost_after_ms          ? o_.lost_after_ms / 1000.0
+                  : ack.lost_after_ms() > 0 ? ack.lost_after_ms() / 1000.0
+                                            : 10 * heartbeat_s_;
+  next_heartbeat_ = now + heartbeat_s_;
+  backoff_s_ = o_.register_retry_s;
+  // The Register carried these results: they are delivered.
+  const int delivered = std::min(results_in_register_, outbox_.results_size());
+  if (delivered > 0) outbox_.mutable_results()->DeleteSubrange(0, delivered);
+  results_in_register_ = 0;
+  if (hooks_.registered) hooks_.registered(ack, first);
+}
+
+void ExecutorSession::OnError(const wire::Error& e, double now) {
+  if (e.code() == wire::Error::UNKNOWN_EXECUTOR) {
+    // Answers to Reports sent before our Register: it is on its way.
+    if (state_ == State::kRegistering) return;
+    Lost(o_.peer + " does not know this " + o_.self + " (restarted?): " + e.message(), now);
+    return;
+  }
+  if (now - last_error_log_ < kLogEveryS) return;
+  last_error_log_ = now;
+  const std::string& code = wire::Error::Code_Name(e.code());
+  TC_LOG(Warn) << o_.peer << " error " << (code.empty() ? "?" : code) << ": " << e.message();
+}
+
+// Register anew, keeping our attempts: the Register lists them and the
+// scheduler adopts what it still wants (or tells us to cancel the rest).
+void ExecutorSession::Lost(const std::string& why, double now) {
+  state_ = State::kRegistering;
+  register_tries_ = 0;
+  backoff_s_ = o_.register_retry_s;
+  TC_LOG(Warn) << why << "; registering again" << (hooks_.holding ? ", keeping " + hooks_.holding() : "");
+  Register(now);
+}
+
+void ExecutorSession::Register(double now) {
+  wire::ExecutorMessage msg;
+  msg.set_version(kProtocolVersion);
+  wire::Register* reg = msg.mutable_register_();
+  if (!hooks_.offer(reg)) {  // nothing to offer yet
+    next_register_ = now + heartbeat_s_;
+    return;
+  }
+  reg->set_name(o_.name);
+  reg->set_host(HostName());
+  // What we hold goes with it (docs/PROTOCOL.md, "Registering again").
+  outbox_.clear_started();  // `running` says which started
+  for (const wire::AttemptResult& r : outbox_.results()) *reg->add_undelivered() = r;
+  register_unsent_ = !Send(msg);
+  if (!register_unsent_) results_in_register_ = outbox_.results_size();
+  if (register_tries_ == 0) {
+    TC_LOG(Info) << "registering with the " << o_.peer << " at " << o_.endpoint;
+    waiting_since_ = last_wait_log_ = now;
+  } else if (now - last_wait_log_ >= kWaitLogEveryS) {
+    TC_LOG(Info) << "waiting for the " << o_.peer << " at " << o_.endpoint << "... ("
+                 << static_cast<int64_t>(now - waiting_since_) << " s)";
+    last_wait_log_ = now;
+  }
+  ++register_tries_;
+  next_register_ = now + backoff_s_;
+  backoff_s_ = std::min(o_.max_backoff_s, backoff_s_ * 2);
+}
+
+void ExecutorSession::OnWritable(double now) {
+  if (register_unsent_ && state_ == State::kRegistering) Register(now);
+}
+
+void ExecutorSession::Tick(double now) {
+  // A refused key fails silently in ZeroMQ (it redials for ever): say so.
+  if (std::string why = handshake_ ? handshake_->TakeFailure() : "";
+      !why.empty() && now - last_handshake_log_ >= kLogEveryS) {
+    last_handshake_log_ = now;
+    TC_LOG(Error) << o_.peer << " " << o_.endpoint << ": " << why << "; still trying";
+  }
+  if (state_ == State::kRegistering) {
+    if (now >= next_register_) Register(now);
+    return;
+  }
+  if (now - last_heard_ >= lost_after_s_) {
+    Lost("no word from the " + o_.peer + " for " + std::to_string(static_cast<int64_t>(lost_after_s_ * 1000)) + " ms",
+         now);
+    return;
+  }
+  if (now < next_heartbeat_) return;
+  next_heartbeat_ = now + heartbeat_s_;
+  Flush(/*heartbeat=*/true);
+}
+
+void ExecutorSession::Flush(bool heartbeat) {
+  if (state_ != State::kRegistered || (!heartbeat && OutboxEmpty())) return;
+  wire::ExecutorMessage msg;
+  msg.set_version(kProtocolVersion);
+  wire::Report* report = msg.mutable_report();
+  report->Swap(&outbox_);
+  if (hooks_.report) hooks_.report(report, heartbeat);
+  if (Send(msg)) {
+    held_output_bytes_ = 0;  // handed to ZeroMQ
+    return;
+  }
+  // No connection right now: keep the events (not the stale progress).
+  report->clear_progress();
+  report->clear_signals();
+  outbox_.Swap(report);
+}
+
+double ExecutorSession::NextTimer() const {
+  return state_ == State::kRegistered ? std::min(next_heartbeat_, last_heard_ + lost_after_s_) : next_register_;
+}
+
+void ExecutorSession::Reregister(double now) {
+  state_ = State::kRegistering;
+  backoff_s_ = o_.register_retry_s;
+  Register(now);
+}
+
+void ExecutorSession::Leave(const std::string& reason, double now) {
+  wire::ExecutorMessage bye;
+  bye.set_version(kProtocolVersion);
+  bye.mutable_goodbye()->set_reason(reason);
+  (void)Send(bye);
+  outbox_.Clear();
+  held_output_bytes_ = 0;
+  results_in_register_ = 0;
+  state_ = State::kRegistering;
+  backoff_s_ = o_.register_retry_s;
+  next_register_ = now + heartbeat_s_;
+}
+
+void ExecutorSession::Goodbye(const std::string& reason, int linger_ms) {
+  if (state_ != State::kRegistered) return;
+  wire::ExecutorMessage bye;
+  bye.set_version(kProtocolVersion);
+  bye.mutable_goodbye()->set_reason(reason);
+  // A short linger lets the Goodbye out without hanging on a dead peer.
+  if (Send(bye)) socket_.set(zmq::sockopt::linger, linger_ms);
+}
+
+}  // namespace tailcut
