@@ -72,6 +72,8 @@ Submits a job. With no file, the flags describe a fan-out of identical tasks.
   --k K                finish when any K tasks commit (k_of_n); default: all
   --gpus G             GPUs per task (0 or 1)
   --name NAME          job name
+  --output-dir DIR     each task's files: the committed attempt's directory
+                       becomes DIR/task-<index> (absolute; docs/JOBS.md)
   --wait               wait for the job, with a progress bar; exit 1 if it fails
   --json, --scheduler EP, --timeout S
 )";
@@ -152,6 +154,7 @@ int Submit(const Args& a) {
     return kExitUsage;
   }
   if (a.Has("--name")) job.set_name(a.Get("--name"));
+  if (a.Has("--output-dir")) job.set_output_dir(a.Get("--output-dir"));
   Client client(ClientOptionsFrom(a));
   auto id = client.Submit(job);
   if (!id.ok()) return Fail(id.status());

@@ -219,8 +219,19 @@ StatusOr<std::string> ShellKernel(KernelContext& ctx) {
   posix_spawnattr_setsigmask(&attr, &none);  // the daemon blocks SIGTERM; the child must not
   posix_spawnattr_setsigdefault(&attr, &all);
   const char* argv[] = {"/bin/sh", "-c", command.c_str(), nullptr};
+  // The daemon's environment, plus the attempt's output directory.
+  std::vector<std::string> env_strings;
+  std::vector<char*> env;
+  if (!ctx.output_dir().empty()) {
+    for (char** e = environ; *e; ++e)
+      if (std::strncmp(*e, "TAILCUT_OUTPUT_DIR=", 19) != 0) env.push_back(*e);
+    env_strings.push_back("TAILCUT_OUTPUT_DIR=" + ctx.output_dir());
+    env.push_back(env_strings.back().data());
+    env.push_back(nullptr);
+  }
   pid_t pid = -1;
-  int rc = posix_spawn(&pid, "/bin/sh", &actions, &attr, const_cast<char* const*>(argv), environ);
+  int rc = posix_spawn(&pid, "/bin/sh", &actions, &attr, const_cast<char* const*>(argv),
+                       env.empty() ? environ : env.data());
   posix_spawn_file_actions_destroy(&actions);
   posix_spawnattr_destroy(&attr);
   if (rc != 0) return Status::IoError(std::string("shell: spawn /bin/sh: ") + std::strerror(rc));

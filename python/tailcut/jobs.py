@@ -108,6 +108,10 @@ class Job:
     stream_results: bool = False
     timeout_s: float = 0  # whole job; 0 = the scheduler's core.job_timeout_s
     request_key: str = ""  # idempotency key; "" = Client.submit() picks one
+    # Attempt-scoped output (docs/JOBS.md, "Output directories"): an absolute
+    # directory on the executors' disk or a shared file system; the committed
+    # attempt's files end up in output_dir/task-<index>. Needs rule "all".
+    output_dir: str = ""
 
     @property
     def total_tasks(self):
@@ -149,6 +153,9 @@ class Job:
         _check_seconds(self.timeout_s, "timeout_s")
         if not isinstance(self.name, str) or not isinstance(self.request_key, str):
             raise InvalidArgument("name and request_key must be str")
+        if not isinstance(self.output_dir, str):
+            raise InvalidArgument("output_dir must be str")
+        # The scheduler checks the form (absolute, normal, rule all) and says why.
 
     def to_wire(self):
         self.validate()
@@ -161,6 +168,7 @@ class Job:
             return_outputs=bool(self.return_outputs),
             timeout_s=float(self.timeout_s),
             request_key=self.request_key,
+            output_dir=self.output_dir,
         )
         for t in self.tasks:
             t.to_wire(spec.tasks.add())

@@ -82,7 +82,8 @@ class SchedulerCore::Impl final {
   }
 
   Status RestoreJob(JobId id, JobDef def, Time submitted, std::vector<CommittedOutput> commits,
-                    const std::vector<uint64_t>& share_counts, AttemptId shares_since) {
+                    const std::vector<uint64_t>& share_counts, AttemptId shares_since,
+                    std::vector<PendingPromotion> promotions) {
     if (id == 0 || s_.jobs.count(id)) return Status::InvalidArgument("job " + std::to_string(id) + " already exists");
     if (def.TaskCount() == 0) return Status::InvalidArgument("job " + std::to_string(id) + " has no tasks");
     Job& job = life_.AddJob(std::move(def), id);
@@ -102,13 +103,56 @@ class SchedulerCore::Impl final {
       if (c.task >= job.Count() || job.tasks[c.task].phase == TaskPhase::kCommitted) continue;  // journaled once
       life_.RecordCommit(job, c.task, c.attempt, c.executor, c.run_s, std::move(c.output), /*notify=*/false);
     }
-    // A crash between its last commit and its final status: finish it now.
-    if (job.committed >= job.needed) life_.FinishJob(job, JobState::kSucceeded, "");
+    RestorePromotions(job, std::move(promotions));
+    // A crash between its last commit (or promotion) and its final status: finish it now.
+    if (job.Complete()) life_.FinishJob(job, JobState::kSucceeded, "");
     s_.dirty = true;
     return Status::Ok();
   }
 
-  Status RestoreFinishedJob(JobId id, JobDef def, const JobStatusInfo& st, std::vector<CommittedOutput> outputs) {
+  // Promotions a restored job still waits for: only of tasks it committed.
+  void RestorePromotions(Job& job, std::vector<PendingPromotion> promotions) {
+    if (job.def.output_dir.empty()) return;
+    for (PendingPromotion& p : promotions) {
+      bool committed = job.state != JobState::kRunning ||
+                       (p.task < job.tasks.size() && job.tasks[p.task].phase == TaskPhase::kCommitted);
+      if (p.task < job.Count() && committed) life_.AwaitPromotion(job, p.task, p.attempt, 0, std::move(p.host));
+    }
+  }
+
+  bool OutputPromoted(JobId id, TaskIndex t, AttemptId a) {
+    auto it = s_.promotions.find({id, t});
+    if (it == s_.promotions.end() || it->second.attempt != a) return false;
+    s_.promotions.erase(it);
+    Job* job = s_.FindJob(id);
+    if (!job || job->state != JobState::kRunning) return true;
+    job->promoting--;
+    if (job->Complete()) life_.FinishJob(*job, JobState::kSucceeded, "");
+    s_.dirty = true;
+    return true;
+  }
+
+  bool PromotionFailed(JobId id, TaskIndex t, AttemptId a, const std::string& error) {
+    auto it = s_.promotions.find({id, t});
+    if (it == s_.promotions.end() || it->second.attempt != a) return false;
+    s_.promotions.erase(it);
+    Job* job = s_.FindJob(id);
+    if (!job || job->state != JobState::kRunning) return true;
+    job->promoting--;
+    life_.FinishJob(*job, JobState::kFailed, "task " + std::to_string(t) + "'s output could not be promoted: " + error);
+    s_.dirty = true;
+    return true;
+  }
+
+  std::vector<PromoteCmd> PendingPromotions() const {
+    std::vector<PromoteCmd> out;
+    out.reserve(s_.promotions.size());
+    for (const auto& [key, cmd] : s_.promotions) out.push_back(cmd);
+    return out;
+  }
+
+  Status RestoreFinishedJob(JobId id, JobDef def, const JobStatusInfo& st, std::vector<CommittedOutput> outputs,
+                            std::vector<PendingPromotion> promotions) {
     if (id == 0 || s_.jobs.count(id)) return Status::InvalidArgument("job " + std::to_string(id) + " already exists");
     if (st.state == JobState::kRunning) return Status::InvalidArgument("job " + std::to_string(id) + " is not finished");
     s_.next_job_id = std::max(s_.next_job_id, id + 1);
@@ -124,6 +168,7 @@ class SchedulerCore::Impl final {
     job.copies = st.copies;
     job.failed_attempts = st.failed_attempts;
     if (job.def.return_outputs) job.outputs = std::move(outputs);
+    RestorePromotions(job, std::move(promotions));
     life_.Retain(id);
     return Status::Ok();
   }
@@ -365,6 +410,10 @@ class SchedulerCore::Impl final {
     return !counts->empty();
   }
 
+  const JobDef* JobDefOf(JobId j) const {
+    const Job* job = s_.FindJob(j);
+    return job ? &job->def : nullptr;
+  }
   const TaskDef* TaskOf(JobId j, TaskIndex t) const {
     const Job* job = s_.FindJob(j);
     return job && t < job->Count() ? &job->def.Task(t) : nullptr;
@@ -545,7 +594,7 @@ class SchedulerCore::Impl final {
     if (Executor* e = s_.FindExec(eid)) e->finished++;
     life_.RecordCommit(job, t, attempt, eid, run_s, std::move(output), /*notify=*/true);
     life_.EndLiveAttempts(job, t, AttemptOutcome::kSuperseded);
-    if (job.committed >= job.needed) life_.FinishJob(job, JobState::kSucceeded, "");
+    if (job.Complete()) life_.FinishJob(job, JobState::kSucceeded, "");
     s_.dirty = true;
   }
 
@@ -680,19 +729,30 @@ bool SchedulerCore::CommitOrphanResult(JobId job, TaskIndex task, AttemptId a, E
 void SchedulerCore::Tick() { impl_->Tick(); }
 void SchedulerCore::ReserveIds(JobId next_job, AttemptId next_attempt) { impl_->ReserveIds(next_job, next_attempt); }
 Status SchedulerCore::RestoreJob(JobId id, JobDef def, Time submitted, std::vector<CommittedOutput> commits,
-                                 std::vector<uint64_t> share_counts, AttemptId shares_since) {
-  return impl_->RestoreJob(id, std::move(def), submitted, std::move(commits), share_counts, shares_since);
+                                 std::vector<uint64_t> share_counts, AttemptId shares_since,
+                                 std::vector<PendingPromotion> promotions) {
+  return impl_->RestoreJob(id, std::move(def), submitted, std::move(commits), share_counts, shares_since,
+                           std::move(promotions));
 }
 Status SchedulerCore::RestoreFinishedJob(JobId id, JobDef def, const JobStatusInfo& status,
-                                         std::vector<CommittedOutput> outputs) {
-  return impl_->RestoreFinishedJob(id, std::move(def), status, std::move(outputs));
+                                         std::vector<CommittedOutput> outputs,
+                                         std::vector<PendingPromotion> promotions) {
+  return impl_->RestoreFinishedJob(id, std::move(def), status, std::move(outputs), std::move(promotions));
 }
+bool SchedulerCore::OutputPromoted(JobId job, TaskIndex task, AttemptId attempt) {
+  return impl_->OutputPromoted(job, task, attempt);
+}
+bool SchedulerCore::PromotionFailed(JobId job, TaskIndex task, AttemptId attempt, const std::string& error) {
+  return impl_->PromotionFailed(job, task, attempt, error);
+}
+std::vector<PromoteCmd> SchedulerCore::PendingPromotions() const { return impl_->PendingPromotions(); }
 void SchedulerCore::TakeCommands(std::vector<Command>* out) { impl_->TakeCommands(out); }
 Time SchedulerCore::NextWakeUp() const { return impl_->NextWakeUp(); }
 StatusOr<JobStatusInfo> SchedulerCore::JobStatus(JobId job) const { return impl_->Status_(job); }
 StatusOr<std::vector<CommittedOutput>> SchedulerCore::JobOutputs(JobId job) const { return impl_->Outputs(job); }
 std::vector<ExecutorStatusInfo> SchedulerCore::Executors() const { return impl_->ExecutorList(); }
 const TaskDef* SchedulerCore::TaskOf(JobId job, TaskIndex task) const { return impl_->TaskOf(job, task); }
+const JobDef* SchedulerCore::JobDefOf(JobId job) const { return impl_->JobDefOf(job); }
 bool SchedulerCore::FixedShares(JobId job, std::vector<uint64_t>* counts, AttemptId* since) const {
   return impl_->FixedShares(job, counts, since);
 }

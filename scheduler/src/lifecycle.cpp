@@ -63,6 +63,17 @@ void Lifecycle::RecordCommit(Job& job, TaskIndex t, AttemptId a, ExecutorId e, d
     job.outputs.push_back({t, a, e, run_s, streamed ? output : std::move(output)});
   }
   if (notify && job.def.stream_results) s_.Emit(TaskCommittedCmd{job.id, t, a, e, run_s, std::move(output)});
+  if (notify && !job.def.output_dir.empty()) {
+    const Executor* exec = s_.FindExec(e);
+    AwaitPromotion(job, t, a, e, exec ? exec->desc.host : "");
+  }
+}
+
+void Lifecycle::AwaitPromotion(Job& job, TaskIndex t, AttemptId a, ExecutorId e, std::string host) {
+  PromoteCmd cmd{job.id, t, a, e, std::move(host), job.def.output_dir};
+  auto [it, fresh] = s_.promotions.insert_or_assign({job.id, t}, cmd);
+  if (fresh && job.state == JobState::kRunning) job.promoting++;
+  s_.Emit(std::move(cmd));
 }
 
 Executor& Lifecycle::AddExecutor(ExecutorDesc desc) {

@@ -25,6 +25,9 @@ class Lifecycle {
   // result (false when recovery replays a commit). The caller ends the
   // task's other live attempts and finishes the job when it is complete.
   void RecordCommit(Job& job, TaskIndex t, AttemptId a, ExecutorId e, double run_s, std::string output, bool notify);
+  // The output directory of task t (committed by attempt `a`, run on
+  // `host`) is to be promoted: PromoteCmd, and the job waits for it.
+  void AwaitPromotion(Job& job, TaskIndex t, AttemptId a, ExecutorId e, std::string host);
   // Registers an executor: it takes work at once, and jobs that waited for
   // a fitting executor may run now.
   Executor& AddExecutor(ExecutorDesc desc);

@@ -5,6 +5,7 @@
 #include <climits>
 #include <cmath>
 #include <cstdlib>
+#include <map>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -158,6 +159,7 @@ struct Caller {
 
 struct Peer {
   std::string route;
+  std::string host;  // Register.host: promotions go to an executor on the attempt's host
   double last_sent = 0;
   uint32_t gpu_throttle = 0;  // last NodeSignals.gpu_throttle_reasons
   // What it registered with, for the fleet an edge offers its parent.
@@ -416,6 +418,7 @@ class SchedulerServer::Impl {
       if (now >= next_tick) {
         core_.Tick();
         SendHeartbeats(now);
+        ResendPromotions(now);
         if (parent_) parent_->Tick(now);
         next_tick = now + opt_.tick_s;
       }
@@ -588,6 +591,7 @@ class SchedulerServer::Impl {
                  << " slots, " << d.gpus << " gpus, kernels " << (kernels.empty() ? "none" : kernels);
     Peer peer;
     peer.route = route;
+    peer.host = d.host;
     peer.last_sent = clock_.Now();
     peer.slots = d.slots;
     peer.gpus = d.gpus;
@@ -628,6 +632,64 @@ class SchedulerServer::Impl {
     if (r.has_signals()) NoteGpuThrottle(e, r.signals().gpu_throttle_reasons());
     if (parent_) parent_->OnLocalReport(r);
     ApplyReport(core_, e, r, bad_executor_input_);
+    for (const wire::Promoted& p : r.promoted()) OnPromoted(e, p);
+  }
+
+  // ------------------------------------------------------- promotions --
+  // docs/JOBS.md, "Output directories": the core emits a PromoteCmd per
+  // commit; it is journaled, made durable, then sent to an executor on the
+  // host whose disk holds the attempt's directory, and resent every
+  // kPromoteResendS until a Promoted answers it (the executor's rename is
+  // idempotent), also after a restart of either side.
+  static constexpr double kPromoteResendS = 2.0;
+
+  void OnPromoted(ExecutorId e, const wire::Promoted& p) {
+    bool known = p.error().empty() ? core_.OutputPromoted(p.job_id(), p.task_index(), p.attempt_id())
+                                   : core_.PromotionFailed(p.job_id(), p.task_index(), p.attempt_id(), p.error());
+    if (!known) return;  // answered before (a resend crossed the answer)
+    if (!p.error().empty())
+      TC_LOG(Warn) << "job " << p.job_id() << " task " << p.task_index() << ": executor " << e
+                   << " cannot promote its output: " << p.error();
+    durability_.OutputPromoted(p.job_id(), p.task_index());
+    promote_sent_.erase({p.job_id(), p.task_index()});
+  }
+
+  // The executor that ran the attempt, else one on its host; 0 when none is connected.
+  ExecutorId PromoterFor(const PromoteCmd& c) const {
+    if (auto p = peers_.find(c.executor); c.executor && p != peers_.end() && p->second.host == c.host)
+      return c.executor;
+    for (const auto& [id, peer] : peers_)
+      if (peer.host == c.host) return id;
+    return 0;
+  }
+
+  // Adds `c` to the Work of its promoter (false when none is connected: resent later).
+  template <typename Work>
+  bool QueuePromote(const PromoteCmd& c, double now, Work* work, size_t budget) {
+    ExecutorId e = PromoterFor(c);
+    if (!e) return false;
+    auto* m = work->try_emplace(e, budget).first->second.For(c.output_dir.size() + kItemOverhead).mutable_work();
+    wire::Promote* p = m->add_promote();
+    p->set_job_id(c.job);
+    p->set_task_index(c.task);
+    p->set_attempt_id(c.attempt);
+    p->set_output_dir(c.output_dir);
+    promote_sent_[{c.job, c.task}] = now;
+    return true;
+  }
+
+  // Promotions not answered within kPromoteResendS (lost, or their executor left): again.
+  void ResendPromotions(double now) {
+    if (now < next_promote_check_) return;
+    next_promote_check_ = now + kPromoteResendS / 2;
+    std::unordered_map<ExecutorId, Batches<wire::SchedulerToExecutor>> work;
+    const size_t budget = std::max<size_t>(opt_.max_message_bytes, 2 * kMessageHeadroom) - kMessageHeadroom;
+    for (const PromoteCmd& c : core_.PendingPromotions()) {
+      auto sent = promote_sent_.find({c.job, c.task});
+      if (sent != promote_sent_.end() && now - sent->second < kPromoteResendS) continue;
+      QueuePromote(c, now, &work, budget);
+    }
+    SendWork(&work);
   }
 
   // GPU clock throttling (NVML reason bits) is logged when it changes and
@@ -922,6 +984,8 @@ class SchedulerServer::Impl {
         a->set_args(t->args);
         a->mutable_demand()->set_cpu_slots(t->cpu_slots);
         a->mutable_demand()->set_gpus(t->gpus);
+        if (const JobDef* def = core_.JobDefOf(l->job); def && !def->output_dir.empty())
+          a->set_output_dir(def->output_dir);
         // Durable before any executor runs a share (Work goes out below).
         std::vector<uint64_t> counts;
         AttemptId since = 0;
@@ -953,18 +1017,16 @@ class SchedulerServer::Impl {
       } else if (auto* f = std::get_if<JobFinishedCmd>(&c)) {
         shares_journaled_.erase(f->job);
         finished.push_back(*f);
+      } else if (auto* pc = std::get_if<PromoteCmd>(&c)) {
+        // Journaled and durable before any executor renames (CommitNow below).
+        durability_.PromotionPending(pc->job, pc->task, pc->attempt, pc->host);
+        shares_to_commit |= durability_.journaled();
+        QueuePromote(*pc, clock_.Now(), &work, budget);
       }
     }
-    if (shares_to_commit) durability_.CommitNow();  // one transaction for all of this turn's new shares
-    for (auto& [e, batch] : work) {
-      auto p = peers_.find(e);
-      if (p == peers_.end()) continue;
-      for (auto& msg : batch.messages()) {
-        msg.set_version(kProtocolVersion);
-        Send(executors_, p->second.route, msg);
-      }
-      p->second.last_sent = clock_.Now();
-    }
+    // One transaction for all of this turn's new shares and promotions.
+    if (shares_to_commit) durability_.CommitNow();
+    SendWork(&work);
     for (auto& [job, batch] : results) {
       for (auto& reply : batch.messages()) {
         reply.set_version(kProtocolVersion);
@@ -987,6 +1049,18 @@ class SchedulerServer::Impl {
         admission_.WatchEnded(w.route);
       }
       watchers_.erase(it);
+    }
+  }
+
+  void SendWork(std::unordered_map<ExecutorId, Batches<wire::SchedulerToExecutor>>* work) {
+    for (auto& [e, batch] : *work) {
+      auto p = peers_.find(e);
+      if (p == peers_.end()) continue;
+      for (auto& msg : batch.messages()) {
+        msg.set_version(kProtocolVersion);
+        Send(executors_, p->second.route, msg);
+      }
+      p->second.last_sent = clock_.Now();
     }
   }
 
@@ -1018,6 +1092,8 @@ class SchedulerServer::Impl {
   std::unordered_map<ExecutorId, Peer> peers_;
   std::unordered_map<JobId, std::vector<Watcher>> watchers_;
   std::unordered_set<JobId> shares_journaled_;  // divisible jobs whose shares are in the journal
+  std::map<std::pair<JobId, TaskIndex>, double> promote_sent_;  // pending promotions: when last sent
+  double next_promote_check_ = 0;
   std::vector<Command> commands_;
   Durability durability_{2 * static_cast<size_t>(opt_.core.job_retention) + 4096};
   Admission admission_{AdmissionLimits{opt_.max_jobs_per_owner, opt_.max_watchers_per_client, opt_.max_executors}};

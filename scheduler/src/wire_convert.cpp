@@ -111,6 +111,7 @@ StatusOr<JobDef> JobDefFromWire(const wire::JobSpec& spec) {
   d.owner = spec.owner();
   d.timeout_s = spec.timeout_s();
   d.divisible_units = spec.divisible_units();
+  d.output_dir = spec.output_dir();
   if (d.divisible_units > 0) {
     bool pinned = d.templ.share.divisible();
     for (const TaskDef& t : d.tasks) pinned |= t.share.divisible();

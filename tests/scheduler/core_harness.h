@@ -39,6 +39,7 @@ class CoreHarness {
                   std::vector<std::pair<std::string, std::string>> labels = {}) {
     ExecutorDesc d;
     d.name = "e" + std::to_string(++n_exec_);
+    d.host = "host-" + std::to_string(n_exec_);
     d.slots = slots;
     d.gpus = gpus;
     d.kernels = std::move(kernels);
@@ -71,6 +72,8 @@ class CoreHarness {
         finished[f->job] = *f;
       } else if (auto* e = std::get_if<ExecutorChangedCmd>(&c)) {
         exec_changes.push_back(*e);
+      } else if (auto* p = std::get_if<PromoteCmd>(&c)) {
+        promotes.push_back(*p);
       }
     }
   }
@@ -97,6 +100,7 @@ class CoreHarness {
   std::vector<TaskCommittedCmd> commits;
   std::map<JobId, JobFinishedCmd> finished;
   std::vector<ExecutorChangedCmd> exec_changes;
+  std::vector<PromoteCmd> promotes;
   std::map<AttemptId, LaunchCmd> live;
 
  private:

@@ -53,6 +53,16 @@ struct KernelShare {
   bool divisible() const { return total > 0; }
 };
 
+// Which attempt of which task a kernel runs (the TAILCUT_* environment of
+// shell tasks, docs/KERNELS.md).
+struct KernelIdentity {
+  uint64_t job_id = 0;
+  uint32_t task_index = 0;
+  uint32_t task_count = 0;
+  uint64_t attempt_id = 0;
+  bool is_copy = false;
+};
+
 class KernelContext {
  public:
   // `time_factor` stretches SleepFor and reported durations (fault injection:
@@ -79,6 +89,13 @@ class KernelContext {
     gpu_device_ = device;
   }
   void SetShare(KernelShare share) { share_ = share; }
+  void SetIdentity(KernelIdentity identity) { identity_ = identity; }
+  const KernelIdentity& identity() const { return identity_; }
+  // The attempt's private output directory, "" when its job names no
+  // output_dir (docs/JOBS.md, "Output directories"): write files here; only
+  // the committed attempt's directory is promoted to <output_dir>/task-<i>.
+  void SetOutputDir(std::string dir) { output_dir_ = std::move(dir); }
+  const std::string& output_dir() const { return output_dir_; }
   const KernelShare& share() const { return share_; }
   uint32_t gpus() const { return gpus_; }
   int gpu_device() const { return gpu_device_; }
@@ -94,6 +111,8 @@ class KernelContext {
   uint32_t gpus_ = 0;
   int gpu_device_ = 0;
   KernelShare share_;
+  KernelIdentity identity_;
+  std::string output_dir_;
   bool ran_on_gpu_ = false;
 };
 
@@ -106,6 +125,9 @@ struct KernelTraits {
   // Finishes instantly and never blocks (noop): the runtime may run it
   // inline, without a fiber, when nothing is queued ahead of it.
   bool instant = false;
+  // Running it twice is harmless (no side effect outside its output), so
+  // copies may race it. Kernel plugins declare it per kernel.
+  bool idempotent = false;
 };
 
 struct Kernel {
@@ -124,6 +146,8 @@ class KernelRegistry {
   Status Restrict(const std::vector<std::string>& allowed);
   // nullptr when unknown or disabled.
   const Kernel* Find(std::string_view name) const;
+  // Registered, enabled or not.
+  bool Knows(std::string_view name) const { return kernels_.count(name) || disabled_.count(name); }
   std::vector<std::string> Names() const;  // runnable ones, sorted
   // "noop, sleep, spin" — for error messages.
   std::string NamesList() const;
@@ -143,6 +167,14 @@ KernelRegistry BuiltinKernels();
 // What an executor runs unless its allow_kernels says otherwise: every
 // built-in but shell, which runs any command a client sends (--allow-shell).
 std::vector<std::string> DefaultAllowedKernels();
+
+// Registers the kernels of the kernel plugin at `path` (kernel_plugin_api.h,
+// docs/KERNELS.md "Kernel plugins") and returns their names. They run only
+// when listed in the executor's allow_kernels, like every kernel. Errors
+// name the file: missing or unloadable, an entry point missing, built for
+// another TAILCUT_KERNEL_PLUGIN_API_VERSION (both versions named), no
+// kernels, or a name already registered (then nothing is registered).
+StatusOr<std::vector<std::string>> LoadKernelPlugin(const std::string& path, KernelRegistry* registry);
 
 // The matmul kernel's arithmetic, exposed for tests: the deterministic
 // input matrix (row-major n×n) for `seed`, and the checksum (sum of C = A·B)

@@ -28,6 +28,8 @@ struct AttemptSpec {
   std::string args;
   uint32_t gpus = 0;  // Resources.gpus of the task: 1 selects GPU twins
   KernelShare share{};  // Assignment.share, checked (divisible jobs)
+  KernelIdentity identity{};  // attempt_id is `id`
+  std::string output_dir{};   // the attempt's private output directory, "" for none
 };
 
 // Everything that happened since the previous DrainEvents.

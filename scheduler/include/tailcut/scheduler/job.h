@@ -59,6 +59,11 @@ struct JobDef {
   // the executors they are placed on (docs/JOBS.md, "Speed-proportional
   // work"); every attempt is told its WorkShare. Needs rule kAll.
   uint64_t divisible_units = 0;
+  // Attempt-scoped output (docs/JOBS.md, "Output directories"): an absolute
+  // directory; the committed attempt's private directory is promoted to
+  // <output_dir>/task-<index> (PromoteCmd) and the job succeeds once every
+  // task's is. Needs rule kAll. "" = none.
+  std::string output_dir;
 
   uint32_t TaskCount() const { return static_cast<uint32_t>(tasks.size()) + template_count; }
   const TaskDef& Task(TaskIndex i) const { return i < tasks.size() ? tasks[i] : templ; }
