@@ -181,7 +181,8 @@ TEST_CASE("daemons: output_dir: racing clones write files, each task ends with o
   fs::remove_all(out);
   fs::create_directories(out);
   // clone: every task of a small job runs twice from the start, so the two attempts race on every task.
-  Cluster c(2, 2, {"--policy", "clone", "--set", "core.redundancy_budget=1"}, {}, /*allow_shell=*/true);
+  Cluster c(2, 2, {"--policy", "clone", "--set", "core.redundancy_budget=1", "--set", "policies.clone.budget_share=1"}, {},
+            /*allow_shell=*/true);
   const uint32_t tasks = 4;
   wire::JobSpec job = FanoutJob(
       "shell", "d=\"$TAILCUT_OUTPUT_DIR\"; basename \"$d\" > \"$d/who\"; sleep 0.2; echo complete > \"$d/done\"", tasks);

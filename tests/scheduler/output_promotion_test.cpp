@@ -89,7 +89,7 @@ class CloneOnce final : public MitigationPolicy {
   }
 };
 
-TEST_CASE("output_dir: of racing copies only the committed one is promoted; a failed promotion fails the job") {
+TEST_CASE("output_dir: of racing copies only the committed one is promoted, and a failed promotion fails the job") {
   PolicyChain chain;
   chain.push_back(std::make_unique<CloneOnce>());
   CoreHarness h({}, std::move(chain));

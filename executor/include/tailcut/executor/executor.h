@@ -50,7 +50,9 @@ struct ExecutorOptions {
   // opt-in: `shell` only when listed (the daemon's --allow-shell adds it).
   std::vector<std::string> allow_kernels = DefaultAllowedKernels();
   // Kernel plugins (shared libraries, kernel_plugin_api.h) whose kernels
-  // join the registry; they run only when allow_kernels lists them.
+  // join the registry; they run only when allow_kernels lists them. The
+  // Executor does not open them itself: pass LoadKernelPlugins(options) as
+  // its registry, as the daemon does.
   std::vector<std::string> kernel_plugins;
   FaultOptions faults;
 };
