@@ -86,11 +86,12 @@ return_outputs = true
 kernel = "wordcount"
 args = "one two three four"
 TOML
-cli=("$prefix/bin/tailcut" --scheduler "tcp://127.0.0.1:$((port + 1))")
-out=$("${cli[@]}" submit "$work/wordcount.toml" --wait --json) || fail "the wordcount job failed: $out"
-job=$(sed -n 's/.*"jobId": *"\{0,1\}\([0-9]*\).*/\1/p' <<<"$out" | head -1)
+ep=(--scheduler "tcp://127.0.0.1:$((port + 1))")
+out=$("$prefix/bin/tailcut" submit "$work/wordcount.toml" --wait --json "${ep[@]}" 2>&1) ||
+  fail "the wordcount job failed: $out"
+job=$(sed -n 's/.*"job_id": *"\{0,1\}\([0-9]*\).*/\1/p' <<<"$out" | head -1)
 [[ -n $job ]] || fail "no job id in: $out"
-results=$("${cli[@]}" results "$job") || fail "tailcut results $job failed"
+results=$("$prefix/bin/tailcut" results "$job" "${ep[@]}") || fail "tailcut results $job failed"
 n=$(grep -c "words=4 task=" <<<"$results" || true)
 [[ $n == 3 ]] || fail "expected 3 wordcount outputs, got $n: $results"
 echo "install test: ok ($prefix: find_package and pkg-config client, out-of-tree plugin loaded, 25 tasks run;" \
