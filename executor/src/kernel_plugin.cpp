@@ -38,7 +38,6 @@ void Log(void* host, int level, const char* message) {
 StatusOr<std::string> RunPluginKernel(TailcutKernelRunFn run, const std::string& plugin, KernelContext& ctx) {
   CallHost host{&ctx, {}, &plugin};
   const KernelShare& share = ctx.share();
-  const std::string output_dir(ctx.output_dir());
   TailcutKernelCall call{};
   call.args = ctx.args().data();
   call.args_len = ctx.args().size();
@@ -53,7 +52,7 @@ StatusOr<std::string> RunPluginKernel(TailcutKernelRunFn run, const std::string&
   call.share_total = share.total;
   call.gpus = ctx.gpus();
   call.gpu_device = ctx.gpu_device();
-  call.output_dir = output_dir.c_str();
+  call.output_dir = ctx.output_dir().c_str();
   call.host = &host;
   call.cancelled = Cancelled;
   call.report_progress = ReportProgress;

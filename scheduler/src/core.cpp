@@ -120,26 +120,19 @@ class SchedulerCore::Impl final {
     }
   }
 
-  bool OutputPromoted(JobId id, TaskIndex t, AttemptId a) {
+  // An answer to PromoteCmd: `error` "" = done. False when no such
+  // promotion is pending (a repeated or crossed answer).
+  bool PromotionAnswered(JobId id, TaskIndex t, AttemptId a, const std::string& error) {
     auto it = s_.promotions.find({id, t});
     if (it == s_.promotions.end() || it->second.attempt != a) return false;
     s_.promotions.erase(it);
     Job* job = s_.FindJob(id);
     if (!job || job->state != JobState::kRunning) return true;
     job->promoting--;
-    if (job->Complete()) life_.FinishJob(*job, JobState::kSucceeded, "");
-    s_.dirty = true;
-    return true;
-  }
-
-  bool PromotionFailed(JobId id, TaskIndex t, AttemptId a, const std::string& error) {
-    auto it = s_.promotions.find({id, t});
-    if (it == s_.promotions.end() || it->second.attempt != a) return false;
-    s_.promotions.erase(it);
-    Job* job = s_.FindJob(id);
-    if (!job || job->state != JobState::kRunning) return true;
-    job->promoting--;
-    life_.FinishJob(*job, JobState::kFailed, "task " + std::to_string(t) + "'s output could not be promoted: " + error);
+    if (!error.empty())
+      life_.FinishJob(*job, JobState::kFailed, "task " + std::to_string(t) + "'s output could not be promoted: " + error);
+    else if (job->Complete())
+      life_.FinishJob(*job, JobState::kSucceeded, "");
     s_.dirty = true;
     return true;
   }
@@ -740,10 +733,10 @@ Status SchedulerCore::RestoreFinishedJob(JobId id, JobDef def, const JobStatusIn
   return impl_->RestoreFinishedJob(id, std::move(def), status, std::move(outputs), std::move(promotions));
 }
 bool SchedulerCore::OutputPromoted(JobId job, TaskIndex task, AttemptId attempt) {
-  return impl_->OutputPromoted(job, task, attempt);
+  return impl_->PromotionAnswered(job, task, attempt, "");
 }
 bool SchedulerCore::PromotionFailed(JobId job, TaskIndex task, AttemptId attempt, const std::string& error) {
-  return impl_->PromotionFailed(job, task, attempt, error);
+  return impl_->PromotionAnswered(job, task, attempt, error.empty() ? "no reason given" : error);
 }
 std::vector<PromoteCmd> SchedulerCore::PendingPromotions() const { return impl_->PendingPromotions(); }
 void SchedulerCore::TakeCommands(std::vector<Command>* out) { impl_->TakeCommands(out); }
