@@ -96,8 +96,24 @@ function(tailcut_check_layers)
   foreach(t tailcut_executor tailcut-executor)
     tailcut_forbid_links(${t} NOT_TARGETS tailcut_scheduler_core tailcut_plugins tailcut_sim)
   endforeach()
-  # The server library is below plugins/ (the daemon, scheduler/daemon, is above).
-  tailcut_forbid_links(tailcut_scheduler NOT_TARGETS tailcut_plugins)
+  # The core (scheduler/core) is below everything that drives it.
+  tailcut_forbid_links(tailcut_scheduler_core NOT_TARGETS tailcut_scheduler tailcut_plugins tailcut_coding tailcut_sim
+                       tailcut_client tailcut_executor)
+  # The server library is below plugins/ (the daemon, programs/tailcut-scheduler, is above).
+  tailcut_forbid_links(tailcut_scheduler NOT_TARGETS tailcut_plugins tailcut_sim tailcut_client tailcut_executor)
+  # Policies run on the core alone, in the daemon and the simulator alike.
+  tailcut_forbid_links(tailcut_plugins NOT_TARGETS tailcut_scheduler tailcut_sim tailcut_client tailcut_executor)
   # The coding library is pure math + the task-args codec.
-  tailcut_forbid_links(tailcut_coding NOT_TARGETS tailcut_scheduler_core tailcut_plugins)
+  tailcut_forbid_links(tailcut_coding NOT_TARGETS tailcut_scheduler_core tailcut_plugins tailcut_predictors)
+  # The installed client library is wire-based: no scheduler inside it.
+  tailcut_forbid_links(tailcut_client NOT_TARGETS tailcut_scheduler_core tailcut_scheduler tailcut_plugins tailcut_sim)
+  # The simulator is the core on virtual time: no server, no client.
+  tailcut_forbid_links(tailcut_sim NOT_TARGETS tailcut_scheduler tailcut_client tailcut_local_cluster tailcut_live)
+  # No library links a program's library (programs/: tailcut_live is the
+  # CLI's live bench driver) or a program.
+  set(programs tailcut tailcut-scheduler tailcut-executor tailcut-predict-eval tailcut-trace-gen coding-error-report)
+  foreach(t tailcut_common tailcut_wire tailcut_predictors tailcut_coding tailcut_scheduler_core tailcut_scheduler
+            tailcut_plugins tailcut_executor tailcut_client tailcut_local_cluster tailcut_sim)
+    tailcut_forbid_links(${t} NOT_TARGETS tailcut_live ${programs})
+  endforeach()
 endfunction()

@@ -33,7 +33,7 @@
 #include "tailcut/common/log.h"
 #include "tailcut/plugins/registry.h"
 #include "tailcut/predictors/predictor.h"
-#include "tailcut/scheduler/core.h"
+#include "tailcut/core/scheduler_core.h"
 
 using namespace tailcut;
 

@@ -12,7 +12,7 @@
 #include "tailcut/common/config.h"
 #include "tailcut/common/status.h"
 #include "tailcut/predictors/predictor.h"
-#include "tailcut/scheduler/policy.h"
+#include "tailcut/core/policy.h"
 
 namespace tailcut::policy_util {
 

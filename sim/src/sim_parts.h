@@ -8,7 +8,7 @@
 #include <cmath>
 #include <vector>
 
-#include "tailcut/scheduler/core.h"
+#include "tailcut/core/scheduler_core.h"
 #include "tailcut/sim/scenario.h"
 #include "tailcut/sim/simulator.h"
 

@@ -1,13 +1,13 @@
 // Two tiers on virtual time (`[cluster.edges]`, docs/EDGE.md "Two tiers"):
 // a parent SchedulerCore whose executors are edges, and one SchedulerCore
 // per edge whose executors are modelled devices, as the live edge tier
-// (scheduler/src/parent_link.h) runs them.
+// (scheduler/server/src/parent_link.h) runs them.
 #pragma once
 
 #include <cstdint>
 #include <vector>
 
-#include "tailcut/scheduler/policy.h"
+#include "tailcut/core/policy.h"
 #include "tailcut/sim/scenario.h"
 #include "tailcut/sim/simulator.h"
 

@@ -1,5 +1,5 @@
 // The scheduler's client socket: what SchedulerServer does with one
-// ClientRequest (scheduler/src/server.cpp, OnClientRequest): the job spec
+// ClientRequest (scheduler/server/src/server_clients.cpp, OnClientRequest): the job spec
 // through JobDefFromWire into SubmitJob (templates expanded there), and
 // status, cancel, watch and results on a core with a running job.
 #include "core_fixture.h"

@@ -6,7 +6,7 @@
 #include "fuzz_targets.h"
 #include "tailcut/common/config.h"
 #include "tailcut/executor/executor.h"
-#include "tailcut/plugins/daemon_config.h"
+#include "daemon_config.h"
 #include "tailcut/sim/scenario.h"
 
 namespace tailcut::fuzz {

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "tailcut/common/clock.h"
-#include "tailcut/scheduler/core.h"
+#include "tailcut/core/scheduler_core.h"
 
 namespace tailcut::fuzz {
 

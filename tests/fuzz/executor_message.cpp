@@ -1,5 +1,5 @@
 // The scheduler's executor socket: what SchedulerServer does with one
-// ExecutorMessage (scheduler/src/server.cpp, DrainExecutors), on a core
+// ExecutorMessage (scheduler/server/src/server_executors.cpp, DrainExecutors), on a core
 // that has a running job, through the same conversions (wire_convert.h).
 #include "core_fixture.h"
 #include "fuzz_targets.h"

@@ -11,7 +11,7 @@
 #include "tailcut/executor/executor.h"
 #include "tailcut/executor/kernel.h"
 #include "tailcut/plugins/coded_jobs.h"
-#include "tailcut/scheduler/server.h"
+#include "tailcut/server/server.h"
 
 using namespace tailcut;
 using namespace tailcut::executor;

@@ -16,7 +16,7 @@ source "$(dirname "$0")/../script_lib.sh" install
 prefix=$work/prefix
 cmake --install "$build" --prefix "$prefix" >"$work/install.log" || fail "cmake --install failed"
 for f in bin/tailcut bin/tailcut-scheduler bin/tailcut-executor \
-         include/tailcut/client/client.h include/tailcut/plugins/plugin_api.h include/tailcut/scheduler/policy.h \
+         include/tailcut/client/client.h include/tailcut/plugins/plugin_api.h include/tailcut/core/policy.h \
          include/tailcut/common/version.h include/tailcut.pb.h \
          lib/cmake/tailcut/tailcutConfig.cmake lib/cmake/tailcut/tailcutTargets.cmake lib/pkgconfig/tailcut.pc \
          lib/libtailcut_client.a lib/libtailcut_wire.a lib/libtailcut_common.a \

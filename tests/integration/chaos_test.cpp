@@ -30,7 +30,7 @@
 
 #include "tailcut/client/client.h"
 #include "tailcut/client/local_cluster.h"
-#include "tailcut/scheduler/journal.h"
+#include "tailcut/server/journal.h"
 
 using namespace tailcut;
 

@@ -164,7 +164,7 @@ TEST_CASE("hedge waits for min_samples") {
 }
 
 // Quarantine as proposed: the default expected_finish placement applies it
-// only beyond core.quarantine_speed_factor (tests/scheduler/placement_expected_finish_test.cpp).
+// only beyond core.quarantine_speed_factor (tests/core/placement_expected_finish_test.cpp).
 static CoreOptions FirstFree() {
   CoreOptions c = Sim::Opts();
   c.placement = "first_free";

@@ -7,7 +7,7 @@
 #include <random>
 #include <set>
 
-#include "../scheduler/core_harness.h"
+#include "../core/core_harness.h"
 #include "tailcut/plugins/registry.h"
 
 using namespace tailcut;

@@ -6,7 +6,7 @@
 #include <map>
 #include <string>
 
-#include "../scheduler/core_harness.h"
+#include "../core/core_harness.h"
 
 namespace tailcut::testing {
 

@@ -7,7 +7,7 @@
 
 #include "tailcut/common/clock.h"
 #include "tailcut/executor/kernel.h"
-#include "tailcut/scheduler/core.h"
+#include "tailcut/core/scheduler_core.h"
 
 namespace tailcut::executor {
 

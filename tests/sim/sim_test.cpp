@@ -170,7 +170,7 @@ task_time = 2.0
 
 TEST_CASE("fail-slow executor raises p99 over healthy under no policy and speed-blind placement") {
   // expected_finish placement keeps work off the slow executor even under
-  // `none` (tests/scheduler/placement_expected_finish_test.cpp); the
+  // `none` (tests/core/placement_expected_finish_test.cpp); the
   // scenario's effect shows on a scheduler blind to speed.
   Scenario healthy_sc = ScenarioFile("healthy.toml"), slow_sc = ScenarioFile("fail_slow.toml");
   healthy_sc.core.placement = slow_sc.core.placement = "first_free";

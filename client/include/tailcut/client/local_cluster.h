@@ -20,8 +20,8 @@
 
 #include "tailcut/client/client.h"
 #include "tailcut/common/status.h"
-#include "tailcut/scheduler/core.h"
-#include "tailcut/scheduler/server.h"
+#include "tailcut/core/scheduler_core.h"
+#include "tailcut/server/server.h"
 
 namespace tailcut {
 

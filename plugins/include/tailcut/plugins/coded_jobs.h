@@ -13,8 +13,8 @@
 #include "tailcut/coding/mds_code.h"
 #include "tailcut/coding/task_args.h"
 #include "tailcut/common/status.h"
-#include "tailcut/scheduler/core.h"
-#include "tailcut/scheduler/job.h"
+#include "tailcut/core/scheduler_core.h"
+#include "tailcut/core/job.h"
 
 namespace tailcut::coded {
 

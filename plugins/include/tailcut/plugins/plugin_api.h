@@ -27,7 +27,7 @@
 #include <memory>
 #include <string>
 
-#include "tailcut/scheduler/policy.h"
+#include "tailcut/core/policy.h"
 
 // 2: event hooks (OnAttemptLaunched/Started/Progress/Ended,
 //    OnExecutorChanged, OnWakeUp), Proposal::WakeUp and Proposal::at, and

@@ -12,7 +12,7 @@
 #include "tailcut/common/status.h"
 #include "tailcut/plugins/spark.h"
 #include "tailcut/predictors/predictor.h"
-#include "tailcut/scheduler/policy.h"
+#include "tailcut/core/policy.h"
 
 namespace tailcut {
 

@@ -16,8 +16,8 @@
 
 #include "tailcut/common/config.h"
 #include "tailcut/common/status.h"
-#include "tailcut/scheduler/job.h"
-#include "tailcut/scheduler/policy.h"
+#include "tailcut/core/job.h"
+#include "tailcut/core/policy.h"
 
 namespace tailcut {
 

@@ -12,8 +12,8 @@
 #include "tailcut/common/config.h"
 #include "tailcut/common/status.h"
 #include "tailcut/predictors/predictor.h"
-#include "tailcut/scheduler/core.h"
-#include "tailcut/scheduler/policy.h"
+#include "tailcut/core/scheduler_core.h"
+#include "tailcut/core/policy.h"
 
 namespace tailcut {
 

@@ -6,7 +6,7 @@
 
 #include "tailcut/common/config.h"
 #include "tailcut/common/status.h"
-#include "tailcut/scheduler/policy.h"
+#include "tailcut/core/policy.h"
 
 namespace tailcut {
 

@@ -1,5 +1,5 @@
 // `tailcut sim`: run one scenario once per policy and compare side by side.
-// The CLI hook (client/tools/sim_command.cpp) only converts its arguments.
+// The CLI hook (programs/tailcut/sim_command.cpp) only converts its arguments.
 #pragma once
 
 #include <cstdint>

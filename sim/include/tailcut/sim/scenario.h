@@ -10,7 +10,7 @@
 #include "tailcut/common/config.h"
 #include "tailcut/common/status.h"
 #include "tailcut/predictors/trace.h"
-#include "tailcut/scheduler/core.h"
+#include "tailcut/core/scheduler_core.h"
 #include "tailcut/sim/random.h"
 
 namespace tailcut::sim {
@@ -100,7 +100,7 @@ struct TraceJob {
 };
 
 // The [live] section: the scenario scaled down to real daemons on loopback
-// (`tailcut bench`, sim/include/tailcut/sim/live.h; docs/BENCHMARKS.md).
+// (`tailcut bench`, programs/tailcut/live.h; docs/BENCHMARKS.md).
 // `tailcut sim --live-model` simulates the same setup (LiveAsSimScenario).
 struct LiveModel {
   uint32_t executors = 4;

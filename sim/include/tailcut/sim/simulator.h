@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "tailcut/scheduler/core.h"
+#include "tailcut/core/scheduler_core.h"
 #include "tailcut/sim/scenario.h"
 
 namespace tailcut::sim {

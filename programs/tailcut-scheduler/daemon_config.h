@@ -1,0 +1,28 @@
+// The scheduler daemon's whole config: [scheduler] (LoadServerOptions) plus
+// the scheduling part shared with simulation scenarios
+// (LoadSchedulingConfig), the policy chain built, and the unknown-key check.
+// Header-only: users link tailcut_scheduler (the ZeroMQ server) and
+// tailcut_plugins, which must not depend on each other.
+#pragma once
+
+#include "tailcut/plugins/registry.h"
+#include "tailcut/plugins/scheduling_config.h"
+#include "tailcut/server/server.h"
+
+namespace tailcut {
+
+inline StatusOr<PolicyChain> LoadDaemonConfig(const Config& cfg, ServerOptions* out) {
+  SchedulingConfig sched;
+  sched.core = out->core;
+  sched.predictor = out->predictor;
+  if (Status s = LoadSchedulingConfig(cfg, &sched); !s.ok()) return s;
+  out->core = sched.core;
+  out->predictor = sched.predictor;
+  if (Status s = LoadServerOptions(cfg, out); !s.ok()) return s;
+  auto policies = MakePolicyChain(sched.chain, cfg);
+  if (!policies.ok()) return policies.status();
+  if (Status s = cfg.CheckAllUsed(); !s.ok()) return s;
+  return policies;
+}
+
+}  // namespace tailcut

@@ -1,0 +1,362 @@
+// `tailcut bench`: the [live] section of a scenario on real daemons.
+#include "live.h"
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "tailcut/client/client.h"
+#include "tailcut/client/local_cluster.h"
+#include "tailcut/client/progress.h"
+#include "tailcut/common/clock.h"
+#include "tailcut/common/log.h"
+#include "tailcut/plugins/registry.h"
+#include "tailcut/plugins/scheduling_config.h"
+#include "tailcut/server/server.h"
+#include "tailcut/server/trace_recorder.h"
+#include "tailcut/sim/clairvoyant.h"
+#include "tailcut/sim/random.h"
+
+namespace tailcut::sim {
+
+const char kBenchUsage[] = R"(usage: tailcut bench SCENARIO.toml [--policy LIST] [--seed N] [--json]
+                     [--csv FILE] [--plot FILE.svg] [--jobs N] [--executor PATH]
+                     [--trace FILE]
+
+Runs the scenario's [live] section on real daemons over loopback, once per
+policy entry: an in-process scheduler with that policy chain, live.executors
+tailcut-executor processes (fault flags from [live]: fail-slow, random
+delays, a crash), and live.jobs fan-out jobs submitted as [live] says
+(Poisson or closed loop). Prints the same table / JSON / CSV / plot as
+`tailcut sim` (try `tailcut sim SCENARIO --live-model` for the simulated
+twin). Progress goes to stderr. Each policy takes a few seconds.
+
+  --policy LIST   comma-separated entries, one run each (default: the
+                  scenario's policies.chain as one entry, else none);
+                  '+' chains policies in one run: none,spark,clone+spark,default
+  --seed N        arrivals and fault draws (default: the scenario's seed)
+  --json          JSON array with the keys of `tailcut sim --json`
+  --csv FILE      per-job latencies: policy,job,latency_s
+  --plot FILE     SVG of the job-latency CDF per policy (log-x)
+  --jobs N        override live.jobs (quick runs)
+  --executor PATH the executor binary (default: tailcut-executor next to tailcut)
+  --trace FILE    write each run's attempt trace (committed attempts, the CSV
+                  of docs/TRACE_FORMAT.md) for `tailcut whatif`; with several
+                  policy entries FILE.csv becomes FILE.ENTRY.csv per entry
+
+Latency is measured by the client: submit call -> final job status (watch).
+Extra work = (machine time of all attempts - of committed attempts) /
+committed, from the core's attempt records; XMACH_% (extra_machine) is
+machine time relative to the `none` entry of the same run. The last row,
+(bound), is a clairvoyant list schedule of the [live] model with the same
+arrivals and no stragglers; P50/B, P99/B are multiples of it. See
+docs/BENCHMARKS.md.
+)";
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double Since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+std::string Fmt(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", v);
+  return buf;
+}
+
+// Machine time per attempt from the core's records. Committed attempts:
+// the executor-measured run_s. Superseded / cancelled ones: the core's
+// record, i.e. from the scheduler receiving AttemptStarted to the cancel
+// decision (the cancel's loopback trip and the executor's wake-up, well
+// under a millisecond, are not counted); attempts cancelled while still
+// queued on the executor count 0. Attempts on a crashed executor count
+// until the core declares it lost (live.lost_after_s after the crash).
+class AttemptTally final : public CoreObserver {
+ public:
+  void OnAttemptEnded(const AttemptRecord& r) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    attempts_++;
+    if (r.copy) copies_++;
+    double d = r.Duration();
+    machine_ += d;
+    if (r.outcome == AttemptOutcome::kCommitted) committed_ += d, commits_++;
+  }
+  // Tasks committed and copies so far (the progress line).
+  std::pair<uint64_t, uint64_t> Progress() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return {commits_, copies_};
+  }
+  void Fill(SimResult* out) {
+    std::lock_guard<std::mutex> lock(mu_);
+    out->attempts = attempts_;
+    out->copies = copies_;
+    out->machine_s = machine_;
+    out->committed_s = committed_;
+    out->extra_work = committed_ > 0 ? (machine_ - committed_) / committed_ : 0;
+  }
+
+ private:
+  std::mutex mu_;
+  uint64_t attempts_ = 0, copies_ = 0, commits_ = 0;
+  double machine_ = 0, committed_ = 0;
+};
+
+// Flags of executor `i` (`replacement`: the one started after its crash).
+// `offset_s`: seconds from an executor's start to the workload's start,
+// added to the [live] fault times (which count from the workload start).
+std::vector<std::string> ExecutorFlags(const LiveModel& live, uint32_t i, bool replacement, double offset_s,
+                                       uint64_t seed) {
+  std::vector<std::string> a = {"--slots", std::to_string(live.slots), "--name",
+                                "live-" + std::to_string(i + 1) + (replacement ? "r" : ""), "--log-level", "warn"};
+  // Slow from the workload's start means slow from the executor's own start
+  // (no kernel runs before the workload): an executor that took longer than
+  // the warm-up to start (a loaded machine, ASan) would otherwise still be
+  // healthy while the workload runs.
+  if (static_cast<int64_t>(i) == live.fail_slow_executor)
+    a.insert(a.end(), {"--fail-slow-after",
+                       Fmt(live.fail_slow_at_s > 0 ? live.fail_slow_at_s + (replacement ? 0 : offset_s) : 0),
+                       "--fail-slow-factor", Fmt(live.fail_slow_factor)});
+  if (live.delay_prob > 0 && live.delay_ms > 0)
+    a.insert(a.end(), {"--delay-prob", Fmt(live.delay_prob), "--delay-ms", Fmt(live.delay_ms), "--fault-seed",
+                       std::to_string(seed * 1000 + i + (replacement ? 500 : 0))});
+  if (static_cast<int64_t>(i) == live.crash_executor && !replacement)
+    a.insert(a.end(), {"--crash-after", Fmt(std::max(0.001, live.crash_at_s + offset_s))});
+  return a;
+}
+
+std::string TaskArgs(const LiveModel& l) {
+  if (l.kernel == "noop") return "";
+  std::string a = "ms=" + Fmt(l.task_ms);
+  if (l.kernel == "sleep" && l.sigma > 0) a += " sigma=" + Fmt(l.sigma);  // no seed: every attempt draws afresh
+  return a;
+}
+
+}  // namespace
+
+StatusOr<SimResult> RunLivePolicy(const Scenario& sc, const std::string& entry, const LiveOptions& o) {
+  const LiveModel& l = sc.live;
+  auto wall0 = Clock::now();
+  auto chain = MakePolicyEntry(entry, sc.config);
+  if (!chain.ok()) return chain.status();
+  LocalClusterOptions lco;
+  lco.name = "bench";
+  lco.executor_binary = o.executor_path;
+  lco.server.core = sc.core;
+  lco.server.predictor = sc.predictor;
+  lco.server.core.lost_after_s = l.lost_after_s;  // the simulator's default (0) means "never" live
+  AttemptTally tally;
+  lco.observers = {&tally};
+  std::unique_ptr<TraceRecorder> trace;
+  if (!o.trace_path.empty()) {
+    TraceRecorderOptions to;
+    to.path = o.trace_path;
+    to.max_bytes = 1ull << 40;  // one run: no rotation
+    (void)std::remove(o.trace_path.c_str());  // a fresh trace per run, not appended to the last one
+    auto opened = TraceRecorder::Open(std::move(to));
+    if (!opened.ok()) return opened.status();
+    trace = std::move(opened).value();
+    lco.observers.push_back(trace.get());
+  }
+  auto started = LocalCluster::Start(lco, std::move(chain).value());
+  if (!started.ok()) return started.status();
+  std::unique_ptr<LocalCluster> cluster = std::move(started).value();
+
+  // Fault times in [live] count from the workload's start; executors count
+  // from their own start. Start the workload a fixed warm-up after spawning
+  // (or when all registered, if later) and shift the fault flags by it.
+  const double kWarmup = 0.6;
+  auto spawned = Clock::now();
+  for (uint32_t i = 0; i < l.executors; ++i) {
+    LocalExecutorSpec e;
+    e.flags = ExecutorFlags(l, i, false, kWarmup, o.seed);
+    e.expect_exit = static_cast<int64_t>(i) == l.crash_executor;
+    e.restart = e.expect_exit && l.crash_restart;
+    e.restart_flags = ExecutorFlags(l, i, true, kWarmup, o.seed);
+    if (auto added = cluster->AddExecutor(std::move(e)); !added.ok()) return added.status();
+  }
+  if (Status s = cluster->WaitForExecutors(l.executors, 15); !s.ok()) return s;
+  if (trace) {  // which scheduler id is which live executor (the fail-slow one, ...)
+    Client c(cluster->client_options());
+    auto list = c.Executors();
+    if (!list.ok()) return list.status();
+    for (const wire::ExecutorInfo& x : *list) {
+      std::string note = "executor " + std::to_string(x.executor_id()) + " = " + x.name();
+      for (uint32_t i = 0; i < l.executors; ++i)
+        if (x.name() == "live-" + std::to_string(i + 1) && static_cast<int64_t>(i) == l.fail_slow_executor)
+          note += " (fail-slow x" + Fmt(l.fail_slow_factor) + " from " + Fmt(l.fail_slow_at_s) + " s)";
+      trace->Comment(note);
+    }
+  }
+  double left = kWarmup - Since(spawned);
+  if (left > 0) std::this_thread::sleep_for(std::chrono::duration<double>(left));
+
+  const uint32_t jobs = o.jobs ? o.jobs : l.jobs;
+  wire::JobSpec spec = FanoutJob(l.kernel, TaskArgs(l), l.tasks_per_job);
+  spec.set_stream_results(false);
+  // One client per job, connected before the workload starts, so that the
+  // measured latency holds no connection set-up.
+  std::vector<std::unique_ptr<Client>> clients;
+  for (uint32_t j = 0; j < jobs; ++j) clients.push_back(std::make_unique<Client>(cluster->client_options()));
+  for (auto& c : clients) (void)c->Executors();
+
+  SimResult r;
+  r.policy = entry;
+  r.latencies.assign(jobs, std::numeric_limits<double>::quiet_NaN());
+  std::vector<int> state(jobs, 0);  // 0 unfinished, 1 succeeded, 2 failed/cancelled
+  std::atomic<uint32_t> done{0}, submitted{0};
+  auto run_job = [&](uint32_t j) {
+    auto t0 = Clock::now();
+    wire::JobSpec s = spec;
+    s.set_name("live-" + std::to_string(j + 1));
+    auto id = clients[j]->Submit(s);
+    if (id.ok()) {
+      WaitOptions w;
+      w.progress_interval_s = 1.0;
+      w.timeout_s = o.job_timeout_s;
+      auto st = clients[j]->Wait(*id, w);
+      if (st.ok() && IsTerminal(st->state())) {
+        r.latencies[j] = Since(t0);
+        state[j] = st->state() == wire::JOB_SUCCEEDED ? 1 : 2;
+      }
+    }
+    done++;
+  };
+
+  auto work0 = Clock::now();
+  std::vector<std::thread> threads;
+  std::thread submitter;
+  if (l.arrival == "closed") {
+    uint32_t n = std::min(l.outstanding, jobs);
+    for (uint32_t k = 0; k < n; ++k)
+      threads.emplace_back([&] {
+        for (uint32_t j; (j = submitted++) < jobs;) run_job(j);
+      });
+  } else {
+    submitter = std::thread([&] {
+      const std::vector<double> arrivals = LiveArrivals(l, o.seed, jobs);
+      for (uint32_t j = 0; j < jobs; ++j) {
+        auto when = work0 + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(arrivals[j]));
+        std::this_thread::sleep_until(when);
+        submitted++;
+        threads.emplace_back(run_job, j);
+      }
+    });
+  }
+  // Progress on stderr while it runs: tasks committed of the whole run.
+  ProgressPrinter progress;
+  std::string label = "bench: " + (sc.name.empty() ? std::string("scenario") : sc.name) + " / " + entry;
+  const uint64_t total_tasks = static_cast<uint64_t>(jobs) * l.tasks_per_job;
+  auto report = [&] {
+    if (!o.progress) return;
+    auto [committed, copies] = tally.Progress();
+    progress.Update(label, {std::min(committed, total_tasks), total_tasks, copies, Since(work0)});
+  };
+  while (done.load() < jobs) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    report();
+  }
+  if (submitter.joinable()) submitter.join();
+  for (auto& t : threads) t.join();
+  r.virtual_s = Since(work0);
+  progress.End();
+  clients.clear();
+  for (uint32_t j = 0; j < jobs; ++j) {
+    if (state[j] == 0) r.unfinished++;
+    else r.jobs++;
+    if (state[j] == 2) r.failed++;
+  }
+  // Keep the logs when something went wrong (they are printed on exit).
+  if (r.unfinished > 0 || cluster->executor_exits() > (l.crash_executor >= 0 ? 1 : 0)) cluster->KeepLogs();
+  cluster.reset();  // stops the scheduler: after this the tally is complete (no callbacks left)
+  r.tasks = static_cast<uint64_t>(jobs) * l.tasks_per_job;
+  tally.Fill(&r);
+  if (trace) {
+    trace->Flush();
+    if (Status s = trace->status(); !s.ok()) return s;
+  }
+  Summarise(&r);
+  r.wall_s = Since(wall0);
+  return r;
+}
+
+SimResult LiveBound(const Scenario& sc, const LiveOptions& o) {
+  const LiveModel& l = sc.live;
+  Scenario m = LiveAsSimScenario(sc);
+  const uint32_t jobs = o.jobs ? o.jobs : l.jobs;
+  m.workload.jobs = jobs;
+  if (l.crash_restart) m.cluster.crashes.clear();  // a fresh executor takes the crashed one's place at once
+  const std::vector<double> arrivals = LiveArrivals(l, o.seed, jobs);
+  BoundOptions bo;
+  bo.seed = o.seed;
+  if (l.arrival != "closed") bo.arrivals = &arrivals;
+  return ClairvoyantBound(m, bo);
+}
+
+std::string BenchTracePath(const std::string& path, const std::string& entry, bool several) {
+  if (!several) return path;
+  size_t slash = path.find_last_of('/'), dot = path.find_last_of('.');
+  if (dot == std::string::npos || (slash != std::string::npos && dot < slash)) return path + "." + entry;
+  return path.substr(0, dot) + "." + entry + path.substr(dot);
+}
+
+int RunBenchCommand(const BenchCommandOptions& bo) {
+  const SimCommandOptions& o = bo.common;
+  if (o.help) {
+    std::fputs(kBenchUsage, stdout);
+    return 0;
+  }
+  if (o.scenario.empty()) {
+    std::fputs(kBenchUsage, stderr);
+    return 2;
+  }
+  if (GetLogLevel() < LogLevel::kWarn) SetLogLevel(LogLevel::kWarn);  // the in-process scheduler's per-job lines
+  signal(SIGPIPE, SIG_IGN);
+  auto wall0 = Clock::now();
+  auto sc = LoadScenario(o.scenario);
+  if (!sc.ok()) {
+    std::fprintf(stderr, "tailcut bench: %s\n", sc.status().message().c_str());
+    return 2;
+  }
+  LiveOptions lo;
+  lo.executor_path = bo.executor;
+  lo.seed = o.has_seed ? o.seed : sc->seed;
+  lo.jobs = bo.jobs;
+  std::string name = sc->name.empty() ? o.scenario : sc->name;
+  const LiveModel& l = sc->live;
+  const std::string entries = o.policies.empty() ? sc->chain : o.policies;
+  const bool several = entries.find(',') != std::string::npos;
+  std::fprintf(stderr,
+               "bench: %s live: %u executors x %u slots, %s %s, %u jobs x %u tasks, %s arrivals (%.2f jobs/s)\n",
+               name.c_str(), l.executors, l.slots, l.kernel.c_str(), TaskArgs(l).c_str(), lo.jobs ? lo.jobs : l.jobs,
+               l.tasks_per_job, l.arrival.c_str(), l.arrival == "closed" ? 0.0 : LiveRate(l));
+  int rc = ComparePolicies(
+      o, *sc, "tailcut bench", "scenario " + name + " (live), seed " + std::to_string(lo.seed),
+      "live job latency CDF: " + name, [&](const std::string& entry) {
+        LiveOptions run = lo;
+        if (!bo.trace.empty()) run.trace_path = BenchTracePath(bo.trace, entry, several);
+        auto r = RunLivePolicy(*sc, entry, run);
+        if (r.ok() && !run.trace_path.empty()) std::fprintf(stderr, "bench: trace written to %s\n", run.trace_path.c_str());
+        if (r.ok())
+          std::fprintf(stderr,
+                       "bench: %s, policy %s: %llu jobs, %llu attempts (%llu copies), %.1f s workload, %.1f s wall\n",
+                       name.c_str(), entry.c_str(), static_cast<unsigned long long>(r->jobs),
+                       static_cast<unsigned long long>(r->attempts), static_cast<unsigned long long>(r->copies),
+                       r->virtual_s, r->wall_s);
+        return r;
+      },
+      [&] { return LiveBound(*sc, lo); });
+  std::fprintf(stderr, "bench: total wall time %.1f s\n", Since(wall0));
+  return rc;
+}
+
+}  // namespace tailcut::sim

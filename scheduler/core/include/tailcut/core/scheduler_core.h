@@ -1,0 +1,159 @@
+// The deterministic scheduler core: events in, commands out.
+//
+// Single-threaded; knows nothing about sockets, threads or wall time (time
+// comes from the injected Clock). The live daemon and the simulator drive the
+// same core, so a policy behaves identically in both.
+//
+//   events (methods)                  commands (TakeCommands)
+//   SubmitJob / CancelJob             Launch(attempt, executor)
+//   AddExecutor / RemoveExecutor      Cancel(attempt, executor)
+//   ExecutorSeen (heartbeat)          TaskCommitted(job, task, output)
+//   AttemptStarted / Progress         JobFinished(job, state, reason)
+//   AttemptSucceeded / Failed         ExecutorChanged(quarantined/released/lost)
+//   Tick, and wake-ups (NextWakeUp)
+//
+// The shared types (options, commands, statuses) are in types.h.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "tailcut/common/clock.h"
+#include "tailcut/common/status.h"
+#include "tailcut/core/job.h"
+#include "tailcut/core/policy.h"
+#include "tailcut/core/types.h"
+#include "tailcut/predictors/predictor.h"
+
+namespace tailcut {
+
+class SchedulerCore {
+ public:
+  // Every finished attempt updates `predictors` (a default suite when null);
+  // policies read it through ClusterView::Predictors().
+  SchedulerCore(CoreOptions options, const Clock* clock, PolicyChain policies = {},
+                std::unique_ptr<PredictorSuite> predictors = nullptr);
+  ~SchedulerCore();
+  SchedulerCore(const SchedulerCore&) = delete;
+  SchedulerCore& operator=(const SchedulerCore&) = delete;
+
+  // --- events ---
+  // Rejects jobs that are empty, ill-formed, over the admission caps
+  // (CheckAdmission), or that no registered executor could ever run
+  // (unless wait_for_resources or no executor joined yet).
+  StatusOr<JobId> SubmitJob(JobDef job);
+  // Whether a job of `tasks` tasks may be submitted now, before it is built:
+  // TooLarge when it can never fit (over core.max_tasks_per_job or
+  // core.max_queued_tasks), ResourceExhausted while unfinished jobs hold
+  // too many tasks for it (retry later). The message names the cap.
+  Status CheckAdmission(uint64_t tasks) const;
+  // The job's final status (it may already be evicted by job_retention
+  // when this returns, so JobStatus() might not find it).
+  StatusOr<JobStatusInfo> CancelJob(JobId job, std::string reason = "cancelled by client");
+  ExecutorId AddExecutor(ExecutorDesc desc);
+  // lost = died (heartbeats stopped); else a clean goodbye. Live attempts
+  // are requeued either way. With lost = true, a started attempt of a task
+  // whose executors were lost under it before counts as a failed attempt
+  // (the task may crash its executor); the first such loss is free.
+  void RemoveExecutor(ExecutorId e, bool lost, std::string reason);
+  void ExecutorSeen(ExecutorId e);
+  // Node signals from a heartbeat: GPU clock-throttle reasons (NVML bits,
+  // 0 = none) feed the node-health detector (PredictorSuite::NoteGpuThrottle).
+  void ExecutorSignals(ExecutorId e, uint32_t gpu_throttle_reasons);
+  void AttemptStarted(AttemptId a);
+  void AttemptProgress(AttemptId a, float fraction);
+  void AttemptSucceeded(AttemptId a, std::string output, double run_s);
+  void AttemptFailed(AttemptId a, std::string error, double run_s);
+  // The executor dropped the attempt on its own (e.g. it restarted): requeue.
+  void AttemptDropped(AttemptId a, std::string why);
+  // An executor that re-registered still runs attempt `a` of (job, task):
+  // it becomes live on `e` (using its slots; an extra live attempt if the
+  // task has others). Fails when the job does not run, the task is
+  // committed or dead, or the attempt is live elsewhere: cancel it then.
+  Status AdoptAttempt(AttemptId a, JobId job, TaskIndex task, ExecutorId e, bool started);
+  // A result for (job, task) from attempt `a` that the core does not know
+  // (it finished while its executor was away): commits it if the job runs
+  // and the task is not committed yet; live attempts of the task are then
+  // cancelled. False when it came too late (nothing changed).
+  bool CommitOrphanResult(JobId job, TaskIndex task, AttemptId a, ExecutorId e, std::string output, double run_s);
+  // Periodic: executor loss, deadlines, infeasible jobs, policies, placement.
+  void Tick();
+
+  // --- recovery: the live driver replays its journal into a fresh core ---
+  // Ids below these are never handed out (an earlier run used them).
+  void ReserveIds(JobId next_job, AttemptId next_attempt);
+  // A job an earlier run accepted and did not finish: its committed tasks
+  // are kept (not rerun), the rest run. Not checked for feasibility (it was
+  // accepted); no policy's OnJobSubmitted runs again. A divisible job gets
+  // back the shares it had (`share_counts`, units per task, run by attempts
+  // from `shares_since` on); without them its commits cannot be trusted to
+  // fit new shares and it fails.
+  // `promotions`: committed tasks whose output directory the earlier run
+  // had not promoted; their PromoteCmds go out again and the job succeeds
+  // once they are done.
+  Status RestoreJob(JobId id, JobDef def, Time submitted, std::vector<CommittedOutput> commits,
+                    std::vector<uint64_t> share_counts = {}, AttemptId shares_since = 0,
+                    std::vector<PendingPromotion> promotions = {});
+  // A job an earlier run finished, for status and result queries; its
+  // pending promotions (a job that failed or was cancelled after some
+  // commits) go out again too.
+  Status RestoreFinishedJob(JobId id, JobDef def, const JobStatusInfo& status, std::vector<CommittedOutput> outputs,
+                            std::vector<PendingPromotion> promotions = {});
+
+  // --- output promotion (PromoteCmd) ---
+  // The committed attempt's directory of (job, task) is in place: a job
+  // whose every task is committed and promoted succeeds. False when no such
+  // promotion is pending (a repeated answer: nothing changes).
+  bool OutputPromoted(JobId job, TaskIndex task, AttemptId attempt);
+  // It cannot be promoted (`error` says why): the job fails, if it runs.
+  bool PromotionFailed(JobId job, TaskIndex task, AttemptId attempt, const std::string& error);
+  // Every promotion not answered yet, for the driver to resend.
+  std::vector<PromoteCmd> PendingPromotions() const;
+
+  // --- commands ---
+  // Appends the commands produced since the last call. Policies get their
+  // events here (after placement) and the wake-ups they asked for that are
+  // due by the clock's Now().
+  void TakeCommands(std::vector<Command>* out);
+  // When the earliest wake-up a policy asked for is due (Proposal::WakeUp),
+  // or -1 when none is pending. Drivers call TakeCommands at that time (the
+  // simulator at exactly that virtual time, the live server from its timer):
+  // detection then happens at the policy's threshold, not at the next Tick.
+  Time NextWakeUp() const;
+
+  // --- queries ---
+  StatusOr<JobStatusInfo> JobStatus(JobId job) const;
+  StatusOr<std::vector<CommittedOutput>> JobOutputs(JobId job) const;
+  std::vector<ExecutorStatusInfo> Executors() const;
+  // The task an attempt runs; valid while the job is retained.
+  const TaskDef* TaskOf(JobId job, TaskIndex task) const;
+  const JobDef* JobDefOf(JobId job) const;  // valid while the job is retained
+  // A divisible job's shares for the journal: units per task, and the first
+  // attempt id that ran them (this run's, or the restored shares' own).
+  // False before they are fixed, and for other jobs.
+  bool FixedShares(JobId job, std::vector<uint64_t>* counts, AttemptId* since) const;
+  bool HasExecutor(ExecutorId e) const;
+  ExecutorId ExecutorOfAttempt(AttemptId a) const;  // 0 if not live
+  size_t LiveAttempts() const;
+  size_t RunningJobs() const;
+  uint64_t QueuedTasks() const;  // tasks of unfinished jobs, committed or not
+  // Tasks of running jobs waiting for a slot: never launched, or requeued
+  // for a relaunch. O(running jobs).
+  uint64_t WaitingTasks() const;
+  const CoreCounters& Counters() const;
+  std::vector<JobId> RunningJobIds() const;
+  const PredictorSuite* Predictors() const;
+  // Policies disabled because a hook threw, as "NAME: HOOK threw: WHAT", in
+  // chain order (docs/PLUGINS.md, "A policy that throws").
+  std::vector<std::string> DisabledPolicies() const;
+  void AddObserver(CoreObserver* observer);
+  const CoreOptions& options() const;
+
+ private:
+  class Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace tailcut

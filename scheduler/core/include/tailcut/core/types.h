@@ -1,0 +1,193 @@
+// The core's shared types: its options, what it is told about executors,
+// the commands it emits, the statuses and counters it reports, and the
+// observer hook. Split from scheduler_core.h so the core's internals, the
+// server's conversions and the journal need not include the SchedulerCore
+// class to name them. Plain values: no thread-safety concerns of their own.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <variant>
+#include <vector>
+
+#include "tailcut/common/attempt_record.h"
+#include "tailcut/common/clock.h"
+#include "tailcut/common/config.h"
+#include "tailcut/common/ids.h"
+#include "tailcut/common/status.h"
+#include "tailcut/core/job.h"
+#include "tailcut/predictors/predictor.h"
+
+namespace tailcut {
+
+// The most tasks one job can ever have: task counts and indexes are uint32,
+// and core.max_tasks_per_job may not be set above this.
+inline constexpr uint32_t kTaskCountCeiling = 50'000'000;
+// Failed attempts per task are counted in 16 bits: max_attempts (config or
+// job) may not exceed this.
+inline constexpr uint32_t kMaxAttemptsCeiling = 1000;
+
+// Every option with its default; docs/CONFIG.md and configs/scheduler.toml
+// document the same keys under [core].
+struct CoreOptions {
+  double lost_after_s = 2.0;          // executor silence before it is lost
+  uint32_t max_attempts = 3;          // failed attempts per task (default)
+  double infeasible_grace_s = 10.0;   // wait for a fitting executor to join
+  double redundancy_budget = 0.10;    // live copies <= share of total slots
+  uint32_t min_copies = 1;            // ... but always allow this many
+  double policy_interval_s = 0.1;     // how often policies run
+  // Pipelining for tiny tasks: an executor may hold queued attempts beyond
+  // its slots, floor(pipeline_s / typical task run time) per slot, capped.
+  double pipeline_s = 0.005;
+  uint32_t max_queue_per_slot = 512;
+  uint32_t job_retention = 1000;      // finished jobs kept for status queries
+  // Quarantined executors are capped at this share of the fleet (at least
+  // one when there are three or more), so a noisy detector cannot starve
+  // the cluster of capacity.
+  double max_quarantined_share = 0.1;
+  // Which free executor takes a task (docs/PLACEMENT.md): "expected_finish"
+  // (where it is expected to finish first, by the predictors' run time and
+  // each executor's speed factor) or "first_free" (the one free longest).
+  std::string placement = "expected_finish";
+  // With expected_finish, a policy's quarantine applies only to executors
+  // at least this many times slower than typical; slower-but-useful ones
+  // get only the work they finish first.
+  double quarantine_speed_factor = 10.0;
+  // Time limits (seconds; 0 = none), for jobs and tasks that set none: an
+  // attempt running longer than task_timeout_s is cancelled and counts as a
+  // failed attempt; a job running longer than job_timeout_s fails.
+  double task_timeout_s = 0;
+  double job_timeout_s = 0;
+  // A started attempt lost with its executor counts as a failed attempt,
+  // except the first such loss of each task (poison tasks that crash their
+  // executors fail their job). The simulator's default is false.
+  bool count_executor_loss = true;
+  // Admission (docs/LIMITS.md). Each task of an unfinished job costs the
+  // core ~20 bytes whatever its size on the wire (a 40-byte template can ask
+  // for millions), so both are checked before anything is allocated.
+  uint32_t max_tasks_per_job = 1'000'000;  // larger jobs: TOO_LARGE
+  uint32_t max_queued_tasks = 4'000'000;   // tasks of unfinished jobs in all; over it: BUSY
+};
+Status LoadCoreOptions(const Config& cfg, std::string_view prefix, CoreOptions* out);
+
+struct ExecutorDesc {
+  std::string name;
+  std::string host;
+  uint32_t slots = 1;
+  uint32_t gpus = 0;
+  std::vector<std::pair<std::string, std::string>> labels;
+  std::vector<std::string> kernels;   // exactly the kernels it runs; empty: none
+  uint32_t max_queued = 0;            // queued beyond slots it accepts; 0 = no cap
+};
+
+struct JobStatusInfo {
+  JobId id = 0;
+  std::string name;
+  JobState state = JobState::kRunning;
+  uint32_t tasks = 0, committed = 0, running = 0, attempts = 0, copies = 0, failed_attempts = 0;
+  std::string reason;
+  Time submitted = 0, finished = 0;
+  std::string request_key;
+  std::string owner;
+};
+
+struct LaunchCmd {
+  AttemptId attempt = 0;
+  ExecutorId executor = 0;
+  JobId job = 0;
+  TaskIndex task = 0;
+  bool copy = false;
+  WorkShare share{};  // the task's share of a divisible job (total 0 otherwise)
+};
+struct CancelCmd {
+  AttemptId attempt = 0;
+  ExecutorId executor = 0;
+};
+struct TaskCommittedCmd {
+  JobId job = 0;
+  TaskIndex task = 0;
+  AttemptId attempt = 0;
+  ExecutorId executor = 0;
+  double run_s = 0;
+  std::string output;
+};
+// Promote the committed attempt's output directory of a job with
+// output_dir (docs/JOBS.md, "Output directories"): the driver journals it,
+// has an executor on `host` (the disk that holds the attempt's directory)
+// rename it into place, resends it until answered, and reports the answer
+// (OutputPromoted, PromotionFailed). Emitted once per commit, and again for
+// each promotion a restored job still waits for (executor 0 then).
+struct PromoteCmd {
+  JobId job = 0;
+  TaskIndex task = 0;
+  AttemptId attempt = 0;
+  ExecutorId executor = 0;  // the attempt's, in this run; 0 when restored
+  std::string host;         // ExecutorDesc::host of the executor that ran it
+  std::string output_dir;
+};
+struct JobFinishedCmd {
+  JobId job = 0;
+  JobState state = JobState::kRunning;
+  std::string reason;
+  // The final status, taken when the job finished: job_retention may evict
+  // the job before the driver reads its commands (many fast jobs finishing
+  // in one turn), so JobStatus() can no longer be asked.
+  JobStatusInfo status;
+};
+struct ExecutorChangedCmd {
+  enum class Change { kQuarantined, kReleased, kLost };
+  ExecutorId executor = 0;
+  Change change = Change::kLost;
+  std::string reason;
+};
+using Command = std::variant<LaunchCmd, CancelCmd, TaskCommittedCmd, JobFinishedCmd, ExecutorChangedCmd, PromoteCmd>;
+
+struct ExecutorStatusInfo {
+  ExecutorId id = 0;
+  std::string name, host;
+  uint32_t slots = 0, gpus = 0, running = 0;
+  uint64_t finished = 0;
+  bool quarantined = false;
+  Time last_seen = 0;
+  std::vector<std::pair<std::string, std::string>> labels;
+  NodeHealthState health;  // from the node-health detector
+};
+
+// Cumulative counts since this core was made (Prometheus counters: a
+// restarted scheduler starts again from zero; jobs and commits replayed from
+// the journal are not counted again). docs/METRICS.md.
+struct CoreCounters {
+  uint64_t jobs_succeeded = 0, jobs_failed = 0, jobs_cancelled = 0;  // finished, by final state
+  uint64_t tasks_committed = 0;
+  // Launches: a task's first attempt, a redundant copy (speculation, clone,
+  // hedge), a relaunch of a task whose earlier attempts ended without a
+  // result (failure, kill-and-restart, executor lost).
+  uint64_t attempts_first = 0, attempts_copy = 0, attempts_restart = 0;
+  // Run time of attempts that ended without committing (superseded,
+  // failed, cancelled, lost): the machine time mitigation and faults cost.
+  double extra_machine_s = 0;
+};
+
+struct CommittedOutput { TaskIndex task; AttemptId attempt; ExecutorId executor; double run_s; std::string output; };
+// A committed task whose output directory was not promoted yet (journaled).
+struct PendingPromotion {
+  TaskIndex task = 0;
+  AttemptId attempt = 0;
+  std::string host;
+};
+
+// Hooks for tracing, predictors and benchmarks (Taskflow's observer idea).
+class CoreObserver {
+ public:
+  virtual ~CoreObserver() = default;
+  virtual void OnAttemptEnded(const AttemptRecord&) {}
+  virtual void OnJobFinished(const JobStatusInfo&) {}
+  // Every commit (the live driver journals them). `output` is null unless
+  // the job keeps outputs (return_outputs).
+  virtual void OnTaskCommitted(JobId, TaskIndex, AttemptId, ExecutorId, double /*run_s*/,
+                               const std::string* /*output*/) {}
+};
+
+}  // namespace tailcut

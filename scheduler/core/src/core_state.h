@@ -1,0 +1,255 @@
+// The scheduler core's state: jobs, tasks, attempts and executors, and the
+// containers whose iteration orders make the core deterministic. Internal to
+// tailcut_scheduler_core; the pieces (feasibility, placement, lifecycle,
+// proposal gate, cluster view) all work on one CoreState.
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <queue>
+#include <set>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+#include <utility>
+#include <vector>
+
+#include "policy_guard.h"
+#include "work_shares.h"
+#include "tailcut/core/policy.h"
+#include "tailcut/core/types.h"
+
+namespace tailcut::core {
+
+enum class TaskPhase : uint8_t {
+  kUnlaunched,  // never launched
+  kActive,      // has live attempts
+  kWaiting,     // in the job's retry queue
+  kCommitted,
+  kDead,        // failed for good, or the job ended first
+};
+
+struct Task {
+  TaskPhase phase = TaskPhase::kUnlaunched;
+  uint8_t live = 0;       // live attempts
+  uint16_t failures = 0;
+  uint16_t lost_runs = 0;   // started attempts lost with their executor
+  AttemptId live_head = 0;  // first live attempt; the rest chain via Attempt::next
+};
+
+struct Attempt {
+  AttemptId id = 0;
+  JobId job = 0;
+  TaskIndex task = 0;
+  ExecutorId executor = 0;
+  Time queued = 0;
+  Time started = -1;
+  float progress = -1;
+  bool copy = false;
+  uint32_t slots = 1;
+  uint32_t gpus = 0;
+  AttemptId next = 0;  // next live attempt of the same task
+};
+
+struct Job {
+  JobId id = 0;
+  JobDef def;
+  JobState state = JobState::kRunning;
+  std::string reason;
+  std::string last_error;
+  Time submitted = 0;
+  Time finished = 0;
+  std::vector<Task> tasks;
+  TaskIndex next_unlaunched = 0;
+  std::deque<TaskIndex> retry;
+  uint32_t committed = 0, running = 0, attempts = 0, copies = 0, failed_attempts = 0, dead = 0;
+  uint32_t needed = 0;
+  uint32_t clone_copies = 0;
+  std::vector<float> run_times;
+  mutable double median_cache = 0;
+  mutable size_t median_n = 0;
+  double typical_run_s = -1;  // EWMA of committed run times
+  Time infeasible_since = -1;
+  std::string infeasible_why;
+  uint64_t feasibility_epoch = 0;  // CoreState::executors_epoch when last checked
+  bool in_runnable = false;   // has an entry in CoreState::runnable
+  bool pipelines = false;     // QueuePerSlot() > 0; kept by Placement::UpdatePipelining()
+  std::vector<CommittedOutput> outputs;
+  uint32_t promoting = 0;  // committed tasks whose output directory is not promoted yet
+
+  uint32_t Count() const { return def.TaskCount(); }
+  // Every needed task committed and its output (output_dir) in place.
+  bool Complete() const { return committed >= needed && promoting == 0; }
+  bool HasWork() const { return !retry.empty() || next_unlaunched < Count(); }
+};
+
+struct Executor {
+  ExecutorId id = 0;
+  ExecutorDesc desc;
+  std::unordered_set<std::string> kernels;
+  uint32_t used_slots = 0;
+  uint32_t used_gpus = 0;
+  std::unordered_set<AttemptId> attempts;
+  uint64_t finished = 0;
+  bool quarantined = false;
+  // Placement::PolicyAvoids, cached: asked again only on events (policy.h).
+  bool avoided = false;
+  bool in_free = false;          // has its entry in CoreState::free
+  bool in_free_avoided = false;  // ... in CoreState::free_avoided
+  Time last_seen = 0;
+};
+
+// An event waiting to be delivered to the policies (SchedulerCore delivers
+// them in TakeCommands, after placement).
+struct PolicyEvent {
+  enum class Kind : uint8_t { kLaunched, kStarted, kProgress, kEnded, kExecutor };
+  Kind kind = Kind::kLaunched;
+  AttemptView attempt;  // attempt events
+  AttemptEnd end;       // kEnded
+  ExecutorId executor = 0;
+  ExecutorChange change = ExecutorChange::kJoined;
+};
+
+// A wake-up a policy asked for (Proposal::WakeUp); earliest first, then in
+// the order asked, so delivery is deterministic.
+struct PolicyWakeUp {
+  Time at = 0;
+  uint64_t seq = 0;
+  uint32_t policy = 0;  // index into CoreState::policies
+  AttemptId attempt = 0;
+  bool operator>(const PolicyWakeUp& o) const { return at != o.at ? at > o.at : seq > o.seq; }
+};
+
+struct CoreState {
+  CoreState(CoreOptions o, const Clock* c, PolicyChain p, std::unique_ptr<PredictorSuite> pred)
+      : opt(o),
+        clock(c),
+        policies(GuardPolicies(std::move(p))),
+        predictors(pred ? std::move(pred) : std::make_unique<PredictorSuite>()),
+        shares(predictors.get()) {
+    observers.push_back(&shares);  // forgets a job's shares when it finishes
+  }
+
+  CoreOptions opt;
+  const Clock* clock;
+  std::vector<GuardedPolicy> policies;  // called through CallPolicy only
+  std::unique_ptr<PredictorSuite> predictors;
+  std::vector<CoreObserver*> observers;
+  ShareBook shares;  // divisible jobs (work_shares.h)
+
+  std::unordered_map<JobId, Job> jobs;
+  std::set<JobId> running_jobs;
+  std::deque<JobId> finished_order;
+  std::deque<JobId> runnable;
+  std::map<ExecutorId, Executor> executors;
+  std::deque<ExecutorId> free;          // executors with a free slot, not avoided
+  std::deque<ExecutorId> free_avoided;  // ... that a policy advises against
+  uint64_t free_slots = 0;              // free slots of executors not quarantined (FreeSlotsOf)
+  std::vector<PolicyEvent> policy_events;
+  std::priority_queue<PolicyWakeUp, std::vector<PolicyWakeUp>, std::greater<>> wakeups;
+  uint64_t wakeup_seq = 0;
+  std::unordered_map<AttemptId, Attempt> attempts;
+  // Output directories to promote (PromoteCmd), by (job, task), until the
+  // driver answers; they outlive the job's own state (a job that failed
+  // keeps the outputs of the tasks it committed).
+  std::map<std::pair<JobId, TaskIndex>, PromoteCmd> promotions;
+  std::vector<Command> commands;
+  // Time limits: (deadline, attempt or job id), earliest first; entries of
+  // attempts or jobs that already ended are skipped when they come up.
+  using Deadline = std::pair<Time, uint64_t>;
+  using DeadlineHeap = std::priority_queue<Deadline, std::vector<Deadline>, std::greater<>>;
+  DeadlineHeap attempt_deadlines, job_deadlines;
+
+  JobId next_job_id = 1;
+  AttemptId next_attempt_id = 1;
+  // The first attempt id of this run (ReserveIds): attempts below it were
+  // launched before a restart, with divisible jobs' shares this run only
+  // knows when they came back from the journal.
+  AttemptId run_attempt_base = 0;
+  ExecutorId next_executor_id = 1;
+  ExecutorId rr_cursor = 0;
+  uint32_t total_slots = 0;
+  uint32_t extra_live = 0;  // live attempts beyond the first of each task
+  uint64_t queued_tasks = 0;  // tasks of running jobs (core.max_queued_tasks)
+  size_t runnable_pipelining = 0;  // runnable entries of jobs with `pipelines`
+  uint64_t executors_epoch = 1;  // bumps when executors join or leave
+  CoreCounters counters;  // docs/METRICS.md
+  Time next_policy_time = 0;
+  bool dirty = false;  // TakeCommands must Pump first
+
+  Time Now() const { return clock->Now(); }
+  // Queues a command for TakeCommands.
+  void Emit(Command c);
+
+  Job* FindJob(JobId id) {
+    auto it = jobs.find(id);
+    return it == jobs.end() ? nullptr : &it->second;
+  }
+  const Job* FindJob(JobId id) const {
+    auto it = jobs.find(id);
+    return it == jobs.end() ? nullptr : &it->second;
+  }
+  Executor* FindExec(ExecutorId id) {
+    auto it = executors.find(id);
+    return it == executors.end() ? nullptr : &it->second;
+  }
+
+  // Queues an event for the policies (none without policies).
+  void Post(PolicyEvent e) {
+    if (!policies.empty()) policy_events.push_back(std::move(e));
+  }
+  void PostExecutor(ExecutorId e, ExecutorChange c) {
+    PolicyEvent ev;
+    ev.kind = PolicyEvent::Kind::kExecutor;
+    ev.executor = e;
+    ev.change = c;
+    Post(std::move(ev));
+  }
+  void PostAttempt(PolicyEvent::Kind k, const Attempt& a) {
+    if (policies.empty()) return;
+    PolicyEvent ev;
+    ev.kind = k;
+    ev.attempt = ViewOf(a);
+    Post(std::move(ev));
+  }
+  AttemptView ViewOf(const Attempt& a) const {
+    AttemptView v;
+    v.attempt = a.id;
+    v.job = a.job;
+    v.task = a.task;
+    v.executor = a.executor;
+    v.queued = a.queued;
+    v.started = a.started;
+    v.progress = a.progress;
+    v.copy = a.copy;
+    v.task_live = jobs.at(a.job).tasks[a.task].live;
+    return v;
+  }
+
+  // Free slots `e` adds to free_slots.
+  static uint64_t FreeSlotsOf(const Executor& e) {
+    return e.quarantined || e.used_slots >= e.desc.slots ? 0 : e.desc.slots - e.used_slots;
+  }
+  // Runs `change` on `e` keeping free_slots exact.
+  template <typename F>
+  void ChangeSlots(Executor& e, F&& change) {
+    free_slots -= FreeSlotsOf(e);
+    change();
+    free_slots += FreeSlotsOf(e);
+  }
+
+  // Redundant attempts the budget still allows right now: live copies stay
+  // within redundancy_budget of the total slots, but min_copies always fit.
+  uint32_t CopiesAllowed() const {
+    auto cap =
+        std::max<uint32_t>(opt.min_copies, static_cast<uint32_t>(std::floor(opt.redundancy_budget * total_slots)));
+    return extra_live >= cap ? 0 : cap - extra_live;
+  }
+};
+
+}  // namespace tailcut::core

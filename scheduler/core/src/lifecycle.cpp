@@ -1,0 +1,272 @@
+#include "lifecycle.h"
+
+#include <algorithm>
+
+#include "tailcut/common/log.h"
+
+namespace tailcut::core {
+
+JobStatusInfo MakeStatusInfo(const Job& job) {
+  JobStatusInfo s;
+  s.id = job.id;
+  s.name = job.def.name;
+  s.state = job.state;
+  s.tasks = job.Count();
+  s.committed = job.committed;
+  s.running = job.running;
+  s.attempts = job.attempts;
+  s.copies = job.copies;
+  s.failed_attempts = job.failed_attempts;
+  s.reason = job.reason;
+  s.submitted = job.submitted;
+  s.finished = job.finished;
+  s.request_key = job.def.request_key;
+  s.owner = job.def.owner;
+  return s;
+}
+
+Job& Lifecycle::AddJob(JobDef def, JobId id) {
+  if (id == 0) id = s_.next_job_id++;
+  s_.next_job_id = std::max(s_.next_job_id, id + 1);
+  Job& job = s_.jobs[id];
+  job.id = id;
+  job.def = std::move(def);
+  job.submitted = s_.Now();
+  job.tasks.resize(job.Count());
+  s_.queued_tasks += job.Count();
+  switch (job.def.rule.kind) {
+    case CompletionKind::kAll: job.needed = job.Count(); break;
+    case CompletionKind::kKOfN:
+    case CompletionKind::kQuorum: job.needed = job.def.rule.k; break;
+  }
+  if (job.def.max_attempts == 0) job.def.max_attempts = s_.opt.max_attempts;
+  double limit = job.def.timeout_s > 0 ? job.def.timeout_s : s_.opt.job_timeout_s;
+  if (limit > 0) s_.job_deadlines.push({job.submitted + limit, id});
+  s_.running_jobs.insert(id);
+  place_.MakeRunnable(job);
+  return job;
+}
+
+void Lifecycle::RecordCommit(Job& job, TaskIndex t, AttemptId a, ExecutorId e, double run_s, std::string output,
+                             bool notify) {
+  job.tasks[t].phase = TaskPhase::kCommitted;
+  job.committed++;
+  if (notify) s_.counters.tasks_committed++;  // a replayed commit was counted by its own run
+  job.run_times.push_back(static_cast<float>(run_s));
+  job.typical_run_s = job.typical_run_s < 0 ? run_s : 0.9 * job.typical_run_s + 0.1 * run_s;
+  place_.UpdatePipelining(job);
+  if (notify)
+    for (CoreObserver* o : s_.observers)
+      o->OnTaskCommitted(job.id, t, a, e, run_s, job.def.return_outputs ? &output : nullptr);
+  if (job.def.return_outputs) {
+    bool streamed = notify && job.def.stream_results;  // then the output is still needed below
+    job.outputs.push_back({t, a, e, run_s, streamed ? output : std::move(output)});
+  }
+  if (notify && job.def.stream_results) s_.Emit(TaskCommittedCmd{job.id, t, a, e, run_s, std::move(output)});
+  if (notify && !job.def.output_dir.empty()) {
+    const Executor* exec = s_.FindExec(e);
+    AwaitPromotion(job, t, a, e, exec ? exec->desc.host : "");
+  }
+}
+
+bool Lifecycle::AnswerPromotion(JobId id, TaskIndex t, AttemptId a, const std::string& error) {
+  auto it = s_.promotions.find({id, t});
+  if (it == s_.promotions.end() || it->second.attempt != a) return false;
+  s_.promotions.erase(it);
+  Job* job = s_.FindJob(id);
+  if (!job || job->state != JobState::kRunning) return true;
+  job->promoting--;
+  if (!error.empty())
+    FinishJob(*job, JobState::kFailed, "task " + std::to_string(t) + "'s output could not be promoted: " + error);
+  else if (job->Complete())
+    FinishJob(*job, JobState::kSucceeded, "");
+  s_.dirty = true;
+  return true;
+}
+
+void Lifecycle::AwaitPromotion(Job& job, TaskIndex t, AttemptId a, ExecutorId e, std::string host) {
+  PromoteCmd cmd{job.id, t, a, e, std::move(host), job.def.output_dir};
+  auto [it, fresh] = s_.promotions.insert_or_assign({job.id, t}, cmd);
+  if (fresh && job.state == JobState::kRunning) job.promoting++;
+  s_.Emit(std::move(cmd));
+}
+
+Executor& Lifecycle::AddExecutor(ExecutorDesc desc) {
+  ExecutorId id = s_.next_executor_id++;
+  Executor& e = s_.executors[id];
+  e.id = id;
+  e.desc = std::move(desc);
+  e.desc.slots = std::max<uint32_t>(e.desc.slots, 1);
+  e.kernels.insert(e.desc.kernels.begin(), e.desc.kernels.end());
+  e.last_seen = s_.Now();
+  s_.total_slots += e.desc.slots;
+  s_.free_slots += CoreState::FreeSlotsOf(e);
+  s_.executors_epoch++;
+  place_.RefreshAvoid(e);
+  place_.MarkFree(e);
+  s_.PostExecutor(id, ExecutorChange::kJoined);
+  // Jobs that waited for a fitting executor may run now.
+  for (JobId j : s_.running_jobs) {
+    Job& job = s_.jobs.at(j);
+    if (job.HasWork()) place_.MakeRunnable(job);
+  }
+  s_.dirty = true;
+  return e;
+}
+
+void Lifecycle::Launch(Job& job, TaskIndex t, ExecutorId eid, bool copy, bool restart) {
+  Attempt& a = Link(job, t, s_.executors.at(eid), s_.next_attempt_id++, copy);
+  job.attempts++;
+  if (copy) job.copies++;
+  ++(copy ? s_.counters.attempts_copy : restart ? s_.counters.attempts_restart : s_.counters.attempts_first);
+  s_.Emit(LaunchCmd{a.id, eid, job.id, t, copy});
+}
+
+Attempt& Lifecycle::Link(Job& job, TaskIndex t, Executor& e, AttemptId id, bool copy) {
+  const TaskDef& d = job.def.Task(t);
+  Task& task = job.tasks[t];
+  Attempt a;
+  a.id = id;
+  a.job = job.id;
+  a.task = t;
+  a.executor = e.id;
+  a.queued = s_.Now();
+  a.copy = copy;
+  a.slots = std::max<uint32_t>(d.cpu_slots, 1);
+  a.gpus = d.gpus;
+  a.next = task.live_head;
+  task.live_head = a.id;
+  if (task.live > 0) s_.extra_live++;
+  task.live++;
+  task.phase = TaskPhase::kActive;
+  s_.ChangeSlots(e, [&] { e.used_slots += a.slots; });
+  e.used_gpus += a.gpus;
+  e.attempts.insert(a.id);
+  job.running++;
+  Attempt& live = s_.attempts.emplace(a.id, a).first->second;
+  place_.AttemptLinked(job, live);
+  s_.PostAttempt(PolicyEvent::Kind::kLaunched, live);
+  return live;
+}
+
+void Lifecycle::EndAttempt(const Attempt& a, AttemptOutcome outcome, double run_s) {
+  Job& job = s_.jobs.at(a.job);
+  Task& task = job.tasks[a.task];
+  PolicyEvent ended;
+  ended.kind = PolicyEvent::Kind::kEnded;
+  if (!s_.policies.empty()) ended.attempt = s_.ViewOf(a);
+  // Unlink from the task's live list.
+  if (task.live_head == a.id) {
+    task.live_head = a.next;
+  } else {
+    for (AttemptId p = task.live_head; p != 0;) {
+      Attempt& prev = s_.attempts.at(p);
+      if (prev.next == a.id) {
+        prev.next = a.next;
+        break;
+      }
+      p = prev.next;
+    }
+  }
+  if (task.live > 1) s_.extra_live--;
+  task.live--;
+  job.running--;
+  place_.AttemptEnded(a);
+  Executor* exec = s_.FindExec(a.executor);
+  if (exec) {
+    s_.ChangeSlots(*exec, [&] { exec->used_slots -= a.slots; });
+    exec->used_gpus -= a.gpus;
+    exec->attempts.erase(a.id);
+  }
+  Time now = s_.Now();
+  const TaskDef& d = job.def.Task(a.task);
+  AttemptRecord r;
+  r.job = a.job;
+  r.task = a.task;
+  r.attempt = a.id;
+  r.executor = a.executor;
+  r.task_class = d.ClassName();
+  r.input_size = d.input_size;
+  r.queued = a.queued;
+  r.started = a.started;
+  r.finished = now;
+  r.run_s = run_s > 0 ? run_s : (a.started >= 0 ? now - a.started : 0);
+  r.outcome = outcome;
+  r.copy = a.copy;
+  if (outcome != AttemptOutcome::kCommitted) s_.counters.extra_machine_s += r.Duration();
+  s_.predictors->Observe(s_.shares.ForPredictors(r));
+  for (auto& [e, state] : s_.predictors->HealthTransitions()) {
+    TC_LOG(Info) << "executor " << e << " health: " << NodeHealthName(state.state) << " (speed factor "
+                 << state.speed_factor << ")";
+    if (Executor* x = s_.FindExec(e)) place_.RefreshAvoid(*x);
+    s_.PostExecutor(e, ExecutorChange::kHealthChanged);
+  }
+  for (CoreObserver* o : s_.observers) o->OnAttemptEnded(r);
+  if (exec) {  // what the executor just did may change a policy's advice about it
+    place_.RefreshAvoid(*exec);
+    place_.MarkFree(*exec);
+  }
+  ended.end = {outcome, now, r.run_s};
+  s_.Post(std::move(ended));
+  s_.attempts.erase(a.id);
+}
+
+void Lifecycle::DropAttempt(AttemptId id, AttemptOutcome outcome, double run_s, std::string why) {
+  Attempt a = s_.attempts.at(id);
+  EndAttempt(a, outcome, run_s);
+  Job& job = s_.jobs.at(a.job);
+  Task& task = job.tasks[a.task];
+  if (!why.empty()) TC_LOG(Debug) << "attempt " << id << " dropped: " << why;
+  if (job.state == JobState::kRunning && task.phase == TaskPhase::kActive && task.live == 0)
+    place_.Requeue(job, a.task);
+  s_.dirty = true;
+}
+
+void Lifecycle::EndLiveAttempts(Job& job, TaskIndex t, AttemptOutcome outcome) {
+  while (AttemptId id = job.tasks[t].live_head) {
+    Attempt a = s_.attempts.at(id);
+    s_.Emit(CancelCmd{id, a.executor});
+    EndAttempt(a, outcome, 0);
+  }
+}
+
+JobStatusInfo Lifecycle::FinishJob(Job& job, JobState state, std::string reason) {
+  job.state = state;
+  job.reason = std::move(reason);
+  job.finished = s_.Now();
+  for (TaskIndex t = 0; t < job.tasks.size(); ++t)
+    if (job.tasks[t].live > 0) EndLiveAttempts(job, t, AttemptOutcome::kCancelled);
+  job.retry.clear();
+  s_.running_jobs.erase(job.id);
+  s_.queued_tasks -= job.Count();
+  switch (state) {
+    case JobState::kSucceeded: s_.counters.jobs_succeeded++; break;
+    case JobState::kFailed: s_.counters.jobs_failed++; break;
+    case JobState::kCancelled: s_.counters.jobs_cancelled++; break;
+    case JobState::kRunning: break;
+  }
+  // Free per-task state now; counters and outputs stay for status queries.
+  std::vector<Task>().swap(job.tasks);
+  std::vector<float>().swap(job.run_times);
+  if (state == JobState::kSucceeded)
+    TC_LOG(Debug) << "job " << job.id << " succeeded";
+  else
+    TC_LOG(Info) << "job " << job.id << " (" << job.def.name << ") " << JobStateName(state) << ": " << job.reason;
+  JobStatusInfo info = MakeStatusInfo(job);
+  s_.Emit(JobFinishedCmd{job.id, state, job.reason, info});
+  for (CoreObserver* o : s_.observers) o->OnJobFinished(info);
+  Retain(job.id);  // may evict `job` itself (job_retention = 0)
+  return info;
+}
+
+void Lifecycle::Retain(JobId finished) {
+  s_.finished_order.push_back(finished);
+  while (s_.finished_order.size() > s_.opt.job_retention) {
+    JobId old = s_.finished_order.front();
+    s_.finished_order.pop_front();
+    if (const Job* j = s_.FindJob(old)) place_.ForgetJob(*j);
+    s_.jobs.erase(old);
+  }
+}
+
+}  // namespace tailcut::core

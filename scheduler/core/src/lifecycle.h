@@ -1,0 +1,63 @@
+// Attempt and job lifecycle: launching an attempt, ending it (and recording
+// how it ended for predictors and observers), requeueing a task nothing runs
+// any more, and finishing a job (with the bounded retention of finished jobs).
+#pragma once
+
+#include <string>
+
+#include "core_state.h"
+#include "placement.h"
+
+namespace tailcut::core {
+
+// What SchedulerCore::JobStatus reports for `job`.
+JobStatusInfo MakeStatusInfo(const Job& job);
+
+class Lifecycle {
+ public:
+  Lifecycle(CoreState& s, Placement& place) : s_(s), place_(place) {}
+
+  // Registers a job accepted at submit (already validated) and makes it
+  // runnable. `id` 0 takes the next id; recovery passes the journaled one.
+  Job& AddJob(JobDef def, JobId id = 0);
+  // Task t of `job` is committed by attempt `a`: phase, counters, run-time
+  // statistics, kept output. `notify` tells observers and streams the
+  // result (false when recovery replays a commit). The caller ends the
+  // task's other live attempts and finishes the job when it is complete.
+  void RecordCommit(Job& job, TaskIndex t, AttemptId a, ExecutorId e, double run_s, std::string output, bool notify);
+  // The output directory of task t (committed by attempt `a`, run on
+  // `host`) is to be promoted: PromoteCmd, and the job waits for it.
+  void AwaitPromotion(Job& job, TaskIndex t, AttemptId a, ExecutorId e, std::string host);
+  // The driver's answer to that PromoteCmd: `error` "" = done, and a job
+  // then complete succeeds; else the job fails. False when no such
+  // promotion is pending (a repeated or crossed answer: nothing changes).
+  bool AnswerPromotion(JobId job, TaskIndex t, AttemptId a, const std::string& error);
+  // Registers an executor: it takes work at once, and jobs that waited for
+  // a fitting executor may run now.
+  Executor& AddExecutor(ExecutorDesc desc);
+
+  // New attempt of (job, t) on `eid`; ids are assigned in launch order.
+  // `restart`: the task ran before and was requeued (counted apart).
+  void Launch(Job& job, TaskIndex t, ExecutorId eid, bool copy, bool restart = false);
+  // Makes attempt `id` of (job, t) live on `e` without telling the executor
+  // (Launch, and adopting an attempt an executor already runs).
+  Attempt& Link(Job& job, TaskIndex t, Executor& e, AttemptId id, bool copy);
+  // Removes a live attempt and records how it ended.
+  void EndAttempt(const Attempt& a, AttemptOutcome outcome, double run_s);
+  // Ends attempt `id` without a result; requeues its task if nothing else runs it.
+  void DropAttempt(AttemptId id, AttemptOutcome outcome, double run_s, std::string why);
+  // Cancels every live attempt of a task (the executor is told).
+  void EndLiveAttempts(Job& job, TaskIndex t, AttemptOutcome outcome);
+  // Returns the final status: Retain may evict `job` itself (job_retention
+  // = 0), so callers must not touch `job` afterwards.
+  JobStatusInfo FinishJob(Job& job, JobState state, std::string reason);
+  // Keeps a finished job for status queries; the oldest beyond
+  // core.job_retention are dropped.
+  void Retain(JobId finished);
+
+ private:
+  CoreState& s_;
+  Placement& place_;
+};
+
+}  // namespace tailcut::core

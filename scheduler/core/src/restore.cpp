@@ -1,0 +1,96 @@
+#include "restore.h"
+
+#include <algorithm>
+#include <string>
+
+#include "tailcut/common/log.h"
+
+namespace tailcut::core {
+
+void ReserveIds(CoreState& s, JobId next_job, AttemptId next_attempt) {
+  s.next_job_id = std::max(s.next_job_id, next_job);
+  s.next_attempt_id = std::max(s.next_attempt_id, next_attempt);
+  s.run_attempt_base = std::max(s.run_attempt_base, next_attempt);
+}
+
+AttemptId SharesSince(const CoreState& s, JobId id) {
+  AttemptId since = s.shares.RestoredSince(id);
+  return since ? since : s.run_attempt_base;
+}
+
+bool FixedShares(const CoreState& s, JobId id, std::vector<uint64_t>* counts, AttemptId* since) {
+  *counts = s.shares.Counts(id);
+  *since = SharesSince(s, id);
+  return !counts->empty();
+}
+
+bool UnknownShare(const CoreState& s, const Job& job, AttemptId a) {
+  return job.def.divisible_units > 0 && a < SharesSince(s, job.id);
+}
+
+namespace {
+
+// Promotions a restored job still waits for (output_dir): only of tasks it committed.
+void RestorePromotions(Lifecycle& life, Job& job, std::vector<PendingPromotion> promotions) {
+  if (job.def.output_dir.empty()) return;
+  for (PendingPromotion& p : promotions) {
+    bool committed = job.state != JobState::kRunning ||
+                     (p.task < job.tasks.size() && job.tasks[p.task].phase == TaskPhase::kCommitted);
+    if (p.task < job.Count() && committed) life.AwaitPromotion(job, p.task, p.attempt, 0, std::move(p.host));
+  }
+}
+
+}  // namespace
+
+Status RestoreJob(CoreState& s, Lifecycle& life, JobId id, JobDef def, Time submitted,
+                  std::vector<CommittedOutput> commits, const std::vector<uint64_t>& share_counts,
+                  AttemptId shares_since, std::vector<PendingPromotion> promotions) {
+  if (id == 0 || s.jobs.count(id)) return Status::InvalidArgument("job " + std::to_string(id) + " already exists");
+  if (def.TaskCount() == 0) return Status::InvalidArgument("job " + std::to_string(id) + " has no tasks");
+  Job& job = life.AddJob(std::move(def), id);
+  job.submitted = submitted;
+  s.shares.Add(id, job.def);
+  // Without its journaled shares (lost, or not fitting) the committed
+  // tasks' shares are unknown, so the rest could not be sized to sum to
+  // the total. Resubmit the round.
+  if (job.def.divisible_units > 0 && !share_counts.empty() && !s.shares.Restore(id, share_counts, shares_since))
+    TC_LOG(Warn) << "journal: job " << id << "'s shares do not fit it; they are sized again";
+  if (job.def.divisible_units > 0 && !commits.empty() && !s.shares.Restored(id)) {
+    life.FinishJob(job, JobState::kFailed,
+                    "divisible job restored with committed tasks but without its speed shares; resubmit it");
+    return Status::Ok();
+  }
+  for (CommittedOutput& c : commits) {
+    if (c.task >= job.Count() || job.tasks[c.task].phase == TaskPhase::kCommitted) continue;  // journaled once
+    life.RecordCommit(job, c.task, c.attempt, c.executor, c.run_s, std::move(c.output), /*notify=*/false);
+  }
+  RestorePromotions(life, job, std::move(promotions));
+  // A crash between its last commit (or promotion) and its final status: finish it now.
+  if (job.Complete()) life.FinishJob(job, JobState::kSucceeded, "");
+  s.dirty = true;
+  return Status::Ok();
+}
+
+Status RestoreFinishedJob(CoreState& s, Lifecycle& life, JobId id, JobDef def, const JobStatusInfo& st,
+                          std::vector<CommittedOutput> outputs, std::vector<PendingPromotion> promotions) {
+  if (id == 0 || s.jobs.count(id)) return Status::InvalidArgument("job " + std::to_string(id) + " already exists");
+  if (st.state == JobState::kRunning) return Status::InvalidArgument("job " + std::to_string(id) + " is not finished");
+  s.next_job_id = std::max(s.next_job_id, id + 1);
+  Job& job = s.jobs[id];
+  job.id = id;
+  job.def = std::move(def);
+  job.state = st.state;
+  job.reason = st.reason;
+  job.submitted = st.submitted;
+  job.finished = st.finished;
+  job.committed = st.committed;
+  job.attempts = st.attempts;
+  job.copies = st.copies;
+  job.failed_attempts = st.failed_attempts;
+  if (job.def.return_outputs) job.outputs = std::move(outputs);
+  RestorePromotions(life, job, std::move(promotions));
+  life.Retain(id);
+  return Status::Ok();
+}
+
+}  // namespace tailcut::core

@@ -1,0 +1,93 @@
+// The scheduler's durable record (docs/RELIABILITY.md): every accepted job,
+// every commit and every final status, made durable before any client hears
+// of them, so that a scheduler killed at any moment loses no accepted work.
+//
+// SQLite in WAL mode at `path`. Writes are buffered and made durable
+// together by Commit() — one transaction (one fsync) per batch: group
+// commit, so that durability does not cost dispatch throughput. The live
+// driver commits once per loop turn, then sends the replies it held back.
+// Not thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "tailcut/common/ids.h"
+#include "tailcut/common/status.h"
+#include "tailcut/core/types.h"
+
+namespace tailcut {
+
+struct JournalOptions {
+  std::string path;        // the SQLite file (its -wal beside it); one
+                           // scheduler at a time (exclusive lock)
+  bool sync_full = false;  // fsync every commit (survives power loss); false:
+                           // survives a killed scheduler, not a crashed OS
+};
+
+struct JournaledJob {
+  JobId id = 0;
+  std::string request_key;  // the client's idempotency key ("" = none)
+  std::string spec;         // the accepted JobSpec, serialized (wire format)
+  double submitted_unix = 0;
+  bool finished = false;
+  JobState state = JobState::kRunning;
+  std::string reason;
+  double finished_unix = 0;
+  uint32_t attempts = 0, copies = 0, failed_attempts = 0;  // at finish
+  // In commit order. For jobs with return_outputs every field is kept; for
+  // the others only `task` (attempt and executor read back as 0, run_s as
+  // the batch's mean).
+  std::vector<CommittedOutput> commits;
+  // A divisible job's units per task, once its shares were fixed (empty
+  // before); begins are their running sums. Attempts from `shares_since`
+  // on ran them; older ones ran shares a crashed run fixed and lost.
+  std::vector<uint64_t> share_counts;
+  AttemptId shares_since = 0;
+  // Committed tasks whose output directory was not promoted yet (output_dir).
+  std::vector<PendingPromotion> promotions;
+};
+
+class Journal {
+ public:
+  static StatusOr<std::unique_ptr<Journal>> Open(const JournalOptions& options);
+  ~Journal();
+  Journal(const Journal&) = delete;
+  Journal& operator=(const Journal&) = delete;
+
+  // Starts a scheduler run: the run's epoch (1, 2, ...), already durable.
+  StatusOr<uint32_t> StartRun();
+  // Every job, oldest first, with its commits.
+  Status Load(std::vector<JournaledJob>* jobs);
+
+  // Buffered until Commit().
+  void JobAccepted(JobId id, const std::string& request_key, const std::string& spec, double submitted_unix);
+  // With `output` (jobs with return_outputs) attempt, executor, run time and
+  // output are kept; with null only that the task committed (and its mean
+  // run time), packed as ranges of consecutive tasks.
+  void TaskCommitted(JobId job, TaskIndex task, AttemptId attempt, ExecutorId executor, double run_s,
+                     const std::string* output);
+  void JobFinished(JobId id, JobState state, const std::string& reason, double finished_unix, uint32_t attempts,
+                   uint32_t copies, uint32_t failed_attempts);
+  // A divisible job's shares, fixed at its first launches (docs/JOBS.md)
+  // by the run whose attempt ids start at `since`.
+  void SharesFixed(JobId id, const std::vector<uint64_t>& counts, AttemptId since);
+  // A job with output_dir: task's committed attempt (run on `host`) is to be
+  // promoted (PromoteCmd); OutputPromoted: it was, or cannot be.
+  void PromotionPending(JobId job, TaskIndex task, AttemptId attempt, const std::string& host);
+  void OutputPromoted(JobId job, TaskIndex task);
+  bool dirty() const;
+  // Makes everything buffered durable, in one transaction.
+  Status Commit();
+  // Deletes the oldest finished jobs beyond the newest `keep` finished ones.
+  Status Prune(uint32_t keep);
+
+ private:
+  class Impl;
+  explicit Journal(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace tailcut

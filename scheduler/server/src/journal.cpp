@@ -1,0 +1,433 @@
+#include "tailcut/server/journal.h"
+
+#include <sqlite3.h>
+
+#include <cstring>
+#include <map>
+#include <unordered_map>
+
+namespace tailcut {
+namespace {
+
+constexpr const char* kSchema = R"sql(
+CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS jobs(
+  id INTEGER PRIMARY KEY, request_key TEXT NOT NULL, spec BLOB NOT NULL, submitted REAL NOT NULL,
+  finished INTEGER NOT NULL DEFAULT 0, state INTEGER NOT NULL DEFAULT 0, reason TEXT NOT NULL DEFAULT '',
+  finished_at REAL NOT NULL DEFAULT 0, attempts INTEGER NOT NULL DEFAULT 0, copies INTEGER NOT NULL DEFAULT 0,
+  failed_attempts INTEGER NOT NULL DEFAULT 0);
+-- Commits in batches: one row per job per group commit, packed records.
+-- No index on job: recovery reads every row in order and pruning scans
+-- once at start, while an index would cost a page write per group commit.
+CREATE TABLE IF NOT EXISTS commits(job INTEGER NOT NULL, batch BLOB NOT NULL);
+-- A divisible job's units per task (u64 each, host byte order), once fixed,
+-- and the first attempt id of the run that fixed them.
+CREATE TABLE IF NOT EXISTS shares(job INTEGER PRIMARY KEY, counts BLOB NOT NULL, since INTEGER NOT NULL);
+-- Committed tasks of jobs with output_dir whose attempt directory is not
+-- promoted yet (docs/JOBS.md, "Output directories"); a row goes when it is.
+CREATE TABLE IF NOT EXISTS promotions(job INTEGER NOT NULL, task INTEGER NOT NULL, attempt INTEGER NOT NULL,
+  host TEXT NOT NULL, PRIMARY KEY(job, task));
+)sql";
+
+// A job's commits in one group commit, packed (host byte order: the file
+// stays on the machine that wrote it, like SQLite's WAL). Two entry kinds:
+//   'R' first u32, count u32, mean run_s f32: tasks first..first+count-1,
+//       for jobs that keep no outputs (a 100k-task fan-out is a few ranges,
+//       not 100k rows: the journal costs little dispatch throughput);
+//   'C' task u32, attempt u64, executor u64, run_s f64, length u32, output.
+template <typename T>
+void Put(std::string* b, T v) {
+  b->append(reinterpret_cast<const char*>(&v), sizeof v);
+}
+template <typename T>
+bool Take(const char** p, const char* end, T* v) {
+  if (end - *p < static_cast<long>(sizeof(T))) return false;
+  std::memcpy(v, *p, sizeof(T));
+  *p += sizeof(T);
+  return true;
+}
+
+// Builds one job's batch, extending the open range while tasks come in order.
+struct Batch {
+  std::string bytes;
+  bool range_open = false;
+  uint32_t first = 0, count = 0;
+  double run_sum = 0;
+
+  void Add(TaskIndex task, AttemptId attempt, ExecutorId executor, double run_s, const std::string* output) {
+    if (!output) {
+      if (range_open && task == first + count) {
+        count++;
+        run_sum += run_s;
+        return;
+      }
+      Close();
+      range_open = true;
+      first = task;
+      count = 1;
+      run_sum = run_s;
+      return;
+    }
+    Close();
+    bytes.push_back('C');
+    Put<uint32_t>(&bytes, task);
+    Put<uint64_t>(&bytes, attempt);
+    Put<uint64_t>(&bytes, executor);
+    Put<double>(&bytes, run_s);
+    Put<uint32_t>(&bytes, static_cast<uint32_t>(output->size()));
+    bytes.append(*output);
+  }
+  void Close() {
+    if (!range_open) return;
+    bytes.push_back('R');
+    Put<uint32_t>(&bytes, first);
+    Put<uint32_t>(&bytes, count);
+    Put<float>(&bytes, static_cast<float>(run_sum / count));
+    range_open = false;
+  }
+};
+
+bool Decode(const char* p, const char* end, std::vector<CommittedOutput>* out) {
+  while (p < end) {
+    char kind = *p++;
+    if (kind == 'R') {
+      uint32_t first = 0, count = 0;
+      float run = 0;
+      if (!Take(&p, end, &first) || !Take(&p, end, &count) || !Take(&p, end, &run)) return false;
+      for (uint32_t i = 0; i < count; ++i) out->push_back({first + i, 0, 0, run, {}});
+      continue;
+    }
+    CommittedOutput c{};
+    uint32_t len = 0;
+    if (kind != 'C' || !Take(&p, end, &c.task) || !Take(&p, end, &c.attempt) || !Take(&p, end, &c.executor) ||
+        !Take(&p, end, &c.run_s) || !Take(&p, end, &len) || end - p < static_cast<long>(len))
+      return false;
+    c.output.assign(p, len);
+    p += len;
+    out->push_back(std::move(c));
+  }
+  return true;
+}
+
+}  // namespace
+
+class Journal::Impl {
+ public:
+  ~Impl() {
+    for (sqlite3_stmt* s :
+         {insert_job_, insert_commits_, insert_shares_, finish_job_, begin_, commit_, insert_promotion_, drop_promotion_})
+      sqlite3_finalize(s);
+    if (db_) sqlite3_close(db_);
+  }
+
+  Status Open(const JournalOptions& o) {
+    path_ = o.path;
+    if (sqlite3_open_v2(o.path.c_str(), &db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
+                        nullptr) != SQLITE_OK)
+      return Error("cannot open");
+    // Exclusive: one scheduler owns its journal (a second one started on the
+    // same state_dir is refused), and WAL needs no shared-memory index, which
+    // saves system calls on every group commit.
+    std::string pragmas = std::string("PRAGMA locking_mode=EXCLUSIVE; PRAGMA journal_mode=WAL; PRAGMA synchronous=") +
+                          (o.sync_full ? "FULL" : "NORMAL") + ";";
+    // The lock is taken by the first access: take it now, so that a second
+    // scheduler on the same state_dir fails here, with a clear message.
+    if (Status s = Exec(pragmas + " BEGIN IMMEDIATE; COMMIT;"); !s.ok()) {
+      if (sqlite3_errcode(db_) == SQLITE_BUSY)
+        return Status::Unavailable("journal " + path_ + " is in use (another scheduler on this state_dir?)");
+      return s;
+    }
+    if (Status s = Exec(kSchema); !s.ok()) return s;
+    if (Status s = Prepare("INSERT INTO jobs(id, request_key, spec, submitted) VALUES(?, ?, ?, ?)", &insert_job_);
+        !s.ok())
+      return s;
+    if (Status s = Prepare("INSERT INTO commits(job, batch) VALUES(?, ?)", &insert_commits_); !s.ok()) return s;
+    if (Status s = Prepare("INSERT OR REPLACE INTO shares(job, counts, since) VALUES(?, ?, ?)", &insert_shares_);
+        !s.ok())
+      return s;
+    if (Status s = Prepare("INSERT OR REPLACE INTO promotions(job, task, attempt, host) VALUES(?, ?, ?, ?)",
+                           &insert_promotion_);
+        !s.ok())
+      return s;
+    if (Status s = Prepare("DELETE FROM promotions WHERE job = ? AND task = ?", &drop_promotion_); !s.ok()) return s;
+    if (Status s = Prepare("BEGIN IMMEDIATE", &begin_); !s.ok()) return s;
+    if (Status s = Prepare("COMMIT", &commit_); !s.ok()) return s;
+    return Prepare(
+        "UPDATE jobs SET finished = 1, state = ?, reason = ?, finished_at = ?, attempts = ?, copies = ?, "
+        "failed_attempts = ? WHERE id = ?",
+        &finish_job_);
+  }
+
+  StatusOr<uint32_t> StartRun() {
+    if (Status s = Exec("INSERT INTO meta(key, value) VALUES('epoch', 1) "
+                        "ON CONFLICT(key) DO UPDATE SET value = value + 1");
+        !s.ok())
+      return s;
+    sqlite3_stmt* q = nullptr;
+    if (Status s = Prepare("SELECT value FROM meta WHERE key = 'epoch'", &q); !s.ok()) return s;
+    uint32_t epoch = sqlite3_step(q) == SQLITE_ROW ? static_cast<uint32_t>(sqlite3_column_int64(q, 0)) : 0;
+    sqlite3_finalize(q);
+    if (epoch == 0) return Error("no epoch after starting a run");
+    return epoch;
+  }
+
+  Status Load(std::vector<JournaledJob>* jobs) {
+    sqlite3_stmt* q = nullptr;
+    if (Status s = Prepare("SELECT id, request_key, spec, submitted, finished, state, reason, finished_at, attempts, "
+                           "copies, failed_attempts FROM jobs ORDER BY id",
+                           &q);
+        !s.ok())
+      return s;
+    std::unordered_map<JobId, size_t> index;
+    int rc;
+    while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
+      JournaledJob j;
+      j.id = static_cast<JobId>(sqlite3_column_int64(q, 0));
+      j.request_key = Text(q, 1);
+      j.spec = Blob(q, 2);
+      j.submitted_unix = sqlite3_column_double(q, 3);
+      j.finished = sqlite3_column_int(q, 4) != 0;
+      j.state = static_cast<JobState>(sqlite3_column_int(q, 5));
+      j.reason = Text(q, 6);
+      j.finished_unix = sqlite3_column_double(q, 7);
+      j.attempts = static_cast<uint32_t>(sqlite3_column_int64(q, 8));
+      j.copies = static_cast<uint32_t>(sqlite3_column_int64(q, 9));
+      j.failed_attempts = static_cast<uint32_t>(sqlite3_column_int64(q, 10));
+      index[j.id] = jobs->size();
+      jobs->push_back(std::move(j));
+    }
+    sqlite3_finalize(q);
+    if (rc != SQLITE_DONE) return Error("reading jobs");
+    if (Status s = Prepare("SELECT job, batch FROM commits ORDER BY rowid", &q); !s.ok()) return s;
+    while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
+      auto it = index.find(static_cast<JobId>(sqlite3_column_int64(q, 0)));
+      if (it == index.end()) continue;  // pruned job
+      auto* p = static_cast<const char*>(sqlite3_column_blob(q, 1));
+      int n = sqlite3_column_bytes(q, 1);
+      if (n > 0 && !Decode(p, p + n, &(*jobs)[it->second].commits)) {
+        sqlite3_finalize(q);
+        return Status::IoError(path_ + ": a corrupt commit record of job " + std::to_string(it->first));
+      }
+    }
+    sqlite3_finalize(q);
+    if (rc != SQLITE_DONE) return Error("reading commits");
+    if (Status s = Prepare("SELECT job, counts, since FROM shares", &q); !s.ok()) return s;
+    while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
+      auto it = index.find(static_cast<JobId>(sqlite3_column_int64(q, 0)));
+      const std::string b = Blob(q, 1);
+      if (it == index.end() || b.size() % sizeof(uint64_t) != 0) continue;  // pruned, or not counts: sized again
+      JournaledJob& j = (*jobs)[it->second];
+      j.share_counts.resize(b.size() / sizeof(uint64_t));
+      std::memcpy(j.share_counts.data(), b.data(), b.size());
+      j.shares_since = static_cast<AttemptId>(sqlite3_column_int64(q, 2));
+    }
+    sqlite3_finalize(q);
+    if (rc != SQLITE_DONE) return Error("reading shares");
+    if (Status s = Prepare("SELECT job, task, attempt, host FROM promotions ORDER BY job, task", &q); !s.ok()) return s;
+    while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
+      auto it = index.find(static_cast<JobId>(sqlite3_column_int64(q, 0)));
+      if (it == index.end()) continue;  // pruned
+      (*jobs)[it->second].promotions.push_back(PendingPromotion{static_cast<TaskIndex>(sqlite3_column_int64(q, 1)),
+                                                                static_cast<AttemptId>(sqlite3_column_int64(q, 2)),
+                                                                Text(q, 3)});
+    }
+    sqlite3_finalize(q);
+    return rc == SQLITE_DONE ? Status::Ok() : Error("reading promotions");
+  }
+
+  void JobAccepted(JobId id, const std::string& key, const std::string& spec, double submitted) {
+    accepted_.push_back({id, key, spec, submitted});
+  }
+  void TaskCommitted(JobId job, TaskIndex t, AttemptId a, ExecutorId e, double run_s, const std::string* output) {
+    batches_[job].Add(t, a, e, run_s, output);
+  }
+  void JobFinished(JobId id, JobState state, const std::string& reason, double at, uint32_t attempts,
+                   uint32_t copies, uint32_t failed) {
+    finished_.push_back({id, state, reason, at, attempts, copies, failed});
+  }
+  void SharesFixed(JobId id, const std::vector<uint64_t>& counts, AttemptId since) {
+    Shares& s = shares_[id];
+    s.counts.assign(reinterpret_cast<const char*>(counts.data()), counts.size() * sizeof(uint64_t));
+    s.since = since;
+  }
+  void Promotion(JobId job, TaskIndex task, AttemptId attempt, const std::string* host) {
+    promotions_.push_back({job, task, attempt, host ? *host : "", host != nullptr});
+  }
+  bool dirty() const {
+    return !accepted_.empty() || !batches_.empty() || !finished_.empty() || !shares_.empty() || !promotions_.empty();
+  }
+
+  Status Commit() {
+    if (!dirty()) return Status::Ok();
+    if (Status s = Step(begin_); !s.ok()) return s;
+    Status s = WriteAll();
+    if (!s.ok()) {
+      (void)Exec("ROLLBACK");  // the original error is the one to report
+      return s;
+    }
+    if (Status c = Step(commit_); !c.ok()) return c;
+    accepted_.clear();
+    batches_.clear();
+    finished_.clear();
+    shares_.clear();
+    promotions_.clear();
+    return Status::Ok();
+  }
+
+  Status Prune(uint32_t keep) {
+    std::string old = "SELECT id FROM jobs WHERE finished = 1 ORDER BY id DESC LIMIT -1 OFFSET " + std::to_string(keep);
+    return Exec("BEGIN; DELETE FROM commits WHERE job IN (" + old + "); DELETE FROM shares WHERE job IN (" + old +
+                "); DELETE FROM promotions WHERE job IN (" + old + "); DELETE FROM jobs WHERE id IN (" + old +
+                "); COMMIT;");
+  }
+
+ private:
+  struct Accepted {
+    JobId id;
+    std::string key, spec;
+    double submitted;
+  };
+  struct Finished {
+    JobId id;
+    JobState state;
+    std::string reason;
+    double at;
+    uint32_t attempts, copies, failed;
+  };
+
+  Status WriteAll() {
+    for (const Accepted& a : accepted_) {
+      sqlite3_bind_int64(insert_job_, 1, static_cast<sqlite3_int64>(a.id));
+      sqlite3_bind_text(insert_job_, 2, a.key.data(), static_cast<int>(a.key.size()), SQLITE_STATIC);
+      sqlite3_bind_blob(insert_job_, 3, a.spec.data(), static_cast<int>(a.spec.size()), SQLITE_STATIC);
+      sqlite3_bind_double(insert_job_, 4, a.submitted);
+      if (Status s = Step(insert_job_); !s.ok()) return s;
+    }
+    // Shares before commits: a job's first launches and its commits may
+    // share a group commit, and recovery reads both anyway.
+    for (const auto& [job, shares] : shares_) {
+      sqlite3_bind_int64(insert_shares_, 1, static_cast<sqlite3_int64>(job));
+      sqlite3_bind_blob(insert_shares_, 2, shares.counts.data(), static_cast<int>(shares.counts.size()),
+                        SQLITE_STATIC);
+      sqlite3_bind_int64(insert_shares_, 3, static_cast<sqlite3_int64>(shares.since));
+      if (Status s = Step(insert_shares_); !s.ok()) return s;
+    }
+    for (auto& [job, batch] : batches_) {
+      batch.Close();
+      sqlite3_bind_int64(insert_commits_, 1, static_cast<sqlite3_int64>(job));
+      sqlite3_bind_blob(insert_commits_, 2, batch.bytes.data(), static_cast<int>(batch.bytes.size()), SQLITE_STATIC);
+      if (Status s = Step(insert_commits_); !s.ok()) return s;
+    }
+    // After the commits they belong to; in order, so a promotion answered
+    // in the turn it was made leaves no row.
+    for (const PromotionOp& op : promotions_) {
+      sqlite3_stmt* st = op.pending ? insert_promotion_ : drop_promotion_;
+      sqlite3_bind_int64(st, 1, static_cast<sqlite3_int64>(op.job));
+      sqlite3_bind_int64(st, 2, op.task);
+      if (op.pending) {
+        sqlite3_bind_int64(st, 3, static_cast<sqlite3_int64>(op.attempt));
+        sqlite3_bind_text(st, 4, op.host.data(), static_cast<int>(op.host.size()), SQLITE_STATIC);
+      }
+      if (Status s = Step(st); !s.ok()) return s;
+    }
+    for (const Finished& f : finished_) {
+      sqlite3_bind_int(finish_job_, 1, static_cast<int>(f.state));
+      sqlite3_bind_text(finish_job_, 2, f.reason.data(), static_cast<int>(f.reason.size()), SQLITE_STATIC);
+      sqlite3_bind_double(finish_job_, 3, f.at);
+      sqlite3_bind_int64(finish_job_, 4, f.attempts);
+      sqlite3_bind_int64(finish_job_, 5, f.copies);
+      sqlite3_bind_int64(finish_job_, 6, f.failed);
+      sqlite3_bind_int64(finish_job_, 7, static_cast<sqlite3_int64>(f.id));
+      if (Status s = Step(finish_job_); !s.ok()) return s;
+    }
+    return Status::Ok();
+  }
+
+  Status Step(sqlite3_stmt* st) {
+    int rc = sqlite3_step(st);
+    sqlite3_reset(st);
+    sqlite3_clear_bindings(st);
+    return rc == SQLITE_DONE ? Status::Ok() : Error("writing");
+  }
+  Status Exec(const std::string& sql) {
+    char* err = nullptr;
+    if (sqlite3_exec(db_, sql.c_str(), nullptr, nullptr, &err) == SQLITE_OK) return Status::Ok();
+    std::string m = err ? err : "unknown error";
+    sqlite3_free(err);
+    return Status::IoError("journal " + path_ + ": " + m);
+  }
+  Status Prepare(const char* sql, sqlite3_stmt** st) {
+    return sqlite3_prepare_v2(db_, sql, -1, st, nullptr) == SQLITE_OK ? Status::Ok() : Error("preparing a statement");
+  }
+  Status Error(const std::string& what) const {
+    return Status::IoError("journal " + path_ + ": " + what + ": " + (db_ ? sqlite3_errmsg(db_) : "no database"));
+  }
+  static std::string Text(sqlite3_stmt* q, int col) {
+    auto* p = sqlite3_column_text(q, col);
+    return p ? std::string(reinterpret_cast<const char*>(p), static_cast<size_t>(sqlite3_column_bytes(q, col))) : "";
+  }
+  static std::string Blob(sqlite3_stmt* q, int col) {
+    auto* p = static_cast<const char*>(sqlite3_column_blob(q, col));
+    return p ? std::string(p, static_cast<size_t>(sqlite3_column_bytes(q, col))) : "";
+  }
+
+  std::string path_;
+  sqlite3* db_ = nullptr;
+  sqlite3_stmt* insert_job_ = nullptr;
+  sqlite3_stmt* insert_commits_ = nullptr;
+  sqlite3_stmt* insert_shares_ = nullptr;
+  sqlite3_stmt* finish_job_ = nullptr;
+  sqlite3_stmt* insert_promotion_ = nullptr;
+  sqlite3_stmt* drop_promotion_ = nullptr;
+  sqlite3_stmt* begin_ = nullptr;   // prepared once: a group commit parses no SQL
+  sqlite3_stmt* commit_ = nullptr;
+  std::vector<Accepted> accepted_;
+  std::map<JobId, Batch> batches_;
+  std::vector<Finished> finished_;
+  struct Shares {
+    std::string counts;  // packed
+    AttemptId since = 0;
+  };
+  std::map<JobId, Shares> shares_;
+  struct PromotionOp {
+    JobId job;
+    TaskIndex task;
+    AttemptId attempt;
+    std::string host;
+    bool pending;  // else: promoted (or failed), the row goes
+  };
+  std::vector<PromotionOp> promotions_;
+};
+
+StatusOr<std::unique_ptr<Journal>> Journal::Open(const JournalOptions& options) {
+  auto impl = std::make_unique<Impl>();
+  if (Status s = impl->Open(options); !s.ok()) return s;
+  return std::unique_ptr<Journal>(new Journal(std::move(impl)));
+}
+Journal::Journal(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Journal::~Journal() = default;
+StatusOr<uint32_t> Journal::StartRun() { return impl_->StartRun(); }
+Status Journal::Load(std::vector<JournaledJob>* jobs) { return impl_->Load(jobs); }
+void Journal::JobAccepted(JobId id, const std::string& key, const std::string& spec, double submitted_unix) {
+  impl_->JobAccepted(id, key, spec, submitted_unix);
+}
+void Journal::TaskCommitted(JobId job, TaskIndex task, AttemptId attempt, ExecutorId executor, double run_s,
+                            const std::string* output) {
+  impl_->TaskCommitted(job, task, attempt, executor, run_s, output);
+}
+void Journal::JobFinished(JobId id, JobState state, const std::string& reason, double finished_unix,
+                          uint32_t attempts, uint32_t copies, uint32_t failed_attempts) {
+  impl_->JobFinished(id, state, reason, finished_unix, attempts, copies, failed_attempts);
+}
+void Journal::SharesFixed(JobId id, const std::vector<uint64_t>& counts, AttemptId since) {
+  impl_->SharesFixed(id, counts, since);
+}
+void Journal::PromotionPending(JobId job, TaskIndex task, AttemptId attempt, const std::string& host) {
+  impl_->Promotion(job, task, attempt, &host);
+}
+void Journal::OutputPromoted(JobId job, TaskIndex task) { impl_->Promotion(job, task, 0, nullptr); }
+bool Journal::dirty() const { return impl_->dirty(); }
+Status Journal::Commit() { return impl_->Commit(); }
+Status Journal::Prune(uint32_t keep) { return impl_->Prune(keep); }
+
+}  // namespace tailcut

@@ -1,0 +1,107 @@
+// The scheduler's Prometheus metrics (docs/METRICS.md): what one scrape
+// shows, how it is rendered (text format 0.0.4), and how the numbers cross
+// from the scheduler loop's thread to the HTTP thread without that thread
+// ever touching the core.
+//
+//   loop thread                        HTTP thread (/metrics)
+//   SchedulerMetrics::OnJobFinished    Fresh(): ask for a snapshot, wait
+//   SchedulerMetrics::MaybePublish  -> for the loop's next turn, render it
+//
+// The loop builds a snapshot only when a scrape asked for one, so an
+// unscraped scheduler pays one atomic load per turn, and a scrape that
+// follows an event (a job the client saw finish) sees it.
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "dashboard.h"
+#include "tailcut/core/scheduler_core.h"
+
+namespace tailcut::metrics {
+
+// A cumulative-on-render histogram: counts are kept per bucket and summed
+// when rendered, as Prometheus wants `le` buckets cumulative.
+struct Histogram {
+  std::vector<double> bounds;   // upper bounds, ascending; +Inf is implicit
+  std::vector<uint64_t> counts; // per bucket, bounds.size() + 1 (the last: above every bound)
+  double sum = 0;
+  uint64_t count = 0;
+
+  explicit Histogram(std::vector<double> upper_bounds = {});
+  void Observe(double v);
+};
+
+// Job latency (submit to final state) bucket bounds, seconds: sub-second
+// fan-outs up to hour-long jobs.
+std::vector<double> JobLatencyBounds();
+
+// Executors by the node-health detector's state, in NodeHealth order.
+inline constexpr std::array<NodeHealth, 4> kHealthStates = {NodeHealth::kHealthy, NodeHealth::kSuspect,
+                                                            NodeHealth::kFailSlow, NodeHealth::kRecovered};
+
+// Everything one scrape shows, taken on the loop's thread.
+struct Snapshot {
+  CoreCounters counters;
+  uint64_t jobs_running = 0;
+  uint64_t waiting_tasks = 0;    // tailcut_dispatch_queue_length
+  uint64_t live_attempts = 0;
+  uint64_t total_slots = 0;
+  std::array<uint64_t, kHealthStates.size()> executors_by_health{};
+  uint64_t executors_quarantined = 0;
+  Histogram job_latency{JobLatencyBounds()};
+  // The dashboard's view (dashboard.h), when one is attached; else null.
+  std::shared_ptr<const dashboard::State> dashboard;
+};
+
+// Reads the core (loop thread only).
+Snapshot Collect(const SchedulerCore& core, const Histogram& job_latency);
+
+// The Prometheus text exposition of `s` (HELP, TYPE, samples).
+std::string Render(const Snapshot& s);
+
+// Label values escape \, " and newline (text format 0.0.4); HELP text
+// escapes \ and newline.
+std::string EscapeLabelValue(std::string_view v);
+// A sample value: integers without a fraction, +Inf / -Inf / NaN spelled
+// as Prometheus reads them.
+std::string FormatValue(double v);
+
+// The loop's side and the HTTP side of the metrics; one per server.
+class SchedulerMetrics final : public CoreObserver {
+ public:
+  // --- loop thread ---
+  void OnJobFinished(const JobStatusInfo& job) override;
+  // Publishes a snapshot when a scrape waits for one (cheap otherwise).
+  // `now`: the core's clock, for the dashboard's timeline.
+  void MaybePublish(const SchedulerCore& core, Time now = 0);
+  // Snapshots also carry `recorder`'s State (the loop owns the recorder;
+  // attach before the HTTP server starts).
+  void AttachDashboard(const dashboard::Recorder* recorder) { dashboard_ = recorder; }
+
+  // --- any thread ---
+  // Asks the loop for a snapshot and waits up to `timeout` for it; when the
+  // loop does not answer in time (stopped, or a long turn) the last one
+  // published is used, null if there never was one.
+  std::shared_ptr<const Snapshot> Fresh(std::chrono::milliseconds timeout);
+
+ private:
+  Histogram job_latency_{JobLatencyBounds()};  // loop thread only
+  const dashboard::Recorder* dashboard_ = nullptr;
+
+  std::atomic<bool> wanted_{false};
+  std::mutex mu_;
+  std::condition_variable published_;
+  uint64_t generation_ = 0;                 // guarded by mu_
+  std::shared_ptr<const Snapshot> latest_;  // guarded by mu_
+};
+
+}  // namespace tailcut::metrics

@@ -1,0 +1,142 @@
+// The edge tier (docs/EDGE.md, "Two tiers"): a scheduler started with a
+// parent registers there as ONE executor whose slots are its own fleet's,
+// speaks the executor protocol upward, and runs what the parent assigns as
+// jobs of its own core (owner "parent:NAME"), with its own policies.
+//
+//   parent scheduler  <-- Register / Report / Goodbye --  ParentLink (this edge)
+//                     --> Work / RegisterAck / Heartbeat -->
+//
+// Each Assignment becomes a one-task local job; its commit is the parent
+// attempt's OK result (with the committed attempt's run time, so the
+// parent's predictors see the fleet's speed), a failed local job a FAILED
+// result. Optional edge-level quorum (`edge_quorum`): once that share of a
+// parent job's tasks held here has committed, this edge closes its part and
+// hands the rest back (REFUSED), so the parent can place them elsewhere or
+// close its round without them. Loss of the parent never stops the edge: it
+// keeps its work and registers again with backoff, listing what it holds,
+// exactly like an executor (docs/PROTOCOL.md, "Registering again").
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include <zmq.hpp>
+
+#include "tailcut.pb.h"
+#include "tailcut/common/status.h"
+#include "tailcut/core/scheduler_core.h"
+#include "tailcut/server/server.h"
+#include "tailcut/wire/security.h"
+
+namespace tailcut {
+
+// What the edge offers its parent: the sum of its executors' slots and
+// GPUs and the union of their kernels. A change re-registers.
+struct FleetSummary {
+  uint32_t executors = 0;
+  uint32_t slots = 0;
+  uint32_t gpus = 0;
+  std::vector<std::string> kernels;  // sorted, unique
+  bool operator==(const FleetSummary& o) const {
+    return slots == o.slots && gpus == o.gpus && kernels == o.kernels;
+  }
+  bool operator!=(const FleetSummary& o) const { return !(*this == o); }
+};
+
+// Owner of the local jobs that run the parent's tasks.
+std::string ParentOwner(const std::string& edge_name);
+bool IsParentOwner(const std::string& owner);
+
+class ParentLink {
+ public:
+  // What the server lends the link: submitting into its core (journaled
+  // like any job), cancelling, and its fleet as it stands.
+  struct Host {
+    std::function<StatusOr<JobId>(wire::JobSpec)> submit;
+    std::function<void(JobId, const std::string& reason)> cancel;
+    std::function<FleetSummary()> fleet;
+  };
+  ParentLink(ParentOptions options, uint32_t max_message_bytes, zmq::context_t& ctx, Host host);
+  ~ParentLink();
+
+  // Creates and connects the socket (keys applied); nothing is sent yet.
+  Status Connect();
+  zmq::socket_t& socket() { return socket_; }
+  const std::string& name() const { return o_.name; }
+
+  // Everything the parent sent; `now` is the server clock, seconds.
+  void OnReadable(double now);
+  // Each of the core's commands, before the server acts on it.
+  void OnCommand(const Command& c);
+  // A local executor's Report: started attempts and progress of the
+  // parent's tasks go upward.
+  void OnLocalReport(const wire::Report& r);
+  // Registering (with backoff), heartbeats with progress, noticing a
+  // silent parent, re-registering when the fleet changed.
+  void Tick(double now);
+  // Sends the started / results gathered this turn.
+  void Flush();
+  // Goodbye to the parent (clean shutdown).
+  void Shutdown();
+
+  size_t held() const { return held_.size(); }
+
+ private:
+  struct Held {
+    JobId local = 0;
+    uint64_t parent_job = 0;
+    uint32_t task = 0;
+    bool started = false;
+    float progress = -1;
+    std::vector<AttemptId> local_attempts;
+  };
+  struct Group {  // one parent job's tasks on this edge (edge-level quorum)
+    uint32_t received = 0, committed = 0, held = 0;
+  };
+  enum class State { kRegistering, kRegistered };
+
+  void Handle(const zmq::message_t& frame, double now);
+  void Accept(wire::Assignment& a);
+  void CancelFromParent(AttemptId a);
+  void AddResult(AttemptId a, const Held& h, wire::AttemptResult::Outcome outcome, std::string output,
+                 std::string error, double run_s);
+  void Forget(AttemptId a);
+  void MaybeCloseEdgeQuorum(uint64_t parent_job);
+  void SendRegister(const FleetSummary& fleet, double now);
+  void SendGoodbye(const std::string& reason);
+  void Lost(const std::string& why, double now);
+  bool Send(const wire::ExecutorMessage& msg);
+
+  ParentOptions o_;
+  uint32_t max_message_bytes_;
+  zmq::context_t& ctx_;
+  Host host_;
+  zmq::socket_t socket_;
+  std::unique_ptr<HandshakeMonitor> handshake_;
+
+  State state_ = State::kRegistering;
+  bool ever_registered_ = false;
+  FleetSummary registered_fleet_;
+  double heartbeat_s_;
+  double lost_after_s_;
+  double last_heard_ = 0, next_heartbeat_ = 0, next_register_ = 0, backoff_s_;
+  double last_log_ = -100;
+  int results_in_register_ = 0;
+  uint64_t held_output_bytes_ = 0;
+
+  std::unordered_map<AttemptId, Held> held_;          // parent attempt -> its local job
+  std::unordered_map<JobId, AttemptId> by_local_job_;  // local job -> parent attempt
+  std::unordered_map<AttemptId, AttemptId> by_local_attempt_;
+  std::unordered_map<uint64_t, Group> groups_;         // parent job -> counts
+  std::unordered_set<uint64_t> closed_;                // parent jobs whose part closed here
+  std::deque<uint64_t> closed_order_;                  // bounds closed_
+  wire::Report pending_;                               // started / results not yet sent
+};
+
+}  // namespace tailcut

@@ -1,0 +1,209 @@
+// The client socket (server_impl.h): requests are read, checked
+// (version, key) and dispatched to one handler each; a handler fills the
+// reply or returns the error the client gets.
+#include <string>
+
+#include "server_impl.h"
+#include "tailcut/common/log.h"
+#include "tailcut/wire/wire.h"
+
+namespace tailcut {
+
+void SchedulerServer::Impl::DrainClients() {
+  std::string route;
+  zmq::message_t payload;
+  bool ok = true;
+  wire::ClientRequest req;
+  for (int i = 0; i < kMaxDrain && Receive(clients_, &route, &payload, &ok); ++i) {
+    if (!ok || !FromFrame(payload, &req)) {
+      WarnBadInput("client socket", "unparseable message");
+      SendClientError(route, 0, wire::Error::BAD_MESSAGE, "could not parse a ClientRequest");
+      continue;
+    }
+    if (req.version() != kProtocolVersion) {
+      SendClientError(route, req.request_id(), wire::Error::VERSION_MISMATCH,
+                      "protocol version " + std::to_string(req.version()) + " not spoken; this scheduler speaks " +
+                          std::to_string(kProtocolVersion));
+      continue;
+    }
+    Caller who;
+    if (!Identify(payload, req, &who)) {
+      WarnBadInput("client socket", "a request under a key no longer trusted");
+      SendClientError(route, req.request_id(), wire::Error::UNAUTHENTICATED, "this client's key is no longer trusted");
+      continue;
+    }
+    OnClientRequest(route, req, who);
+  }
+}
+
+// With keys the owner is the CURVE key that sent the frame; without keys
+// (loopback only) the user name the client states.
+bool SchedulerServer::Impl::Identify(const zmq::message_t& frame, const wire::ClientRequest& req, Caller* who) const {
+  if (!auth_) {
+    who->owner = "user:" + (req.user().empty() ? std::string("anonymous") : req.user());
+    return true;
+  }
+  const TrustedKey* key = auth_->Peer(frame, &who->owner);
+  if (!key) return false;
+  who->admin = key->role == PeerRole::kAdmin;
+  return true;
+}
+
+// The job's status when `who` may see and act on it: its owner or an admin.
+StatusOr<JobStatusInfo> SchedulerServer::Impl::OwnedJob(JobId job, const Caller& who) const {
+  auto st = core_.JobStatus(job);
+  if (st.ok() && !who.admin && st->owner != who.owner)
+    return Status::PermissionDenied("job " + std::to_string(job) + " is not your job");
+  return st;
+}
+
+void SchedulerServer::Impl::OnClientRequest(const std::string& route, wire::ClientRequest& req, const Caller& who) {
+  wire::ClientReply reply;
+  reply.set_version(kProtocolVersion);
+  reply.set_request_id(req.request_id());
+  // A reply that reads job state must not overtake what the core did
+  // before it (an executor's report, another client's cancel): pushes of
+  // streamed results and final statuses still waiting for the end of the
+  // turn go out first, so a status poll that finds a job done comes after
+  // its results. Submits do not read: their launches stay batched.
+  const bool submitting = req.body_case() == wire::ClientRequest::kSubmit;
+  if (!submitting) Flush();
+  Status s;
+  switch (req.body_case()) {
+    case wire::ClientRequest::kSubmit:
+      s = OnSubmit(route, req.request_id(), *req.mutable_submit()->mutable_job(), who, &reply);
+      break;
+    case wire::ClientRequest::kStatus: s = OnStatus(req.status(), who, &reply); break;
+    case wire::ClientRequest::kCancel: s = OnCancel(req.cancel(), who, &reply); break;
+    case wire::ClientRequest::kListExecutors: s = OnListExecutors(&reply); break;
+    case wire::ClientRequest::kWatch: s = OnWatch(route, req.request_id(), req.watch(), who, &reply); break;
+    case wire::ClientRequest::kResults: s = OnResults(req.results(), who, &reply); break;
+    case wire::ClientRequest::kTrace: s = OnTrace(req.trace(), who, &reply); break;
+    default: s = Status::InvalidArgument("ClientRequest without a body");
+  }
+  if (!s.ok()) return SendClientError(route, req.request_id(), ErrorCodeFor(s, submitting), s.message());
+  SendClient(route, reply);
+}
+
+Status SchedulerServer::Impl::OnSubmit(const std::string& route, uint64_t request_id, wire::JobSpec& spec,
+                                       const Caller& who, wire::ClientReply* reply) {
+  spec.set_owner(who.owner);
+  // Keys are per owner: another owner's key neither finds nor blocks a job.
+  const std::string key = spec.request_key().empty() ? "" : who.owner + "\n" + spec.request_key();
+  if (JobId known = durability_.keys().Find(key)) {  // a retry of a submit already accepted
+    auto st = core_.JobStatus(known);
+    reply->mutable_submitted()->set_job_id(known);
+    reply->mutable_submitted()->set_tasks(st.ok() ? st->tasks : 0);
+    // Over the watcher cap the retry is still answered; Wait's own Watch gets BUSY.
+    if (st.ok() && st->state == JobState::kRunning && spec.stream_results())
+      (void)AddWatcher(known, route, request_id);
+    return Status::Ok();
+  }
+  // Caps first, on the spec's numbers alone: nothing is built for a
+  // job that does not fit (a 40-byte template may ask for 50M tasks).
+  const std::string& owner = who.owner;
+  Status admit = CheckNames(spec);
+  if (admit.ok()) admit = core_.CheckAdmission(TaskCountOf(spec));
+  if (admit.ok())
+    admit = CheckCaps([&] {
+      Status s = admission_.CheckJob(owner);
+      return s.ok() && spec.stream_results() ? admission_.CheckWatch(route) : s;
+    });
+  if (!admit.ok()) return admit;
+  auto def = JobDefFromWire(spec);
+  if (!def.ok()) return def.status();
+  bool stream = def->stream_results;
+  std::string name = def->name;
+  uint32_t tasks = def->TaskCount();
+  auto id = core_.SubmitJob(std::move(def).value());
+  if (!id.ok()) return id.status();
+  TC_LOG(Debug) << "job " << *id << " (" << name << ") submitted";
+  durability_.JobAccepted(*id, key, spec.SerializeAsString());
+  admission_.JobStarted(*id, owner);
+  if (stream) (void)AddWatcher(*id, route, request_id);  // checked above
+  reply->mutable_submitted()->set_job_id(*id);
+  reply->mutable_submitted()->set_tasks(tasks);
+  return Status::Ok();
+}
+
+Status SchedulerServer::Impl::OnStatus(const wire::GetJobStatus& r, const Caller& who, wire::ClientReply* reply) {
+  auto st = OwnedJob(r.job_id(), who);
+  if (!st.ok()) return st.status();
+  JobStatusToWire(*st, reply->mutable_status());
+  return Status::Ok();
+}
+
+Status SchedulerServer::Impl::OnCancel(const wire::CancelJob& r, const Caller& who, wire::ClientReply* reply) {
+  if (Status s = OwnedJob(r.job_id(), who).status(); !s.ok()) return s;
+  auto st = core_.CancelJob(r.job_id(), "cancelled by client");
+  if (!st.ok()) return st.status();
+  JobStatusToWire(*st, reply->mutable_status());
+  return Status::Ok();
+}
+
+Status SchedulerServer::Impl::OnListExecutors(wire::ClientReply* reply) {
+  const double now = clock_.Now();
+  for (const ExecutorStatusInfo& e : core_.Executors())
+    ExecutorStatusToWire(e, now, reply->mutable_executors()->add_executors());
+  return Status::Ok();
+}
+
+Status SchedulerServer::Impl::OnWatch(const std::string& route, uint64_t request_id, const wire::WatchJob& r,
+                                      const Caller& who, wire::ClientReply* reply) {
+  const JobId job = r.job_id();
+  auto st = OwnedJob(job, who);
+  if (!st.ok()) return st.status();
+  if (st->state == JobState::kRunning)
+    if (Status w = AddWatcher(job, route, request_id); !w.ok()) return w;  // BUSY
+  // AddWatcher may have flushed the job's end: answer with the status now.
+  if (auto now = core_.JobStatus(job); now.ok()) st = std::move(now);
+  JobStatusToWire(*st, reply->mutable_status());
+  return Status::Ok();  // the reply carries the current status; the final one is pushed
+}
+
+Status SchedulerServer::Impl::OnResults(const wire::GetJobResults& r, const Caller& who, wire::ClientReply* reply) {
+  if (Status s = OwnedJob(r.job_id(), who).status(); !s.ok()) return s;
+  auto outs = core_.JobOutputs(r.job_id());
+  if (!outs.ok()) return outs.status();
+  auto* rs = reply->mutable_results();
+  rs->set_job_id(r.job_id());
+  for (const CommittedOutput& o : *outs) CommittedOutputToWire(o, rs->add_results());
+  return Status::Ok();
+}
+
+Status SchedulerServer::Impl::OnTrace(const wire::GetJobTrace& r, const Caller& who, wire::ClientReply* reply) {
+  const JobId job = r.job_id();
+  auto st = OwnedJob(job, who);
+  if (!st.ok()) return st.status();
+  wire::JobTrace* t = reply->mutable_trace();
+  t->set_job_id(job);
+  t->set_state(JobStateToWire(st->state));
+  t->set_committed(st->committed);
+  t->set_ring_rows(recent_trace_.capacity());
+  for (const TraceRow& row : recent_trace_.RowsOf(job)) TraceRowToWire(row, t->add_attempts());
+  return Status::Ok();
+}
+
+// Jobs that ended in this turn free their owner's and watchers' places
+// only in Flush; a cap check that fails flushes and asks again, so that a
+// cancel followed at once by a submit or a watch is not refused.
+Status SchedulerServer::Impl::CheckCaps(const std::function<Status()>& check) {
+  Status s = check();
+  if (s.ok()) return s;
+  Flush();
+  return check();
+}
+
+// `route` watches running job `job` unless it is at
+// scheduler.max_watchers_per_client.
+Status SchedulerServer::Impl::AddWatcher(JobId job, const std::string& route, uint64_t request_id) {
+  if (Status s = CheckCaps([&] { return admission_.CheckWatch(route); }); !s.ok()) return s;
+  // That check may have flushed the job's end: nothing left to watch then
+  // (a waiting client reads the final status by polling).
+  if (auto st = core_.JobStatus(job); !st.ok() || st->state != JobState::kRunning) return Status::Ok();
+  watchers_[job].push_back({route, request_id});
+  admission_.WatchAdded(route);
+  return Status::Ok();
+}
+
+}  // namespace tailcut

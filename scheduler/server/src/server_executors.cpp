@@ -1,0 +1,163 @@
+// The executor socket (server_impl.h): Register, Report and Goodbye from
+// executors (or child edges), and the heartbeats the scheduler sends them.
+#include <string>
+
+#include "server_impl.h"
+#include "tailcut/common/log.h"
+#include "tailcut/wire/wire.h"
+
+namespace tailcut {
+
+void SchedulerServer::Impl::DrainExecutors() {
+  std::string route;
+  zmq::message_t payload;
+  bool ok = true;
+  wire::ExecutorMessage msg;
+  for (int i = 0; i < kMaxDrain && Receive(executors_, &route, &payload, &ok); ++i) {
+    if (auth_ && !auth_->Peer(payload)) {
+      WarnBadInput("executor socket", "a message under a key no longer trusted");
+      SendExecutorError(route, wire::Error::UNAUTHENTICATED, "this executor's key is no longer trusted");
+      continue;
+    }
+    if (!ok || !FromFrame(payload, &msg)) {
+      WarnBadInput("executor socket", "unparseable message");
+      SendExecutorError(route, wire::Error::BAD_MESSAGE, "could not parse an ExecutorMessage");
+      continue;
+    }
+    if (msg.version() != kProtocolVersion) {
+      WarnBadInput("executor socket", "protocol version " + std::to_string(msg.version()));
+      SendExecutorError(route, wire::Error::VERSION_MISMATCH,
+                        "protocol version " + std::to_string(msg.version()) + " not spoken; this scheduler speaks " +
+                            std::to_string(kProtocolVersion));
+      continue;
+    }
+    switch (msg.body_case()) {
+      case wire::ExecutorMessage::kRegister: OnRegister(route, msg.register_()); break;
+      case wire::ExecutorMessage::kReport: OnReport(route, msg.report()); break;
+      case wire::ExecutorMessage::kGoodbye: OnGoodbye(route, msg.goodbye()); break;
+      default: SendExecutorError(route, wire::Error::BAD_MESSAGE, "ExecutorMessage without a body");
+    }
+  }
+}
+
+void SchedulerServer::Impl::OnRegister(const std::string& route, const wire::Register& r) {
+  if (auto it = by_route_.find(route); it != by_route_.end()) {
+    core_.RemoveExecutor(it->second, false, "re-registered");
+    peers_.erase(it->second);
+    by_route_.erase(it);
+  } else if (Status s = admission_.CheckExecutor(peers_.size()); !s.ok()) {
+    WarnBadInput("executor socket", "Register refused: " + s.message());
+    return SendExecutorError(route, wire::Error::BUSY, s.message());  // it retries Register
+  }
+  ExecutorDesc d = ExecutorDescFromWire(r, peers_.size() + 1);
+  if (d.slots != r.cpu_slots() && r.cpu_slots() != 0)
+    WarnBadInput("executor socket", "Register.cpu_slots = " + std::to_string(r.cpu_slots()) + " capped at " +
+                                        std::to_string(kMaxWireSlots));
+  std::string kernels;
+  for (auto& k : d.kernels) kernels += (kernels.empty() ? "" : ",") + k;
+  TC_LOG(Info) << "executor joined: " << d.name << " (" << (d.host.empty() ? "?" : d.host) << "), " << d.slots
+               << " slots, " << d.gpus << " gpus, kernels " << (kernels.empty() ? "none" : kernels);
+  Peer peer;
+  peer.route = route;
+  peer.host = d.host;
+  peer.last_sent = clock_.Now();
+  peer.slots = d.slots;
+  peer.gpus = d.gpus;
+  peer.kernels = d.kernels;
+  ExecutorId id = core_.AddExecutor(std::move(d));
+  by_route_[route] = id;
+  peers_[id] = std::move(peer);
+  if (r.running_size() > 0 || r.undelivered_size() > 0) TakeBack(route, id, r);
+  wire::SchedulerToExecutor ack;
+  ack.set_version(kProtocolVersion);
+  auto* a = ack.mutable_registered();
+  a->set_executor_id(id);
+  a->set_heartbeat_interval_ms(opt_.heartbeat_ms);
+  a->set_lost_after_ms(static_cast<uint32_t>(opt_.core.lost_after_s * 1000));
+  Send(executors_, route, ack);
+}
+
+// An executor that registers again brings what it kept while away:
+// results commit (once), attempts are adopted or else cancelled. Runs
+// before the next Pump, so nothing it holds is launched twice.
+void SchedulerServer::Impl::TakeBack(const std::string& route, ExecutorId id, const wire::Register& r) {
+  wire::SchedulerToExecutor cancel;
+  cancel.set_version(kProtocolVersion);
+  auto [committed, adopted] = TakeBackFromWire(core_, id, r, cancel.mutable_work(), bad_executor_input_);
+  TC_LOG(Info) << "executor " << id << " came back with " << r.running_size() << " attempts (" << adopted
+               << " adopted) and " << r.undelivered_size() << " results (" << committed << " committed)";
+  if (cancel.has_work()) Send(executors_, route, cancel);
+}
+
+void SchedulerServer::Impl::OnReport(const std::string& route, const wire::Report& r) {
+  auto it = by_route_.find(route);
+  if (it == by_route_.end()) {
+    SendExecutorError(route, wire::Error::UNKNOWN_EXECUTOR, "not registered (the scheduler may have restarted)");
+    return;
+  }
+  ExecutorId e = it->second;
+  core_.ExecutorSeen(e);
+  if (r.has_signals()) NoteGpuThrottle(e, r.signals().gpu_throttle_reasons());
+  if (parent_) parent_->OnLocalReport(r);
+  ApplyReport(core_, e, r, bad_executor_input_);
+  for (const wire::Promoted& p : r.promoted()) OnPromoted(e, p);
+}
+
+void SchedulerServer::Impl::OnPromoted(ExecutorId e, const wire::Promoted& p) {
+  bool known = p.error().empty() ? core_.OutputPromoted(p.job_id(), p.task_index(), p.attempt_id())
+                                 : core_.PromotionFailed(p.job_id(), p.task_index(), p.attempt_id(), p.error());
+  if (!known) return;  // answered before (a resend crossed the answer)
+  if (!p.error().empty())
+    TC_LOG(Warn) << "job " << p.job_id() << " task " << p.task_index() << ": executor " << e
+                 << " cannot promote its output: " << p.error();
+  durability_.OutputPromoted(p.job_id(), p.task_index());
+  promote_sent_.erase({p.job_id(), p.task_index()});
+}
+
+// GPU clock throttling (NVML reason bits) is logged when it changes and
+// feeds node health: the executor is SUSPECT while throttled
+// (docs/PREDICTORS.md, "GPU throttling").
+void SchedulerServer::Impl::NoteGpuThrottle(ExecutorId e, uint32_t reasons) {
+  auto p = peers_.find(e);
+  if (p == peers_.end() || p->second.gpu_throttle == reasons) return;
+  core_.ExecutorSignals(e, reasons);
+  if (reasons) {
+    TC_LOG(Warn) << "executor " << e << ": GPU clocks throttled (NVML reasons 0x" << std::hex << reasons
+                 << std::dec << ")";
+  } else {
+    TC_LOG(Info) << "executor " << e << ": GPU clocks no longer throttled";
+  }
+  p->second.gpu_throttle = reasons;
+}
+
+void SchedulerServer::Impl::OnGoodbye(const std::string& route, const wire::Goodbye& g) {
+  auto it = by_route_.find(route);
+  if (it == by_route_.end()) return;
+  TC_LOG(Info) << "executor " << it->second << " left: " << (g.reason().empty() ? "goodbye" : g.reason());
+  core_.RemoveExecutor(it->second, false, g.reason());
+  peers_.erase(it->second);
+  by_route_.erase(it);
+}
+
+void SchedulerServer::Impl::SendHeartbeats(double now) {
+  // Forget peers the core declared lost; their next message re-registers them.
+  for (auto it = peers_.begin(); it != peers_.end();) {
+    if (!core_.HasExecutor(it->first)) {
+      by_route_.erase(it->second.route);
+      it = peers_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  wire::SchedulerToExecutor hb;
+  hb.set_version(kProtocolVersion);
+  hb.mutable_heartbeat();
+  for (auto& [id, p] : peers_) {
+    if (now - p.last_sent >= opt_.heartbeat_ms / 1000.0) {
+      Send(executors_, p.route, hb);
+      p.last_sent = now;
+    }
+  }
+}
+
+}  // namespace tailcut

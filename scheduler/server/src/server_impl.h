@@ -1,0 +1,181 @@
+// SchedulerServer's insides, shared by the files that implement it along
+// its seams: server.cpp (set-up: journal, keys, sockets, parent link, HTTP;
+// the loop; sending), server_executors.cpp (the executor socket),
+// server_clients.cpp (the client socket: OnClientRequest dispatches to one
+// handler per request), server_dispatch.cpp (the core's commands out, in
+// batches). Every protobuf <-> core conversion is in wire_convert.h.
+//
+// Single-threaded like the server: everything here runs on Run()'s thread,
+// except stop_ and reload_keys_ (atomics, set from any thread or a signal
+// handler) and the HTTP threads, which read only metrics_ (metrics.h).
+#pragma once
+
+#include <atomic>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include <zmq.hpp>
+
+#include "admission.h"
+#include "dashboard.h"
+#include "http_server.h"
+#include "metrics.h"
+#include "parent_link.h"
+#include "recovery.h"
+#include "tailcut/server/server.h"
+#include "tailcut/server/trace_recorder.h"
+#include "tailcut/wire/security.h"
+#include "wire_convert.h"
+
+namespace tailcut::server_detail {
+
+struct Watcher {
+  std::string route;
+  uint64_t request_id;
+};
+
+// Who sent a client request: the owner its jobs get, and whether it may
+// act on every job.
+struct Caller {
+  std::string owner;
+  bool admin = false;
+};
+
+struct Peer {
+  std::string route;
+  std::string host;  // Register.host: promotions go to an executor on the attempt's host
+  double last_sent = 0;
+  uint32_t gpu_throttle = 0;  // last NodeSignals.gpu_throttle_reasons
+  // What it registered with, for the fleet an edge offers its parent.
+  uint32_t slots = 0, gpus = 0;
+  std::vector<std::string> kernels;
+};
+
+}  // namespace tailcut::server_detail
+
+namespace tailcut {
+
+class SchedulerServer::Impl {
+ public:
+  using Caller = server_detail::Caller;
+  using Peer = server_detail::Peer;
+  using Watcher = server_detail::Watcher;
+  // Messages drained per socket before the loop ticks the core again.
+  static constexpr int kMaxDrain = 4096;
+
+  Impl(ServerOptions o, PolicyChain policies)
+      : opt_(std::move(o)),
+        core_(opt_.core, &clock_, std::move(policies), std::make_unique<PredictorSuite>(opt_.predictor)),
+        executors_(ctx_, zmq::socket_type::router),
+        clients_(ctx_, zmq::socket_type::router) {}
+
+  Status Bind();
+  void Run();
+  void Stop() { stop_.store(true); }
+  void ReloadTrustedKeys() { reload_keys_.store(true); }
+  void AddObserver(CoreObserver* o) { core_.AddObserver(o); }
+  const std::string& executor_endpoint() const { return executor_endpoint_; }
+  const std::string& client_endpoint() const { return client_endpoint_; }
+  std::string http_endpoint() const { return http_ ? http_->endpoint() : ""; }
+
+ private:
+  // --- set-up (server.cpp)
+  Status StartParentLink();
+  FleetSummary Fleet() const;
+  Status StartHttp();
+  void RegisterDashboard();
+  Status SetUpKeys();
+  void ReloadTrustedKeysNow();
+
+  // --- sending and the journal (server.cpp)
+  void SendClient(const std::string& route, const wire::ClientReply& reply);
+  void CommitJournal(bool force = false);
+  void NoteStall();
+  bool Receive(zmq::socket_t& sock, std::string* route, zmq::message_t* payload, bool* ok);
+  void Send(zmq::socket_t& sock, const std::string& route, const google::protobuf::MessageLite& msg);
+  void SendExecutorError(const std::string& route, wire::Error::Code code, std::string message);
+  void SendClientError(const std::string& route, uint64_t request_id, wire::Error::Code code, std::string message);
+  void WarnBadInput(const char* where, const std::string& what);
+
+  // --- the executor socket (server_executors.cpp)
+  void DrainExecutors();
+  void OnRegister(const std::string& route, const wire::Register& r);
+  void TakeBack(const std::string& route, ExecutorId id, const wire::Register& r);
+  void OnReport(const std::string& route, const wire::Report& r);
+  void NoteGpuThrottle(ExecutorId e, uint32_t reasons);
+  void OnGoodbye(const std::string& route, const wire::Goodbye& g);
+  void SendHeartbeats(double now);
+
+  // --- the client socket (server_clients.cpp); each handler fills `reply`
+  // or returns the error the client gets.
+  void DrainClients();
+  bool Identify(const zmq::message_t& frame, const wire::ClientRequest& req, Caller* who) const;
+  StatusOr<JobStatusInfo> OwnedJob(JobId job, const Caller& who) const;
+  void OnClientRequest(const std::string& route, wire::ClientRequest& req, const Caller& who);
+  Status OnSubmit(const std::string& route, uint64_t request_id, wire::JobSpec& spec, const Caller& who,
+                  wire::ClientReply* reply);
+  Status OnStatus(const wire::GetJobStatus& r, const Caller& who, wire::ClientReply* reply);
+  Status OnCancel(const wire::CancelJob& r, const Caller& who, wire::ClientReply* reply);
+  Status OnListExecutors(wire::ClientReply* reply);
+  Status OnWatch(const std::string& route, uint64_t request_id, const wire::WatchJob& r, const Caller& who,
+                 wire::ClientReply* reply);
+  Status OnResults(const wire::GetJobResults& r, const Caller& who, wire::ClientReply* reply);
+  Status OnTrace(const wire::GetJobTrace& r, const Caller& who, wire::ClientReply* reply);
+  Status CheckCaps(const std::function<Status()>& check);
+  Status AddWatcher(JobId job, const std::string& route, uint64_t request_id);
+
+  // --- the core's commands out (server_dispatch.cpp)
+  void Flush();
+  // Output promotions (docs/JOBS.md, "Output directories"): a PromoteCmd is
+  // journaled, made durable, then sent to an executor on the host whose
+  // disk holds the attempt's directory, and resent every kPromoteResendS
+  // until a Promoted answers it (the executor's rename is idempotent), also
+  // after a restart of either side.
+  static constexpr double kPromoteResendS = 2.0;
+  ExecutorId PromoterFor(const PromoteCmd& c) const;
+  void ResendPromotions(double now);
+  void OnPromoted(ExecutorId e, const wire::Promoted& p);  // server_executors.cpp
+  // Sends each executor's batched Work (server_dispatch.cpp's Batches).
+  template <typename WorkBatches>
+  void SendWork(std::unordered_map<ExecutorId, WorkBatches>* work);
+
+  ServerOptions opt_;
+  SteadyClock clock_;
+  SchedulerCore core_;
+  zmq::context_t ctx_;
+  zmq::socket_t executors_;
+  zmq::socket_t clients_;
+  std::string executor_endpoint_, client_endpoint_;
+  std::atomic<bool> stop_{false};
+  std::atomic<bool> reload_keys_{false};
+  std::unique_ptr<ZapAuthenticator> auth_;  // null without keys
+  std::unique_ptr<ParentLink> parent_;      // null without scheduler.parent
+  std::unordered_map<std::string, ExecutorId> by_route_;
+  std::unordered_map<ExecutorId, Peer> peers_;
+  std::unordered_map<JobId, std::vector<Watcher>> watchers_;
+  std::unordered_set<JobId> shares_journaled_;  // divisible jobs whose shares are in the journal
+  std::map<std::pair<JobId, TaskIndex>, double> promote_sent_;  // pending promotions: when last sent
+  double next_promote_check_ = 0;
+  std::vector<Command> commands_;
+  Durability durability_{2 * static_cast<size_t>(opt_.core.job_retention) + 4096};
+  Admission admission_{AdmissionLimits{opt_.max_jobs_per_owner, opt_.max_watchers_per_client, opt_.max_executors}};
+  double last_iteration_ = 0;
+  double last_bad_input_log_ = -10;
+  // What the wire conversions capped or ignored, logged like other bad input.
+  const BadInputFn bad_executor_input_ = [this](const std::string& what) { WarnBadInput("executor socket", what); };
+  uint64_t suppressed_bad_input_ = 0;
+  // Declared last: the HTTP threads stop (http_ destroyed) before anything
+  // they read goes.
+  std::unique_ptr<metrics::SchedulerMetrics> metrics_;
+  std::unique_ptr<TraceRecorder> trace_;  // [scheduler] trace_path
+  RecentTrace recent_trace_{opt_.trace_memory_rows};  // for GetJobTrace
+  std::unique_ptr<dashboard::Recorder> dashboard_;
+  std::unique_ptr<HttpServer> http_;
+};
+
+}  // namespace tailcut

@@ -1,0 +1,76 @@
+// LoadServerOptions: the [scheduler] keys (configs/scheduler.toml,
+// docs/CONFIG.md) and their checks.
+#include <string>
+
+#include "http_server.h"
+#include "tailcut/server/server.h"
+#include "tailcut/wire/security.h"
+#include "tailcut/wire/wire.h"
+
+namespace tailcut {
+namespace {
+// Below this a Register or a small batch of results would not fit.
+constexpr uint32_t kMinMessageBytes = 64 * 1024;
+}  // namespace
+
+Status LoadServerOptions(const Config& cfg, ServerOptions* o) {
+  o->state_dir = "tailcut-state";
+  o->http_listen = kHttpAvailable ? "127.0.0.1:7780" : "";  // a cross build may lack cpp-httplib
+  std::string sync = o->journal_sync_full ? "full" : "normal";
+  TableReader t(cfg, "scheduler");
+  t.Get("executor_endpoint", &o->executor_endpoint)
+      .Get("client_endpoint", &o->client_endpoint)
+      .Get("http_listen", &o->http_listen)
+      .Get("heartbeat_ms", &o->heartbeat_ms)
+      .Get("tick_s", &o->tick_s)
+      .Get("state_dir", &o->state_dir)
+      .Get("journal_sync", &sync)
+      .Get("trace_path", &o->trace_path)
+      .Get("trace_max_mb", &o->trace_max_mb)
+      .Get("trace_memory_rows", &o->trace_memory_rows)
+      .Get("key_file", &o->key_file)
+      .Get("trusted_keys", &o->trusted_keys)
+      .Get("insecure", &o->insecure)
+      .Get("max_message_bytes", &o->max_message_bytes)
+      .Get("max_executors", &o->max_executors)
+      .Get("max_jobs_per_owner", &o->max_jobs_per_owner)
+      .Get("max_watchers_per_client", &o->max_watchers_per_client)
+      .Get("client_hwm", &o->client_hwm)
+      .Get("executor_hwm", &o->executor_hwm)
+      .Get("parent", &o->parent.endpoint)
+      .Get("parent_key_file", &o->parent.key_file)
+      .Get("parent_key", &o->parent.parent_key)
+      .Get("parent_name", &o->parent.name)
+      .Get("edge_quorum", &o->parent.edge_quorum)
+      .Get("parent_max_tasks", &o->parent.max_tasks)
+      .Check(o->max_message_bytes >= kMinMessageBytes,
+             "max_message_bytes must be at least " + std::to_string(kMinMessageBytes))
+      .Also(ValidateEndpoint(o->executor_endpoint))
+      .Also(ValidateEndpoint(o->client_endpoint))
+      .Check(o->heartbeat_ms > 0, "heartbeat_ms must be > 0")
+      .Check(o->tick_s > 0, "tick_s must be > 0")
+      .Check(o->trace_max_mb >= 1 && o->trace_max_mb <= 1024 * 1024, "trace_max_mb must be in [1, 1048576]")
+      .Check(o->trace_memory_rows <= kMaxTraceMemoryRows,
+             "trace_memory_rows must be in [0, " + std::to_string(kMaxTraceMemoryRows) + "]")
+      .Check(sync == "full" || sync == "normal", "journal_sync must be \"full\" or \"normal\"")
+      .Check(o->key_file.empty() == o->trusted_keys.empty(),
+             "key_file and trusted_keys go together: the scheduler's key and the keys it admits")
+      .Check(o->parent.edge_quorum >= 0 && o->parent.edge_quorum <= 1, "edge_quorum must be in [0, 1] (0 = off)")
+      .Check(o->parent.max_tasks > 0, "parent_max_tasks must be > 0")
+      .Check(o->parent.key_file.empty() == o->parent.parent_key.empty(),
+             "parent_key_file and parent_key go together: this edge's key and the parent's public key");
+  if (t.status().ok() && !o->parent.endpoint.empty()) t.Also(ValidateEndpoint(o->parent.endpoint));
+  o->parent.heartbeat_ms = o->heartbeat_ms;
+  o->journal_sync_full = sync == "full";
+  if (!t.status().ok()) return t.status();
+  if (!o->http_listen.empty()) {
+    if (auto hp = ParseHttpListen(o->http_listen); !hp.ok()) return hp.status();
+    if (!kHttpAvailable)
+      return Status::InvalidArgument("http_listen: this scheduler was built without HTTP support (cpp-httplib)");
+  }
+  if (o->core.lost_after_s > 0 && o->core.lost_after_s * 1000 < 2.0 * o->heartbeat_ms)
+    return Status::InvalidArgument("core.lost_after_s must allow at least two heartbeats");
+  return Status::Ok();
+}
+
+}  // namespace tailcut

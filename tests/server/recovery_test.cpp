@@ -1,0 +1,230 @@
+// Recovery: the journal (SQLite) and replaying it into a fresh core.
+#include <catch2/catch.hpp>
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <set>
+
+#include "core_harness.h"
+#include "tailcut/server/journal.h"
+
+using namespace tailcut;
+using tailcut::testing::CoreHarness;
+
+namespace {
+
+struct TempJournal {
+  TempJournal() {
+    dir = std::filesystem::temp_directory_path() / ("tailcut-journal-" + std::to_string(getpid()) + "-" +
+                                                    std::to_string(++counter));
+    std::filesystem::create_directories(dir);
+    options.path = (dir / "journal.db").string();
+  }
+  ~TempJournal() {
+    std::error_code ec;
+    std::filesystem::remove_all(dir, ec);
+  }
+  std::unique_ptr<Journal> Open() {
+    auto j = Journal::Open(options);
+    REQUIRE(j.ok());
+    return std::move(j).value();
+  }
+  static inline int counter = 0;
+  std::filesystem::path dir;
+  JournalOptions options;
+};
+
+// Task t committed by attempt 100 + t on executor 7 in 0.5 s; `output`
+// null: a job without kept outputs.
+void Committed(Journal& j, JobId job, TaskIndex t, const std::string* output = nullptr) {
+  j.TaskCommitted(job, t, 100 + t, 7, 0.5, output);
+}
+
+}  // namespace
+
+TEST_CASE("journal: jobs, commits and final statuses survive reopening, epochs count runs") {
+  TempJournal tmp;
+  {
+    auto j = tmp.Open();
+    REQUIRE(*j->StartRun() == 1);
+    j->JobAccepted(1, "key-1", "spec-1", 1000.0);
+    j->JobAccepted(2, "", "spec-2", 1001.0);
+    const std::string zero = "zero", two("two\0bytes", 9), one = "one";
+    Committed(*j, 1, 0, &zero);
+    Committed(*j, 1, 2, &two);
+    for (TaskIndex t : {0, 1, 2, 5, 4}) Committed(*j, 2, t);  // ranges: 0-2, 5, 4
+    j->JobFinished(2, JobState::kFailed, "task 3 failed", 1002.0, 5, 1, 3);
+    CHECK(j->dirty());
+    REQUIRE(j->Commit().ok());
+    CHECK_FALSE(j->dirty());
+    Committed(*j, 1, 1, &one);
+    REQUIRE(j->Commit().ok());
+  }
+  auto j = tmp.Open();
+  CHECK(*j->StartRun() == 2);
+  std::vector<JournaledJob> jobs;
+  REQUIRE(j->Load(&jobs).ok());
+  REQUIRE(jobs.size() == 2);
+  CHECK(jobs[0].id == 1);
+  CHECK(jobs[0].request_key == "key-1");
+  CHECK(jobs[0].spec == "spec-1");
+  CHECK(jobs[0].submitted_unix == 1000.0);
+  CHECK_FALSE(jobs[0].finished);
+  REQUIRE(jobs[0].commits.size() == 3);  // in commit order, outputs intact
+  CHECK(jobs[0].commits[0].task == 0);
+  CHECK(jobs[0].commits[0].output == "zero");
+  CHECK(jobs[0].commits[1].output == std::string("two\0bytes", 9));
+  CHECK(jobs[0].commits[2].task == 1);
+  CHECK(jobs[0].commits[2].attempt == 101);
+  std::vector<TaskIndex> tasks2;
+  for (auto& c : jobs[1].commits) tasks2.push_back(c.task);
+  CHECK(tasks2 == std::vector<TaskIndex>{0, 1, 2, 5, 4});
+  CHECK(jobs[1].commits[0].run_s == 0.5);  // the range's mean
+  CHECK(jobs[1].finished);
+  CHECK(jobs[1].state == JobState::kFailed);
+  CHECK(jobs[1].reason == "task 3 failed");
+  CHECK(jobs[1].attempts == 5);
+  CHECK(jobs[1].failed_attempts == 3);
+}
+
+TEST_CASE("journal: nothing is durable before Commit (group commit), and one scheduler owns it") {
+  TempJournal tmp;
+  {
+    auto writer = tmp.Open();
+    REQUIRE(writer->StartRun().ok());
+    writer->JobAccepted(1, "k", "s", 1.0);
+    REQUIRE(writer->Commit().ok());
+    writer->JobAccepted(2, "k2", "s", 1.0);  // buffered, never committed: gone with a crash
+    auto second = Journal::Open(tmp.options);
+    REQUIRE_FALSE(second.ok());
+    CHECK(second.status().message().find("in use") != std::string::npos);
+  }
+  auto reader = tmp.Open();
+  std::vector<JournaledJob> jobs;
+  REQUIRE(reader->Load(&jobs).ok());
+  REQUIRE(jobs.size() == 1);
+  CHECK(jobs[0].id == 1);
+}
+
+TEST_CASE("journal: Prune keeps running jobs and the newest finished ones") {
+  TempJournal tmp;
+  auto j = tmp.Open();
+  for (JobId id = 1; id <= 5; ++id) j->JobAccepted(id, "", "s", 1.0);
+  for (JobId id : {1, 2, 4}) j->JobFinished(id, JobState::kSucceeded, "", 2.0, 1, 0, 0);
+  Committed(*j, 1, 0);
+  REQUIRE(j->Commit().ok());
+  REQUIRE(j->Prune(1).ok());
+  std::vector<JournaledJob> jobs;
+  REQUIRE(j->Load(&jobs).ok());
+  std::set<JobId> ids;
+  for (auto& x : jobs) ids.insert(x.id);
+  CHECK(ids == std::set<JobId>{3, 4, 5});
+}
+
+TEST_CASE("journal: a divisible job's shares survive reopening and go with the job when pruned") {
+  TempJournal tmp;
+  {
+    auto j = tmp.Open();
+    j->JobAccepted(1, "", "s", 1.0);
+    j->JobAccepted(2, "", "s", 1.0);
+    j->SharesFixed(1, {7, 2, 21}, (AttemptId{3} << 40) + 1);
+    CHECK(j->dirty());
+    REQUIRE(j->Commit().ok());
+  }
+  auto j = tmp.Open();
+  std::vector<JournaledJob> jobs;
+  REQUIRE(j->Load(&jobs).ok());
+  REQUIRE(jobs.size() == 2);
+  CHECK(jobs[0].share_counts == std::vector<uint64_t>{7, 2, 21});
+  CHECK(jobs[0].shares_since == (AttemptId{3} << 40) + 1);
+  CHECK(jobs[1].share_counts.empty());
+  j->JobFinished(1, JobState::kSucceeded, "", 2.0, 3, 0, 0);
+  j->JobFinished(2, JobState::kSucceeded, "", 3.0, 3, 0, 0);
+  REQUIRE(j->Commit().ok());
+  REQUIRE(j->Prune(1).ok());  // job 1 goes, and its shares with it
+  j->JobAccepted(1, "", "s", 4.0);  // were the id reused, no stale shares
+  REQUIRE(j->Commit().ok());
+  jobs.clear();
+  REQUIRE(j->Load(&jobs).ok());
+  REQUIRE(jobs.size() == 2);
+  CHECK(jobs[0].share_counts.empty());
+}
+
+TEST_CASE("journal: an unwritable path is an error that names it") {
+  JournalOptions o;
+  o.path = "/nonexistent-dir/for/sure/journal.db";
+  auto j = Journal::Open(o);
+  REQUIRE_FALSE(j.ok());
+  CHECK(j.status().message().find("/nonexistent-dir/for/sure/journal.db") != std::string::npos);
+}
+
+TEST_CASE("recovery: a restored job keeps its committed tasks and runs only the rest") {
+  CoreHarness h;
+  h.Exec(4);
+  JobDef def = CoreHarness::Fanout(6);
+  def.return_outputs = true;
+  std::vector<CommittedOutput> done = {{1, 11, 3, 0.5, "a"}, {4, 14, 3, 0.5, "b"}, {4, 99, 3, 0.5, "dup"}};
+  REQUIRE(h.core.RestoreJob(42, def, -5.0, done).ok());
+  h.Drain();
+  std::set<TaskIndex> launched;
+  for (auto& l : h.launches) launched.insert(l.task);
+  CHECK(launched == std::set<TaskIndex>{0, 2, 3, 5});
+  for (auto& l : std::vector<LaunchCmd>(h.launches)) h.Finish(l.attempt, 0.5, "new");
+  REQUIRE(h.finished.count(42));
+  CHECK(h.finished[42].state == JobState::kSucceeded);
+  auto outs = h.core.JobOutputs(42);
+  REQUIRE(outs.ok());
+  CHECK(outs->size() == 6);  // one per task: the duplicate journal entry is ignored
+  auto st = h.core.JobStatus(42);
+  REQUIRE(st.ok());
+  CHECK(st->submitted == -5.0);
+  // Ids continue after the restored one.
+  auto next = h.core.SubmitJob(CoreHarness::Fanout(1));
+  REQUIRE(next.ok());
+  CHECK(*next == 43);
+}
+
+TEST_CASE("recovery: a job whose every task was committed finishes at once, finished jobs answer queries") {
+  CoreHarness h;
+  JobDef def = CoreHarness::Fanout(2);
+  REQUIRE(h.core.RestoreJob(7, def, 0, {{0, 1, 1, 0.1, ""}, {1, 2, 1, 0.1, ""}}).ok());
+  h.Drain();
+  CHECK(h.launches.empty());
+  REQUIRE(h.finished.count(7));
+  CHECK(h.finished[7].state == JobState::kSucceeded);
+
+  JobStatusInfo st;
+  st.state = JobState::kFailed;
+  st.reason = "task 0 failed 3 times";
+  st.committed = 1;
+  st.attempts = 4;
+  JobDef kept = CoreHarness::Fanout(2);
+  kept.return_outputs = true;
+  REQUIRE(h.core.RestoreFinishedJob(9, kept, st, {{1, 5, 1, 0.1, "out"}}).ok());
+  auto got = h.core.JobStatus(9);
+  REQUIRE(got.ok());
+  CHECK(got->state == JobState::kFailed);
+  CHECK(got->reason == "task 0 failed 3 times");
+  CHECK(got->attempts == 4);
+  REQUIRE(h.core.JobOutputs(9).ok());
+  CHECK(h.core.JobOutputs(9)->at(0).output == "out");
+  CHECK_FALSE(h.core.RestoreJob(9, kept, 0, {}).ok());  // ids are never reused
+  CHECK_FALSE(h.core.RestoreFinishedJob(10, kept, JobStatusInfo{}, {}).ok());  // "running" is not finished
+}
+
+TEST_CASE("recovery: reserved ids are never handed out again") {
+  CoreHarness h;
+  h.Exec(1);
+  h.core.ReserveIds(100, (AttemptId{3} << 40) + 1);
+  auto id = h.core.SubmitJob(CoreHarness::Fanout(1));
+  REQUIRE(id.ok());
+  CHECK(*id == 100);
+  h.Drain();
+  REQUIRE(h.launches.size() == 1);
+  CHECK(h.launches[0].attempt == (AttemptId{3} << 40) + 1);
+  h.core.ReserveIds(5, 5);  // never backwards
+  auto id2 = h.core.SubmitJob(CoreHarness::Fanout(1));
+  REQUIRE(id2.ok());
+  CHECK(*id2 == 101);
+}
