@@ -36,7 +36,11 @@ Runs tasks for a tailcut scheduler.
   --scheduler-key KEY    the scheduler's public key: its .pub file or the Z85 key
                          (both or neither; docs/SECURITY.md)
   --allow-shell          also run the shell kernel: any client of the scheduler
-                         can then run commands as this user (off by default)
+                         can then run commands as this user (off by default);
+                         needs --scheduler-key, or else:
+  --trust-unauthenticated-scheduler
+                         run shell for whatever answers on --scheduler
+                         (keyless loopback demos and tests only)
   --kernel-plugin PATH   load kernels from this shared library (repeatable; after
                          kernel_plugins of the config); they run only when listed
                          in allow_kernels (docs/KERNELS.md)
@@ -112,6 +116,14 @@ int main(int argc, char** argv) {
       allow_shell = true;
       continue;
     }
+    if (arg == "--trust-unauthenticated-scheduler") {
+      overrides.push_back("trust_unauthenticated_scheduler=true");
+      continue;
+    }
+    if (arg == "--allow-python") {
+      overrides.push_back("allow_python=true");
+      continue;
+    }
     const std::string name = arg.substr(0, arg.find('='));
     const Flag* flag = nullptr;
     for (const Flag& f : kFlags)
@@ -160,6 +172,7 @@ int main(int argc, char** argv) {
   if (!options.ok()) return UsageError(options.status().message());
   auto& allowed = options->allow_kernels;
   if (allow_shell && std::find(allowed.begin(), allowed.end(), "shell") == allowed.end()) allowed.push_back("shell");
+  if (Status s = executor::CheckShellTrust(*options); !s.ok()) return UsageError(s.message());
   if (Status s = config->CheckAllUsed(); !s.ok()) return UsageError(s.message());
   auto kernels = executor::LoadKernelPlugins(*options);
   if (!kernels.ok()) return UsageError(kernels.status().message());
