@@ -1,8 +1,8 @@
 # `cmake --install build --prefix P` (docs/DEPLOY.md): the binaries, every
 # library's public headers, the generated protocol header, a CMake package
-# (find_package(tailcut): tailcut::client, tailcut::plugin_api), a
-# pkg-config file (tailcut.pc) and the systemd units. cmake/Package.cmake
-# makes .debs of the same (cpack -G DEB).
+# (find_package(tailcut): tailcut::client, tailcut::plugin_api,
+# tailcut::kernel_plugin_api), a pkg-config file (tailcut.pc) and the
+# systemd units. cmake/Package.cmake makes .debs of the same (cpack -G DEB).
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
@@ -42,8 +42,9 @@ set_target_properties(tailcut_common PROPERTIES EXPORT_NAME common)
 set_target_properties(tailcut_wire PROPERTIES EXPORT_NAME wire)
 set_target_properties(tailcut_client PROPERTIES EXPORT_NAME client)
 set_target_properties(tailcut_plugin_api PROPERTIES EXPORT_NAME plugin_api)
+set_target_properties(tailcut_kernel_plugin_api PROPERTIES EXPORT_NAME kernel_plugin_api)
 set_target_properties(tailcut_warnings PROPERTIES EXPORT_NAME warnings)
-install(TARGETS tailcut_common tailcut_wire tailcut_client tailcut_plugin_api tailcut_warnings
+install(TARGETS tailcut_common tailcut_wire tailcut_client tailcut_plugin_api tailcut_kernel_plugin_api tailcut_warnings
         EXPORT tailcutTargets
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT dev)
 install(EXPORT tailcutTargets NAMESPACE tailcut:: DESTINATION ${TAILCUT_CMAKE_DIR} COMPONENT dev)

@@ -350,12 +350,15 @@ StatusOr<wire::JobSpec> JobFromConfig(const Config& c, const std::string& path) 
   r.Get("deadline_s", &deadline).Get("max_attempts", &max_attempts).Get("wait_for_resources", &wait);
   r.Get("stream_results", &stream).Get("return_outputs", &outputs).Get("timeout_s", &timeout);
   r.Get("divisible_units", &divisible_units).Check(divisible_units >= 0, "divisible_units must be >= 0");
+  std::string output_dir;
+  r.Get("output_dir", &output_dir);
   if (!r.status().ok()) return r.status();
   if (c.Has("idempotent")) {
     bool idempotent = false;
     if (Status s = c.Get("idempotent", &idempotent); !s.ok()) return s;
     j.set_idempotent(idempotent);
   }
+  j.set_output_dir(output_dir);
   j.set_divisible_units(static_cast<uint64_t>(divisible_units));
   j.set_timeout_s(timeout);
   j.set_name(name);

@@ -22,6 +22,7 @@
 #include "tailcut/common/kernel_args.h"
 #include "tailcut/common/log.h"
 #include "tailcut/common/process.h"
+#include "tailcut/executor/output_dir.h"
 #include "tailcut/executor/runtime.h"
 #include "tailcut/wire/executor_session.h"
 #include "tailcut/wire/wire.h"
@@ -45,6 +46,12 @@ std::vector<std::string> SplitKernelList(const std::string& text) {
     if (!name.empty() && std::find(out.begin(), out.end(), name) == out.end()) out.push_back(name);
     start = end + 1;
   }
+  return out;
+}
+
+std::string JoinNames(const std::vector<std::string>& names) {
+  std::string out;
+  for (const std::string& n : names) out += (out.empty() ? "" : ", ") + n;
   return out;
 }
 
@@ -118,10 +125,15 @@ StatusOr<ExecutorOptions> ExecutorOptionsFromConfig(const Config& c) {
     t.Get("allow_kernels", &allow);
     o.allow_kernels = SplitKernelList(allow);
   }
-  // The daemon runs the built-ins: an unknown name is a config error now, not a failed Run later.
+  if (t.Has("kernel_plugins") && c.ArraySize("kernel_plugins") == 0)  // a table or a scalar
+    t.Also(Status::InvalidArgument("kernel_plugins must be an array of paths, e.g. [\"/opt/k/libmine.so\"]"));
+  for (size_t i = 0, n = c.ArraySize("kernel_plugins"); i < n; ++i)
+    t.Get("kernel_plugins." + std::to_string(i), &o.kernel_plugins.emplace_back());
+  // The daemon runs the built-ins: an unknown name is a config error now, not a failed Run later. With
+  // kernel plugins the names are known once they are loaded (LoadKernelPlugins).
   // `python` is enabled by allow_python, not by the list; naming it there is the same.
   if (std::erase(o.allow_kernels, "python") > 0) o.python.allow = true;
-  if (Status s = BuiltinKernels().Restrict(o.allow_kernels); !s.ok())
+  if (Status s = BuiltinKernels().Restrict(o.allow_kernels); !s.ok() && o.kernel_plugins.empty())
     t.Also(Status::InvalidArgument("allow_kernels: " + s.message()));
   if (o.python.allow) o.allow_kernels.push_back("python");
   t.Also(ValidateEndpoint(o.scheduler))
@@ -148,6 +160,25 @@ StatusOr<ExecutorOptions> ExecutorOptionsFromConfig(const Config& c) {
   o.faults.seed = static_cast<uint64_t>(seed);
   o.exec.memory_mb = static_cast<uint64_t>(exec_memory_mb);
   return o;
+}
+
+StatusOr<KernelRegistry> LoadKernelPlugins(const ExecutorOptions& options, KernelRegistry kernels) {
+  std::vector<std::string> loaded;
+  for (const std::string& path : options.kernel_plugins) {
+    auto names = LoadKernelPlugin(path, &kernels);
+    if (!names.ok()) return names.status();
+    loaded.insert(loaded.end(), names->begin(), names->end());
+    TC_LOG(Info) << "kernel plugin '" << path << "': kernels " << JoinNames(*names);
+  }
+  std::vector<std::string> allowed = options.allow_kernels;
+  if (!kernels.Knows("python")) std::erase(allowed, "python");  // Executor::Run registers it (python.allow)
+  if (Status s = kernels.Restrict(allowed); !s.ok()) return Status::InvalidArgument("allow_kernels: " + s.message());
+  std::vector<std::string> idle;  // loaded but not allowed: opt-in, like every kernel
+  for (const std::string& name : loaded)
+    if (!kernels.Find(name)) idle.push_back(name);
+  if (!idle.empty())
+    TC_LOG(Warn) << "kernel plugin kernels not in allow_kernels, so not run here: " << JoinNames(idle);
+  return kernels;
 }
 
 ExecutorOptions ResolveDefaults(ExecutorOptions o) {
@@ -296,6 +327,16 @@ class Executor::Loop {
     runtime_.DrainEvents(&events_);
     for (AttemptId id : events_.started) session_->AddStarted(id);
     for (wire::AttemptResult& r : events_.results) {
+      // Only a successful attempt's output directory may be promoted; it
+      // waits for the scheduler's Promote, or a cancel when another won.
+      if (auto d = output_dirs_.find(r.attempt_id()); d != output_dirs_.end()) {
+        if (r.outcome() == wire::AttemptResult::OK) {
+          d->second.finished = true;
+        } else {
+          RemoveAttemptOutputDir(d->second.path);
+          output_dirs_.erase(d);
+        }
+      }
       if (auto it = assigned_.find(r.attempt_id()); it != assigned_.end()) {
         r.set_job_id(it->second.first);
         r.set_task_index(it->second.second);
@@ -330,19 +371,56 @@ class Executor::Loop {
         // template on the way in (docs/JOBS.md, "Per-task arguments").
         std::string args = a.args_template() ? ExpandTaskArgs(a.args(), a.task_index(), a.task_count())
                                              : std::move(*a.mutable_args());
-        batch.push_back(AttemptSpec{a.attempt_id(), std::move(*a.mutable_kernel()), std::move(args),
-                                    a.demand().gpus(), KernelShare{sh.begin(), sh.count(), sh.total()},
-                                    KernelIdentity{a.job_id(), a.task_index(), a.task_count(), a.attempt_id(),
-                                                   a.copy()}});
+        AttemptSpec spec{a.attempt_id(), std::move(*a.mutable_kernel()), std::move(args), a.demand().gpus(),
+                         KernelShare{sh.begin(), sh.count(), sh.total()},
+                         KernelIdentity{a.job_id(), a.task_index(), a.task_count(), a.attempt_id(), a.copy()}};
+        if (!a.output_dir().empty()) {
+          auto dir = MakeAttemptOutputDir(a.output_dir(), a.job_id(), a.task_index(), a.attempt_id());
+          if (!dir.ok()) {
+            assigned_.erase(a.attempt_id());
+            --taken;
+            session_->Refuse(a.attempt_id(), wire::AttemptResult::FAILED, dir.status().message());
+            continue;
+          }
+          spec.output_dir = *dir;
+          output_dirs_[a.attempt_id()] = {*dir, false};
+        }
+        batch.push_back(std::move(spec));
       }
       if (!batch.empty()) runtime_.Submit(std::move(batch));
     }
-    for (uint64_t id : work->cancel()) runtime_.Cancel(id);
+    for (uint64_t id : work->cancel()) {
+      // A finished attempt's output directory is dropped: another attempt won.
+      if (auto d = output_dirs_.find(id); d != output_dirs_.end() && d->second.finished) {
+        RemoveAttemptOutputDir(d->second.path);
+        output_dirs_.erase(d);
+      }
+      runtime_.Cancel(id);
+    }
+    for (const wire::Promote& p : work->promote()) OnPromote(p);
     if (GetLogLevel() <= LogLevel::kDebug) {
       auto c = runtime_.counts();
       TC_LOG(Debug) << "work: +" << work->assign_size() << " assigned, " << work->cancel_size() << " cancels; "
                     << c.running << " running, " << c.queued << " queued";
     }
+  }
+
+  // Renames the committed attempt's directory into place (idempotent) and answers.
+  void OnPromote(const wire::Promote& p) {
+    wire::Promoted* done = session_->AddPromoted();
+    done->set_job_id(p.job_id());
+    done->set_task_index(p.task_index());
+    done->set_attempt_id(p.attempt_id());
+    // Only below a directory that names itself absolutely: a peer's path is checked, never trusted.
+    if (p.output_dir().empty() || p.output_dir().front() != '/' || p.output_dir().find("/..") != std::string::npos) {
+      done->set_error("output_dir '" + p.output_dir() + "' is not an absolute path in normal form");
+      return;
+    }
+    output_dirs_.erase(p.attempt_id());
+    Status s = PromoteAttemptOutput(p.output_dir(), p.job_id(), p.task_index(), p.attempt_id());
+    if (!s.ok()) done->set_error(s.message());
+    TC_LOG(Debug) << "promote job " << p.job_id() << " task " << p.task_index() << " attempt " << p.attempt_id()
+                  << ": " << (s.ok() ? "ok" : s.message());
   }
 
   // Why one more attempt (after `taken` running or queued ones) is over the
@@ -390,6 +468,13 @@ class Executor::Loop {
   uint64_t finished_at_last_log_ = 0;
   // Attempts assigned and not finished: (job, task), for registering again.
   std::unordered_map<AttemptId, std::pair<uint64_t, uint32_t>> assigned_;
+  // Attempts with an output directory (Assignment.output_dir): until they
+  // fail, are cancelled after finishing, or are promoted.
+  struct OutputDir {
+    std::string path;
+    bool finished = false;  // OK: kept for a Promote
+  };
+  std::unordered_map<AttemptId, OutputDir> output_dirs_;
   RuntimeEvents events_;  // reused drain buffer
 };
 

@@ -66,6 +66,8 @@ std::vector<std::string> TaskEnvironment(const KernelContext& ctx) {
     env.push_back("TAILCUT_SHARE_SIZE=" + std::to_string(sh.count));
     env.push_back("TAILCUT_SHARE_TOTAL=" + std::to_string(sh.total));
   }
+  // The attempt's private output directory (docs/JOBS.md, "Output directories").
+  if (!ctx.output_dir().empty()) env.push_back("TAILCUT_OUTPUT_DIR=" + ctx.output_dir());
   if (ctx.gpus() > 0) {
     // gpu_device() counts the devices this process sees: under an
     // executor started with CUDA_VISIBLE_DEVICES=2,3, device 1 is "3".

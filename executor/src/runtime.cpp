@@ -34,12 +34,20 @@ wire::AttemptResult MakeResult(AttemptId id, wire::AttemptResult::Outcome outcom
   return r;
 }
 
+// What every kernel context of `spec` starts with.
+void Prepare(KernelContext& ctx, const AttemptSpec& spec) {
+  ctx.SetShare(spec.share);
+  KernelIdentity id = spec.identity;
+  id.attempt_id = spec.id;
+  ctx.SetIdentity(id);
+  ctx.SetOutputDir(spec.output_dir);
+}
+
 // Runs an instant kernel (noop) right here and records start + result.
 void RunInstant(const Kernel& kernel, const AttemptSpec& spec, RuntimeEvents* out) {
   CancelToken token;
   KernelContext ctx(spec.args, &token);
-  ctx.SetShare(spec.share);
-  ctx.SetIdentity(spec.identity);
+  Prepare(ctx, spec);
   auto t0 = std::chrono::steady_clock::now();
   StatusOr<std::string> result = kernel.fn(ctx);
   wire::AttemptResult r = result.ok() ? MakeResult(spec.id, wire::AttemptResult::OK)
@@ -228,8 +236,7 @@ void AttemptRuntime::SlotLoop() {
         ++running_;
         a->running = true;
         a->ctx.emplace(a->spec.args, &a->cancel, faults_ ? faults_->TimeFactorAt(ElapsedS()) : 1.0);
-        a->ctx->SetShare(a->spec.share);
-        a->ctx->SetIdentity(a->spec.identity);
+        Prepare(*a->ctx, a->spec);
         if (a->spec.gpus > 0) {
           int devices = GpuCount();
           a->ctx->SetGpu(a->spec.gpus, devices > 0 ? static_cast<int>(next_gpu_++ % devices) : 0);

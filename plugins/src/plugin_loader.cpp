@@ -1,7 +1,7 @@
-#include <dlfcn.h>
-
 #include <cstring>
 #include <filesystem>
+
+#include "tailcut/common/shared_library.h"
 
 #include "tailcut/common/log.h"
 #include "tailcut/plugins/plugin_api.h"
@@ -55,18 +55,10 @@ void Log(const void* ctx, int level, const char* msg) {
     TC_LOG(Debug) << "plugin " << c->prefix << ": " << msg;
 }
 
-// Closes the library when the last policy made from it is gone.
-struct Library {
-  void* handle = nullptr;
-  ~Library() {
-    if (handle) dlclose(handle);
-  }
-};
-
 // Owns the plugin's policy and keeps its library loaded.
 class PluginPolicy final : public MitigationPolicy {
  public:
-  PluginPolicy(std::shared_ptr<Library> lib, MitigationPolicy* p, TailcutPluginDestroyFn destroy)
+  PluginPolicy(std::shared_ptr<SharedLibrary> lib, MitigationPolicy* p, TailcutPluginDestroyFn destroy)
       : lib_(std::move(lib)), p_(p), destroy_(destroy) {}
   ~PluginPolicy() override { destroy_(p_); }  // before lib_ is released
   std::string_view name() const override { return p_->name(); }
@@ -96,66 +88,38 @@ class PluginPolicy final : public MitigationPolicy {
   bool AvoidExecutor(const ClusterView& v, ExecutorId e) const override { return p_->AvoidExecutor(v, e); }
 
  private:
-  std::shared_ptr<Library> lib_;
+  std::shared_ptr<SharedLibrary> lib_;
   MitigationPolicy* p_;
   TailcutPluginDestroyFn destroy_;
 };
 
 }  // namespace
 
-StatusOr<std::string> ResolvePluginPath(const std::string& path) {
-  if (path.empty()) return Status::InvalidArgument("plugin: empty path");
-  std::error_code ec;
-  std::filesystem::path abs = std::filesystem::absolute(path, ec);
-  if (ec) return Status::NotFound("plugin '" + path + "': cannot resolve: " + ec.message());
-  abs = abs.lexically_normal();
-  const std::string where = "plugin '" + path + "'" + (abs.string() == path ? "" : " (" + abs.string() + ")");
-  if (!std::filesystem::exists(abs, ec)) return Status::NotFound(where + ": no such file");
-  if (!std::filesystem::is_regular_file(abs, ec)) return Status::NotFound(where + ": not a regular file");
-  return abs.string();
-}
-
 StatusOr<std::unique_ptr<MitigationPolicy>> LoadPluginPolicy(const std::string& path, const std::string& name,
                                                              const Config& cfg, const std::string& prefix_in) {
-  // The checked path is the opened one: an absolute path, so dlopen does
-  // not search the library path.
-  auto resolved = ResolvePluginPath(path);
-  if (!resolved.ok()) return resolved.status();
-  std::string where = "plugin '" + path + "'";
-  dlerror();
-  auto lib = std::make_shared<Library>();
-  lib->handle = dlopen(resolved->c_str(), RTLD_NOW | RTLD_LOCAL);
-  if (!lib->handle) {
-    const char* e = dlerror();
-    return Status::FailedPrecondition(where + ": cannot load: " + (e ? e : "unknown dlopen error"));
-  }
-  auto sym = [&](const char* s) -> void* {
-    dlerror();
-    void* p = dlsym(lib->handle, s);
-    return dlerror() ? nullptr : p;
-  };
-  auto version = reinterpret_cast<TailcutPluginApiVersionFn>(sym("tailcut_plugin_api_version"));
-  auto create = reinterpret_cast<TailcutPluginCreateFn>(sym("tailcut_plugin_create"));
-  auto destroy = reinterpret_cast<TailcutPluginDestroyFn>(sym("tailcut_plugin_destroy"));
-  for (auto [fn, s] : {std::pair{reinterpret_cast<void*>(version), "tailcut_plugin_api_version"},
-                       std::pair{reinterpret_cast<void*>(create), "tailcut_plugin_create"},
-                       std::pair{reinterpret_cast<void*>(destroy), "tailcut_plugin_destroy"}})
-    if (!fn) return Status::FailedPrecondition(where + ": missing entry point " + s + " (not a tailcut plugin?)");
-  int v = version();
-  if (v != TAILCUT_PLUGIN_API_VERSION)
-    return Status::FailedPrecondition(where + ": plugin API version " + std::to_string(v) + ", this tailcut supports " +
-                                      std::to_string(TAILCUT_PLUGIN_API_VERSION) + " (rebuild the plugin)");
+  auto lib = SharedLibrary::Open(path);
+  if (!lib.ok()) return lib.status();
+  const std::string& where = (*lib)->where();
+  auto version = (*lib)->EntryPoint("tailcut_plugin_api_version");
+  auto create = (*lib)->EntryPoint("tailcut_plugin_create");
+  auto destroy = (*lib)->EntryPoint("tailcut_plugin_destroy");
+  for (const auto* fn : {&version, &create, &destroy})
+    if (!fn->ok()) return fn->status();
+  Status v = (*lib)->CheckApiVersion(reinterpret_cast<TailcutPluginApiVersionFn>(*version)(),
+                                     TAILCUT_PLUGIN_API_VERSION);
+  if (!v.ok()) return v;
   std::string stem = std::filesystem::path(path).stem().string();
   HostCtx ctx{&cfg, prefix_in.empty() ? "policies." + (name.empty() ? stem : name) + "." : prefix_in};
   TailcutPluginHost host{TAILCUT_PLUGIN_API_VERSION, ctx.prefix.c_str(), &ctx, GetDouble, GetInt, GetBool, GetString,
                          Log};
   char err[512] = {0};
-  MitigationPolicy* p = create(name.c_str(), &host, err, sizeof err);
+  MitigationPolicy* p = reinterpret_cast<TailcutPluginCreateFn>(*create)(name.c_str(), &host, err, sizeof err);
   if (!p) {
     err[sizeof err - 1] = 0;
     return Status::InvalidArgument(where + ": cannot create policy '" + name + "': " + (err[0] ? err : "no reason given"));
   }
-  return std::unique_ptr<MitigationPolicy>(std::make_unique<PluginPolicy>(std::move(lib), p, destroy));
+  auto destroy_fn = reinterpret_cast<TailcutPluginDestroyFn>(*destroy);
+  return std::unique_ptr<MitigationPolicy>(std::make_unique<PluginPolicy>(std::move(lib).value(), p, destroy_fn));
 }
 
 }  // namespace tailcut

@@ -45,6 +45,9 @@ Runs tasks for a tailcut scheduler.
                          only, without a shell (off by default)
   --exec-allow LIST      exec_allow: programs or folders (ending in /) the exec
                          kernel may run, comma-separated
+  --kernel-plugin PATH   load kernels from this shared library (repeatable; after
+                         kernel_plugins of the config); they run only when listed
+                         in allow_kernels (docs/KERNELS.md)
   --set KEY=VALUE        override any config key (TOML value); repeatable
   --log-level LEVEL      debug|info|warn|error|off (default info)
 kernels run: allow_kernels in the config, comma-separated (default: every
@@ -77,6 +80,7 @@ int main(int argc, char** argv) {
   std::string config_path;
   std::vector<std::string> overrides;
   bool allow_shell = false, allow_exec = false;
+  std::vector<std::string> kernel_plugins;  // --kernel-plugin, after the config's
   struct Flag {
     const char* name;
     const char* key;
@@ -129,7 +133,7 @@ int main(int argc, char** argv) {
     const Flag* flag = nullptr;
     for (const Flag& f : kFlags)
       if (name == f.name) flag = &f;
-    if (!flag && name != "--config" && name != "--set" && name != "--label")
+    if (!flag && name != "--config" && name != "--set" && name != "--label" && name != "--kernel-plugin")
       return UsageError("unknown option " + arg);
     std::string value;
     if (auto eq = arg.find('='); arg.rfind("--", 0) == 0 && eq != std::string::npos) {
@@ -144,6 +148,8 @@ int main(int argc, char** argv) {
       config_path = value;
     } else if (arg == "--set") {
       overrides.push_back(value);
+    } else if (arg == "--kernel-plugin") {
+      kernel_plugins.push_back(value);
     } else if (arg == "--label") {
       auto eq = value.find('=');
       if (eq == std::string::npos || eq == 0) return UsageError("--label wants K=V, got '" + value + "'");
@@ -157,6 +163,11 @@ int main(int argc, char** argv) {
   if (!config.ok()) return UsageError(config.status().message());
   for (const std::string& o : overrides)
     if (Status s = config->Override(o); !s.ok()) return UsageError(s.message());
+  for (const std::string& path : kernel_plugins)  // appended to the config's array
+    if (Status s = config->Override("kernel_plugins." + std::to_string(config->ArraySize("kernel_plugins")) + "=" +
+                                    TomlQuote(path));
+        !s.ok())
+      return UsageError(s.message());
   std::string level_text = "info";
   if (Status s = config->Get("log_level", &level_text); !s.ok()) return UsageError(s.message());
   LogLevel level;
@@ -169,6 +180,8 @@ int main(int argc, char** argv) {
     if (on && std::find(allowed.begin(), allowed.end(), name) == allowed.end()) allowed.push_back(name);
   if (Status s = executor::CheckShellTrust(*options); !s.ok()) return UsageError(s.message());
   if (Status s = config->CheckAllUsed(); !s.ok()) return UsageError(s.message());
+  auto kernels = executor::LoadKernelPlugins(*options);
+  if (!kernels.ok()) return UsageError(kernels.status().message());
 
   // Block SIGINT/SIGTERM in every thread; one thread waits for them.
   sigset_t stop_signals;
@@ -177,7 +190,7 @@ int main(int argc, char** argv) {
   sigaddset(&stop_signals, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
 
-  executor::Executor ex(std::move(options).value());
+  executor::Executor ex(std::move(options).value(), std::move(kernels).value());
   std::atomic<bool> finished{false};
   std::thread signal_waiter([&] {
     int sig = 0;

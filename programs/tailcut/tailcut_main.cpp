@@ -77,6 +77,8 @@ Submits a job. With no file, the flags describe a fan-out of identical tasks.
   --k K                finish when any K tasks commit (k_of_n); default: all
   --gpus G             GPUs per task (0 or 1)
   --name NAME          job name
+  --output-dir DIR     each task's files: the committed attempt's directory
+                       becomes DIR/task-<index> (absolute; docs/JOBS.md)
   --wait               wait for the job, with a progress bar; exit 1 if it fails
   --json, --scheduler EP, --timeout S
 )";
@@ -165,6 +167,7 @@ int Submit(const Args& a) {
     return kExitUsage;
   }
   if (a.Has("--idempotent") || a.Has("--not-idempotent")) job.set_idempotent(a.Has("--idempotent"));
+  if (a.Has("--output-dir")) job.set_output_dir(a.Get("--output-dir"));
   Client client(ClientOptionsFrom(a));
   auto id = client.Submit(job);
   if (!id.ok()) return Fail(id.status());

@@ -127,6 +127,10 @@ class Job:
     # The tasks' default for Task.idempotent; None = each kernel's own
     # (the pure built-ins yes; shell, exec and plugin kernels no).
     idempotent: Optional[bool] = None
+    # Attempt-scoped output (docs/JOBS.md, "Output directories"): an absolute
+    # directory on the executors' disk or a shared file system; the committed
+    # attempt's files end up in output_dir/task-<index>. Needs rule "all".
+    output_dir: str = ""
 
     @property
     def total_tasks(self):
@@ -170,6 +174,9 @@ class Job:
             raise InvalidArgument("name and request_key must be str")
         if self.idempotent not in (None, True, False):
             raise InvalidArgument(f"idempotent must be True, False or None, got {self.idempotent!r}")
+        if not isinstance(self.output_dir, str):
+            raise InvalidArgument("output_dir must be str")
+        # The scheduler checks the form (absolute, normal, rule all) and says why.
 
     def to_wire(self):
         self.validate()
@@ -182,6 +189,7 @@ class Job:
             return_outputs=bool(self.return_outputs),
             timeout_s=float(self.timeout_s),
             request_key=self.request_key,
+            output_dir=self.output_dir,
         )
         for t in self.tasks:
             t.to_wire(spec.tasks.add())

@@ -22,6 +22,10 @@ TEST_CASE("the example job files load") {
   CHECK(mixed->tasks(0).features().input_size() == 128);
   CHECK(mixed->tasks(2).demand().cpu_slots() == 1);
   CHECK(mixed->return_outputs());
+  auto out = LoadJobFile(TAILCUT_SOURCE_DIR "/configs/jobs/output_dir.toml");
+  REQUIRE(out.ok());
+  CHECK(out->output_dir() == "/tmp/tailcut-out");
+  CHECK(out->template_().kernel() == "shell");
 }
 
 TEST_CASE("bad job files say what is wrong") {

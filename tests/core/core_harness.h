@@ -49,6 +49,7 @@ class CoreHarness {
                   std::vector<std::pair<std::string, std::string>> labels = {}) {
     ExecutorDesc d;
     d.name = "e" + std::to_string(++n_exec_);
+    d.host = "host-" + std::to_string(n_exec_);
     d.slots = slots;
     d.gpus = gpus;
     d.side_effect_kernels = SideEffectKernels(kernels);
@@ -92,6 +93,8 @@ class CoreHarness {
         finished[f->job] = *f;
       } else if (auto* e = std::get_if<ExecutorChangedCmd>(&c)) {
         exec_changes.push_back(*e);
+      } else if (auto* p = std::get_if<PromoteCmd>(&c)) {
+        promotes.push_back(*p);
       }
     }
   }
@@ -133,6 +136,7 @@ class CoreHarness {
   std::vector<TaskCommittedCmd> commits;
   std::map<JobId, JobFinishedCmd> finished;
   std::vector<ExecutorChangedCmd> exec_changes;
+  std::vector<PromoteCmd> promotes;
   std::map<AttemptId, LaunchCmd> live;
 
  private:

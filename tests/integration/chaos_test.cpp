@@ -6,7 +6,13 @@
 // forged, duplicated and out-of-order results throughout (for guessed
 // attempt, job and task ids of work never handed to it): none may commit.
 //
-// ctest runs a short version (TAILCUT_CHAOS_SECONDS unset: ~30 s, >= 3
+// The second case runs idempotent shell jobs that write files into their
+// output_dir (docs/JOBS.md, "Output directories") on executors that delay
+// attempts at random, so copies race: every task of a succeeded job must end
+// with exactly one complete directory, the committed attempt's, and no
+// attempt directory may be left behind.
+//
+// ctest runs a short version (TAILCUT_CHAOS_SECONDS unset: ~30 s each, >= 3
 // scheduler kills, >= 10 executor kills); scripts/chaos.sh runs it longer.
 #include <catch2/catch.hpp>
 
@@ -22,6 +28,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <mutex>
 #include <random>
@@ -52,8 +59,17 @@ struct ClientRecord {
   bool succeeded = false;
   bool wrong_status = false;   // a status of another job, or a lost one
   size_t results = 0, duplicate_results = 0, forged_results = 0;
+  std::map<uint32_t, uint64_t> committed;  // task -> the attempt that committed it
+  std::string output_dir;                  // output jobs only
   std::string error;
 };
+
+std::string FirstLine(const std::filesystem::path& p) {
+  std::ifstream in(p);
+  std::string line;
+  std::getline(in, line);
+  return line;
+}
 
 constexpr char kForged[] = "FORGED";
 
@@ -179,16 +195,48 @@ class RogueExecutor {
   std::thread thread_;
 };
 
-}  // namespace
+// What a succeeded output job left in its output_dir: exactly task-0 ..
+// task-(n-1), each complete and holding the committed attempt's files, and
+// no attempt directory. Returns the problems found (0: as it must be).
+size_t CheckOutputDir(const ClientRecord& r) {
+  namespace fs = std::filesystem;
+  size_t problems = 0;
+  std::set<std::string> names;
+  std::error_code ec;
+  for (fs::directory_iterator it(r.output_dir, ec), end; !ec && it != end; it.increment(ec))
+    names.insert(it->path().filename().string());
+  for (uint32_t t = 0; t < r.tasks; ++t) {
+    const fs::path dir = fs::path(r.output_dir) / ("task-" + std::to_string(t));
+    auto c = r.committed.find(t);
+    const std::string who = std::to_string(r.id) + "." + std::to_string(t) + "." +
+                            (c == r.committed.end() ? "?" : std::to_string(c->second));
+    if (!names.erase(dir.filename().string()) || FirstLine(dir / "done") != "complete" ||
+        FirstLine(dir / "who") != who) {
+      UNSCOPED_INFO("job " << r.id << ": " << dir.string() << " missing, partial or not attempt " << who);
+      ++problems;
+    }
+  }
+  names.erase(".tailcut-attempts");
+  for (const std::string& extra : names) {
+    UNSCOPED_INFO("job " << r.id << ": unexpected " << extra << " in " << r.output_dir);
+    ++problems;
+  }
+  for (fs::directory_iterator it(fs::path(r.output_dir) / ".tailcut-attempts", ec), end; !ec && it != end;
+       it.increment(ec)) {
+    UNSCOPED_INFO("job " << r.id << ": attempt directory left behind: " << it->path().string());
+    ++problems;
+  }
+  return problems;
+}
 
-TEST_CASE("chaos: executors and the scheduler killed -9 and restarted, no accepted job lost, no task committed twice") {
+void RunChaos(bool output_jobs) {
   const double seconds = EnvSeconds("TAILCUT_CHAOS_SECONDS", 30);
   const double executor_kill_every = EnvSeconds("TAILCUT_CHAOS_EXECUTOR_KILL_S", 2.0);
   const double scheduler_kill_every = EnvSeconds("TAILCUT_CHAOS_SCHEDULER_KILL_S", seconds >= 120 ? 20 : 7);
   const int clients = 4;
 
   LocalClusterOptions o;
-  o.name = "chaos";
+  o.name = output_jobs ? "chaos-output" : "chaos";
   o.scheduler_binary = TAILCUT_SCHEDULER_BIN;
   o.executor_binary = TAILCUT_EXECUTOR_BIN;
   // Every job stays queryable (and journaled) to the end, for the checks.
@@ -203,6 +251,11 @@ TEST_CASE("chaos: executors and the scheduler killed -9 and restarted, no accept
     LocalExecutorSpec e;
     e.flags = {"--slots", "2", "--name", "chaos-" + std::to_string(i), "--log-level", "warn"};
     e.restart = true;  // a supervisor brings killed executors back
+    if (output_jobs) {
+      e.allow_shell = true;
+      // Random stragglers, so that the policies' copies race the originals.
+      e.flags.insert(e.flags.end(), {"--delay-prob", "0.2", "--delay-ms", "400", "--fault-seed", std::to_string(i)});
+    }
     REQUIRE(cluster->AddExecutor(e).ok());
   }
   REQUIRE(cluster->WaitForExecutors(executors, 30).ok());
@@ -218,16 +271,29 @@ TEST_CASE("chaos: executors and the scheduler killed -9 and restarted, no accept
   std::vector<ClientRecord> records;
   std::atomic<bool> submitting{true};
   std::vector<std::thread> threads;
+  const std::string out_root = cluster->log_dir() + "/out";
   for (int c = 0; c < clients; ++c) {
     threads.emplace_back([&, c] {
       ClientOptions co = cluster->client_options();
       co.timeout_s = 30;
       Client client(co);
       std::mt19937 rng(static_cast<unsigned>(1000 + c));
-      while (submitting) {
+      for (int k = 0; submitting; ++k) {
         ClientRecord r;
         r.tasks = 5 + rng() % 20;
-        wire::JobSpec job = FanoutJob("sleep", "ms=" + std::to_string(10 + rng() % 40), r.tasks);
+        const std::string ms = std::to_string(10 + rng() % 40);
+        wire::JobSpec job = FanoutJob("sleep", "ms=" + ms, r.tasks);
+        if (output_jobs) {
+          // Two files, the second after a pause: a directory that has `done`
+          // but not the attempt's own `who` would be a mix of attempts.
+          job = FanoutJob("shell",
+                          "d=\"$TAILCUT_OUTPUT_DIR\"; basename \"$d\" > \"$d/who\"; sleep 0.0" + ms +
+                              "; echo complete > \"$d/done\"",
+                          r.tasks);
+          r.output_dir = out_root + "/" + std::to_string(c) + "-" + std::to_string(k);
+          std::filesystem::create_directories(r.output_dir);
+          job.set_output_dir(r.output_dir);
+        }
         job.set_return_outputs(true);
         job.set_max_attempts(20);  // random executor kills are not the task's fault
         auto id = client.Submit(job);
@@ -251,6 +317,7 @@ TEST_CASE("chaos: executors and the scheduler killed -9 and restarted, no accept
             std::set<uint32_t> seen;
             for (const auto& x : *results) {
               r.duplicate_results += !seen.insert(x.task_index()).second;
+              r.committed[x.task_index()] = x.attempt_id();
               r.forged_results += x.output() == kForged;
             }
             r.results = seen.size();
@@ -304,7 +371,12 @@ TEST_CASE("chaos: executors and the scheduler killed -9 and restarted, no accept
   // The clients' own records.
   size_t jobs = records.size(), unfinished = 0, failed = 0, wrong = 0, missing = 0, duplicates = 0, tasks = 0,
          forged = 0;
+  size_t output_problems = 0, promoted = 0;
   for (const ClientRecord& r : records) {
+    if (output_jobs && r.succeeded) {
+      output_problems += CheckOutputDir(r);
+      promoted += r.tasks;
+    }
     tasks += r.tasks;
     unfinished += !r.finished;
     failed += r.finished && !r.succeeded;
@@ -336,12 +408,21 @@ TEST_CASE("chaos: executors and the scheduler killed -9 and restarted, no accept
     if (j.finished && j.state == JobState::kSucceeded && it != tasks_of.end() && seen.size() != it->second)
       ++journal_incomplete;
   }
-  std::printf("chaos: %.0f s, %zu jobs, %zu tasks, %d executor kills, %d scheduler kills; lost %zu, failed %zu, "
+  std::printf("chaos%s: %.0f s, %zu jobs, %zu tasks, %d executor kills, %d scheduler kills; lost %zu, failed %zu, "
               "wrong statuses %zu, missing results %zu, double commits %zu (client) %zu (journal), journal: %zu jobs, "
               "%zu unfinished, %zu incomplete; rogue: %llu messages, %.0f refused since the last restart, forged commits %zu\n",
-              seconds, jobs, tasks, executor_kills, scheduler_kills, unfinished, failed, wrong, missing, duplicates,
-              journal_double, journaled.size(), journal_unfinished, journal_incomplete,
-              static_cast<unsigned long long>(rogue_messages), refused, forged);
+              output_jobs ? " (output_dir)" : "", seconds, jobs, tasks, executor_kills, scheduler_kills, unfinished,
+              failed, wrong, missing, duplicates, journal_double, journaled.size(), journal_unfinished,
+              journal_incomplete, static_cast<unsigned long long>(rogue_messages), refused, forged);
+  if (output_jobs) {
+    size_t copies = 0;
+    for (const JournaledJob& j : journaled) copies += j.copies;
+    std::printf("chaos (output_dir): %zu task directories checked, %zu copies launched, %zu problems (missing, "
+                "partial, not the committed attempt's, extra, or attempt directories left)\n",
+                promoted, copies, output_problems);
+    CHECK(promoted > 0);
+    CHECK(output_problems == 0);
+  }
   CHECK(jobs > 0);
   CHECK(scheduler_kills >= 3);
   CHECK(executor_kills >= 10);
@@ -357,10 +438,20 @@ TEST_CASE("chaos: executors and the scheduler killed -9 and restarted, no accept
   CHECK(journal_unfinished == 0);
   CHECK(journal_incomplete == 0);
   CHECK(journaled.size() >= jobs);  // every job a client saw accepted is in the journal
-  if (unfinished + failed + wrong + missing + duplicates + journal_double + journal_unfinished == 0) {
+  if (unfinished + failed + wrong + missing + duplicates + journal_double + journal_unfinished + output_problems == 0) {
     std::error_code ec;
     std::filesystem::remove_all(log_dir, ec);
   } else {
     std::printf("chaos: logs and journal kept in %s\n", log_dir.c_str());
   }
+}
+
+}  // namespace
+
+TEST_CASE("chaos: executors and the scheduler killed -9 and restarted, no accepted job lost, no task committed twice") {
+  RunChaos(false);
+}
+
+TEST_CASE("chaos: output_dir jobs whose copies race end with one complete directory per task, the committed one's") {
+  RunChaos(true);
 }

@@ -168,6 +168,68 @@ TEST_CASE("daemons: an external plugin named in the config loads and copies a st
   std::filesystem::remove(config);
 }
 
+TEST_CASE("daemons: output_dir: racing clones write files, each task ends with one directory, the committed one's") {
+  namespace fs = std::filesystem;
+  const fs::path out = fs::temp_directory_path() / ("tailcut-it-out-" + std::to_string(getpid()));
+  fs::remove_all(out);
+  fs::create_directories(out);
+  // clone: every task of a small job runs twice from the start, so the two attempts race on every task.
+  Cluster c(2, 2, {"--policy", "clone", "--set", "core.redundancy_budget=1", "--set", "policies.clone.budget_share=1"}, {},
+            /*allow_shell=*/true);
+  const uint32_t tasks = 4;
+  wire::JobSpec job = FanoutJob(
+      "shell", "d=\"$TAILCUT_OUTPUT_DIR\"; basename \"$d\" > \"$d/who\"; sleep 0.2; echo complete > \"$d/done\"", tasks);
+  job.set_output_dir(out.string());
+  job.set_return_outputs(true);
+  auto st = SubmitAndWait(*c.client, job);
+  REQUIRE(st.ok());
+  REQUIRE(st->state() == wire::JOB_SUCCEEDED);
+  CHECK(st->copies() >= tasks);  // the clones ran: attempts raced on every task
+  auto results = c.client->Results(st->job_id());
+  REQUIRE(results.ok());
+  REQUIRE(results->size() == tasks);
+  // The job succeeded, so every task's directory is in place already: the committed attempt's, complete.
+  for (const auto& r : *results) {
+    const fs::path dir = out / ("task-" + std::to_string(r.task_index()));
+    std::ifstream who(dir / "who"), done(dir / "done");
+    std::string w, d;
+    std::getline(who, w);
+    std::getline(done, d);
+    CHECK(w == std::to_string(st->job_id()) + "." + std::to_string(r.task_index()) + "." +
+                   std::to_string(r.attempt_id()));
+    CHECK(d == "complete");
+  }
+  size_t entries = 0;
+  for (const auto& e : fs::directory_iterator(out)) entries += e.path().filename() != ".tailcut-attempts";
+  CHECK(entries == tasks);
+  // The losers' directories go (at the promotion, or when their cancel reaches their executor).
+  auto attempt_dirs = [&] {
+    size_t n = 0;
+    std::error_code ec;
+    for (fs::directory_iterator it(out / ".tailcut-attempts", ec), end; !ec && it != end; it.increment(ec)) ++n;
+    return n;
+  };
+  for (int i = 0; i < 100 && attempt_dirs() > 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  CHECK(attempt_dirs() == 0);
+
+  // An output_dir the executors do not have: the attempt fails at once, saying so.
+  wire::JobSpec missing = FanoutJob("shell", "true", 1);
+  missing.set_output_dir((out / "not-there").string());
+  missing.set_max_attempts(1);
+  st = SubmitAndWait(*c.client, missing);
+  REQUIRE(st.ok());
+  CHECK(st->state() == wire::JOB_FAILED);
+  CHECK(st->reason().find("output_dir '" + (out / "not-there").string() +
+                          "' is not a directory on this executor's machine") != std::string::npos);
+  // A relative one is refused at submit.
+  wire::JobSpec relative = FanoutJob("shell", "true", 1);
+  relative.set_output_dir("out");
+  auto refused = c.client->Submit(relative);
+  REQUIRE_FALSE(refused.ok());
+  CHECK(refused.status().message().find("output_dir 'out' must be an absolute path") != std::string::npos);
+  fs::remove_all(out);
+}
+
 TEST_CASE("daemons: a plugin policy that throws is disabled with an error log and the scheduler keeps serving") {
   Cluster c(2, 2, {"--policy", std::string("plugin:") + TAILCUT_THROWING_PLUGIN_PATH + ",clone"});
   for (int i = 0; i < 3; ++i) {  // policies tick every 0.1 s: the plugin throws during the first job

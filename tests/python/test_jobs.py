@@ -27,6 +27,14 @@ def test_k_of_n_and_quorum_rules():
     assert (q.rule.kind, q.rule.k, q.rule.min_count, q.rule.deadline_s) == (2, 8, 5, 2.5)
 
 
+def test_output_dir_goes_on_the_wire():
+    s = spec(tailcut.fanout("shell", "echo x > $TAILCUT_OUTPUT_DIR/x", tasks=3, output_dir="/data/run7"))
+    assert s.output_dir == "/data/run7" and s.template_count == 3
+    assert spec(tailcut.fanout("noop", tasks=1)).output_dir == ""
+    with pytest.raises(tailcut.InvalidArgument, match="output_dir must be str"):
+        spec(Job(template=Task("noop"), count=1, output_dir=7))
+
+
 def test_explicit_tasks_keep_their_order_and_fields():
     job = Job(tasks=[Task("shell", "echo a"), Task("matmul", b"n=4", cpu_slots=2, gpus=1, labels={"zone": "a"})],
               template=Task("noop"), count=3, rule="k_of_n", k=2)

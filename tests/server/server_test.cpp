@@ -918,6 +918,86 @@ TEST_CASE("server: an edge that restarts cancels the parent's tasks it journaled
   std::filesystem::remove_all(dir, ec);
 }
 
+// docs/JOBS.md, "Output directories": a commit of a job with output_dir
+// sends Work.promote to the executor (after the commit is journaled) and
+// again until answered; a scheduler stopped before the answer sends it
+// again from its journal, and the job succeeds only once it is answered.
+TEST_CASE("server: an unanswered promotion is resent, also by the next run from the journal, and the job then succeeds") {
+  const std::string dir =
+      (std::filesystem::temp_directory_path() / ("tc_promote_" + std::to_string(::getpid()))).string();
+  std::filesystem::remove_all(dir);
+  ServerOptions o = TestOptions();
+  o.state_dir = dir;
+  wire::JobSpec spec = FanoutJob("noop", "", 1);
+  spec.set_output_dir("/data/out");  // the scheduler never touches it: the executor does
+  // The next Promote, reporting (a heartbeat) meanwhile so the executor stays alive.
+  auto next_promote = [](ScriptedExecutor& ex, wire::Promote* out) {
+    wire::SchedulerToExecutor msg;
+    for (int i = 0; i < 100; ++i) {
+      ex.Heartbeat();
+      if (ex.Next(&msg, 0.1) && msg.has_work() && msg.work().promote_size() > 0) {
+        *out = msg.work().promote(0);
+        return true;
+      }
+    }
+    return false;
+  };
+  JobId id = 0;
+  uint64_t attempt = 0;
+  zmq::context_t ctx;
+  {
+    RunningServer rs(o);
+    ScriptedExecutor ex(ctx, rs.server->executor_endpoint());
+    ex.Register(1);
+    wire::SchedulerToExecutor msg;
+    REQUIRE(ex.Next(&msg));
+    Client client(rs.ClientOpts());
+    auto submitted = client.Submit(spec);
+    REQUIRE(submitted.ok());
+    id = *submitted;
+    REQUIRE(ex.Next(&msg));
+    REQUIRE(msg.work().assign_size() == 1);
+    CHECK(msg.work().assign(0).output_dir() == "/data/out");
+    attempt = msg.work().assign(0).attempt_id();
+    ex.Complete({attempt});
+    wire::Promote p;
+    REQUIRE(next_promote(ex, &p));
+    CHECK(p.job_id() == id);
+    CHECK(p.task_index() == 0);
+    CHECK(p.attempt_id() == attempt);
+    CHECK(p.output_dir() == "/data/out");
+    REQUIRE(next_promote(ex, &p));  // not answered: sent again
+    CHECK(p.attempt_id() == attempt);
+    auto st = client.GetStatus(id);
+    REQUIRE(st.ok());
+    CHECK(st->committed() == 1);
+    CHECK(st->state() == wire::JOB_RUNNING);  // its output is not in place yet
+  }  // the scheduler stops before any answer; the promotion stays in its journal
+  {
+    RunningServer rs(o);
+    ScriptedExecutor ex(ctx, rs.server->executor_endpoint());
+    ex.Register(1);
+    wire::Promote p;
+    REQUIRE(next_promote(ex, &p));  // from the journal: the same attempt, nothing run again
+    CHECK(p.job_id() == id);
+    CHECK(p.attempt_id() == attempt);
+    wire::ExecutorMessage answer;
+    answer.set_version(kProtocolVersion);
+    wire::Promoted* done = answer.mutable_report()->add_promoted();
+    done->set_job_id(id);
+    done->set_task_index(0);
+    done->set_attempt_id(attempt);
+    ex.Send(answer);
+    ex.Send(answer);  // a repeated answer changes nothing
+    Client client(rs.ClientOpts());
+    auto st = client.Wait(id);
+    REQUIRE(st.ok());
+    CHECK(st->state() == wire::JOB_SUCCEEDED);
+    CHECK(st->attempts() == 0);  // restored: this run launched nothing
+  }
+  std::filesystem::remove_all(dir);
+}
+
 TEST_CASE("server: a request key is bound to its job body: a retry gets the job, another body is refused") {
   OneExecutorCluster c(TestOptions(), 1);
   wire::JobSpec job = FanoutJob("sleep", "ms=100000", 1);

@@ -60,13 +60,27 @@ class SchedulerCore::Impl final {
     core::ReserveIds(s_, next_job, next_attempt, earlier_from);
   }
   Status RestoreJob(JobId id, JobDef def, Time submitted, std::vector<CommittedOutput> commits,
-                    const std::vector<uint64_t>& share_counts, AttemptId shares_since) {
-    return core::RestoreJob(s_, life_, id, std::move(def), submitted, std::move(commits), share_counts, shares_since);
+                    const std::vector<uint64_t>& share_counts, AttemptId shares_since,
+                    std::vector<PendingPromotion> promotions) {
+    return core::RestoreJob(s_, life_, id, std::move(def), submitted, std::move(commits), share_counts, shares_since,
+                            std::move(promotions));
   }
-  Status RestoreFinishedJob(JobId id, JobDef def, const JobStatusInfo& st, std::vector<CommittedOutput> outputs) {
-    return core::RestoreFinishedJob(s_, life_, id, std::move(def), st, std::move(outputs));
+  Status RestoreFinishedJob(JobId id, JobDef def, const JobStatusInfo& st, std::vector<CommittedOutput> outputs,
+                            std::vector<PendingPromotion> promotions) {
+    return core::RestoreFinishedJob(s_, life_, id, std::move(def), st, std::move(outputs), std::move(promotions));
   }
   bool UnknownShare(const Job& job, AttemptId a) const { return core::UnknownShare(s_, job, a); }
+
+  // --- output promotion (lifecycle.h)
+  bool AnswerPromotion(JobId id, TaskIndex t, AttemptId a, const std::string& error) {
+    return life_.AnswerPromotion(id, t, a, error);
+  }
+  std::vector<PromoteCmd> PendingPromotions() const {
+    std::vector<PromoteCmd> out;
+    out.reserve(s_.promotions.size());
+    for (const auto& [key, cmd] : s_.promotions) out.push_back(cmd);
+    return out;
+  }
 
   StatusOr<JobStatusInfo> CancelJob(JobId id, std::string reason) {
     Job* job = s_.FindJob(id);
@@ -307,6 +321,10 @@ class SchedulerCore::Impl final {
   }
 
   const TaskDef* TaskOf(JobId j, TaskIndex t) const { return core::TaskOf(s_, j, t); }
+  const JobDef* JobDefOf(JobId j) const {
+    const Job* job = s_.FindJob(j);
+    return job ? &job->def : nullptr;
+  }
   bool HasExecutor(ExecutorId e) const { return s_.executors.count(e) > 0; }
   ExecutorId ExecutorOfAttempt(AttemptId a) const {
     auto it = s_.attempts.find(a);
@@ -525,7 +543,7 @@ class SchedulerCore::Impl final {
     if (Executor* e = s_.FindExec(eid)) e->finished++;
     life_.RecordCommit(job, t, attempt, eid, run_s, std::move(output), /*notify=*/true, copy);
     life_.EndLiveAttempts(job, t, AttemptOutcome::kSuperseded);
-    if (job.committed >= job.needed) life_.FinishJob(job, JobState::kSucceeded, "");
+    if (job.Complete()) life_.FinishJob(job, JobState::kSucceeded, "");
     s_.dirty = true;
   }
 
@@ -665,13 +683,23 @@ void SchedulerCore::ReserveIds(JobId next_job, AttemptId next_attempt, AttemptId
 }
 bool SchedulerCore::AcceptsReport(ExecutorId e, AttemptId a) { return impl_->AcceptsReport(e, a); }
 Status SchedulerCore::RestoreJob(JobId id, JobDef def, Time submitted, std::vector<CommittedOutput> commits,
-                                 std::vector<uint64_t> share_counts, AttemptId shares_since) {
-  return impl_->RestoreJob(id, std::move(def), submitted, std::move(commits), share_counts, shares_since);
+                                 std::vector<uint64_t> share_counts, AttemptId shares_since,
+                                 std::vector<PendingPromotion> promotions) {
+  return impl_->RestoreJob(id, std::move(def), submitted, std::move(commits), share_counts, shares_since,
+                           std::move(promotions));
 }
 Status SchedulerCore::RestoreFinishedJob(JobId id, JobDef def, const JobStatusInfo& status,
-                                         std::vector<CommittedOutput> outputs) {
-  return impl_->RestoreFinishedJob(id, std::move(def), status, std::move(outputs));
+                                         std::vector<CommittedOutput> outputs,
+                                         std::vector<PendingPromotion> promotions) {
+  return impl_->RestoreFinishedJob(id, std::move(def), status, std::move(outputs), std::move(promotions));
 }
+bool SchedulerCore::OutputPromoted(JobId job, TaskIndex task, AttemptId attempt) {
+  return impl_->AnswerPromotion(job, task, attempt, "");
+}
+bool SchedulerCore::PromotionFailed(JobId job, TaskIndex task, AttemptId attempt, const std::string& error) {
+  return impl_->AnswerPromotion(job, task, attempt, error.empty() ? "no reason given" : error);
+}
+std::vector<PromoteCmd> SchedulerCore::PendingPromotions() const { return impl_->PendingPromotions(); }
 void SchedulerCore::TakeCommands(std::vector<Command>* out) { impl_->TakeCommands(out); }
 Time SchedulerCore::NextWakeUp() const { return impl_->NextWakeUp(); }
 double SchedulerCore::PolicyInterval() const { return impl_->PolicyInterval(); }
@@ -679,6 +707,7 @@ StatusOr<JobStatusInfo> SchedulerCore::JobStatus(JobId job) const { return impl_
 StatusOr<std::vector<CommittedOutput>> SchedulerCore::JobOutputs(JobId job) const { return impl_->Outputs(job); }
 std::vector<ExecutorStatusInfo> SchedulerCore::Executors() const { return impl_->ExecutorList(); }
 const TaskDef* SchedulerCore::TaskOf(JobId job, TaskIndex task) const { return impl_->TaskOf(job, task); }
+const JobDef* SchedulerCore::JobDefOf(JobId job) const { return impl_->JobDefOf(job); }
 bool SchedulerCore::FixedShares(JobId job, std::vector<uint64_t>* counts, AttemptId* since) const {
   return impl_->FixedShares(job, counts, since);
 }

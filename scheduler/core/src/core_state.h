@@ -82,8 +82,11 @@ struct Job {
   bool in_runnable = false;   // has an entry in CoreState::runnable
   bool pipelines = false;     // QueuePerSlot() > 0; kept by Placement::UpdatePipelining()
   std::vector<CommittedOutput> outputs;
+  uint32_t promoting = 0;  // committed tasks whose output directory is not promoted yet
 
   uint32_t Count() const { return def.TaskCount(); }
+  // Every needed task committed and its output (output_dir) in place.
+  bool Complete() const { return committed >= needed && promoting == 0; }
   bool HasWork() const { return !retry.empty() || next_unlaunched < Count(); }
 };
 
@@ -167,6 +170,10 @@ struct CoreState {
   std::priority_queue<PolicyWakeUp, std::vector<PolicyWakeUp>, std::greater<>> wakeups;
   uint64_t wakeup_seq = 0;
   std::unordered_map<AttemptId, Attempt> attempts;
+  // Output directories to promote (PromoteCmd), by (job, task), until the
+  // driver answers; they outlive the job's own state (a job that failed
+  // keeps the outputs of the tasks it committed).
+  std::map<std::pair<JobId, TaskIndex>, PromoteCmd> promotions;
   // Attempts of executors that left (HeldAttempt), oldest first; at most
   // kMaxHeldAttempts: an older one's result is refused and its task reruns.
   static constexpr size_t kMaxHeldAttempts = size_t{1} << 20;

@@ -1,6 +1,7 @@
 #include "feasibility.h"
 
 #include <algorithm>
+#include <filesystem>
 #include <set>
 #include <string>
 
@@ -48,6 +49,24 @@ Status CheckFeasible(const std::map<ExecutorId, Executor>& executors, const Task
                                     std::to_string(executors.size()) + " executors registered)");
 }
 
+Status ValidateOutputDir(const JobDef& def) {
+  const std::string& dir = def.output_dir;
+  if (dir.empty()) return Status::Ok();
+  const std::string what = "output_dir '" + dir + "'";
+  if (dir.find('\0') != std::string::npos) return Status::InvalidArgument("output_dir holds a NUL byte");
+  if (dir.front() != '/') return Status::InvalidArgument(what + " must be an absolute path");
+  // One spelling per directory, so that the executors' renames and a
+  // client's reading agree on where task-<i> is.
+  std::string normal = std::filesystem::path(dir).lexically_normal().string();
+  while (normal.size() > 1 && normal.back() == '/') normal.pop_back();
+  if (normal != dir) return Status::InvalidArgument(what + " is not in normal form; write '" + normal + "'");
+  if (dir == "/") return Status::InvalidArgument("output_dir must not be '/'");
+  if (dir.size() > 3072) return Status::InvalidArgument("output_dir is longer than 3072 bytes");
+  if (def.rule.kind != CompletionKind::kAll)
+    return Status::InvalidArgument("output_dir needs rule = all: the job succeeds once every task's output is in place");
+  return Status::Ok();
+}
+
 Status ValidateJob(const std::map<ExecutorId, Executor>& executors, const JobDef& def) {
   uint32_t n = def.TaskCount();
   if (n == 0) return Status::InvalidArgument("job has no tasks");
@@ -60,6 +79,7 @@ Status ValidateJob(const std::map<ExecutorId, Executor>& executors, const JobDef
     if (r.min_count > r.k) return Status::InvalidArgument("quorum needs min_count <= k");
     if (r.deadline_s < 0) return Status::InvalidArgument("quorum deadline must be >= 0");
   }
+  if (Status s = ValidateOutputDir(def); !s.ok()) return s;
   // Check each distinct task shape once against the registered executors.
   std::set<std::string> seen;
   auto check = [&](const TaskDef& d) -> Status {

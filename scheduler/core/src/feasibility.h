@@ -23,5 +23,10 @@ Status CheckFeasible(const std::map<ExecutorId, Executor>& executors, const Task
 // Rejects jobs that are empty or ill-formed, and (unless wait_for_resources
 // or no executor joined yet) jobs with a task no executor could run.
 Status ValidateJob(const std::map<ExecutorId, Executor>& executors, const JobDef& def);
+// JobDef::output_dir: "" or an absolute path in normal form (no "." or "..",
+// no trailing or doubled "/"), and rule all (docs/JOBS.md, "Output
+// directories"). Whether it exists is the executors' to check: it lives on
+// their disks.
+Status ValidateOutputDir(const JobDef& def);
 
 }  // namespace tailcut::core

@@ -66,6 +66,32 @@ void Lifecycle::RecordCommit(Job& job, TaskIndex t, AttemptId a, ExecutorId e, d
     job.outputs.push_back({t, a, e, run_s, streamed ? output : std::move(output), copy});
   }
   if (notify && job.def.stream_results) s_.Emit(TaskCommittedCmd{job.id, t, a, e, run_s, std::move(output), copy});
+  if (notify && !job.def.output_dir.empty()) {
+    const Executor* exec = s_.FindExec(e);
+    AwaitPromotion(job, t, a, e, exec ? exec->desc.host : "");
+  }
+}
+
+bool Lifecycle::AnswerPromotion(JobId id, TaskIndex t, AttemptId a, const std::string& error) {
+  auto it = s_.promotions.find({id, t});
+  if (it == s_.promotions.end() || it->second.attempt != a) return false;
+  s_.promotions.erase(it);
+  Job* job = s_.FindJob(id);
+  if (!job || job->state != JobState::kRunning) return true;
+  job->promoting--;
+  if (!error.empty())
+    FinishJob(*job, JobState::kFailed, "task " + std::to_string(t) + "'s output could not be promoted: " + error);
+  else if (job->Complete())
+    FinishJob(*job, JobState::kSucceeded, "");
+  s_.dirty = true;
+  return true;
+}
+
+void Lifecycle::AwaitPromotion(Job& job, TaskIndex t, AttemptId a, ExecutorId e, std::string host) {
+  PromoteCmd cmd{job.id, t, a, e, std::move(host), job.def.output_dir};
+  auto [it, fresh] = s_.promotions.insert_or_assign({job.id, t}, cmd);
+  if (fresh && job.state == JobState::kRunning) job.promoting++;
+  s_.Emit(std::move(cmd));
 }
 
 Executor& Lifecycle::AddExecutor(ExecutorDesc desc) {

@@ -26,6 +26,13 @@ class Lifecycle {
   // task's other live attempts and finishes the job when it is complete.
   void RecordCommit(Job& job, TaskIndex t, AttemptId a, ExecutorId e, double run_s, std::string output, bool notify,
                     bool copy = false);
+  // The output directory of task t (committed by attempt `a`, run on
+  // `host`) is to be promoted: PromoteCmd, and the job waits for it.
+  void AwaitPromotion(Job& job, TaskIndex t, AttemptId a, ExecutorId e, std::string host);
+  // The driver's answer to that PromoteCmd: `error` "" = done, and a job
+  // then complete succeeds; else the job fails. False when no such
+  // promotion is pending (a repeated or crossed answer: nothing changes).
+  bool AnswerPromotion(JobId job, TaskIndex t, AttemptId a, const std::string& error);
   // Registers an executor: it takes work at once, and jobs that waited for
   // a fitting executor may run now.
   Executor& AddExecutor(ExecutorDesc desc);

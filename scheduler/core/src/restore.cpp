@@ -30,9 +30,23 @@ bool UnknownShare(const CoreState& s, const Job& job, AttemptId a) {
   return job.def.divisible_units > 0 && a < SharesSince(s, job.id);
 }
 
+namespace {
+
+// Promotions a restored job still waits for (output_dir): only of tasks it committed.
+void RestorePromotions(Lifecycle& life, Job& job, std::vector<PendingPromotion> promotions) {
+  if (job.def.output_dir.empty()) return;
+  for (PendingPromotion& p : promotions) {
+    bool committed = job.state != JobState::kRunning ||
+                     (p.task < job.tasks.size() && job.tasks[p.task].phase == TaskPhase::kCommitted);
+    if (p.task < job.Count() && committed) life.AwaitPromotion(job, p.task, p.attempt, 0, std::move(p.host));
+  }
+}
+
+}  // namespace
+
 Status RestoreJob(CoreState& s, Lifecycle& life, JobId id, JobDef def, Time submitted,
                   std::vector<CommittedOutput> commits, const std::vector<uint64_t>& share_counts,
-                  AttemptId shares_since) {
+                  AttemptId shares_since, std::vector<PendingPromotion> promotions) {
   if (id == 0 || s.jobs.count(id)) return Status::InvalidArgument("job " + std::to_string(id) + " already exists");
   if (def.TaskCount() == 0) return Status::InvalidArgument("job " + std::to_string(id) + " has no tasks");
   SortLabels(def);
@@ -53,14 +67,15 @@ Status RestoreJob(CoreState& s, Lifecycle& life, JobId id, JobDef def, Time subm
     if (c.task >= job.Count() || job.tasks[c.task].phase == TaskPhase::kCommitted) continue;  // journaled once
     life.RecordCommit(job, c.task, c.attempt, c.executor, c.run_s, std::move(c.output), /*notify=*/false);
   }
-  // A crash between its last commit and its final status: finish it now.
-  if (job.committed >= job.needed) life.FinishJob(job, JobState::kSucceeded, "");
+  RestorePromotions(life, job, std::move(promotions));
+  // A crash between its last commit (or promotion) and its final status: finish it now.
+  if (job.Complete()) life.FinishJob(job, JobState::kSucceeded, "");
   s.dirty = true;
   return Status::Ok();
 }
 
 Status RestoreFinishedJob(CoreState& s, Lifecycle& life, JobId id, JobDef def, const JobStatusInfo& st,
-                          std::vector<CommittedOutput> outputs) {
+                          std::vector<CommittedOutput> outputs, std::vector<PendingPromotion> promotions) {
   if (id == 0 || s.jobs.count(id)) return Status::InvalidArgument("job " + std::to_string(id) + " already exists");
   if (st.state == JobState::kRunning) return Status::InvalidArgument("job " + std::to_string(id) + " is not finished");
   s.next_job_id = std::max(s.next_job_id, id + 1);
@@ -77,6 +92,7 @@ Status RestoreFinishedJob(CoreState& s, Lifecycle& life, JobId id, JobDef def, c
   job.copies_refused = st.copies_refused_side_effects;
   job.failed_attempts = st.failed_attempts;
   if (job.def.return_outputs) job.outputs = std::move(outputs);
+  RestorePromotions(life, job, std::move(promotions));
   life.Retain(id);
   return Status::Ok();
 }

@@ -25,8 +25,8 @@ bool UnknownShare(const CoreState& s, const Job& job, AttemptId a);
 // SchedulerCore::RestoreJob and RestoreFinishedJob (scheduler_core.h).
 Status RestoreJob(CoreState& s, Lifecycle& life, JobId id, JobDef def, Time submitted,
                   std::vector<CommittedOutput> commits, const std::vector<uint64_t>& share_counts,
-                  AttemptId shares_since);
+                  AttemptId shares_since, std::vector<PendingPromotion> promotions);
 Status RestoreFinishedJob(CoreState& s, Lifecycle& life, JobId id, JobDef def, const JobStatusInfo& st,
-                          std::vector<CommittedOutput> outputs);
+                          std::vector<CommittedOutput> outputs, std::vector<PendingPromotion> promotions);
 
 }  // namespace tailcut::core

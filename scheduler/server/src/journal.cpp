@@ -23,6 +23,10 @@ CREATE TABLE IF NOT EXISTS commits(job INTEGER NOT NULL, batch BLOB NOT NULL);
 -- A divisible job's units per task (u64 each, host byte order), once fixed,
 -- and the first attempt id of the run that fixed them.
 CREATE TABLE IF NOT EXISTS shares(job INTEGER PRIMARY KEY, counts BLOB NOT NULL, since INTEGER NOT NULL);
+-- Committed tasks of jobs with output_dir whose attempt directory is not
+-- promoted yet (docs/JOBS.md, "Output directories"); a row goes when it is.
+CREATE TABLE IF NOT EXISTS promotions(job INTEGER NOT NULL, task INTEGER NOT NULL, attempt INTEGER NOT NULL,
+  host TEXT NOT NULL, PRIMARY KEY(job, task));
 )sql";
 
 // A job's commits in one group commit, packed (host byte order: the file
@@ -110,7 +114,8 @@ bool Decode(const char* p, const char* end, std::vector<CommittedOutput>* out) {
 class Journal::Impl {
  public:
   ~Impl() {
-    for (sqlite3_stmt* s : {insert_job_, insert_commits_, insert_shares_, finish_job_, begin_, commit_})
+    for (sqlite3_stmt* s :
+         {insert_job_, insert_commits_, insert_shares_, finish_job_, begin_, commit_, insert_promotion_, drop_promotion_})
       sqlite3_finalize(s);
     if (db_) sqlite3_close(db_);
   }
@@ -140,6 +145,11 @@ class Journal::Impl {
     if (Status s = Prepare("INSERT OR REPLACE INTO shares(job, counts, since) VALUES(?, ?, ?)", &insert_shares_);
         !s.ok())
       return s;
+    if (Status s = Prepare("INSERT OR REPLACE INTO promotions(job, task, attempt, host) VALUES(?, ?, ?, ?)",
+                           &insert_promotion_);
+        !s.ok())
+      return s;
+    if (Status s = Prepare("DELETE FROM promotions WHERE job = ? AND task = ?", &drop_promotion_); !s.ok()) return s;
     if (Status s = Prepare("BEGIN IMMEDIATE", &begin_); !s.ok()) return s;
     if (Status s = Prepare("COMMIT", &commit_); !s.ok()) return s;
     return Prepare(
@@ -212,7 +222,17 @@ class Journal::Impl {
       j.shares_since = static_cast<AttemptId>(sqlite3_column_int64(q, 2));
     }
     sqlite3_finalize(q);
-    return rc == SQLITE_DONE ? Status::Ok() : Error("reading shares");
+    if (rc != SQLITE_DONE) return Error("reading shares");
+    if (Status s = Prepare("SELECT job, task, attempt, host FROM promotions ORDER BY job, task", &q); !s.ok()) return s;
+    while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
+      auto it = index.find(static_cast<JobId>(sqlite3_column_int64(q, 0)));
+      if (it == index.end()) continue;  // pruned
+      (*jobs)[it->second].promotions.push_back(PendingPromotion{static_cast<TaskIndex>(sqlite3_column_int64(q, 1)),
+                                                                static_cast<AttemptId>(sqlite3_column_int64(q, 2)),
+                                                                Text(q, 3)});
+    }
+    sqlite3_finalize(q);
+    return rc == SQLITE_DONE ? Status::Ok() : Error("reading promotions");
   }
 
   void JobAccepted(JobId id, const std::string& key, const std::string& spec, double submitted) {
@@ -230,7 +250,12 @@ class Journal::Impl {
     s.counts.assign(reinterpret_cast<const char*>(counts.data()), counts.size() * sizeof(uint64_t));
     s.since = since;
   }
-  bool dirty() const { return !accepted_.empty() || !batches_.empty() || !finished_.empty() || !shares_.empty(); }
+  void Promotion(JobId job, TaskIndex task, AttemptId attempt, const std::string* host) {
+    promotions_.push_back({job, task, attempt, host ? *host : "", host != nullptr});
+  }
+  bool dirty() const {
+    return !accepted_.empty() || !batches_.empty() || !finished_.empty() || !shares_.empty() || !promotions_.empty();
+  }
 
   Status Commit() {
     if (!dirty()) return Status::Ok();
@@ -245,13 +270,15 @@ class Journal::Impl {
     batches_.clear();
     finished_.clear();
     shares_.clear();
+    promotions_.clear();
     return Status::Ok();
   }
 
   Status Prune(uint32_t keep) {
     std::string old = "SELECT id FROM jobs WHERE finished = 1 ORDER BY id DESC LIMIT -1 OFFSET " + std::to_string(keep);
     return Exec("BEGIN; DELETE FROM commits WHERE job IN (" + old + "); DELETE FROM shares WHERE job IN (" + old +
-                "); DELETE FROM jobs WHERE id IN (" + old + "); COMMIT;");
+                "); DELETE FROM promotions WHERE job IN (" + old + "); DELETE FROM jobs WHERE id IN (" + old +
+                "); COMMIT;");
   }
 
  private:
@@ -290,6 +317,18 @@ class Journal::Impl {
       sqlite3_bind_int64(insert_commits_, 1, static_cast<sqlite3_int64>(job));
       sqlite3_bind_blob(insert_commits_, 2, batch.bytes.data(), static_cast<int>(batch.bytes.size()), SQLITE_STATIC);
       if (Status s = Step(insert_commits_); !s.ok()) return s;
+    }
+    // After the commits they belong to; in order, so a promotion answered
+    // in the turn it was made leaves no row.
+    for (const PromotionOp& op : promotions_) {
+      sqlite3_stmt* st = op.pending ? insert_promotion_ : drop_promotion_;
+      sqlite3_bind_int64(st, 1, static_cast<sqlite3_int64>(op.job));
+      sqlite3_bind_int64(st, 2, op.task);
+      if (op.pending) {
+        sqlite3_bind_int64(st, 3, static_cast<sqlite3_int64>(op.attempt));
+        sqlite3_bind_text(st, 4, op.host.data(), static_cast<int>(op.host.size()), SQLITE_STATIC);
+      }
+      if (Status s = Step(st); !s.ok()) return s;
     }
     for (const Finished& f : finished_) {
       sqlite3_bind_int(finish_job_, 1, static_cast<int>(f.state));
@@ -338,6 +377,8 @@ class Journal::Impl {
   sqlite3_stmt* insert_commits_ = nullptr;
   sqlite3_stmt* insert_shares_ = nullptr;
   sqlite3_stmt* finish_job_ = nullptr;
+  sqlite3_stmt* insert_promotion_ = nullptr;
+  sqlite3_stmt* drop_promotion_ = nullptr;
   sqlite3_stmt* begin_ = nullptr;   // prepared once: a group commit parses no SQL
   sqlite3_stmt* commit_ = nullptr;
   std::vector<Accepted> accepted_;
@@ -348,6 +389,14 @@ class Journal::Impl {
     AttemptId since = 0;
   };
   std::map<JobId, Shares> shares_;
+  struct PromotionOp {
+    JobId job;
+    TaskIndex task;
+    AttemptId attempt;
+    std::string host;
+    bool pending;  // else: promoted (or failed), the row goes
+  };
+  std::vector<PromotionOp> promotions_;
 };
 
 StatusOr<std::unique_ptr<Journal>> Journal::Open(const JournalOptions& options) {
@@ -373,6 +422,10 @@ void Journal::JobFinished(JobId id, JobState state, const std::string& reason, d
 void Journal::SharesFixed(JobId id, const std::vector<uint64_t>& counts, AttemptId since) {
   impl_->SharesFixed(id, counts, since);
 }
+void Journal::PromotionPending(JobId job, TaskIndex task, AttemptId attempt, const std::string& host) {
+  impl_->Promotion(job, task, attempt, &host);
+}
+void Journal::OutputPromoted(JobId job, TaskIndex task) { impl_->Promotion(job, task, 0, nullptr); }
 bool Journal::dirty() const { return impl_->dirty(); }
 Status Journal::Commit() { return impl_->Commit(); }
 Status Journal::Prune(uint32_t keep) { return impl_->Prune(keep); }

@@ -61,6 +61,11 @@ void ParentLink::Accept(wire::Assignment& a) {
     r->set_job_id(a.job_id());
     r->set_task_index(a.task_index());
   };
+  if (!a.output_dir().empty()) {  // its promotion would need this edge's executors' disks: not offered
+    refuse("edge " + o_.name + ": jobs with output_dir do not run through an edge scheduler (docs/EDGE.md)");
+    pending_.mutable_results()->rbegin()->set_outcome(wire::AttemptResult::FAILED);
+    return;
+  }
   if (held_.size() >= o_.max_tasks)
     return refuse("edge " + o_.name + " holds " + std::to_string(held_.size()) +
                   " parent tasks, scheduler.parent_max_tasks = " + std::to_string(o_.max_tasks));

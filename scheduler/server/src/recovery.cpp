@@ -81,11 +81,11 @@ StatusOr<RecoveryStats> Recover(Journal& journal, SchedulerCore& core, const Clo
       st.reason = j.reason;
       st.submitted = j.submitted_unix + offset;
       st.finished = j.finished_unix + offset;
-      s = core.RestoreFinishedJob(j.id, std::move(def).value(), st, std::move(commits));
+      s = core.RestoreFinishedJob(j.id, std::move(def).value(), st, std::move(commits), std::move(j.promotions));
       stats.finished++;
     } else {
       s = core.RestoreJob(j.id, std::move(def).value(), j.submitted_unix + offset, std::move(commits),
-                          std::move(j.share_counts), j.shares_since);
+                          std::move(j.share_counts), j.shares_since, std::move(j.promotions));
       stats.resumed++;
     }
     if (!s.ok()) return s;

@@ -106,6 +106,13 @@ class Durability {
   // anyway: the shares stay buffered for the next commit, and a restart
   // without them refuses the attempts (docs/JOBS.md).
   void SharesFixed(JobId id, const std::vector<uint64_t>& counts, AttemptId since);
+  // Output promotions (PromoteCmd): pending ones are resent after a restart.
+  void PromotionPending(JobId job, TaskIndex task, AttemptId attempt, const std::string& host) {
+    if (journal_) journal_->PromotionPending(job, task, attempt, host);
+  }
+  void OutputPromoted(JobId job, TaskIndex task) {
+    if (journal_) journal_->OutputPromoted(job, task);
+  }
   void CommitNow() {
     if (journal_) (void)CommitJournal();
   }

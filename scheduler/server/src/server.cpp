@@ -282,6 +282,7 @@ void SchedulerServer::Impl::Run() {
     if (now >= next_tick) {
       core_.Tick();
       SendHeartbeats(now);
+      ResendPromotions(now);
       if (parent_) parent_->Tick(now);
       next_tick = now + opt_.tick_s;
     }

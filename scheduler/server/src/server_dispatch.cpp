@@ -43,7 +43,60 @@ class Batches {
   std::vector<Msg> msgs_;
 };
 
+using Work = std::unordered_map<ExecutorId, Batches<wire::SchedulerToExecutor>>;
+
+size_t Budget(uint64_t max_message_bytes) {
+  return std::max<size_t>(max_message_bytes, 2 * kMessageHeadroom) - kMessageHeadroom;
+}
+
+// Adds `c` to the Work of executor `e`.
+void QueuePromote(const PromoteCmd& c, ExecutorId e, size_t budget, Work* work) {
+  wire::Promote* p =
+      work->try_emplace(e, budget).first->second.For(c.output_dir.size() + kItemOverhead).mutable_work()->add_promote();
+  p->set_job_id(c.job);
+  p->set_task_index(c.task);
+  p->set_attempt_id(c.attempt);
+  p->set_output_dir(c.output_dir);
+}
+
 }  // namespace
+
+template <typename WorkBatches>
+void SchedulerServer::Impl::SendWork(std::unordered_map<ExecutorId, WorkBatches>* work) {
+  for (auto& [e, batch] : *work) {
+    auto p = peers_.find(e);
+    if (p == peers_.end()) continue;
+    for (auto& msg : batch.messages()) {
+      msg.set_version(kProtocolVersion);
+      Send(executors_, p->second.route, msg);
+    }
+    p->second.last_sent = clock_.Now();
+  }
+}
+
+// The executor that ran the attempt, else one on its host; 0 when none is connected.
+ExecutorId SchedulerServer::Impl::PromoterFor(const PromoteCmd& c) const {
+  if (auto p = peers_.find(c.executor); c.executor && p != peers_.end() && p->second.host == c.host) return c.executor;
+  for (const auto& [id, peer] : peers_)
+    if (peer.host == c.host) return id;
+  return 0;
+}
+
+// Promotions not answered within kPromoteResendS (lost, or their executor left): again.
+void SchedulerServer::Impl::ResendPromotions(double now) {
+  if (now < next_promote_check_) return;
+  next_promote_check_ = now + kPromoteResendS / 2;
+  Work work;
+  for (const PromoteCmd& c : core_.PendingPromotions()) {
+    auto sent = promote_sent_.find({c.job, c.task});
+    if (sent != promote_sent_.end() && now - sent->second < kPromoteResendS) continue;
+    if (ExecutorId e = PromoterFor(c)) {
+      QueuePromote(c, e, Budget(opt_.max_message_bytes), &work);
+      promote_sent_[{c.job, c.task}] = now;
+    }
+  }
+  SendWork(&work);
+}
 
 // Sends the core's commands, batched: one Work per executor and one
 // TaskResults per watched job.
@@ -53,25 +106,28 @@ void SchedulerServer::Impl::Flush() {
   if (commands_.empty()) return;
   if (parent_)
     for (const Command& c : commands_) parent_->OnCommand(c);
-  std::unordered_map<ExecutorId, Batches<wire::SchedulerToExecutor>> work;
+  Work work;
   std::unordered_map<JobId, Batches<wire::ClientReply>> results;
   std::vector<JobFinishedCmd> finished;
-  bool shares_to_commit = false;
-  const size_t budget = std::max<size_t>(opt_.max_message_bytes, 2 * kMessageHeadroom) - kMessageHeadroom;
+  bool to_commit = false;  // new shares or promotions: durable before the Work goes out
+  const size_t budget = Budget(opt_.max_message_bytes);
   for (auto& c : commands_) {
     if (auto* l = std::get_if<LaunchCmd>(&c)) {
       if (dashboard_) dashboard_->OnLaunch(*l, core_, clock_.Now());
       const TaskDef* t = core_.TaskOf(l->job, l->task);
       if (!t) continue;  // its job ended and was evicted this turn; the attempt's cancel follows
       auto& batch = work.try_emplace(l->executor, budget).first->second;
-      LaunchToWire(*l, *t, batch.For(t->args.size() + t->kernel.size() + kItemOverhead).mutable_work()->add_assign());
+      wire::Assignment* a = batch.For(t->args.size() + t->kernel.size() + kItemOverhead).mutable_work()->add_assign();
+      LaunchToWire(*l, *t, a);
+      if (const JobDef* def = core_.JobDefOf(l->job); def && !def->output_dir.empty())
+        a->set_output_dir(def->output_dir);
       // Durable before any executor runs a share (Work goes out below).
       std::vector<uint64_t> counts;
       AttemptId since = 0;
       if (l->share.divisible() && durability_.journaled() && shares_journaled_.insert(l->job).second &&
           core_.FixedShares(l->job, &counts, &since)) {
         durability_.SharesFixed(l->job, counts, since);
-        shares_to_commit = true;
+        to_commit = true;
       }
     } else if (auto* x = std::get_if<CancelCmd>(&c)) {
       if (peers_.count(x->executor))
@@ -85,18 +141,17 @@ void SchedulerServer::Impl::Flush() {
     } else if (auto* f = std::get_if<JobFinishedCmd>(&c)) {
       shares_journaled_.erase(f->job);
       finished.push_back(*f);
+    } else if (auto* pc = std::get_if<PromoteCmd>(&c)) {
+      durability_.PromotionPending(pc->job, pc->task, pc->attempt, pc->host);
+      to_commit |= durability_.journaled();
+      if (ExecutorId e = PromoterFor(*pc)) {
+        QueuePromote(*pc, e, budget, &work);
+        promote_sent_[{pc->job, pc->task}] = clock_.Now();
+      }
     }
   }
-  if (shares_to_commit) durability_.CommitNow();  // one transaction for all of this turn's new shares
-  for (auto& [e, batch] : work) {
-    auto p = peers_.find(e);
-    if (p == peers_.end()) continue;
-    for (auto& msg : batch.messages()) {
-      msg.set_version(kProtocolVersion);
-      Send(executors_, p->second.route, msg);
-    }
-    p->second.last_sent = clock_.Now();
-  }
+  if (to_commit) durability_.CommitNow();  // one transaction for all of this turn's new shares and promotions
+  SendWork(&work);
   for (auto& [job, batch] : results) {
     for (auto& reply : batch.messages()) {
       reply.set_version(kProtocolVersion);

@@ -72,6 +72,7 @@ void SchedulerServer::Impl::OnRegister(const std::string& route, const wire::Reg
                << " slots, " << d.gpus << " gpus, kernels " << (kernels.empty() ? "none" : kernels);
   Peer peer;
   peer.route = route;
+  peer.host = d.host;
   peer.last_sent = clock_.Now();
   peer.slots = d.slots;
   peer.gpus = d.gpus;
@@ -114,6 +115,18 @@ void SchedulerServer::Impl::OnReport(const std::string& route, const wire::Repor
   if (r.has_signals()) NoteGpuThrottle(e, r.signals().gpu_throttle_reasons());
   if (parent_) parent_->OnLocalReport(r);
   ApplyReport(core_, e, r, bad_executor_input_);
+  for (const wire::Promoted& p : r.promoted()) OnPromoted(e, p);
+}
+
+void SchedulerServer::Impl::OnPromoted(ExecutorId e, const wire::Promoted& p) {
+  bool known = p.error().empty() ? core_.OutputPromoted(p.job_id(), p.task_index(), p.attempt_id())
+                                 : core_.PromotionFailed(p.job_id(), p.task_index(), p.attempt_id(), p.error());
+  if (!known) return;  // answered before (a resend crossed the answer)
+  if (!p.error().empty())
+    TC_LOG(Warn) << "job " << p.job_id() << " task " << p.task_index() << ": executor " << e
+                 << " cannot promote its output: " << p.error();
+  durability_.OutputPromoted(p.job_id(), p.task_index());
+  promote_sent_.erase({p.job_id(), p.task_index()});
 }
 
 // GPU clock throttling (NVML reason bits) is logged when it changes and

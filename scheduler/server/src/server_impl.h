@@ -12,6 +12,7 @@
 
 #include <atomic>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <unordered_map>
@@ -48,6 +49,7 @@ struct Caller {
 
 struct Peer {
   std::string route;
+  std::string host;  // Register.host: promotions go to an executor on the attempt's host
   double last_sent = 0;
   uint32_t gpu_throttle = 0;  // last NodeSignals.gpu_throttle_reasons
   // What it registered with, for the fleet an edge offers its parent.
@@ -137,6 +139,18 @@ class SchedulerServer::Impl {
 
   // --- the core's commands out (server_dispatch.cpp)
   void Flush();
+  // Output promotions (docs/JOBS.md, "Output directories"): a PromoteCmd is
+  // journaled, made durable, then sent to an executor on the host whose
+  // disk holds the attempt's directory, and resent every kPromoteResendS
+  // until a Promoted answers it (the executor's rename is idempotent), also
+  // after a restart of either side.
+  static constexpr double kPromoteResendS = 2.0;
+  ExecutorId PromoterFor(const PromoteCmd& c) const;
+  void ResendPromotions(double now);
+  void OnPromoted(ExecutorId e, const wire::Promoted& p);  // server_executors.cpp
+  // Sends each executor's batched Work (server_dispatch.cpp's Batches).
+  template <typename WorkBatches>
+  void SendWork(std::unordered_map<ExecutorId, WorkBatches>* work);
 
   ServerOptions opt_;
   SteadyClock clock_;
@@ -153,6 +167,8 @@ class SchedulerServer::Impl {
   std::unordered_map<ExecutorId, Peer> peers_;
   std::unordered_map<JobId, std::vector<Watcher>> watchers_;
   std::unordered_set<JobId> shares_journaled_;  // divisible jobs whose shares are in the journal
+  std::map<std::pair<JobId, TaskIndex>, double> promote_sent_;  // pending promotions: when last sent
+  double next_promote_check_ = 0;
   std::vector<Command> commands_;
   Durability durability_{2 * static_cast<size_t>(opt_.core.job_retention) + 4096};
   Admission admission_{AdmissionLimits{opt_.max_jobs_per_owner, opt_.max_watchers_per_client, opt_.max_executors}};

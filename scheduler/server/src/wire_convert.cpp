@@ -192,6 +192,7 @@ StatusOr<JobDef> JobDefFromWire(const wire::JobSpec& spec) {
   d.timeout_s = spec.timeout_s();
   d.divisible_units = spec.divisible_units();
   if (spec.has_idempotent()) d.idempotent = spec.idempotent();
+  d.output_dir = spec.output_dir();
   if (d.divisible_units > 0) {
     bool pinned = d.templ.share.divisible();
     for (const TaskDef& t : d.tasks) pinned |= t.share.divisible();

@@ -50,6 +50,11 @@ struct ExecutorOptions {
   // from its KernelRegistry (Run fails on an unknown one). Kernels are
   // opt-in: `shell` only when listed (the daemon's --allow-shell adds it).
   std::vector<std::string> allow_kernels = DefaultAllowedKernels();
+  // Kernel plugins (shared libraries, kernel_plugin_api.h) whose kernels
+  // join the registry; they run only when allow_kernels lists them. The
+  // Executor does not open them itself: pass LoadKernelPlugins(options) as
+  // its registry, as the daemon does.
+  std::vector<std::string> kernel_plugins;
   // `shell` runs whatever the scheduler sends: without scheduler_key anyone
   // answering on the endpoint is "the scheduler", so ExecutorOptionsFromConfig
   // refuses shell without a key unless this is set
@@ -72,6 +77,11 @@ Status CheckShellTrust(const ExecutorOptions& o);
 // Reads the keys documented in configs/executor.toml. Unknown keys are left
 // unread; call config.CheckAllUsed() afterwards to reject them.
 StatusOr<ExecutorOptions> ExecutorOptionsFromConfig(const Config& config);
+
+// `kernels` plus the kernels of options.kernel_plugins, restricted to
+// options.allow_kernels: an unloadable plugin or an unknown allowed name is
+// an error naming it.
+StatusOr<KernelRegistry> LoadKernelPlugins(const ExecutorOptions& options, KernelRegistry kernels = BuiltinKernels());
 
 // Fills 0/empty fields with machine defaults (cores, host:pid).
 ExecutorOptions ResolveDefaults(ExecutorOptions options);

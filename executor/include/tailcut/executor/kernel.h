@@ -91,6 +91,11 @@ class KernelContext {
     gpu_device_ = device;
   }
   void SetShare(KernelShare share) { share_ = share; }
+  // The attempt's private output directory, "" when its job names no
+  // output_dir (docs/JOBS.md, "Output directories"): write files here; only
+  // the committed attempt's directory is promoted to <output_dir>/task-<i>.
+  void SetOutputDir(std::string dir) { output_dir_ = std::move(dir); }
+  const std::string& output_dir() const { return output_dir_; }
   const KernelShare& share() const { return share_; }
   void SetIdentity(KernelIdentity id) { identity_ = id; }
   const KernelIdentity& identity() const { return identity_; }
@@ -114,6 +119,7 @@ class KernelContext {
   int gpu_device_ = 0;
   KernelShare share_;
   KernelIdentity identity_;
+  std::string output_dir_;
   bool ran_on_gpu_ = false;
 };
 
@@ -191,6 +197,14 @@ KernelRegistry BuiltinKernels(const ExecOptions& exec = {});
 // built-in but shell and exec, which run any command a client sends
 // (--allow-shell, --allow-exec).
 std::vector<std::string> DefaultAllowedKernels();
+
+// Registers the kernels of the kernel plugin at `path` (kernel_plugin_api.h,
+// docs/KERNELS.md "Kernel plugins") and returns their names. They run only
+// when listed in the executor's allow_kernels, like every kernel. Errors
+// name the file: missing or unloadable, an entry point missing, built for
+// another TAILCUT_KERNEL_PLUGIN_API_VERSION (both versions named), no
+// kernels, or a name already registered (then nothing is registered).
+StatusOr<std::vector<std::string>> LoadKernelPlugin(const std::string& path, KernelRegistry* registry);
 
 // The matmul kernel's arithmetic, exposed for tests: the deterministic
 // input matrix (row-major n×n) for `seed`, and the checksum (sum of C = A·B)

@@ -66,6 +66,7 @@ typedef void (*TailcutPluginDestroyFn)(tailcut::MitigationPolicy* policy);
 }  // extern "C"
 
 #include "tailcut/common/config.h"
+#include "tailcut/common/shared_library.h"  // ResolvePluginPath: where a plugin path points
 #include "tailcut/common/status.h"
 
 namespace tailcut {
@@ -77,13 +78,5 @@ namespace tailcut {
 // mismatch, or the plugin's own create error — each naming the file.
 StatusOr<std::unique_ptr<MitigationPolicy>> LoadPluginPolicy(const std::string& path, const std::string& name,
                                                              const Config& cfg, const std::string& prefix = "");
-
-// Where the plugin at `path` is, as LoadPluginPolicy both checks and opens
-// it: a relative path is relative to the current directory, never looked
-// up on the dynamic linker's search path (dlopen would search it for a name
-// without a '/', so "libx.so" could pass a check of ./libx.so and load
-// another file). The absolute, normalized path of a regular file, else
-// NotFound naming `path` and where it was looked for.
-StatusOr<std::string> ResolvePluginPath(const std::string& path);
 
 }  // namespace tailcut

@@ -73,6 +73,9 @@ class ExecutorSession {
 
   // ----------------------------------------------------------- outbox --
   void AddStarted(AttemptId id) { outbox_.add_started()->set_attempt_id(id); }
+  // An answer to a Promote (docs/JOBS.md, "Output directories"); the
+  // scheduler resends the Promote until one arrives, so a dropped one is safe.
+  wire::Promoted* AddPromoted() { return outbox_.add_promoted(); }
   // `id` not run (REFUSED) or failed, with the reason; not capped.
   wire::AttemptResult* Refuse(AttemptId id, wire::AttemptResult::Outcome outcome, const std::string& why);
   // A finished attempt's result under the byte cap: one that does not fit
@@ -108,7 +111,9 @@ class ExecutorSession {
  private:
   enum class State { kRegistering, kRegistered };
 
-  bool OutboxEmpty() const { return outbox_.started_size() == 0 && outbox_.results_size() == 0; }
+  bool OutboxEmpty() const {
+    return outbox_.started_size() == 0 && outbox_.results_size() == 0 && outbox_.promoted_size() == 0;
+  }
   bool Send(const wire::ExecutorMessage& msg);
   void Register(double now);
   void Handle(const zmq::message_t& frame, double now);

@@ -68,6 +68,11 @@ struct JobDef {
   // Only idempotent tasks get copies, clones, hedges or a restart of a
   // launched attempt (the proposal gate enforces it).
   std::optional<bool> idempotent;
+  // Attempt-scoped output (docs/JOBS.md, "Output directories"): an absolute
+  // directory; the committed attempt's private directory is promoted to
+  // <output_dir>/task-<index> (PromoteCmd) and the job succeeds once every
+  // task's is. Needs rule kAll. "" = none.
+  std::string output_dir;
 
   uint32_t TaskCount() const { return static_cast<uint32_t>(tasks.size()) + template_count; }
   const TaskDef& Task(TaskIndex i) const { return i < tasks.size() ? tasks[i] : templ; }

@@ -103,10 +103,27 @@ class SchedulerCore {
   // back the shares it had (`share_counts`, units per task, run by attempts
   // from `shares_since` on); without them its commits cannot be trusted to
   // fit new shares and it fails.
+  // `promotions`: committed tasks whose output directory the earlier run
+  // had not promoted; their PromoteCmds go out again and the job succeeds
+  // once they are done.
   Status RestoreJob(JobId id, JobDef def, Time submitted, std::vector<CommittedOutput> commits,
-                    std::vector<uint64_t> share_counts = {}, AttemptId shares_since = 0);
-  // A job an earlier run finished, for status and result queries.
-  Status RestoreFinishedJob(JobId id, JobDef def, const JobStatusInfo& status, std::vector<CommittedOutput> outputs);
+                    std::vector<uint64_t> share_counts = {}, AttemptId shares_since = 0,
+                    std::vector<PendingPromotion> promotions = {});
+  // A job an earlier run finished, for status and result queries; its
+  // pending promotions (a job that failed or was cancelled after some
+  // commits) go out again too.
+  Status RestoreFinishedJob(JobId id, JobDef def, const JobStatusInfo& status, std::vector<CommittedOutput> outputs,
+                            std::vector<PendingPromotion> promotions = {});
+
+  // --- output promotion (PromoteCmd) ---
+  // The committed attempt's directory of (job, task) is in place: a job
+  // whose every task is committed and promoted succeeds. False when no such
+  // promotion is pending (a repeated answer: nothing changes).
+  bool OutputPromoted(JobId job, TaskIndex task, AttemptId attempt);
+  // It cannot be promoted (`error` says why): the job fails, if it runs.
+  bool PromotionFailed(JobId job, TaskIndex task, AttemptId attempt, const std::string& error);
+  // Every promotion not answered yet, for the driver to resend.
+  std::vector<PromoteCmd> PendingPromotions() const;
 
   // --- commands ---
   // Appends the commands produced since the last call. Policies get their
@@ -128,6 +145,7 @@ class SchedulerCore {
   std::vector<ExecutorStatusInfo> Executors() const;
   // The task an attempt runs; valid while the job is retained.
   const TaskDef* TaskOf(JobId job, TaskIndex task) const;
+  const JobDef* JobDefOf(JobId job) const;  // valid while the job is retained
   // A divisible job's shares for the journal: units per task, and the first
   // attempt id that ran them (this run's, or the restored shares' own).
   // False before they are fixed, and for other jobs.

@@ -147,6 +147,20 @@ struct TaskCommittedCmd {
   std::string output;
   bool copy = false;  // the committed attempt was a redundant copy (it won the race)
 };
+// Promote the committed attempt's output directory of a job with
+// output_dir (docs/JOBS.md, "Output directories"): the driver journals it,
+// has an executor on `host` (the disk that holds the attempt's directory)
+// rename it into place, resends it until answered, and reports the answer
+// (OutputPromoted, PromotionFailed). Emitted once per commit, and again for
+// each promotion a restored job still waits for (executor 0 then).
+struct PromoteCmd {
+  JobId job = 0;
+  TaskIndex task = 0;
+  AttemptId attempt = 0;
+  ExecutorId executor = 0;  // the attempt's, in this run; 0 when restored
+  std::string host;         // ExecutorDesc::host of the executor that ran it
+  std::string output_dir;
+};
 struct JobFinishedCmd {
   JobId job = 0;
   JobState state = JobState::kRunning;
@@ -162,7 +176,7 @@ struct ExecutorChangedCmd {
   Change change = Change::kLost;
   std::string reason;
 };
-using Command = std::variant<LaunchCmd, CancelCmd, TaskCommittedCmd, JobFinishedCmd, ExecutorChangedCmd>;
+using Command = std::variant<LaunchCmd, CancelCmd, TaskCommittedCmd, JobFinishedCmd, ExecutorChangedCmd, PromoteCmd>;
 
 struct ExecutorStatusInfo {
   ExecutorId id = 0;
@@ -198,6 +212,12 @@ struct CoreCounters {
 
 // `copy`: the attempt was a redundant copy (false for commits replayed from the journal).
 struct CommittedOutput { TaskIndex task; AttemptId attempt; ExecutorId executor; double run_s; std::string output; bool copy = false; };
+// A committed task whose output directory was not promoted yet (journaled).
+struct PendingPromotion {
+  TaskIndex task = 0;
+  AttemptId attempt = 0;
+  std::string host;
+};
 
 // Hooks for tracing, predictors and benchmarks (Taskflow's observer idea).
 class CoreObserver {

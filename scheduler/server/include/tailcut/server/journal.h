@@ -46,6 +46,8 @@ struct JournaledJob {
   // on ran them; older ones ran shares a crashed run fixed and lost.
   std::vector<uint64_t> share_counts;
   AttemptId shares_since = 0;
+  // Committed tasks whose output directory was not promoted yet (output_dir).
+  std::vector<PendingPromotion> promotions;
 };
 
 class Journal {
@@ -72,6 +74,10 @@ class Journal {
   // A divisible job's shares, fixed at its first launches (docs/JOBS.md)
   // by the run whose attempt ids start at `since`.
   void SharesFixed(JobId id, const std::vector<uint64_t>& counts, AttemptId since);
+  // A job with output_dir: task's committed attempt (run on `host`) is to be
+  // promoted (PromoteCmd); OutputPromoted: it was, or cannot be.
+  void PromotionPending(JobId job, TaskIndex task, AttemptId attempt, const std::string& host);
+  void OutputPromoted(JobId job, TaskIndex task);
   bool dirty() const;
   // Makes everything buffered durable, in one transaction.
   Status Commit();
