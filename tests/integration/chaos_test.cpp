@@ -293,6 +293,7 @@ void RunChaos(bool output_jobs) {
           r.output_dir = out_root + "/" + std::to_string(c) + "-" + std::to_string(k);
           std::filesystem::create_directories(r.output_dir);
           job.set_output_dir(r.output_dir);
+          job.set_idempotent(true);  // writes only its own directory: copies may race
         }
         job.set_return_outputs(true);
         job.set_max_attempts(20);  // random executor kills are not the task's fault
