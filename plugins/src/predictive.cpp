@@ -109,9 +109,14 @@ void PredictivePolicy::OnAttemptLaunched(const ClusterView& v, const AttemptView
     st_->copied.Add(a.job, a.task);
     st_->racing[{a.job, a.task}].push_back(a.attempt);
   }
-  // First look when it may be judged; OnWakeUp then arms the next one at
-  // the predicted threshold crossing.
-  if (v.Predictors()) out->push_back(Proposal::WakeUp(a.attempt, a.queued + o_.min_runtime_s));
+  // First look when it may be judged (from its start: OnAttemptStarted for
+  // one that is queued); OnWakeUp then arms the next one at the predicted
+  // threshold crossing.
+  if (v.Predictors() && a.started >= 0) out->push_back(Proposal::WakeUp(a.attempt, a.started + o_.min_runtime_s));
+}
+
+void PredictivePolicy::OnAttemptStarted(const ClusterView& v, const AttemptView& a, std::vector<Proposal>* out) {
+  if (v.Predictors()) out->push_back(Proposal::WakeUp(a.attempt, a.started + o_.min_runtime_s));
 }
 
 void PredictivePolicy::OnAttemptProgress(const ClusterView& v, const AttemptView& a, std::vector<Proposal>* out) {
@@ -131,7 +136,10 @@ void PredictivePolicy::Judge(const ClusterView& v, const AttemptView& a, bool re
   if (!v.FindJob(a.job, &j) || !j.def || a.task >= j.def->TaskCount()) return;
   if (!o_.speculate_coded && !PlainJob(j)) return;
   const TaskDef& d = j.def->Task(a.task);
-  const Time since = a.started >= 0 ? a.started : a.queued;
+  // Judged on the time it has run (ClusterView::RunTime): from its start,
+  // less the scheduler's own report lag; not while it waits in a queue.
+  if (a.started < 0) return;
+  const Time since = a.started + v.ReportLag();
   // Compared as the wake-up time was computed: now - since may round below
   // min_runtime_s at exactly since + min_runtime_s.
   if (v.Now() < since + o_.min_runtime_s) {

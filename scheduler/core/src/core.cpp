@@ -106,8 +106,10 @@ class SchedulerCore::Impl final {
   }
 
   void ExecutorSeen(ExecutorId id) {
-    if (Executor* e = s_.FindExec(id)) e->last_seen = s_.Now();
+    if (Executor* e = s_.FindExec(id)) s_.Heard(*e);
   }
+
+  void SetLostAfter(double s) { s_.opt.lost_after_s = s; }
 
   void ExecutorSignals(ExecutorId id, uint32_t gpu_throttle_reasons) {
     if (!s_.FindExec(id)) return;
@@ -140,8 +142,18 @@ class SchedulerCore::Impl final {
       life_.EndAttempt(a, AttemptOutcome::kSuperseded, run_s);
       return;
     }
+    NoteReportLag(a, run_s);
     life_.EndAttempt(a, AttemptOutcome::kCommitted, run_s);
     Commit(job, a.task, a.id, a.executor, std::move(output), run_s);
+  }
+
+  // One sample of CoreState::report_lag: the age the core saw minus the
+  // run time the executor measured (only when it measured one).
+  void NoteReportLag(const Attempt& a, double run_s) {
+    if (a.started < 0 || !(run_s > 0)) return;
+    double lag = std::max(0.0, s_.Now() - a.started - run_s);
+    constexpr double kAlpha = 0.05;
+    s_.report_lag += kAlpha * (lag - s_.report_lag);
   }
 
   bool CommitOrphanResult(JobId j, TaskIndex t, AttemptId a, ExecutorId e, std::string output, double run_s) {
@@ -198,9 +210,22 @@ class SchedulerCore::Impl final {
   void Tick() {
     Time now = s_.Now();
     if (s_.opt.lost_after_s > 0) {
+      // Only the entries older than the timeout: an executor heard since
+      // its entry was queued goes back in the queue, not into `lost`.
       std::vector<ExecutorId> lost;
-      for (auto& [id, e] : s_.executors)
-        if (now - e.last_seen > s_.opt.lost_after_s) lost.push_back(id);
+      while (!s_.heard.empty() && now - s_.heard.front().first > s_.opt.lost_after_s) {
+        auto [t, id] = s_.heard.front();
+        s_.heard.pop_front();
+        Executor* e = s_.FindExec(id);
+        if (!e || e->heard_queued != t) continue;  // gone, or queued again since
+        if (now - e->last_seen > s_.opt.lost_after_s) {
+          lost.push_back(id);
+        } else {
+          s_.heard.emplace_back(e->last_seen, id);
+          e->heard_queued = e->last_seen;
+        }
+      }
+      std::sort(lost.begin(), lost.end());  // deterministic order
       for (ExecutorId id : lost)
         RemoveExecutor(id, true, "no heartbeat for " + std::to_string(s_.opt.lost_after_s) + " s");
     }
@@ -545,6 +570,7 @@ void SchedulerCore::RemoveExecutor(ExecutorId e, bool lost, std::string reason) 
   impl_->RemoveExecutor(e, lost, std::move(reason));
 }
 void SchedulerCore::ExecutorSeen(ExecutorId e) { impl_->ExecutorSeen(e); }
+void SchedulerCore::SetLostAfter(double s) { impl_->SetLostAfter(s); }
 void SchedulerCore::ExecutorSignals(ExecutorId e, uint32_t gpu_throttle_reasons) {
   impl_->ExecutorSignals(e, gpu_throttle_reasons);
 }

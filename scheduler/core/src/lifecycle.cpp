@@ -72,7 +72,7 @@ Executor& Lifecycle::AddExecutor(ExecutorDesc desc) {
   e.desc = std::move(desc);
   e.desc.slots = std::max<uint32_t>(e.desc.slots, 1);
   e.kernels.insert(e.desc.kernels.begin(), e.desc.kernels.end());
-  e.last_seen = s_.Now();
+  s_.Heard(e);
   s_.total_slots += e.desc.slots;
   s_.free_slots += CoreState::FreeSlotsOf(e);
   s_.executors_epoch++;

@@ -14,6 +14,7 @@
 // truly periodic.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -128,6 +129,17 @@ class ClusterView {
   virtual uint32_t TotalSlots() const = 0;
   // Null when the core runs without predictors.
   virtual const PredictorSuite* Predictors() const = 0;
+  // How much later than executors measure it the core hears of an attempt
+  // (results waiting in its queues, the network): the same for every
+  // attempt at once, the scheduler's own load, not a straggler. 0 in
+  // views made elsewhere.
+  virtual double ReportLag() const { return 0; }
+  // The time an attempt has run, which is what policies judge: from its
+  // start on its executor, less the report lag; 0 while it waits in its
+  // executor's queue (queueing is not slowness).
+  double RunTime(const AttemptView& a) const {
+    return a.started >= 0 ? std::max(0.0, Now() - a.started - ReportLag()) : 0;
+  }
 };
 
 struct Proposal {
