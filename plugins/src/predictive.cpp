@@ -56,6 +56,8 @@ struct PredictivePolicy::State {
   // Tasks racing copies, with their live attempts: what DropHopelessCopies
   // looks at (O(copies), not O(running attempts)).
   std::map<std::pair<JobId, TaskIndex>, std::vector<AttemptId>> racing;
+  // Attempts found waiting in their executor's queue, judged once started.
+  std::unordered_set<AttemptId> waiting_start;
 };
 
 namespace {
@@ -109,14 +111,16 @@ void PredictivePolicy::OnAttemptLaunched(const ClusterView& v, const AttemptView
     st_->copied.Add(a.job, a.task);
     st_->racing[{a.job, a.task}].push_back(a.attempt);
   }
-  // First look when it may be judged (from its start: OnAttemptStarted for
-  // one that is queued); OnWakeUp then arms the next one at the predicted
-  // threshold crossing.
-  if (v.Predictors() && a.started >= 0) out->push_back(Proposal::WakeUp(a.attempt, a.started + o_.min_runtime_s));
+  // First look when it may be judged; OnWakeUp then arms the next one at
+  // the predicted threshold crossing.
+  if (v.Predictors()) out->push_back(Proposal::WakeUp(a.attempt, a.queued + o_.min_runtime_s));
 }
 
+// One found waiting in its executor's queue was not judged (Judge): its
+// clock starts now.
 void PredictivePolicy::OnAttemptStarted(const ClusterView& v, const AttemptView& a, std::vector<Proposal>* out) {
-  if (v.Predictors()) out->push_back(Proposal::WakeUp(a.attempt, a.started + o_.min_runtime_s));
+  if (v.Predictors() && st_->waiting_start.erase(a.attempt))
+    out->push_back(Proposal::WakeUp(a.attempt, a.started + o_.min_runtime_s));
 }
 
 void PredictivePolicy::OnAttemptProgress(const ClusterView& v, const AttemptView& a, std::vector<Proposal>* out) {
@@ -136,10 +140,14 @@ void PredictivePolicy::Judge(const ClusterView& v, const AttemptView& a, bool re
   if (!v.FindJob(a.job, &j) || !j.def || a.task >= j.def->TaskCount()) return;
   if (!o_.speculate_coded && !PlainJob(j)) return;
   const TaskDef& d = j.def->Task(a.task);
-  // Judged on the time it has run (ClusterView::RunTime): from its start,
-  // less the scheduler's own report lag; not while it waits in a queue.
-  if (a.started < 0) return;
-  const Time since = a.started + v.ReportLag();
+  // Judged on the time it has run (ClusterView::RunTime): not while it
+  // waits in its executor's queue (OnAttemptStarted arms it then), and less
+  // the scheduler's own report lag.
+  if (v.WaitingOnExecutor(a)) {
+    st_->waiting_start.insert(a.attempt);
+    return;
+  }
+  const Time since = (a.started >= 0 ? a.started : a.queued) + v.ReportLag();
   // Compared as the wake-up time was computed: now - since may round below
   // min_runtime_s at exactly since + min_runtime_s.
   if (v.Now() < since + o_.min_runtime_s) {
@@ -223,6 +231,7 @@ void PredictivePolicy::OnAttemptEnded(const ClusterView& v, const AttemptView& a
     if (a.task_live <= 1) s.racing.erase(it);
   }
   if (end.outcome == AttemptOutcome::kCommitted) s.restarts.erase(key);
+  s.waiting_start.erase(a.attempt);
   if (a.task_live <= 1) s.copied.Forget(a.job, a.task);  // its last attempt: bounded memory
 }
 

@@ -25,7 +25,11 @@ double ArgMs(const std::string& args) {
   return std::strtod(args.c_str() + pos + 3, nullptr);
 }
 
-constexpr double kRegisterRetryS = 1.0;
+// Register retries back off from 2 s to 32 s: a scheduler that takes a
+// while to answer thousands of Registers must not get each again, since a
+// second Register re-registers the executor (dropping what it was given
+// after the first).
+constexpr double kRegisterRetryS = 2.0, kRegisterRetryMaxS = 32.0;
 
 }  // namespace
 
@@ -36,6 +40,7 @@ struct HollowGroup::Member {
   bool registered = false;
   double heartbeat_s = 0.2, lost_s = 2.0;
   double next_heartbeat = 0, last_heard = 0, next_register = 0;
+  double register_retry_s = kRegisterRetryS;
   uint32_t running = 0;
   struct Held {
     uint64_t job = 0;
@@ -94,7 +99,8 @@ struct HollowGroup::Impl {
       m.out.Clear();
       m.dirty = false;
     }
-    m.next_register = now + kRegisterRetryS;
+    m.next_register = now + m.register_retry_s;
+    m.register_retry_s = std::min(2 * m.register_retry_s, kRegisterRetryMaxS);
   }
 
   void Start(Member& m, uint32_t index, uint64_t id, double now) {
@@ -158,6 +164,7 @@ struct HollowGroup::Impl {
         const wire::RegisterAck& ack = in.registered();
         if (!m.registered) ++stats.registered;
         m.registered = true;
+        m.register_retry_s = kRegisterRetryS;
         ++stats.registrations;
         if (ack.heartbeat_interval_ms()) m.heartbeat_s = ack.heartbeat_interval_ms() / 1000.0;
         m.lost_s = ack.lost_after_ms() ? ack.lost_after_ms() / 1000.0 : 10 * m.heartbeat_s;

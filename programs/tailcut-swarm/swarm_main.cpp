@@ -56,6 +56,7 @@ hollow executors:
   --duration-s S          without --client: stop after S s (0: at SIGINT/SIGTERM)
 driver (with --client):
   --client EP             the scheduler's client endpoint; waits for all N to register
+  --wait-executors M      ... or for M executors (real daemons beside the swarm)
   --client-key-file K     the client's key (with --scheduler-key)
   --scheduler-pid PID     measure that process's CPU
   --idle-s S              measure idle CPU for S s first (0)
@@ -284,7 +285,7 @@ int main(int argc, char** argv) {
   static const char* known[] = {"--scheduler", "--executors", "--slots", "--processes", "--threads", "--jitter",
                                 "--fail-slow-fraction", "--fail-slow-factor", "--key-file", "--scheduler-key",
                                 "--seed", "--duration-s", "--client", "--client-key-file", "--scheduler-pid",
-                                "--idle-s", "--noop-tasks", "--fanout"};
+                                "--idle-s", "--noop-tasks", "--fanout", "--wait-executors"};
   for (auto& [k, v] : a.v)
     if (std::find_if(std::begin(known), std::end(known), [&](const char* x) { return k == x; }) == std::end(known)) {
       std::cerr << "tailcut-swarm: unknown option " << k << "\n" << kUsage;
@@ -332,7 +333,7 @@ int main(int argc, char** argv) {
   }
   int rc = 0;
   if (!a.Get("--client").empty()) {
-    rc = Drive(a, n, meter);
+    rc = Drive(a, static_cast<uint32_t>(a.Num("--wait-executors", n)), meter);
     for (pid_t p : meter.swarm) kill(p, SIGTERM);
   }
   for (pid_t p : meter.swarm) {

@@ -134,11 +134,20 @@ class ClusterView {
   // attempt at once, the scheduler's own load, not a straggler. 0 in
   // views made elsewhere.
   virtual double ReportLag() const { return 0; }
+  // Launched, not reported started, on an executor that holds more
+  // attempts than it has slots (tiny tasks pipelined): it may be waiting
+  // behind the others, which is queueing, not slowness.
+  bool WaitingOnExecutor(const AttemptView& a) const {
+    ExecutorView e;
+    return a.started < 0 && (!FindExecutor(a.executor, &e) || e.used_slots > e.slots);
+  }
   // The time an attempt has run, which is what policies judge: from its
-  // start on its executor, less the report lag; 0 while it waits in its
-  // executor's queue (queueing is not slowness).
+  // start on its executor (from its launch when it had a free slot there
+  // and no start is reported yet), less the report lag; 0 while it waits
+  // in its executor's queue.
   double RunTime(const AttemptView& a) const {
-    return a.started >= 0 ? std::max(0.0, Now() - a.started - ReportLag()) : 0;
+    if (WaitingOnExecutor(a)) return 0;
+    return std::max(0.0, Now() - (a.started >= 0 ? a.started : a.queued) - ReportLag());
   }
 };
 
