@@ -1,7 +1,8 @@
 # `cmake --install build --prefix P` (docs/DEPLOY.md): the binaries, every
 # library's public headers, the generated protocol header, a CMake package
 # (find_package(tailcut): tailcut::client, tailcut::plugin_api), a
-# pkg-config file (tailcut.pc) and the systemd units.
+# pkg-config file (tailcut.pc) and the systemd units. cmake/Package.cmake
+# makes .debs of the same (cpack -G DEB).
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
@@ -15,7 +16,9 @@ foreach(exe tailcut tailcut-scheduler tailcut-executor tailcut-predict-eval tail
 endforeach()
 # The executor looks for its CUDA module next to itself, then in ../lib.
 if(TARGET tailcut_cuda)
-  install(TARGETS tailcut_cuda LIBRARY DESTINATION lib COMPONENT runtime)
+  # Its own component: cudart and cuBLAS are NVIDIA's, not Debian's
+  # packages, so the .deb leaves it out (docs/DEPLOY.md).
+  install(TARGETS tailcut_cuda LIBRARY DESTINATION lib COMPONENT cuda)
 endif()
 # The example policy plugin, for `plugin:` chains (docs/PLUGINS.md).
 install(TARGETS tailcut_example_plugin LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}/tailcut/plugins COMPONENT runtime)
@@ -71,3 +74,15 @@ install(CODE "
     file(WRITE \"\${dest}/\${unit}\" \"\${text}\")
     message(STATUS \"Installing: \${dest}/\${unit}\")
   endforeach()" COMPONENT runtime)
+# The .deb's /etc/tailcut (component etc, left out of a plain
+# `cmake --install`, which must not write outside its prefix): the
+# scheduler's config and one executor's, tailcut-executor@local, for a
+# scheduler and executor on one machine; the Prometheus rules.
+install(FILES ${PROJECT_SOURCE_DIR}/configs/scheduler.toml DESTINATION /etc/tailcut COMPONENT etc EXCLUDE_FROM_ALL)
+install(FILES ${PROJECT_SOURCE_DIR}/configs/executor.toml DESTINATION /etc/tailcut RENAME executor-local.toml
+        COMPONENT etc EXCLUDE_FROM_ALL)
+install(FILES ${PROJECT_SOURCE_DIR}/packaging/prometheus/tailcut-rules.yml DESTINATION /etc/tailcut/prometheus
+        COMPONENT etc EXCLUDE_FROM_ALL)
+
+# cpack -G DEB (docs/DEPLOY.md).
+include(${PROJECT_SOURCE_DIR}/cmake/Package.cmake)

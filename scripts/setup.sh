@@ -5,6 +5,10 @@
 # (TAILCUT_SETUP_BROWSER=1 adds chromium for the dashboard test)
 # TAILCUT_SETUP_FUZZ=1 also installs clang-14 and its libFuzzer runtime
 # (scripts/fuzz.sh, docs/SECURITY.md).
+# TAILCUT_SETUP_SLURM=1: slurm-wlm and munge, for the real-Slurm test
+# (ctest slurm_real, docs/DEPLOY.md).
+# TAILCUT_SETUP_PROMETHEUS=1: prometheus (with promtool) and curl, for the
+# real scrape and the rules' tests (docs/METRICS.md). CI sets all of them.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -12,11 +16,15 @@ packages=(build-essential cmake pkg-config libboost-fiber-dev libzmq3-dev cppzmq
           libtomlplusplus-dev catch2 libbenchmark-dev libprotobuf-dev protobuf-compiler
           libsqlite3-dev
           libcpp-httplib-dev  # the scheduler's /metrics (docs/METRICS.md)
-          python3 python3-zmq python3-protobuf python3-pytest)  # the Python client and its tests (docs/PYTHON.md)
+          python3 python3-zmq python3-protobuf python3-pytest  # the Python client and its tests (docs/PYTHON.md)
+          python3-venv python3-setuptools python3-wheel  # its offline `pip install` test (ctest python_venv_install)
+          python3-cloudpickle)  # Python functions as tasks (docs/PYTHON.md, "Python functions")
 # TAILCUT_SETUP_BROWSER=1: also Debian's chromium (~300 MB), for the
 # dashboard's headless-browser test (docs/DASHBOARD.md); CI sets it.
 [[ ${TAILCUT_SETUP_BROWSER:-0} == 1 ]] && packages+=(chromium)
 [[ ${TAILCUT_SETUP_FUZZ:-0} == 1 ]] && packages+=(clang-14 libclang-rt-14-dev)
+[[ ${TAILCUT_SETUP_SLURM:-0} == 1 ]] && packages+=(slurm-wlm munge)
+[[ ${TAILCUT_SETUP_PROMETHEUS:-0} == 1 ]] && packages+=(prometheus curl)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -27,6 +35,14 @@ if ((${#missing[@]})); then
   [ "$(id -u)" -eq 0 ] || sudo="sudo"
   $sudo apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
+  # The tests start private instances (own ports, sockets, temp dirs); the
+  # system services these packages just enabled would only sit there.
+  if [[ -d /run/systemd/system ]]; then
+    declare -A units_of=([prometheus]="prometheus" [munge]="munge" [slurm-wlm]="slurmctld slurmd")
+    for p in "${missing[@]}"; do
+      for unit in ${units_of[$p]:-}; do $sudo systemctl disable --now "$unit" >/dev/null 2>&1 || true; done
+    done
+  fi
 fi
 
 jobs=$(nproc 2>/dev/null || echo 2)

@@ -6,7 +6,23 @@
 tc_name=$1
 work=$(mktemp -d "${TMPDIR:-/tmp}/tailcut-$tc_name-XXXXXX")
 pids=()
+# tc_on_kill CMD...: runs CMD (idempotent) if this test dies without its
+# EXIT trap, as when ctest's timeout kills it; for what outlives its
+# processes (daemons it started detached, packages it installed). A
+# watcher process waits for the test's end; tc_stop_watchers (and
+# tc_cleanup) end it when the test cleans up by itself.
+tc_watchers=()
+tc_on_kill() {
+  # shellcheck disable=SC2016  # expanded by the watcher
+  setsid bash -c 'while kill -0 "$0" 2>/dev/null; do sleep 1; done; "$@"' "$$" "$@" </dev/null >/dev/null 2>&1 &
+  tc_watchers+=($!)
+}
+tc_stop_watchers() {
+  for p in "${tc_watchers[@]}"; do kill "$p" 2>/dev/null || true; done
+  tc_watchers=()
+}
 tc_cleanup() {
+  tc_stop_watchers
   for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
   wait 2>/dev/null || true
   rm -rf "$work"

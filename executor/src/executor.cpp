@@ -69,6 +69,15 @@ const char* ErrorCodeName(wire::Error::Code code) {
 
 // ------------------------------------------------------------- options --
 
+Status CheckShellTrust(const ExecutorOptions& o) {
+  const bool shell = std::find(o.allow_kernels.begin(), o.allow_kernels.end(), "shell") != o.allow_kernels.end();
+  if (!shell || !o.scheduler_key.empty() || o.trust_unauthenticated_scheduler) return Status::Ok();
+  return Status::InvalidArgument(
+      "the shell kernel runs any command its scheduler sends, and without scheduler_key (--scheduler-key) this "
+      "executor cannot tell its scheduler from anything answering on " + o.scheduler +
+      ": give it the scheduler's key, or start it with --trust-unauthenticated-scheduler");
+}
+
 StatusOr<ExecutorOptions> ExecutorOptionsFromConfig(const Config& c) {
   ExecutorOptions o;
   int64_t max_output_bytes = 0, seed = 0, max_message_bytes = static_cast<int64_t>(o.max_message_bytes);
@@ -86,13 +95,24 @@ StatusOr<ExecutorOptions> ExecutorOptionsFromConfig(const Config& c) {
       .Get("max_queued", &o.max_queued)
       .Get("key_file", &o.key_file)
       .Get("scheduler_key", &o.scheduler_key)
+      .Get("trust_unauthenticated_scheduler", &o.trust_unauthenticated_scheduler)
       .Get("faults.slowdown", &o.faults.slowdown)
       .Get("faults.fail_slow_after_s", &o.faults.fail_slow_after_s)
       .Get("faults.fail_slow_factor", &o.faults.fail_slow_factor)
       .Get("faults.delay_prob", &o.faults.delay_prob)
       .Get("faults.delay_ms", &o.faults.delay_ms)
       .Get("faults.crash_after_s", &o.faults.crash_after_s)
-      .Get("faults.seed", &seed);
+      .Get("faults.seed", &seed)
+      .Get("allow_python", &o.python.allow)
+      .Get("python", &o.python.interpreter)
+      .Get("python_path", &o.python.path)
+      .Get("python_max_tasks", &o.python.max_tasks)
+      .Get("python_max_rss_mb", &o.python.max_rss_mb);
+  if (t.Has("python_preload")) {
+    std::string preload;
+    t.Get("python_preload", &preload);
+    o.python.preload = SplitKernelList(preload);  // the same comma-separated list
+  }
   for (const std::string& key : c.Children("labels")) t.Get("labels." + key, &o.labels[key]);
   if (t.Has("allow_kernels")) {  // absent: the default list
     std::string allow;
@@ -100,9 +120,13 @@ StatusOr<ExecutorOptions> ExecutorOptionsFromConfig(const Config& c) {
     o.allow_kernels = SplitKernelList(allow);
   }
   // The daemon runs the built-ins: an unknown name is a config error now, not a failed Run later.
+  // `python` is enabled by allow_python, not by the list; naming it there is the same.
+  if (std::erase(o.allow_kernels, "python") > 0) o.python.allow = true;
   if (Status s = BuiltinKernels().Restrict(o.allow_kernels); !s.ok())
     t.Also(Status::InvalidArgument("allow_kernels: " + s.message()));
+  if (o.python.allow) o.allow_kernels.push_back("python");
   t.Also(ValidateEndpoint(o.scheduler))
+      .Also(CheckShellTrust(o))
       .Check(o.key_file.empty() == o.scheduler_key.empty(),
              "key_file and scheduler_key go together: this executor's key and the scheduler's public key")
       .Check(o.heartbeat_ms > 0, "heartbeat_ms must be > 0")
@@ -112,6 +136,7 @@ StatusOr<ExecutorOptions> ExecutorOptionsFromConfig(const Config& c) {
       .Check(max_output_bytes <= max_message_bytes / 2,
              "max_output_bytes must be at most half of max_message_bytes (" + std::to_string(max_message_bytes) +
                  "): a Report carries them")
+      .Check(!o.python.interpreter.empty(), "python must name an interpreter (default /usr/bin/python3)")
       .Check(o.faults.slowdown > 0 && o.faults.fail_slow_factor > 0,
              "faults.slowdown and faults.fail_slow_factor must be > 0")
       .Check(o.faults.delay_prob >= 0 && o.faults.delay_prob <= 1, "faults.delay_prob must be in [0, 1]")
@@ -132,6 +157,9 @@ ExecutorOptions ResolveDefaults(ExecutorOptions o) {
   if (o.name.empty()) o.name = HostName() + ":" + std::to_string(getpid());
   if (o.register_retry_ms == 0) o.register_retry_ms = 1000;
   if (o.heartbeat_ms == 0) o.heartbeat_ms = 1000;
+  // A Report carries the result: what one may hold, less room for its envelope.
+  const uint64_t output_cap = o.max_output_bytes ? o.max_output_bytes : o.max_message_bytes / 2;
+  o.python.max_result_bytes = output_cap > 65536 ? output_cap - 65536 : output_cap;
   return o;
 }
 
@@ -184,6 +212,9 @@ class Executor::Loop {
                  << " threads, kernels: " << (ex_->kernels_.Names().empty() ? "none" : ex_->kernels_.NamesList());
     if (ex_->kernels_.Find("shell"))
       TC_LOG(Warn) << "the shell kernel is enabled: any client of the scheduler can run commands as this user";
+    if (ex_->kernels_.Find("python"))
+      TC_LOG(Warn) << "the python kernel is enabled (Python " << ex_->python_version_ << ", " << o_.python.interpreter
+                   << "): any client of the scheduler can run code as this user";
     if (o_.faults.any()) {
       const FaultOptions& f = o_.faults;
       TC_LOG(Warn) << "fault injection on: slowdown=" << f.slowdown << " fail_slow_after_s=" << f.fail_slow_after_s
@@ -253,6 +284,7 @@ class Executor::Loop {
     for (const wire::GpuInfo& g : DetectGpus()) *reg->add_gpus() = g;
     for (const auto& [k, v] : o_.labels) (*reg->mutable_labels())[k] = v;
     for (const std::string& k : ex_->kernels_.Names()) reg->add_kernels(k);
+    if (ex_->kernels_.Find("python")) reg->set_python_version(ex_->python_version_);
     AddHeldWork(reg);
     register_unsent_ = !Send(msg);
     if (!register_unsent_) results_in_register_ = pending_.results_size();
@@ -590,6 +622,18 @@ Executor::~Executor() {
 Status Executor::Run() {
   if (wake_fd_ < 0) return Status::IoError("eventfd failed");
   if (Status s = ValidateEndpoint(options_.scheduler); !s.ok()) return s;
+  // Registered always, so an executor without it says how to enable it;
+  // an embedding program's own `python` kernel wins.
+  if (!kernels_.Knows("python")) {
+    if (Status s = RegisterPythonKernel(&kernels_, options_.python, options_.slots); !s.ok()) return s;
+  }
+  if (options_.python.allow) {
+    auto version = ProbePythonVersion(options_.python.interpreter);
+    if (!version.ok()) return Status::InvalidArgument("allow_python: " + version.status().message());
+    python_version_ = *version;
+    if (std::find(options_.allow_kernels.begin(), options_.allow_kernels.end(), "python") == options_.allow_kernels.end())
+      options_.allow_kernels.push_back("python");
+  }
   if (Status s = kernels_.Restrict(options_.allow_kernels); !s.ok())
     return Status::InvalidArgument("allow_kernels: " + s.message());
   try {

@@ -86,7 +86,10 @@ std::string KernelRegistry::MissingReason(std::string_view name) const {
   const std::string quoted = "'" + std::string(name) + "'";
   if (disabled_.count(name))
     return "kernel " + quoted + " is not enabled on this executor (" +
-           (name == "shell" ? "start it with --allow-shell" : "not in its allow_kernels") + ")";
+           (name == "shell"    ? "start it with --allow-shell"
+            : name == "python" ? "start it with --allow-python: a pickled function is code, docs/SECURITY.md"
+                               : "not in its allow_kernels") +
+           ")";
   return "unknown kernel " + quoted + " (this executor offers: " + NamesList() + ")";
 }
 

@@ -14,12 +14,14 @@ Status LoadLateOptions(const Config& cfg, const std::string& prefix, LateOptions
   p.Get("slow_task_percentile", &o->slow_task_percentile)
       .Get("slow_node_percentile", &o->slow_node_percentile)
       .Get("speculative_cap", &o->speculative_cap)
+      .Get("min_runtime_ratio", &o->min_runtime_ratio)
       .Get("min_runtime_s", &o->min_runtime_s)
       .Get("min_slowdown", &o->min_slowdown)
       .Get("speculate_coded", &o->speculate_coded)
       .Check(o->slow_task_percentile > 0 && o->slow_task_percentile <= 1, "slow_task_percentile must be in (0, 1]")
       .Check(o->slow_node_percentile >= 0 && o->slow_node_percentile <= 1, "slow_node_percentile must be in [0, 1]")
       .Check(o->speculative_cap > 0 && o->speculative_cap <= 1, "speculative_cap must be in (0, 1]")
+      .Check(o->min_runtime_ratio >= 0, "min_runtime_ratio must be >= 0")
       .Check(o->min_runtime_s >= 0, "min_runtime_s must be >= 0")
       .Check(o->min_slowdown >= 1, "min_slowdown must be >= 1");
   return p.status();
@@ -63,7 +65,8 @@ void LatePolicy::OnTick(const ClusterView& v, std::vector<Proposal>* out) {
     }
     double typical = median > 0 ? 1 / median : 0;
     Est e{a.job, a.task, a.executor, typical > 0 ? rate / typical : rate, left,
-          a.task_live == 1 && el >= o_.min_runtime_s && (o_.speculate_coded || PlainJob(jt->second)),
+          a.task_live == 1 && el >= std::max(o_.min_runtime_s, o_.min_runtime_ratio * median) &&
+              (o_.speculate_coded || PlainJob(jt->second)),
           median > 0};
     ests.push_back(e);
   });

@@ -17,6 +17,8 @@ Mitigation ChooseMitigation(const LagFacts& f, const MitigationCostOptions& o) {
   // Numbers come from predictors fed by executors: NaN or nonsense waits.
   if (!(f.p_straggler >= o.act_p) || !(f.fresh > 0) || !std::isfinite(f.fresh) || !std::isfinite(f.time_left))
     return Mitigation::kWait;
+  // Do no harm: an attempt a fresh run is not expected to beat is left alone.
+  if (f.time_left < o.copy_ratio * f.fresh) return Mitigation::kWait;
   // Mantri: the remaining time is likely beyond restart_ratio fresh runs.
   bool hopeless = f.time_left >= o.restart_ratio * f.fresh && f.p_straggler >= o.restart_p;
   if (o.restart && hopeless) return Mitigation::kRestart;

@@ -5,6 +5,8 @@
 // The rule (docs/POLICIES.md, "Wait, copy or restart"):
 // - not likely a straggler (p_straggler < act_p), or nothing known about a
 //   fresh run: wait;
+// - do no harm: a fresh run is not expected to end first (time_left <
+//   copy_ratio x fresh; restart needs restart_ratio x): wait;
 // - Mantri: the remaining time is likely far beyond a fresh run
 //   (p_straggler >= restart_p and time_left >= restart_ratio x fresh):
 //   restart. A copy would race an attempt that is nearly sure to lose while
@@ -35,6 +37,9 @@ struct MitigationCostOptions {
   double act_p = 0.7;          // below: wait
   double restart_p = 0.9;      // Mantri: P(t_rem > restart_ratio x t_new) high ...
   double restart_ratio = 2.0;  // ... with this ratio
+  // Do no harm: copy only when the expected time left is at least this x a
+  // fresh run's (a copy that is not expected to finish first only adds work).
+  double copy_ratio = 0.5;
   bool restart = true;         // false: never restart (copy or wait only)
 };
 

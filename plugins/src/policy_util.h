@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "tailcut/common/config.h"
+#include "tailcut/common/executor_map.h"
 #include "tailcut/common/status.h"
 #include "tailcut/predictors/predictor.h"
 #include "tailcut/core/policy.h"
@@ -97,7 +98,7 @@ class SlowdownTracker {
     if (a.started < 0) return false;
     ExecutorView ev;
     if (!v.FindExecutor(a.executor, &ev)) {  // executor left: forget it
-      stats_.erase(a.executor);
+      stats_.Erase(a.executor);
       return false;
     }
     double median = Reference(v, a);
@@ -117,23 +118,23 @@ class SlowdownTracker {
 
   // q-quantile of the last `window` samples of `e`; 1 before min_samples.
   double RecentQuantile(ExecutorId e, double q) const {
-    auto it = stats_.find(e);
-    if (it == stats_.end() || it->second.samples < o_.min_samples) return 1.0;
-    return Quantile(it->second.recent, q);
+    const Stat* st = stats_.Find(e);
+    if (!st || st->samples < o_.min_samples) return 1.0;
+    return Quantile(st->recent, q);
   }
 
   // Estimated run time on `e` / typical run time; 1 when unknown.
   double Slowdown(ExecutorId e) const {
-    auto it = stats_.find(e);
-    if (it == stats_.end() || it->second.samples < o_.min_samples) return 1.0;
-    return it->second.ewma;
+    const Stat* st = stats_.Find(e);
+    if (!st || st->samples < o_.min_samples) return 1.0;
+    return st->ewma;
   }
   uint32_t Samples(ExecutorId e) const {
-    auto it = stats_.find(e);
-    return it == stats_.end() ? 0 : it->second.samples;
+    const Stat* st = stats_.Find(e);
+    return st ? st->samples : 0;
   }
   // Starts over for `e` (e.g. after a release from quarantine).
-  void Forget(ExecutorId e) { stats_.erase(e); }
+  void Forget(ExecutorId e) { stats_.Erase(e); }
 
  private:
   struct Stat {
@@ -155,7 +156,7 @@ class SlowdownTracker {
     return v.MedianRunTime(a.job);
   }
   Options o_;
-  std::unordered_map<ExecutorId, Stat> stats_;
+  ExecutorMap<Stat> stats_;  // dense by id: every ended attempt looks here
 };
 
 }  // namespace tailcut::policy_util

@@ -19,6 +19,8 @@ Status LoadPredictiveOptions(const Config& cfg, const std::string& prefix, Predi
       .Get("restart", &o->restart)
       .Get("restart_p", &o->restart_p)
       .Get("restart_ratio", &o->restart_ratio)
+      .Get("copy_ratio", &o->copy_ratio)
+      .Get("min_runtime_ratio", &o->min_runtime_ratio)
       .Get("min_runtime_s", &o->min_runtime_s)
       .Get("min_samples", &o->min_samples)
       .Get("fallback_quantile", &o->fallback_quantile)
@@ -28,6 +30,8 @@ Status LoadPredictiveOptions(const Config& cfg, const std::string& prefix, Predi
       .Check(o->p_straggler > 0 && o->p_straggler <= 1, "p_straggler must be in (0, 1]")
       .Check(o->restart_p > 0 && o->restart_p <= 1, "restart_p must be in (0, 1]")
       .Check(o->restart_ratio >= 1, "restart_ratio must be >= 1")
+      .Check(o->copy_ratio >= 0, "copy_ratio must be >= 0")
+      .Check(o->min_runtime_ratio >= 0, "min_runtime_ratio must be >= 0")
       .Check(o->min_runtime_s >= 0, "min_runtime_s must be >= 0")
       .Check(o->fallback_quantile > 0 && o->fallback_quantile <= 1, "fallback_quantile must be in (0, 1]")
       .Check(o->fallback_multiplier >= 1, "fallback_multiplier must be >= 1");
@@ -103,6 +107,13 @@ double CrossingElapsed(const PredictorSuite& pred, RunningAttempt ra, double p) 
 }
 }  // namespace
 
+// The age at which an attempt of `d` may first be judged (PredictiveOptions).
+double PredictivePolicy::JudgeAge(const PredictorSuite& pred, const TaskDef& d) const {
+  LatencyEstimate e = pred.Predict(d.ClassName(), d.input_size, 0);
+  double rel = e.known() && e.median > 0 ? o_.min_runtime_ratio * e.median : 0;
+  return std::max(rel, o_.min_runtime_s);
+}
+
 PredictivePolicy::PredictivePolicy(PredictiveOptions o)
     : o_(o), st_(std::make_shared<State>(SlowdownTracker::Options{0.3, o.min_samples}, FallbackOptions(o))) {}
 
@@ -113,7 +124,10 @@ void PredictivePolicy::OnAttemptLaunched(const ClusterView& v, const AttemptView
   }
   // First look when it may be judged; OnWakeUp then arms the next one at
   // the predicted threshold crossing.
-  if (v.Predictors()) out->push_back(Proposal::WakeUp(a.attempt, a.queued + o_.min_runtime_s));
+  const PredictorSuite* pred = v.Predictors();
+  JobView j;
+  if (pred && v.FindJob(a.job, &j) && j.def && a.task < j.def->TaskCount())
+    out->push_back(Proposal::WakeUp(a.attempt, a.queued + JudgeAge(*pred, j.def->Task(a.task))));
 }
 
 // One found waiting in its executor's queue was not judged (Judge): its
@@ -124,8 +138,9 @@ void PredictivePolicy::OnAttemptStarted(const ClusterView& v, const AttemptView&
 }
 
 void PredictivePolicy::OnAttemptProgress(const ClusterView& v, const AttemptView& a, std::vector<Proposal>* out) {
-  // A report may move the estimate (LATE): judge now; the armed wake-up stays.
-  if (a.task_live == 1 && Elapsed(v, a) >= o_.min_runtime_s) Judge(v, a, /*rearm=*/false, out);
+  // A report may move the estimate (LATE): judge now (Judge checks the
+  // age); the armed wake-up stays.
+  if (a.task_live == 1) Judge(v, a, /*rearm=*/false, out);
 }
 
 void PredictivePolicy::OnWakeUp(const ClusterView& v, const AttemptView& a, std::vector<Proposal>* out) {
@@ -149,12 +164,13 @@ void PredictivePolicy::Judge(const ClusterView& v, const AttemptView& a, bool re
   }
   const Time since = (a.started >= 0 ? a.started : a.queued) + v.ReportLag();
   // Compared as the wake-up time was computed: now - since may round below
-  // min_runtime_s at exactly since + min_runtime_s.
-  if (v.Now() < since + o_.min_runtime_s) {
-    if (rearm) out->push_back(Proposal::WakeUp(a.attempt, since + o_.min_runtime_s));
+  // the age at exactly since + age.
+  const double age = JudgeAge(*pred, d);
+  if (v.Now() < since + age) {
+    if (rearm) out->push_back(Proposal::WakeUp(a.attempt, since + age));
     return;
   }
-  double el = std::max(Elapsed(v, a), o_.min_runtime_s);
+  double el = std::max(Elapsed(v, a), age);
   RunningAttempt ra = ToRunning(a, d, el);
   StragglerEstimate est = pred->Assess(ra);
   if (est.p_straggler < o_.p_straggler) {
@@ -192,6 +208,7 @@ bool PredictivePolicy::Act(const ClusterView& v, const AttemptView& a, const Tas
   c.act_p = o_.p_straggler;
   c.restart_p = o_.restart_p;
   c.restart_ratio = o_.restart_ratio;
+  c.copy_ratio = o_.copy_ratio;
   // Without a free slot the relaunch runs where this attempt runs now: once
   // per task (if its executor is the cause, not yet known, restarting there
   // again gains nothing; a later restart waits for a slot elsewhere).
@@ -292,13 +309,14 @@ void PredictivePolicy::DropHopelessCopies(const ClusterView& v, std::vector<Prop
       continue;
     const TaskDef& d = j.def->Task(key.second);
     double fresh = pred->Predict(d.ClassName(), d.input_size, 0).median;
+    const double age = JudgeAge(*pred, d);
     std::vector<std::pair<AttemptId, double>> hopeless;
     bool any_fine = false;
     for (AttemptId id : ids) {
       AttemptView a;
       if (!v.FindAttempt(id, &a)) continue;
       double el = Elapsed(v, a);
-      if (el < o_.min_runtime_s) {  // too young to judge: counts as fine
+      if (el < age) {  // too young to judge: counts as fine
         any_fine = true;
         continue;
       }

@@ -16,14 +16,14 @@ void ExecutorSpeedTracker::Observe(ExecutorId e, double ratio) {
 }
 
 double ExecutorSpeedTracker::Speed(ExecutorId e) const {
-  auto it = m_.find(e);
-  if (it == m_.end() || it->second.n < o_.min_samples) return 1.0;
-  return std::exp(it->second.log_ewma);
+  const Entry* en = m_.Find(e);
+  if (!en || en->n < o_.min_samples) return 1.0;
+  return std::exp(en->log_ewma);
 }
 
 uint64_t ExecutorSpeedTracker::Samples(ExecutorId e) const {
-  auto it = m_.find(e);
-  return it == m_.end() ? 0 : it->second.n;
+  const Entry* en = m_.Find(e);
+  return en ? en->n : 0;
 }
 
 }  // namespace tailcut

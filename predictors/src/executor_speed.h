@@ -4,8 +4,8 @@
 #pragma once
 
 #include <cstdint>
-#include <unordered_map>
 
+#include "tailcut/common/executor_map.h"
 #include "tailcut/common/ids.h"
 #include "tailcut/predictors/predictor.h"
 
@@ -18,7 +18,7 @@ class ExecutorSpeedTracker {
   // 1.0 until min_samples observations.
   double Speed(ExecutorId e) const;
   uint64_t Samples(ExecutorId e) const;
-  void Forget(ExecutorId e) { m_.erase(e); }
+  void Forget(ExecutorId e) { m_.Erase(e); }
 
  private:
   struct Entry {
@@ -26,7 +26,7 @@ class ExecutorSpeedTracker {
     uint64_t n = 0;
   };
   SpeedOptions o_;
-  std::unordered_map<ExecutorId, Entry> m_;
+  ExecutorMap<Entry> m_;
 };
 
 }  // namespace tailcut

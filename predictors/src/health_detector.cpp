@@ -208,18 +208,18 @@ double CusumHealthDetector::ScaleOfLast(const Exec& x, uint64_t k, double center
 }
 
 NodeHealthState CusumHealthDetector::State(ExecutorId e) const {
-  auto it = m_.find(e);
-  return it == m_.end() ? NodeHealthState{} : it->second.st;
+  const Exec* x = m_.Find(e);
+  return x ? x->st : NodeHealthState{};
 }
 
 double CusumHealthDetector::Cusum(ExecutorId e) const {
-  auto it = m_.find(e);
-  return it == m_.end() ? 0 : it->second.cusum;
+  const Exec* x = m_.Find(e);
+  return x ? x->cusum : 0;
 }
 
 double CusumHealthDetector::Baseline(ExecutorId e) const {
-  auto it = m_.find(e);
-  return it == m_.end() ? 0 : it->second.baseline;
+  const Exec* x = m_.Find(e);
+  return x ? x->baseline : 0;
 }
 
 }  // namespace tailcut

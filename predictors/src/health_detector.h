@@ -18,9 +18,9 @@
 #pragma once
 
 #include <cstdint>
-#include <unordered_map>
 #include <vector>
 
+#include "tailcut/common/executor_map.h"
 #include "tailcut/predictors/predictor.h"
 
 namespace tailcut {
@@ -30,7 +30,7 @@ class CusumHealthDetector final : public NodeHealthDetector {
   explicit CusumHealthDetector(HealthOptions o = {});
   void Observe(ExecutorId executor, double slowdown_ratio, Time now) override;
   NodeHealthState State(ExecutorId executor) const override;
-  void Forget(ExecutorId executor) override { m_.erase(executor); }
+  void Forget(ExecutorId executor) override { m_.Erase(executor); }
 
   // For tests and diagnostics.
   double Cusum(ExecutorId e) const;
@@ -67,7 +67,7 @@ class CusumHealthDetector final : public NodeHealthDetector {
   double MedianOfLast(const Exec& x, uint32_t k) const { return QuantileOfLast(x, k, 0.5); }
   HealthOptions o_;
   double drift_;
-  std::unordered_map<ExecutorId, Exec> m_;
+  ExecutorMap<Exec> m_;
 };
 
 }  // namespace tailcut

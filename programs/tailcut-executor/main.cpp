@@ -36,7 +36,11 @@ Runs tasks for a tailcut scheduler.
   --scheduler-key KEY    the scheduler's public key: its .pub file or the Z85 key
                          (both or neither; docs/SECURITY.md)
   --allow-shell          also run the shell kernel: any client of the scheduler
-                         can then run commands as this user (off by default)
+                         can then run commands as this user (off by default);
+                         needs --scheduler-key, or else:
+  --trust-unauthenticated-scheduler
+                         run shell for whatever answers on --scheduler
+                         (keyless loopback demos and tests only)
   --set KEY=VALUE        override any config key (TOML value); repeatable
   --log-level LEVEL      debug|info|warn|error|off (default info)
 kernels run: allow_kernels in the config, comma-separated (default: every
@@ -108,6 +112,14 @@ int main(int argc, char** argv) {
       allow_shell = true;
       continue;
     }
+    if (arg == "--trust-unauthenticated-scheduler") {
+      overrides.push_back("trust_unauthenticated_scheduler=true");
+      continue;
+    }
+    if (arg == "--allow-python") {
+      overrides.push_back("allow_python=true");
+      continue;
+    }
     const std::string name = arg.substr(0, arg.find('='));
     const Flag* flag = nullptr;
     for (const Flag& f : kFlags)
@@ -149,6 +161,7 @@ int main(int argc, char** argv) {
   if (!options.ok()) return UsageError(options.status().message());
   auto& allowed = options->allow_kernels;
   if (allow_shell && std::find(allowed.begin(), allowed.end(), "shell") == allowed.end()) allowed.push_back("shell");
+  if (Status s = executor::CheckShellTrust(*options); !s.ok()) return UsageError(s.message());
   if (Status s = config->CheckAllUsed(); !s.ok()) return UsageError(s.message());
 
   // Block SIGINT/SIGTERM in every thread; one thread waits for them.

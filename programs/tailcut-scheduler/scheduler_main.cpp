@@ -138,7 +138,9 @@ int main(int argc, char** argv) {
   SchedulerServer server(options, std::move(policies).value());
   if (Status b = server.Bind(); !b.ok()) {
     std::fprintf(stderr, "tailcut-scheduler: %s\n", b.message().c_str());
-    return 1;
+    // A setting that cannot work (a wide bind without keys, a bad key file)
+    // is bad config, 2; a port taken or a journal in use is a failure, 1.
+    return b.code() == Status::Code::kInvalidArgument ? 2 : 1;
   }
   g_server = &server;
   std::signal(SIGTERM, OnSignal);

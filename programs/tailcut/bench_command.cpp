@@ -39,6 +39,7 @@ int RunBench(const Args& args) {
     bo.jobs = static_cast<uint32_t>(n);
   }
   o.json = args.Has("--json");
+  o.no_online = args.Has("--no-online");
   o.csv = args.Get("--csv");
   o.plot = args.Get("--plot");
   bo.executor = args.Get("--executor");

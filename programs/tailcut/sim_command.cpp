@@ -32,6 +32,7 @@ int RunSim(const Args& args) {
   o.csv = args.Get("--csv");
   o.plot = args.Get("--plot");
   o.live_model = args.Has("--live-model");
+  o.no_online = args.Has("--no-online");
   o.overrides = args.GetAll("--set");
   o.speed_shares = args.Has("--speed-shares");
   return sim::RunSimCommand(o);

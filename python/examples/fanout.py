@@ -1,12 +1,14 @@
 #!/usr/bin/env python3
 """Runs a fan-out job and prints its results as tasks commit.
 
-    PYTHONPATH=python python3 python/examples/fanout.py
+    PYTHONPATH=python python3 python/examples/fanout.py   # the source tree's package
+    python3 python/examples/fanout.py                     # after `pip install ./python`
 
 With $TAILCUT_SCHEDULER set (and $TAILCUT_KEY_FILE, $TAILCUT_SCHEDULER_KEY
 for a scheduler with keys) it submits there. Otherwise it starts a local
-cluster from build/bin (a scheduler and 2 executors on free loopback ports;
-`--keys` gives them fresh CURVE keys), runs the job on it, and stops it.
+cluster (a scheduler and 2 executors on free loopback ports, from
+$TAILCUT_BIN, build/bin or PATH; `--keys` gives them fresh CURVE keys), runs
+the job on it, and stops it.
 """
 
 import argparse
@@ -14,7 +16,10 @@ import contextlib
 import os
 import sys
 
-import tailcut
+try:
+    import tailcut
+except ImportError as e:  # its message says what to install, in one line
+    sys.exit(f"fanout.py: {e}")
 
 
 def main():
@@ -28,8 +33,8 @@ def main():
         if os.environ.get("TAILCUT_SCHEDULER"):
             client = stack.enter_context(tailcut.Client())  # endpoint and keys from the environment
         else:
-            print("starting a local cluster (tailcut-scheduler + 2 executors from build/bin)")
             cluster = stack.enter_context(tailcut.LocalCluster(executors=2, keys=args.keys))
+            print(f"started a local cluster (tailcut-scheduler + 2 executors from {cluster.bin_dir})")
             client = stack.enter_context(cluster.client())
         print(f"scheduler {client.endpoint}: {len(client.executors())} executors")
 

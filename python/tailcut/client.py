@@ -28,6 +28,7 @@ from zmq.utils.monitor import recv_monitor_message
 from . import errors
 from .errors import InvalidArgument, Refused, TailcutError, Timeout, TooLarge, Unavailable
 from .jobs import Job
+from . import functions as _fns
 from .keys import load_key_pair, load_public_key
 from ._proto import pb
 
@@ -282,10 +283,18 @@ class Client:
         self._pushed = deque()  # pushed results/statuses not yet read
         self._subscriptions = {}  # request id -> job id whose pushes are kept
         self._submitted_keys = {}  # job id -> request key of each job submitted here
+        self._functions = _fns.FunctionTasks(self)  # Python tasks: pending submits, open futures
 
     # ------------------------------------------------------------- life --
     def close(self):
-        """Closes the connection (also on leaving a `with` block)."""
+        """Closes the connection (also on leaving a `with` block), after
+        sending what submit() still holds."""
+        functions = getattr(self, "_functions", None)
+        if functions is not None and functions.pending and self._sock is not None:
+            try:
+                functions.flush()
+            except TailcutError:
+                pass
         if self._monitor is not None:
             try:
                 self._sock.disable_monitor()
@@ -313,27 +322,62 @@ class Client:
             pass
 
     # -------------------------------------------------------------- API --
-    def submit(self, job):
+    def submit(self, job, *args, idempotent=None, **kwargs):
         """Submits a Job (fanout(), k_of_n(), quorum(), or Job(tasks=[...]));
         returns its id. A protobuf JobSpec is accepted as is. Resends never
-        create a second job: the submit carries a request key."""
+        create a second job: the submit carries a request key.
+
+        With a function (or a "module:function" string) instead, runs
+        fn(*args, **kwargs) on an executor's Python worker and returns a
+        Future; submits are held and sent together, as one job, when you
+        next wait on a future (or at functions.BATCH_TASKS, or flush()).
+        `idempotent=True` lets the scheduler copy a slow attempt
+        (docs/PYTHON.md, "Python functions")."""
+        if callable(job) or isinstance(job, str):
+            self._check_open()
+            return self._functions.submit(job, args, kwargs, {"idempotent": idempotent})
+        if args or kwargs or idempotent is not None:
+            raise InvalidArgument("submit(job) takes no more arguments; submit(fn, *args, **kwargs) takes a function")
         if isinstance(job, Job):
             spec = job.to_wire()
         elif isinstance(job, pb.JobSpec):
-            spec = pb.JobSpec()
-            spec.CopyFrom(job)
+            spec = job
         else:
             raise InvalidArgument(f"submit() takes a tailcut.Job (e.g. tailcut.fanout(...)), got {type(job).__name__}")
-        if not spec.request_key:
-            spec.request_key = new_request_key()
         req = pb.ClientRequest()
         req.submit.job.CopyFrom(spec)
+        return self._submit_request(req)
+
+    def _submit_request(self, req):
+        """Sends a ClientRequest holding a SubmitJob (built in place: a big
+        job is not copied again); returns the job id."""
+        spec = req.submit.job
+        if not spec.request_key:
+            spec.request_key = new_request_key()
         reply = self._call(req)
         job_id = reply.submitted.job_id
         self._submitted_keys[job_id] = spec.request_key
         if spec.stream_results:  # results are pushed under the submit's id
             self._subscriptions[reply.request_id] = job_id
         return job_id
+
+    def map(self, fn, *iterables, idempotent=None):
+        """fn(*items) for the items of the iterables taken together (as the
+        built-in map), as one job sent at once: a list of Futures in order.
+        Raises the scheduler's refusal (e.g. no executor runs Python) here."""
+        if not iterables:
+            raise InvalidArgument("map(fn, iterable, ...) needs at least one iterable")
+        self._check_open()
+        return self._functions.map(fn, iterables, {"idempotent": idempotent})
+
+    def gather(self, futures, timeout=None):
+        """The futures' results, in order (raises the first exception)."""
+        return _fns.gather(futures, timeout)
+
+    def flush(self):
+        """Sends the Python tasks submit() holds (refusals go to their futures)."""
+        self._check_open()
+        self._functions.flush()
 
     def status(self, job):
         """The job's current JobStatus."""
@@ -382,12 +426,19 @@ class Client:
                 return done.value
 
     def as_completed(self, job, timeout=None, poll_interval=0.2, reconnect_timeout=60.0):
-        """Yields each task's TaskResult as it commits, in commit order, each
+        """Given Futures (of Python tasks): yields each as it finishes.
+
+        Given a job id: yields each task's TaskResult as it commits, in commit order, each
         task once. Works on any job of this owner: results pushed from the
         submit (Job.stream_results) or from a watch it starts, and those
         committed before it began watching fetched from results() at the end
         (they need Job.return_outputs). Raises JobFailed, after yielding what
         committed, when the job ends failed or cancelled; Timeout as wait()."""
+        if not isinstance(job, int) or isinstance(job, bool):
+            return _fns.as_completed(job, timeout)
+        return self._as_completed_job(job, timeout, poll_interval, reconnect_timeout)
+
+    def _as_completed_job(self, job, timeout, poll_interval, reconnect_timeout):
         job = _job_id(job)
         seen = set()
         follow = self._follow(job, timeout, poll_interval, reconnect_timeout)
@@ -415,6 +466,19 @@ class Client:
             raise errors.JobFailed(final)
 
     # -------------------------------------------------------- protocol --
+    def _call_status(self, job):
+        req = pb.ClientRequest()
+        req.status.job_id = _job_id(job)
+        return self._call(req)
+
+    def _status_of(self, job, wire_status):
+        return self._checked(job, wire_status)
+
+    def _results_wire(self, job):
+        req = pb.ClientRequest()
+        req.results.job_id = _job_id(job)
+        return list(self._call(req).results.results)
+
     def _check_open(self):
         if self._sock is None:
             raise InvalidArgument("this Client is closed")

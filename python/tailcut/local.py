@@ -6,8 +6,10 @@ child processes on free loopback ports, optionally with fresh CURVE keys.
         with cluster.client() as c:
             c.wait(c.submit(tailcut.fanout("noop", tasks=10)))
 
-The daemons come from a build folder: `bin_dir`, else $TAILCUT_BIN, else
-$TAILCUT_BUILD_DIR/bin, else REPO/build/bin (what scripts/setup.sh builds).
+The daemons come from `bin_dir`, else $TAILCUT_BIN, else
+$TAILCUT_BUILD_DIR/bin, else REPO/build/bin when this package is the source
+tree's (what scripts/setup.sh builds), else PATH (an installed tailcut: the
+.deb or `cmake --install`).
 Logs go to a temporary folder, removed on stop unless `keep_logs` or the
 cluster failed to start (the error names the folder).
 """
@@ -19,6 +21,7 @@ import shutil
 import signal
 import socket
 import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -26,7 +29,9 @@ from pathlib import Path
 
 from .client import Client
 from .errors import TailcutError, Unavailable
-from ._proto import REPO_ROOT
+
+# The source tree holding this package, when it is one (not an installed copy).
+_SOURCE_ROOT = Path(__file__).resolve().parents[2]
 
 # Keys made for a cluster with keys, as the C++ LocalCluster makes them:
 # name -> role. Every key but the scheduler's goes into trusted.toml.
@@ -41,13 +46,18 @@ def find_bin_dir(bin_dir=None):
             candidates.append(Path(os.environ["TAILCUT_BIN"]))
         if os.environ.get("TAILCUT_BUILD_DIR"):
             candidates.append(Path(os.environ["TAILCUT_BUILD_DIR"]) / "bin")
-        candidates.append(REPO_ROOT / "build" / "bin")
+        if (_SOURCE_ROOT / "wire" / "proto" / "tailcut.proto").is_file():
+            candidates.append(_SOURCE_ROOT / "build" / "bin")
+        on_path = shutil.which("tailcut-scheduler")
+        if on_path:
+            candidates.append(Path(on_path).resolve().parent)
     for d in candidates:
         if (d / "tailcut-scheduler").is_file() and (d / "tailcut-executor").is_file():
             return d
     raise TailcutError(
-        "tailcut-scheduler and tailcut-executor not found in " + ", ".join(str(d) for d in candidates)
-        + "; build them (scripts/setup.sh) or set TAILCUT_BIN to their folder")
+        "tailcut-scheduler and tailcut-executor not found in "
+        + (", ".join(str(d) for d in candidates) or "PATH")
+        + "; build them (scripts/setup.sh), install them (docs/DEPLOY.md) or set TAILCUT_BIN to their folder")
 
 
 def _free_port():
@@ -75,6 +85,8 @@ class LocalCluster:
     keys             make fresh keys (scheduler, executor, client, other,
                      admin) and run every daemon with them
     allow_shell      executors also run the `shell` kernel (--allow-shell)
+    allow_python     executors also run Python functions (--allow-python),
+                     with this interpreter (sys.executable) as `python`
     scheduler_flags  extra tailcut-scheduler flags (e.g. ["--policy", "none"])
     executor_flags   extra tailcut-executor flags
     journal          keep the scheduler's journal (state_dir in the log
@@ -83,12 +95,13 @@ class LocalCluster:
     """
 
     def __init__(self, executors=2, slots=2, keys=False, allow_shell=False, scheduler_flags=(), executor_flags=(),
-                 bin_dir=None, keep_logs=False, start_timeout=30.0, journal=False):
+                 bin_dir=None, keep_logs=False, start_timeout=30.0, journal=False, allow_python=False):
         self.bin_dir = find_bin_dir(bin_dir)
         self.executor_count = executors
         self.slots = slots
         self.with_keys = keys
         self.allow_shell = allow_shell
+        self.allow_python = allow_python
         self.scheduler_flags = list(scheduler_flags)
         self.executor_flags = list(executor_flags)
         self.keep_logs = keep_logs
@@ -163,10 +176,10 @@ class LocalCluster:
         """A Client of this cluster (see client_options)."""
         return Client(**{**self.client_options(as_), **options})
 
-    def add_executor(self, *flags, allow_shell=None):
+    def add_executor(self, *flags, allow_shell=None, allow_python=None):
         """Starts one more executor (extra flags after the usual ones) and
         waits for it to register."""
-        self._start_executor(len(self._executors), list(flags), allow_shell)
+        self._start_executor(len(self._executors), list(flags), allow_shell, allow_python)
         self._wait_for_executors(len(self._executors))
 
     def restart_scheduler(self, kill=False):
@@ -212,14 +225,22 @@ class LocalCluster:
                      "--trusted-keys", os.path.join(self.keys_dir, "trusted.toml")]
         self._scheduler = self._spawn(argv + self.scheduler_flags, "scheduler.log")
 
-    def _start_executor(self, index, extra=(), allow_shell=None):
+    def _start_executor(self, index, extra=(), allow_shell=None, allow_python=None):
         argv = [str(self.bin_dir / "tailcut-executor"), "--scheduler", self.executor_endpoint,
                 "--slots", str(self.slots), "--name", f"local-{index + 1}"]
         if self.with_keys:
             argv += ["--key-file", os.path.join(self.keys_dir, "executor.key"),
                      "--scheduler-key", os.path.join(self.keys_dir, "scheduler.pub")]
+        runs_code = False
         if self.allow_shell if allow_shell is None else allow_shell:
             argv.append("--allow-shell")
+            runs_code = True
+        if self.allow_python if allow_python is None else allow_python:
+            # The client's own interpreter: pickled functions need its major.minor.
+            argv += ["--allow-python", "--set", "python=" + json.dumps(sys.executable)]
+            runs_code = True
+        if runs_code and not self.with_keys:  # loopback, our own scheduler: nothing to authenticate it with
+            argv.append("--trust-unauthenticated-scheduler")
         self._executors.append(self._spawn(argv + self.executor_flags + list(extra), f"executor-{index + 1}.log"))
 
     def _scheduler_up(self):

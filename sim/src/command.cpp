@@ -1,7 +1,9 @@
 #include "tailcut/sim/command.h"
 #include "tailcut/sim/clairvoyant.h"
+#include "tailcut/sim/online_reference.h"
 #include "tailcut/plugins/registry.h"
 
+#include <algorithm>
 #include <chrono>
 #include <limits>
 #include <sstream>
@@ -12,7 +14,7 @@ namespace tailcut::sim {
 
 const char kSimUsage[] = R"(usage: tailcut sim SCENARIO.toml [--policy LIST] [--seed N] [--json]
                    [--csv FILE] [--plot FILE.svg] [--live-model] [--set KEY=VALUE]...
-                   [--speed-shares]
+                   [--speed-shares] [--no-online]
 
 Simulates the scenario on virtual time with the real scheduler core, once per
 policy entry, on the same seeded workload, and compares them side by side.
@@ -37,13 +39,18 @@ policy entry, on the same seeded workload, and compares them side by side.
   --speed-shares  make every workload class divisible: the scheduler sizes
                   each task's share of the job's work by its executor's
                   measured speed (docs/JOBS.md; classes need rule = all)
+  --no-online     skip the online reference (its sweep runs the scenario
+                  once per threshold ratio: 8 more runs)
 
 Latency is submit -> job finished. Extra work is (machine time of all
 attempts - machine time of committed attempts) / committed machine time.
 XMACH_% (extra_machine) is machine time relative to the `none` entry of the
-same run. The last row, (bound), is a clairvoyant list schedule of the same
-jobs without stragglers; P50/B and P99/B are each policy's p50 and p99 as
-multiples of it (docs/BENCHMARKS.md). Wall time and peak RSS are printed to
+same run. The row (bound) is a clairvoyant list schedule of the same jobs
+without stragglers, each quantile at most none's; P50/B and P99/B are each
+policy's p50 and p99 as multiples of it. With a `none` entry the last row,
+(online), is the best single detection threshold a scheduler that knows the
+run-time distribution can use (copy or restart every attempt still running
+at R x its class median, R swept; docs/BENCHMARKS.md). Wall time and peak RSS are printed to
 stderr. See docs/SIMULATOR.md.
 )";
 
@@ -95,12 +102,24 @@ int RunSimCommand(const SimCommandOptions& o) {
                              std::fprintf(stderr, "sim: %s, clairvoyant bound: %llu jobs, %.2f s wall\n", name.c_str(),
                                           static_cast<unsigned long long>(b.jobs), b.wall_s);
                              return b;
-                           });
+                           },
+                           [&](const SimResult& none) { return OnlineRow(*sc, seed, none, "sim"); });
   std::fflush(stdout);
   double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
   std::fprintf(stderr, "sim: total wall time %.2f s, peak RSS %.1f MiB\n", wall,
                static_cast<double>(PeakRssBytes()) / (1024.0 * 1024.0));
   return rc;
+}
+
+StatusOr<SimResult> OnlineRow(const Scenario& scenario, uint64_t seed, const SimResult& none, const char* tool) {
+  auto wall0 = std::chrono::steady_clock::now();
+  auto r = OnlineReference(scenario, seed, none);
+  if (!r.ok()) return r.status();
+  r->result.online_ratio = r->ratio;
+  std::fprintf(stderr, "%s: online reference: %zu ratios swept, best %.2f x median (0 = never), %.2f s wall\n", tool,
+               OnlineReferenceRatios().size(), r->ratio,
+               std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count());
+  return std::move(r->result);
 }
 
 void FillExtraMachine(std::vector<SimResult>* results) {
@@ -112,6 +131,11 @@ void FillExtraMachine(std::vector<SimResult>* results) {
     r.extra_machine = base > 0 ? (r.machine_s - base) / base : std::numeric_limits<double>::quiet_NaN();
 }
 
+void CapAtNone(SimResult* bound, const SimResult& none) {
+  for (auto q : {&SimResult::mean, &SimResult::p50, &SimResult::p90, &SimResult::p99, &SimResult::p999})
+    bound->*q = std::min(bound->*q, none.*q);
+}
+
 void FillBound(std::vector<SimResult>* results, const SimResult& bound) {
   for (SimResult& r : *results) {
     r.bound_p50 = bound.p50;
@@ -120,7 +144,8 @@ void FillBound(std::vector<SimResult>* results, const SimResult& bound) {
 }
 
 int ComparePolicies(const SimCommandOptions& o, const Scenario& scenario, const char* tool, const std::string& title,
-                    const std::string& plot_title, const RunEntryFn& run, const BoundFn& bound) {
+                    const std::string& plot_title, const RunEntryFn& run, const BoundFn& bound,
+                    const OnlineFn& online) {
   std::vector<std::string> entries = SplitPolicyList(o.policies.empty() ? scenario.chain : o.policies);
   if (entries.empty()) {
     std::fprintf(stderr, "%s: --policy names no policy\n", tool);
@@ -136,15 +161,32 @@ int ComparePolicies(const SimCommandOptions& o, const Scenario& scenario, const 
     results.push_back(std::move(r).value());
   }
   FillExtraMachine(&results);
-  std::vector<SimResult> bounded;  // the bound as the last entry (row and plot line)
+  const SimResult* none = nullptr;
+  for (const SimResult& r : results)
+    if (r.policy == "none") none = &r;
+  auto vs_none = [&](SimResult* ref) {
+    ref->extra_machine = none && none->machine_s > 0 ? (ref->machine_s - none->machine_s) / none->machine_s
+                                                     : std::numeric_limits<double>::quiet_NaN();
+  };
+  std::vector<SimResult> bounded;  // the reference rows, last (rows and plot lines): bound, online
   if (bound) {
-    bounded = {bound()};
-    bounded[0].extra_machine = std::numeric_limits<double>::quiet_NaN();
-    for (const SimResult& r : results)
-      if (r.policy == "none" && r.machine_s > 0) bounded[0].extra_machine = (bounded[0].machine_s - r.machine_s) / r.machine_s;
+    SimResult b = bound();
+    vs_none(&b);
+    if (none) CapAtNone(&b, *none);
+    bounded.push_back(std::move(b));
+  }
+  if (online && none && !o.no_online) {
+    auto r = online(*none);
+    if (!r.ok()) {
+      std::fprintf(stderr, "%s: online reference: %s\n", tool, r.status().message().c_str());
+    } else {
+      vs_none(&*r);
+      bounded.push_back(std::move(r).value());
+    }
+  }
+  if (bound) {
     FillBound(&results, bounded[0]);
-    bounded[0].bound_p50 = bounded[0].p50;
-    bounded[0].bound_p99 = bounded[0].p99;
+    FillBound(&bounded, bounded[0]);
   }
   if (o.json) {
     std::vector<SimResult> all = results;
@@ -152,7 +194,7 @@ int ComparePolicies(const SimCommandOptions& o, const Scenario& scenario, const 
     std::printf("%s\n", ResultsJson(all).c_str());
   } else {
     std::printf("%s\n", title.c_str());
-    PrintTable(stdout, results, bounded.empty() ? nullptr : &bounded[0]);
+    PrintTable(stdout, results, bounded);
   }
   int rc = 0;
   auto check = [&](Status s) {

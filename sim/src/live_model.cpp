@@ -45,6 +45,7 @@ Scenario LiveAsSimScenario(const Scenario& in) {
   c.progress_reports = l.kernel == "sleep" && l.task_ms > 200 ? static_cast<uint32_t>(std::min(20.0, l.task_ms / 200)) : 0;
   sc.core.lost_after_s = 0;  // crashes are detected after detect_s
   sc.core.count_executor_loss = false;
+  sc.core.attempt_timeout_ratio = 0;  // modelled executors always answer
   sc.heartbeats = false;
   WorkloadModel& w = sc.workload;
   w = WorkloadModel{};

@@ -67,6 +67,18 @@ double Distribution::Mean() const {
   return m * (1 - straggler_p + straggler_p * straggler_factor);
 }
 
+double Distribution::Median() const {
+  switch (kind) {
+    case Kind::kConstant: return value;
+    case Kind::kUniform: return 0.5 * (min + max);
+    case Kind::kExp: return mean * std::log(2.0);
+    case Kind::kShiftedExp: return shift + mean * std::log(2.0);
+    case Kind::kPareto: return scale * std::pow(2.0, 1.0 / alpha);
+    case Kind::kLognormal: return median;
+  }
+  return value;
+}
+
 std::string Distribution::Describe() const {
   std::ostringstream s;
   switch (kind) {

@@ -66,9 +66,10 @@ std::string Ratio(double v) {
 
 }  // namespace
 
-void PrintTable(std::FILE* out, const std::vector<SimResult>& results, const SimResult* bound) {
+void PrintTable(std::FILE* out, const std::vector<SimResult>& results, const std::vector<SimResult>& refs) {
   size_t w = 7;
   for (auto& r : results) w = std::max(w, r.policy.size());
+  for (auto& r : refs) w = std::max(w, r.policy.size() + 2);
   std::fprintf(out, "%-*s %8s %10s %10s %10s %10s %10s %9s %8s %7s %7s %8s\n", static_cast<int>(w), "POLICY", "JOBS",
                "MEAN_S", "P50_S", "P90_S", "P99_S", "P99.9_S", "EXTRA_%", "COPIES", "P50/B", "P99/B", "XMACH_%");
   auto row = [&](const SimResult& r, const std::string& name, bool is_bound) {
@@ -83,10 +84,17 @@ void PrintTable(std::FILE* out, const std::vector<SimResult>& results, const Sim
     std::fprintf(out, "\n");
   };
   for (auto& r : results) row(r, r.policy, false);
-  if (bound) row(*bound, "(bound)", true);
-  if (bound)
-    std::fprintf(out, "(bound): clairvoyant list schedule without stragglers (docs/BENCHMARKS.md); P50/B, P99/B: "
-                      "multiples of it; XMACH_%%: machine time vs none\n");
+  for (const SimResult& r : refs) row(r, "(" + r.policy + ")", r.policy == "bound");
+  for (const SimResult& r : refs) {
+    if (r.policy == "bound")
+      std::fprintf(out, "(bound): clairvoyant list schedule without stragglers, each quantile at most none's "
+                        "(docs/BENCHMARKS.md); P50/B, P99/B: multiples of it; XMACH_%%: machine time vs none\n");
+    else if (r.policy == "online" && r.online_ratio > 0)
+      std::fprintf(out, "(online): best single threshold knowing the distribution: copy or restart at %.2f x the "
+                        "median run time (docs/BENCHMARKS.md)\n", r.online_ratio);
+    else if (r.policy == "online")
+      std::fprintf(out, "(online): best single threshold knowing the distribution: never acting (as none)\n");
+  }
 }
 
 std::string ResultsJson(const std::vector<SimResult>& results) {
@@ -99,7 +107,9 @@ std::string ResultsJson(const std::vector<SimResult>& results) {
       << ", \"p99\": " << Num(r.p99) << ", \"p999\": " << Num(r.p999) << ", \"extra_work\": " << Num(r.extra_work)
       << ", \"extra_machine\": " << Num(r.extra_machine) << ", \"bound_p50\": " << Num(r.bound_p50)
       << ", \"bound_p99\": " << Num(r.bound_p99) << ", \"p50_x_bound\": " << Num(r.p50 / r.bound_p50)
-      << ", \"p99_x_bound\": " << Num(r.p99 / r.bound_p99)
+      << ", \"p99_x_bound\": " << Num(r.p99 / r.bound_p99);
+    if (!std::isnan(r.online_ratio)) o << ", \"online_ratio\": " << Num(r.online_ratio);
+    o
       << ", \"copies\": " << r.copies << ", \"failed\": " << r.failed << ", \"unfinished\": " << r.unfinished
       << ", \"tasks\": " << r.tasks << ", \"attempts\": " << r.attempts << ", \"virtual_s\": " << Num(r.virtual_s)
       << ", \"machine_s\": " << Num(r.machine_s) << ", \"committed_s\": " << Num(r.committed_s)

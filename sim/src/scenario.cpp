@@ -79,6 +79,7 @@ StatusOr<Scenario> ParseScenario(Config cfg, const std::string& base_dir) {
   SchedulingConfig sched;
   sched.core.lost_after_s = 0;
   sched.core.count_executor_loss = false;  // new in issue #10: results stay as they were
+  sched.core.attempt_timeout_ratio = 0;     // new in issue #22: modelled executors always answer
   if (Status s = LoadSchedulingConfig(cfg, &sched); !s.ok()) return s;
   sc.core = sched.core;
   sc.predictor = sched.predictor;

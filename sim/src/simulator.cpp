@@ -113,7 +113,6 @@ class Simulator::Impl final : public CoreObserver {
   SimResult Run() {
     auto wall0 = std::chrono::steady_clock::now();
     Setup();
-    const double interval = sc_.core.policy_interval_s;
     double idle_limit = sc_.core.infeasible_grace_s + 60;
     for (auto& c : sc_.workload.classes) idle_limit = std::max(idle_limit, c.deadline_s + 60);
     double last_activity = 0;
@@ -136,7 +135,7 @@ class Simulator::Impl final : public CoreObserver {
                        << " jobs unfinished; stopping";
           break;
         }
-        Push(Ev::kTick, e.t + interval, 0);
+        Push(Ev::kTick, e.t + core_.PolicyInterval(), 0);
         continue;
       }
       if (e.type == Ev::kWakeUp) {

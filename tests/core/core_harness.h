@@ -3,6 +3,7 @@
 #pragma once
 
 #include <map>
+#include <stdexcept>
 #include <set>
 #include <string>
 #include <vector>
@@ -46,6 +47,16 @@ class CoreHarness {
     return core.AddExecutor(d);
   }
 
+  // An executor named `name`: registering again under the same name is the
+  // same identity (ExecutorDesc::identity), which may bring back its attempts.
+  ExecutorId ExecAs(const std::string& name, uint32_t slots, std::vector<std::string> kernels = kTestKernels) {
+    ExecutorDesc d;
+    d.name = name;
+    d.slots = slots;
+    d.kernels = std::move(kernels);
+    return core.AddExecutor(d);
+  }
+
   static JobDef Fanout(uint32_t n, std::string kernel = "sleep") {
     JobDef j;
     j.name = "fanout";
@@ -73,6 +84,21 @@ class CoreHarness {
         exec_changes.push_back(*e);
       }
     }
+  }
+
+  // Submits `j`, which must be accepted, and places what fits.
+  JobId Submit(JobDef j) {
+    auto id = core.SubmitJob(std::move(j));
+    if (!id.ok()) throw std::runtime_error("submit refused: " + id.status().message());
+    Drain();
+    return *id;
+  }
+
+  // Lets `dt` seconds pass, then ticks the core and collects its commands.
+  void Pass(double dt) {
+    clock.Advance(dt);
+    core.Tick();
+    Drain();
   }
 
   // Completes a live attempt successfully.

@@ -2,6 +2,8 @@
 // says when none can.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+
 #include "feasibility.h"
 
 using namespace tailcut;
@@ -19,6 +21,7 @@ struct Fleet {
     e.desc.slots = slots;
     e.desc.gpus = gpus;
     e.desc.labels = std::move(labels);
+    std::sort(e.desc.labels.begin(), e.desc.labels.end());  // as Lifecycle::AddExecutor does
     e.kernels.insert(kernels.begin(), kernels.end());
     return e;
   }
@@ -31,6 +34,7 @@ TaskDef MakeTask(std::string kernel, uint32_t slots = 1, uint32_t gpus = 0,
   d.cpu_slots = slots;
   d.gpus = gpus;
   d.labels = std::move(labels);
+  std::sort(d.labels.begin(), d.labels.end());  // as SortLabels does at submit
   return d;
 }
 

@@ -121,3 +121,35 @@ TEST_CASE("avoid advice is cached per executor and refreshed on its events") {
   REQUIRE(h.launches.size() == 2);
   CHECK(h.launches[1].executor == a);  // ... but still used when nothing else is free
 }
+
+TEST_CASE("the policy interval follows the typical committed run time") {
+  std::vector<std::string> log;
+  Probe* p = nullptr;
+  CoreOptions o;  // defaults: ratio 0.25, floor 1 ms, ceiling 60 s
+  CoreHarness h(o, ProbeChain(&log, 0, &p));
+  CHECK(h.core.PolicyInterval() == o.policy_interval_s);  // nothing committed yet
+  h.Exec(4);
+  auto job = h.core.SubmitJob(CoreHarness::Fanout(4));
+  REQUIRE(job.ok());
+  h.Drain();
+  REQUIRE(h.launches.size() == 4);
+  for (auto& l : h.launches) h.Finish(l.attempt, 0.02);  // 20 ms tasks
+  CHECK(h.core.PolicyInterval() == Approx(0.25 * 0.02));
+  auto big = h.core.SubmitJob(CoreHarness::Fanout(4));
+  REQUIRE(big.ok());
+  h.Drain();
+  for (size_t i = 4; i < h.launches.size(); ++i) h.Finish(h.launches[i].attempt, 1e6);  // the ceiling holds
+  CHECK(h.core.PolicyInterval() == o.policy_interval_max_s);
+  // No policies (nothing runs at the interval), or ratio 0: policy_interval_s.
+  auto fixed_after_commit = [](CoreOptions opt, PolicyChain chain) {
+    CoreHarness f(opt, std::move(chain));
+    f.Exec(1);
+    REQUIRE(f.core.SubmitJob(CoreHarness::Fanout(1)).ok());
+    f.Drain();
+    f.Finish(f.launches.at(0).attempt, 0.02);
+    return f.core.PolicyInterval();
+  };
+  CHECK(fixed_after_commit(o, {}) == o.policy_interval_s);
+  o.policy_interval_ratio = 0;
+  CHECK(fixed_after_commit(o, ProbeChain(&log, 0, &p)) == o.policy_interval_s);
+}

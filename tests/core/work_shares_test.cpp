@@ -273,8 +273,9 @@ TEST_CASE("after a restart, attempts of a divisible job from before it are neith
     units += l.share.count;
   }
   CHECK(units == 30);
-  // A plain job's attempts from before the restart are adopted as before.
-  REQUIRE(h.core.RestoreJob(5, CoreHarness::Fanout(1, "plain"), 0, {}).ok());
+  // A plain job's attempts from before the restart are adopted as before
+  // (by an executor that offers the task's kernel).
+  REQUIRE(h.core.RestoreJob(5, CoreHarness::Fanout(1, "noop"), 0, {}).ok());
   CHECK(h.core.AdoptAttempt(old_attempt + 2, 5, 0, h.Exec(1), true).ok());
 }
 

@@ -8,6 +8,8 @@
 #include <set>
 #include <thread>
 
+#include <unistd.h>
+
 #include <zmq.hpp>
 
 #include "tailcut/common/config.h"
@@ -526,4 +528,127 @@ TEST_CASE("defaults resolve to machine values") {
   CHECK(o.threads >= 1);
   CHECK(o.threads <= o.slots);
   CHECK(o.name.find(':') != std::string::npos);
+}
+
+// ------------------------------------------------------ the python kernel --
+
+namespace {
+
+// A `module:function` task for the python kernel (python/tailcut/_pickling.py):
+// no cloudpickle needed. The value is pickle.dumps(((), {}), protocol=5)
+// without out-of-band buffers.
+std::string ReferenceTask(const std::string& ref) {
+  static const char kNoArgs[] = "\x80\x05\x95\x06\x00\x00\x00\x00\x00\x00\x00)}\x94\x86\x94.";
+  const std::string stream(kNoArgs, sizeof kNoArgs - 1);
+  auto u32 = [](uint32_t v) { return std::string(reinterpret_cast<const char*>(&v), 4); };
+  auto u64 = [](uint64_t v) { return std::string(reinterpret_cast<const char*>(&v), 8); };
+  return std::string("TCPY\x01M", 6) + u32(static_cast<uint32_t>(ref.size())) + ref + u32(0) + u64(stream.size()) +
+         stream;
+}
+
+// The workers' tailcut package finds this build's protocol module.
+bool HavePython() {
+  setenv("TAILCUT_BUILD_DIR", TAILCUT_BINARY_DIR, 1);
+  return access("/usr/bin/python3", X_OK) == 0;
+}
+
+}  // namespace
+
+TEST_CASE("the python kernel is off unless allowed, and refused naming --allow-python") {
+  FakeScheduler sched;
+  RunningExecutor ex(TestOptions(sched));
+  wire::Register reg;
+  REQUIRE(sched.RecvRegister(&reg));
+  CHECK(reg.python_version().empty());
+  CHECK(std::find(reg.kernels().begin(), reg.kernels().end(), "python") == reg.kernels().end());
+  sched.Ack(3);
+  wire::SchedulerToExecutor work;
+  Assign(&work, 1, "python", ReferenceTask("os:getpid"));
+  sched.Send(work);
+  ReportLog log;
+  REQUIRE(log.Until(sched, [&] { return log.results.size() == 1; }));
+  CHECK(log.results[1].outcome() == wire::AttemptResult::FAILED);
+  CHECK(log.results[1].error().find("kernel 'python' is not enabled on this executor (start it with --allow-python") ==
+        0);
+  REQUIRE(ex.Stop().ok());
+}
+
+TEST_CASE("allow_python and the python keys are read from the config") {
+  auto config = Config::Parse(
+      "allow_python = true\npython = \"/usr/bin/python3\"\npython_preload = \"json, math\"\n"
+      "python_max_tasks = 5\npython_max_rss_mb = 300\npython_path = \"/opt/tc\"\n");
+  REQUIRE(config.ok());
+  auto o = ExecutorOptionsFromConfig(*config);
+  REQUIRE(o.ok());
+  CHECK(config->CheckAllUsed().ok());
+  CHECK(o->python.allow);
+  CHECK(o->python.preload == std::vector<std::string>{"json", "math"});
+  CHECK((o->python.max_tasks == 5u && o->python.max_rss_mb == 300u));
+  CHECK(PythonPackagePath(o->python) == "/opt/tc");
+  CHECK(std::find(o->allow_kernels.begin(), o->allow_kernels.end(), "python") != o->allow_kernels.end());
+  // Naming it in allow_kernels is the same as allow_python.
+  auto listed = Config::Parse("allow_kernels = \"noop,python\"\n");
+  REQUIRE(listed.ok());
+  auto l = ExecutorOptionsFromConfig(*listed);
+  REQUIRE(l.ok());
+  CHECK(l->python.allow);
+  CHECK(l->allow_kernels == std::vector<std::string>{"noop", "python"});
+}
+
+TEST_CASE("an executor whose python does not run fails Run with the reason") {
+  FakeScheduler sched;
+  ExecutorOptions o = TestOptions(sched);
+  o.python.allow = true;
+  o.python.interpreter = "/nonexistent/python3";
+  Executor bad(o);
+  Status s = bad.Run();
+  CHECK(s.code() == Status::Code::kInvalidArgument);
+  CHECK(s.message().find("allow_python: python = '/nonexistent/python3'") == 0);
+}
+
+TEST_CASE("the python kernel runs module:function tasks on a warm worker and registers its version") {
+  if (!HavePython()) {
+    WARN("no /usr/bin/python3: the python kernel is not run");
+    return;
+  }
+  FakeScheduler sched;
+  ExecutorOptions o = TestOptions(sched);
+  o.slots = 1;  // one worker: the pids below are its
+  o.python.allow = true;
+  RunningExecutor ex(o);
+  wire::Register reg;
+  REQUIRE(sched.RecvRegister(&reg));
+  CHECK(reg.python_version().rfind("3.", 0) == 0);
+  CHECK(std::find(reg.kernels().begin(), reg.kernels().end(), "python") != reg.kernels().end());
+  sched.Ack(4);
+  wire::SchedulerToExecutor work;
+  Assign(&work, 1, "python", ReferenceTask("os:getpid"));
+  sched.Send(work);
+  ReportLog log;
+  REQUIRE(log.Until(sched, [&] { return log.results.size() == 1; }));
+  REQUIRE(log.results[1].outcome() == wire::AttemptResult::OK);
+  const std::string first = log.results[1].output();
+  CHECK(first.rfind(std::string("TCPR\x01O", 6), 0) == 0);  // a result envelope, status OK
+  // The same warm worker answers the next task: the same pid, so the same bytes.
+  wire::SchedulerToExecutor again;
+  Assign(&again, 2, "python", ReferenceTask("os:getpid"));
+  // Not a task of the python client: the worker answers with an error
+  // envelope (the task ran and raised), the attempt itself is OK.
+  Assign(&again, 3, "python", "not a task");
+  sched.Send(again);
+  REQUIRE(log.Until(sched, [&] { return log.results.size() == 3; }));
+  CHECK(log.results[2].output() == first);
+  CHECK(log.results[3].outcome() == wire::AttemptResult::OK);
+  CHECK(log.results[3].output().rfind(std::string("TCPR\x01" "E", 6), 0) == 0);
+  // A worker that exits mid-task fails its attempt with how it ended; the next task gets a fresh one.
+  wire::SchedulerToExecutor crash;
+  Assign(&crash, 4, "python", ReferenceTask("os:abort"));
+  Assign(&crash, 5, "python", ReferenceTask("os:getpid"));
+  sched.Send(crash);
+  REQUIRE(log.Until(sched, [&] { return log.results.size() == 5; }));
+  CHECK(log.results[4].outcome() == wire::AttemptResult::FAILED);
+  CHECK(log.results[4].error().find("was killed by signal 6 while running the task") != std::string::npos);
+  CHECK(log.results[5].outcome() == wire::AttemptResult::OK);
+  CHECK(log.results[5].output() != first);
+  REQUIRE(ex.Stop().ok());
 }

@@ -2,14 +2,21 @@
 // while executors are killed -9 every few seconds and the scheduler itself
 // every ~20 s (each restarted), then checked from the journal and from the
 // clients' own records: every accepted job finished, every task committed
-// exactly once, no client got a wrong status.
+// exactly once, no client got a wrong status. A rogue executor sends
+// forged, duplicated and out-of-order results throughout (for guessed
+// attempt, job and task ids of work never handed to it): none may commit.
 //
 // ctest runs a short version (TAILCUT_CHAOS_SECONDS unset: ~30 s, >= 3
 // scheduler kills, >= 10 executor kills); scripts/chaos.sh runs it longer.
 #include <catch2/catch.hpp>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <signal.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -24,6 +31,8 @@
 #include "tailcut/client/client.h"
 #include "tailcut/client/local_cluster.h"
 #include "tailcut/server/journal.h"
+#include "tailcut/wire/security.h"
+#include "tailcut/wire/wire.h"
 
 using namespace tailcut;
 
@@ -42,8 +51,132 @@ struct ClientRecord {
   bool finished = false;
   bool succeeded = false;
   bool wrong_status = false;   // a status of another job, or a lost one
-  size_t results = 0, duplicate_results = 0;
+  size_t results = 0, duplicate_results = 0, forged_results = 0;
   std::string error;
+};
+
+constexpr char kForged[] = "FORGED";
+
+// GET http://ENDPOINT/metrics (HTTP/1.0, the whole reply), "" on failure.
+std::string ScrapeMetrics(const std::string& endpoint) {
+  size_t colon = endpoint.rfind(':');
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(static_cast<uint16_t>(std::atoi(endpoint.c_str() + colon + 1)));
+  inet_pton(AF_INET, endpoint.substr(0, colon).c_str(), &a.sin_addr);
+  std::string out;
+  if (fd >= 0 && ::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0 &&
+      ::send(fd, "GET /metrics HTTP/1.0\r\n\r\n", 26, MSG_NOSIGNAL) == 26) {
+    char buf[4096];
+    for (ssize_t n; (n = ::recv(fd, buf, sizeof buf, 0)) > 0;) out.append(buf, static_cast<size_t>(n));
+  }
+  if (fd >= 0) ::close(fd);
+  return out;
+}
+
+// The value of a metric sample without labels, -1 when absent.
+double Sample(const std::string& metrics, const std::string& name) {
+  size_t at = metrics.find("\n" + name + " ");
+  return at == std::string::npos ? -1 : std::atof(metrics.c_str() + at + name.size() + 2);
+}
+
+// Registers as "rogue" with the fleet's own executor key (a trusted
+// executor gone bad; identity is key and name) offering no kernel the jobs
+// use, and then, every
+// few ms, claims attempts it was never given: Reports with started,
+// progress and results (each result twice, results before starts), and
+// every ~second a Register bringing "held" attempts and "undelivered"
+// results. Ids are guessed where the real ones are: attempt ids of every
+// run so far ((epoch << 40) + n), mostly the newest (running) jobs.
+class RogueExecutor {
+ public:
+  RogueExecutor(std::string endpoint, PeerKeys keys, const std::atomic<int>& restarts,
+                const std::atomic<uint64_t>& jobs)
+      : endpoint_(std::move(endpoint)), keys_(std::move(keys)), restarts_(restarts), jobs_(jobs),
+        thread_([this] { Run(); }) {}
+  ~RogueExecutor() {
+    stop_ = true;
+    thread_.join();
+  }
+  uint64_t sent() const { return sent_; }
+
+ private:
+  void Run() {
+    zmq::context_t ctx;
+    zmq::socket_t s(ctx, zmq::socket_type::dealer);
+    s.set(zmq::sockopt::linger, 0);
+    s.set(zmq::sockopt::sndhwm, 1000);
+    if (!ApplyPeerKeys(s, keys_).ok()) return;
+    s.connect(endpoint_);
+    std::mt19937_64 rng(99);
+    for (int turn = 0; !stop_; ++turn) {
+      wire::ExecutorMessage m;
+      m.set_version(kProtocolVersion);
+      if (turn % 100 == 0) {
+        wire::Register* r = m.mutable_register_();
+        r->set_name("rogue");
+        r->set_cpu_slots(4);
+        r->add_kernels("rogue");
+        for (int i = 0; i < 20; ++i) {
+          uint64_t a, j;
+          uint32_t t;
+          Guess(rng, &a, &j, &t);
+          wire::HeldAttempt* h = r->add_running();
+          h->set_attempt_id(a);
+          h->set_job_id(j);
+          h->set_task_index(t);
+          h->set_started(true);
+        }
+        for (int i = 0; i < 50; ++i) Forge(rng, r->add_undelivered());
+      } else {
+        wire::Report* r = m.mutable_report();
+        for (int i = 0; i < 50; ++i) {
+          wire::AttemptResult* res = r->add_results();
+          Forge(rng, res);
+          *r->add_results() = *res;  // duplicated ...
+          r->add_started()->set_attempt_id(res->attempt_id());  // ... and its start after it
+          wire::AttemptProgress* p = r->add_progress();
+          p->set_attempt_id(res->attempt_id());
+          p->set_fraction(0.5f);
+        }
+      }
+      if (s.send(ToFrame(m), zmq::send_flags::dontwait)) ++sent_;
+      zmq::message_t in;
+      while (s.recv(in, zmq::recv_flags::dontwait)) {
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+  }
+  // Ids near the real ones: every run's epoch so far, the first few
+  // thousand attempts of each, the jobs accepted so far.
+  void Guess(std::mt19937_64& rng, uint64_t* attempt, uint64_t* job, uint32_t* task) {
+    const uint64_t epochs = static_cast<uint64_t>(restarts_.load()) + 1;
+    *attempt = ((1 + rng() % epochs) << 40) + 1 + rng() % 6000;
+    const uint64_t newest = jobs_.load();
+    // Mostly the newest jobs (the running ones), some of any age.
+    *job = rng() % 4 ? std::max<uint64_t>(1, newest + 2 - rng() % 8) : 1 + rng() % (newest + 5);
+    *task = static_cast<uint32_t>(rng() % 25);
+  }
+  void Forge(std::mt19937_64& rng, wire::AttemptResult* r) {
+    uint64_t a, j;
+    uint32_t t;
+    Guess(rng, &a, &j, &t);
+    r->set_attempt_id(a);
+    r->set_job_id(j);
+    r->set_task_index(t);
+    r->set_outcome(wire::AttemptResult::OK);
+    r->set_output(kForged);
+    r->set_run_s(0.01);
+  }
+
+  std::string endpoint_;
+  PeerKeys keys_;
+  const std::atomic<int>& restarts_;
+  const std::atomic<uint64_t>& jobs_;
+  std::atomic<bool> stop_{false};
+  std::atomic<uint64_t> sent_{0};
+  std::thread thread_;
 };
 
 }  // namespace
@@ -59,6 +192,7 @@ TEST_CASE("chaos: executors and the scheduler killed -9 and restarted, no accept
   o.scheduler_binary = TAILCUT_SCHEDULER_BIN;
   o.executor_binary = TAILCUT_EXECUTOR_BIN;
   // Every job stays queryable (and journaled) to the end, for the checks.
+  o.http = true;  // the rogue's refused reports, read at the end
   o.scheduler_flags = {"--policy", "default", "--set", "scheduler.heartbeat_ms=100", "--set", "core.lost_after_s=1.0",
                        "--set", "core.job_retention=1000000", "--log-level", "warn"};
   auto started = LocalCluster::Start(o);
@@ -72,6 +206,13 @@ TEST_CASE("chaos: executors and the scheduler killed -9 and restarted, no accept
     REQUIRE(cluster->AddExecutor(e).ok());
   }
   REQUIRE(cluster->WaitForExecutors(executors, 30).ok());
+
+  std::atomic<int> restarts{0};
+  std::atomic<uint64_t> accepted{0};
+  PeerKeys rogue_keys;
+  if (!cluster->keys_dir().empty())
+    rogue_keys = {cluster->keys_dir() + "/executor.key", cluster->keys_dir() + "/scheduler.pub"};
+  auto rogue = std::make_unique<RogueExecutor>(cluster->executor_endpoint(), rogue_keys, restarts, accepted);
 
   std::mutex mu;
   std::vector<ClientRecord> records;
@@ -95,6 +236,7 @@ TEST_CASE("chaos: executors and the scheduler killed -9 and restarted, no accept
           continue;
         }
         r.id = *id;
+        accepted.store(std::max<uint64_t>(accepted.load(), *id));
         WaitOptions w;
         w.timeout_s = 180;
         w.reconnect_timeout_s = 120;
@@ -107,7 +249,10 @@ TEST_CASE("chaos: executors and the scheduler killed -9 and restarted, no accept
           auto results = client.Results(*id);
           if (results.ok()) {
             std::set<uint32_t> seen;
-            for (const auto& x : *results) r.duplicate_results += !seen.insert(x.task_index()).second;
+            for (const auto& x : *results) {
+              r.duplicate_results += !seen.insert(x.task_index()).second;
+              r.forged_results += x.output() == kForged;
+            }
             r.results = seen.size();
           } else {
             r.error = results.status().message();
@@ -140,19 +285,25 @@ TEST_CASE("chaos: executors and the scheduler killed -9 and restarted, no accept
       cluster->SignalScheduler(SIGKILL);
       REQUIRE(cluster->RestartScheduler().ok());
       ++scheduler_kills;
+      restarts = scheduler_kills;
       next_sched += scheduler_kill_every;
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
   submitting = false;
   for (auto& t : threads) t.join();
+  // Refused since the scheduler's last restart: the rogue was heard, and refused.
+  const double refused = Sample(ScrapeMetrics(cluster->http_endpoint()), "tailcut_reports_refused_total");
+  const uint64_t rogue_messages = rogue->sent();
+  rogue.reset();
   std::string journal_path = cluster->log_dir() + "/state/journal.db";
   cluster->KeepLogs();  // removed below when everything checks out
   std::string log_dir = cluster->log_dir();
   cluster.reset();      // SIGTERM: the scheduler commits its journal and stops
 
   // The clients' own records.
-  size_t jobs = records.size(), unfinished = 0, failed = 0, wrong = 0, missing = 0, duplicates = 0, tasks = 0;
+  size_t jobs = records.size(), unfinished = 0, failed = 0, wrong = 0, missing = 0, duplicates = 0, tasks = 0,
+         forged = 0;
   for (const ClientRecord& r : records) {
     tasks += r.tasks;
     unfinished += !r.finished;
@@ -160,6 +311,7 @@ TEST_CASE("chaos: executors and the scheduler killed -9 and restarted, no accept
     wrong += r.wrong_status;
     missing += r.succeeded && r.results != r.tasks;
     duplicates += r.duplicate_results;
+    forged += r.forged_results;
     if (!r.succeeded) UNSCOPED_INFO("job " << r.id << ": " << r.error);
   }
   // The journal: every accepted job finished, each task committed once.
@@ -175,7 +327,10 @@ TEST_CASE("chaos: executors and the scheduler killed -9 and restarted, no accept
   for (const JournaledJob& j : journaled) {
     journal_unfinished += !j.finished;
     std::set<TaskIndex> seen;
-    for (const CommittedOutput& c : j.commits) journal_double += !seen.insert(c.task).second;
+    for (const CommittedOutput& c : j.commits) {
+      journal_double += !seen.insert(c.task).second;
+      forged += c.output == kForged;
+    }
     // A fan-out with rule "all" that succeeded: every task committed.
     auto it = tasks_of.find(j.id);
     if (j.finished && j.state == JobState::kSucceeded && it != tasks_of.end() && seen.size() != it->second)
@@ -183,9 +338,10 @@ TEST_CASE("chaos: executors and the scheduler killed -9 and restarted, no accept
   }
   std::printf("chaos: %.0f s, %zu jobs, %zu tasks, %d executor kills, %d scheduler kills; lost %zu, failed %zu, "
               "wrong statuses %zu, missing results %zu, double commits %zu (client) %zu (journal), journal: %zu jobs, "
-              "%zu unfinished, %zu incomplete\n",
+              "%zu unfinished, %zu incomplete; rogue: %llu messages, %.0f refused since the last restart, forged commits %zu\n",
               seconds, jobs, tasks, executor_kills, scheduler_kills, unfinished, failed, wrong, missing, duplicates,
-              journal_double, journaled.size(), journal_unfinished, journal_incomplete);
+              journal_double, journaled.size(), journal_unfinished, journal_incomplete,
+              static_cast<unsigned long long>(rogue_messages), refused, forged);
   CHECK(jobs > 0);
   CHECK(scheduler_kills >= 3);
   CHECK(executor_kills >= 10);
@@ -194,6 +350,9 @@ TEST_CASE("chaos: executors and the scheduler killed -9 and restarted, no accept
   CHECK(wrong == 0);
   CHECK(missing == 0);
   CHECK(duplicates == 0);
+  CHECK(forged == 0);
+  CHECK(rogue_messages > 100);
+  CHECK(refused > 0);
   CHECK(journal_double == 0);
   CHECK(journal_unfinished == 0);
   CHECK(journal_incomplete == 0);

@@ -239,3 +239,16 @@ TEST_CASE("daemons: a submit retried with the same request key makes one job") {
   CHECK(st->attempts() == 5);  // its tasks ran once
   CHECK(st->request_key() == job.request_key());
 }
+
+TEST_CASE("daemons: a request key reused for another job body is refused with the first job's id") {
+  Cluster c(1);
+  wire::JobSpec job = FanoutJob("noop", "", 2);
+  job.set_request_key("bound-" + std::to_string(getpid()));
+  auto first = c.client->Submit(job);
+  REQUIRE(first.ok());
+  job.mutable_template_()->set_args("changed");
+  auto second = c.client->Submit(job);
+  REQUIRE_FALSE(second.ok());
+  CHECK(second.status().code() == Status::Code::kInvalidArgument);
+  CHECK_THAT(second.status().message(), Catch::Contains("already made job " + std::to_string(*first)));
+}

@@ -7,6 +7,7 @@
 #include <catch2/catch.hpp>
 
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <string>
@@ -34,14 +35,16 @@ namespace {
 }();
 #endif
 
-// VmRSS of process `pid`, in MiB (0 when unreadable).
-double RssMiB(int pid) {
+// A /proc/PID/status memory line ("VmRSS:", "VmHWM:" = the peak) of
+// process `pid`, in MiB (0 when unreadable).
+double StatusMiB(int pid, const std::string& field) {
   std::ifstream in("/proc/" + std::to_string(pid) + "/status");
   std::string line;
   while (std::getline(in, line))
-    if (line.rfind("VmRSS:", 0) == 0) return std::stod(line.substr(6)) / 1024.0;
+    if (line.rfind(field, 0) == 0) return std::stod(line.substr(field.size())) / 1024.0;
   return 0;
 }
+double RssMiB(int pid) { return StatusMiB(pid, "VmRSS:"); }
 
 // One executor of 2 slots; the scheduler with `flags` (after --policy none).
 testing::DaemonClusterOptions Opts(std::vector<std::string> flags) {
@@ -179,4 +182,52 @@ TEST_CASE("limits daemons: a client that never reads its replies cannot grow the
   REQUIRE(cancelled);
   CHECK(RssMiB(pid) - rss_before < 200);
   CHECK(c.cluster->SchedulerAlive());
+}
+
+namespace {
+
+double PeakMiB(int pid) { return StatusMiB(pid, "VmHWM:"); }
+
+std::string Varint(uint64_t n) {
+  std::string out;
+  for (; n >= 0x80; n >>= 7) out += static_cast<char>((n & 0x7f) | 0x80);
+  return out + static_cast<char>(n);
+}
+std::string Bytes(int field, const std::string& b) { return Varint((field << 3) | 2) + Varint(b.size()) + b; }
+
+}  // namespace
+
+TEST_CASE("limits daemons: a 20 MB submit refused as TOO_LARGE raises the scheduler's peak memory by < 2x its size") {
+  testing::DaemonCluster c(Opts({}));  // core.max_tasks_per_job = 1,000,000
+  const int pid = c.cluster->scheduler_pid();
+  // 10M empty TaskSpecs: 20 MB on the wire, ~1 GB if parsed.
+  std::string tasks;
+  for (int i = 0; i < 10'000'000; ++i) tasks.append("\x12\x00", 2);
+  const std::string frame = Varint(1 << 3) + Varint(kProtocolVersion) + Varint(2 << 3) + Varint(5) +
+                            Bytes(wire::ClientRequest::kSubmitFieldNumber,
+                                  Bytes(wire::SubmitJob::kJobFieldNumber, tasks));
+  tasks = std::string();
+  const double frame_mib = static_cast<double>(frame.size()) / (1 << 20);
+  const double peak_before = PeakMiB(pid);
+  zmq::context_t ctx;
+  zmq::socket_t s(ctx, zmq::socket_type::dealer);
+  s.set(zmq::sockopt::linger, 0);
+  s.set(zmq::sockopt::rcvtimeo, 30000);
+  const ClientOptions co = c.cluster->client_options();
+  REQUIRE(ApplyPeerKeys(s, {co.key_file, co.scheduler_key}).ok());
+  s.connect(c.cluster->client_endpoint());
+  REQUIRE(s.send(zmq::buffer(frame), zmq::send_flags::none));
+  zmq::message_t in;
+  REQUIRE(s.recv(in));
+  wire::ClientReply reply;
+  REQUIRE(FromFrame(in, &reply));
+  REQUIRE(reply.has_error());
+  CHECK(reply.request_id() == 5);
+  CHECK(reply.error().code() == wire::Error::TOO_LARGE);
+  const double peak_after = PeakMiB(pid);
+  std::printf("limits: a %.1f MiB refused submit frame raised the scheduler's peak RSS by %.1f MiB\n", frame_mib,
+              peak_after - peak_before);
+  CHECK(peak_after - peak_before < 2 * frame_mib);
+  // And it still serves.
+  RunToSuccess(*c.client, FanoutJob("noop", "", 1));
 }

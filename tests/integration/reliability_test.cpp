@@ -59,8 +59,8 @@ TEST_CASE("reliability daemons: a task that kills its executor fails its job and
   CHECK(bst.state() == wire::JOB_FAILED);
   INFO(bst.reason());
   CHECK(Contains(bst.reason(), "task 0 failed 2 times"));
-  CHECK(Contains(bst.reason(), "executor was lost while running it"));
-  CHECK(f.cluster->executor_exits() <= 4);  // first loss free, then max_attempts
+  CHECK(Contains(bst.reason(), "executor was lost while it held the attempt"));
+  CHECK(f.cluster->executor_exits() <= 2);  // every loss counts: max_attempts executors
   CHECK(f.Wait(*good).state() == wire::JOB_SUCCEEDED);
   auto results = f.client->Results(*good);
   REQUIRE(results.ok());
@@ -79,7 +79,7 @@ TEST_CASE("reliability daemons: attempts and jobs past their timeout_s fail with
   slow_task.set_max_attempts(2);
   wire::JobStatus tst = f.Run(slow_task);
   CHECK(tst.state() == wire::JOB_FAILED);
-  CHECK(Contains(tst.reason(), "attempt exceeded timeout_s = 0.5"));
+  CHECK(Contains(tst.reason(), "attempt exceeded its time limit of 0.5 s since launch"));
   CHECK(tst.failed_attempts() == 2);
   wire::JobSpec slow_job = FanoutJob("sleep", "ms=60000", 2);
   slow_job.set_timeout_s(1);

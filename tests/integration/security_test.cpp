@@ -6,6 +6,8 @@
 #include <ifaddrs.h>
 #include <netinet/in.h>
 #include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <fstream>
@@ -15,7 +17,9 @@
 #include "daemon_cluster.h"
 #include "tailcut/client/client.h"
 #include "tailcut/client/local_cluster.h"
+#include "tailcut/common/process.h"
 #include "tailcut/wire/security.h"
+#include "tailcut/wire/wire.h"
 
 using namespace tailcut;
 
@@ -179,4 +183,156 @@ TEST_CASE("security: beyond loopback the scheduler needs keys, and with them ser
   CHECK_THAT(keyless.status().message(), Catch::Contains("wants keys"));
   server.Stop();
   loop.join();
+}
+
+namespace {
+
+// Runs `argv` to its end (at most 20 s); its exit code and log.
+std::pair<int, std::string> RunToExit(const std::vector<std::string>& argv, const std::string& log) {
+  ChildProcess p(argv, log);
+  REQUIRE(p.started());
+  REQUIRE(Eventually([&] { return !p.Alive(); }, 20));
+  return {WIFEXITED(p.exit_status()) ? WEXITSTATUS(p.exit_status()) : -1, ReadFile(log)};
+}
+
+// A new key `name` of `role` in the cluster's keys folder, trusted (SIGHUP).
+KeyPair TrustNewKey(testing::DaemonCluster& c, const std::string& name, PeerRole role) {
+  auto key = GenerateKeyPair(name, role);
+  REQUIRE(key.ok());
+  REQUIRE(WriteKeyFiles(c.cluster->keys_dir() + "/" + name, *key).ok());
+  std::ofstream(c.cluster->keys_dir() + "/trusted.toml", std::ios::app) << PublicKeyEntry(*key);
+  c.cluster->SignalScheduler(SIGHUP);
+  return *key;
+}
+
+// Takes `key` out of the trusted list again (SIGHUP).
+void Revoke(testing::DaemonCluster& c, const KeyPair& key) {
+  const std::string path = c.cluster->keys_dir() + "/trusted.toml";
+  std::string trusted = ReadFile(path);
+  trusted.erase(trusted.find(PublicKeyEntry(key)));
+  std::ofstream(path) << trusted;
+  c.cluster->SignalScheduler(SIGHUP);
+}
+
+}  // namespace
+
+TEST_CASE("security: a wide bind without keys is bad config, exit 2 as documented") {
+  const std::string log = "/tmp/tailcut-widebind-" + std::to_string(getpid()) + ".log";
+  auto [code, text] = RunToExit({TAILCUT_SCHEDULER_BIN, "--executor-endpoint", "tcp://*:0", "--client-endpoint",
+                                 "tcp://127.0.0.1:0", "--set", "scheduler.state_dir=\"\"", "--http-listen", ""},
+                                log);
+  CHECK(code == 2);
+  CHECK_THAT(text, Catch::Contains("needs keys"));
+  std::remove(log.c_str());
+}
+
+TEST_CASE("security: a keyless executor refuses shell unless told to trust an unauthenticated scheduler") {
+  const std::string log = "/tmp/tailcut-keyless-shell-" + std::to_string(getpid()) + ".log";
+  auto [code, text] = RunToExit({TAILCUT_EXECUTOR_BIN, "--scheduler", "tcp://127.0.0.1:1", "--allow-shell"}, log);
+  CHECK(code == 2);
+  CHECK_THAT(text, Catch::Contains("--trust-unauthenticated-scheduler"));
+  auto [code2, text2] = RunToExit({TAILCUT_EXECUTOR_BIN, "--scheduler", "tcp://127.0.0.1:1", "--set",
+                                   "allow_kernels=\"sleep,shell\""},
+                                  log);
+  CHECK(code2 == 2);
+  CHECK_THAT(text2, Catch::Contains("cannot tell its scheduler"));
+  // With the flag it starts (and would run shell); --version-like quick exit
+  // is not available, so: it keeps running until stopped.
+  ChildProcess trusting({TAILCUT_EXECUTOR_BIN, "--scheduler", "tcp://127.0.0.1:1", "--allow-shell",
+                         "--trust-unauthenticated-scheduler"},
+                        log);
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  CHECK(trusting.Alive());
+  trusting.Stop();
+  std::remove(log.c_str());
+}
+
+TEST_CASE("security: a revoked executor key gets no more work from its next message on") {
+  testing::DaemonClusterOptions d;
+  d.scheduler_flags = {"--set", "core.lost_after_s=60"};  // revocation, not loss, must remove it
+  testing::DaemonCluster c(d);
+  const std::string keys = c.cluster->keys_dir();
+  const KeyPair late = TrustNewKey(c, "late-exec", PeerRole::kExecutor);
+  LocalExecutorSpec e;
+  e.flags = {"--key-file", keys + "/late-exec.key", "--name", "late-exec", "--slots", "4"};
+  e.expect_exit = true;
+  REQUIRE(c.cluster->AddExecutor(e).ok());
+  REQUIRE(c.cluster->WaitForExecutors(2, 30).ok());
+  ExecutorId late_id = 0;
+  auto fleet = c.client->Executors();
+  REQUIRE(fleet.ok());
+  for (const auto& x : *fleet)
+    if (x.name() == "late-exec") late_id = x.executor_id();
+  REQUIRE(late_id != 0);
+
+  Revoke(c, late);
+  // Its next heartbeat (1 s) removes it, long before lost_after_s.
+  CHECK(Eventually([&] {
+    auto list = c.client->Executors();
+    return list.ok() && list->size() == 1;
+  }, 10));
+  wire::JobSpec job = FanoutJob("sleep", "ms=20", 40);
+  job.set_return_outputs(true);
+  auto id = c.client->Submit(job);
+  REQUIRE(id.ok());
+  WaitOptions w;
+  w.timeout_s = 60;
+  auto st = c.client->Wait(*id, w);
+  REQUIRE(st.ok());
+  CHECK(st->state() == wire::JOB_SUCCEEDED);
+  auto results = c.client->Results(*id);
+  REQUIRE(results.ok());
+  for (const auto& r : *results) CHECK(r.executor_id() != late_id);
+}
+
+TEST_CASE("security: a revoked client's open connection gets no more streamed results from its next message on") {
+  testing::DaemonCluster c(testing::DaemonClusterOptions{});
+  const KeyPair late = TrustNewKey(c, "late-client", PeerRole::kClient);
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  zmq::context_t ctx;
+  zmq::socket_t s(ctx, zmq::socket_type::dealer);
+  s.set(zmq::sockopt::linger, 0);
+  s.set(zmq::sockopt::rcvtimeo, 200);
+  const ClientOptions co = c.cluster->client_options("late-client");
+  REQUIRE(ApplyPeerKeys(s, {co.key_file, co.scheduler_key}).ok());
+  s.connect(c.cluster->client_endpoint());
+  auto send = [&](wire::ClientRequest req, uint64_t id) {
+    req.set_version(kProtocolVersion);
+    req.set_request_id(id);
+    REQUIRE(s.send(ToFrame(req), zmq::send_flags::none));
+  };
+  wire::ClientRequest submit;
+  *submit.mutable_submit()->mutable_job() = FanoutJob("sleep", "ms=200", 60);  // ~6 s on 2 slots
+  submit.mutable_submit()->mutable_job()->set_stream_results(true);
+  send(submit, 1);
+  // Results stream in ...
+  size_t pushed = 0;
+  for (int i = 0; i < 50 && pushed == 0; ++i) {
+    zmq::message_t f;
+    wire::ClientReply r;
+    if (s.recv(f) && FromFrame(f, &r) && r.has_results()) pushed += r.results().results_size();
+  }
+  REQUIRE(pushed > 0);
+  // ... until the key is revoked: its next message is refused, and then nothing more comes.
+  Revoke(c, late);
+  bool refused = false;
+  for (int i = 0; i < 50 && !refused; ++i) {
+    wire::ClientRequest list;
+    list.mutable_list_executors();
+    send(list, 100 + i);
+    for (int j = 0; j < 5 && !refused; ++j) {
+      zmq::message_t f;
+      wire::ClientReply r;
+      if (s.recv(f) && FromFrame(f, &r) && r.has_error())
+        refused = r.error().code() == wire::Error::UNAUTHENTICATED;
+    }
+  }
+  REQUIRE(refused);
+  size_t after = 0;
+  for (int i = 0; i < 15; ++i) {  // 3 s: the job still runs and commits
+    zmq::message_t f;
+    wire::ClientReply r;
+    if (s.recv(f) && FromFrame(f, &r) && (r.has_results() || r.has_status())) ++after;
+  }
+  CHECK(after == 0);
 }

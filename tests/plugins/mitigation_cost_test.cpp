@@ -43,6 +43,15 @@ TEST_CASE("without a free slot a hopeless attempt restarts on its own slot and a
   CHECK(ChooseMitigation(Lag(1, 0.5, 1, false), o) == Mitigation::kWait);
 }
 
+TEST_CASE("do no harm - no copy for an attempt a fresh one is not expected to beat") {
+  MitigationCostOptions o;
+  // Certainly a straggler by the threshold, but nearly done next to a fresh run.
+  CHECK(ChooseMitigation(Lag(1, 0.9 * o.copy_ratio, 1, true), o) == Mitigation::kWait);
+  CHECK(ChooseMitigation(Lag(1, 1.1 * o.copy_ratio, 1, true), o) == Mitigation::kCopy);
+  o.copy_ratio = 0;  // off: any likely straggler may get a copy
+  CHECK(ChooseMitigation(Lag(1, 0.01, 1, true), o) == Mitigation::kCopy);
+}
+
 TEST_CASE("with restart off only copies and waiting remain") {
   MitigationCostOptions o;
   o.restart = false;

@@ -44,3 +44,19 @@ TEST_CASE("admission: watchers per client and registered executors, 0 meaning no
   CHECK(open.CheckJob("x").ok());
   CHECK(open.CheckExecutor(1'000'000).ok());
 }
+
+TEST_CASE("admission: without keys a new stated name per submit is still held to the cap per connection") {
+  Admission a({.max_jobs_per_owner = 3});
+  for (JobId j = 1; j <= 3; ++j) {
+    const std::string owner = "user:name-" + std::to_string(j);  // a new name each time
+    REQUIRE(a.CheckJob(owner, "conn-A").ok());
+    a.JobStarted(j, owner, "conn-A");
+  }
+  Status busy = a.CheckJob("user:name-4", "conn-A");
+  REQUIRE_FALSE(busy.ok());
+  CHECK(busy.code() == Status::Code::kResourceExhausted);
+  CHECK(busy.message().find("this connection already has 3 running jobs") != std::string::npos);
+  CHECK(a.CheckJob("user:name-4", "conn-B").ok());  // another connection has its own count
+  a.JobFinished(2);
+  CHECK(a.CheckJob("user:name-4", "conn-A").ok());
+}

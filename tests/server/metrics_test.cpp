@@ -130,6 +130,8 @@ TEST_CASE("metrics: every family has HELP and TYPE once, every sample a family, 
   s.counters.attempts_copy = 5;
   s.counters.attempts_restart = 2;
   s.counters.extra_machine_s = 1.5;
+  s.counters.reports_refused = 9;
+  s.counters.attempts_timed_out = 4;
   s.jobs_running = 2;
   s.waiting_tasks = 7;
   s.executors_by_health = {3, 1, 1, 0};
@@ -155,11 +157,41 @@ TEST_CASE("metrics: every family has HELP and TYPE once, every sample a family, 
   CHECK(p.samples.at("tailcut_attempts_total{kind=\"copy\"}") == "5");
   CHECK(p.samples.at("tailcut_attempts_total{kind=\"restart\"}") == "2");
   CHECK(p.samples.at("tailcut_extra_machine_seconds_total") == "1.5");
+  CHECK(p.types.at("tailcut_reports_refused_total") == "counter");
+  CHECK(p.samples.at("tailcut_reports_refused_total") == "9");
+  CHECK(p.samples.at("tailcut_attempts_timed_out_total") == "4");
   CHECK(p.samples.at("tailcut_dispatch_queue_length") == "7");
   CHECK(p.samples.at("tailcut_executors{health=\"healthy\"}") == "3");
   CHECK(p.samples.at("tailcut_executors{health=\"suspect\"}") == "1");
   CHECK(p.samples.at("tailcut_executors{health=\"fail_slow\"}") == "1");
   CHECK(p.samples.at("tailcut_executors{health=\"recovered\"}") == "0");
+  CHECK(p.types.at("tailcut_journal_commit_seconds") == "histogram");
+  CHECK(p.types.at("tailcut_journal_commit_failures_total") == "counter");
+  CHECK(p.samples.at("tailcut_journal_commit_seconds_count") == "0");
+}
+
+TEST_CASE("metrics: journal commits land in their histogram, failures in their counter") {
+  SchedulerMetrics m;
+  m.OnJournalCommit(0.002, true);
+  m.OnJournalCommit(0.3, true);
+  m.OnJournalCommit(7.0, false);
+  testing::CoreHarness h;
+  std::shared_ptr<const Snapshot> got;
+  std::atomic<bool> done{false};
+  std::thread t([&] {
+    got = m.Fresh(std::chrono::seconds(30));
+    done = true;
+  });
+  while (!done) m.MaybePublish(h.core);
+  t.join();
+  REQUIRE(got);
+  Parsed p = Parse(Render(*got));
+  CHECK(p.samples.at("tailcut_journal_commit_seconds_count") == "3");
+  CHECK(p.samples.at("tailcut_journal_commit_seconds_bucket{le=\"0.0025\"}") == "1");
+  CHECK(p.samples.at("tailcut_journal_commit_seconds_bucket{le=\"0.5\"}") == "2");
+  CHECK(p.samples.at("tailcut_journal_commit_seconds_bucket{le=\"5\"}") == "2");
+  CHECK(p.samples.at("tailcut_journal_commit_seconds_bucket{le=\"+Inf\"}") == "3");
+  CHECK(p.samples.at("tailcut_journal_commit_failures_total") == "1");
 }
 
 TEST_CASE("metrics: a snapshot reads the core's counters, executors and finished jobs' latency") {

@@ -7,6 +7,7 @@
 #include <set>
 
 #include "core_harness.h"
+#include "recovery.h"
 #include "tailcut/server/journal.h"
 
 using namespace tailcut;
@@ -227,4 +228,32 @@ TEST_CASE("recovery: reserved ids are never handed out again") {
   auto id2 = h.core.SubmitJob(CoreHarness::Fanout(1));
   REQUIRE(id2.ok());
   CHECK(*id2 == 101);
+}
+
+TEST_CASE("recovery: a request key is bound to its job's body; a running job's key is never evicted") {
+  RequestKeys keys(/*capacity=*/2, /*keep_finished_s=*/100);
+  const uint64_t body = RequestKeys::Digest("spec A"), other = RequestKeys::Digest("spec B");
+  REQUIRE(body != other);
+  keys.Add("alice\nk1", body, 1);
+  JobId job = 0;
+  CHECK(keys.Find("alice\nk1", body, &job) == RequestKeys::Match::kRetry);
+  CHECK(job == 1);
+  CHECK(keys.Find("alice\nk1", other, &job) == RequestKeys::Match::kConflict);
+  CHECK(keys.Find("bob\nk1", body, &job) == RequestKeys::Match::kNew);  // keys are per owner
+  // Thousands of other submits, finished long ago, never push out the running job's key.
+  for (JobId j = 2; j < 5000; ++j) {
+    keys.Add("bob\nk" + std::to_string(j), other, j);
+    keys.Finished(j, 1000.0 + static_cast<double>(j));
+  }
+  CHECK(keys.Find("alice\nk1", body, &job) == RequestKeys::Match::kRetry);
+  // A finished job's key stays keep_finished_s, even over the capacity ...
+  keys.Finished(1, 10000);
+  keys.Add("bob\nnew", other, 6000);
+  keys.Finished(6000, 10050);
+  CHECK(keys.Find("alice\nk1", body, &job) == RequestKeys::Match::kRetry);
+  // ... and goes once it is older and the capacity is exceeded.
+  keys.Add("bob\nlater", other, 6001);
+  keys.Finished(6001, 10200);
+  CHECK(keys.Find("alice\nk1", body, &job) == RequestKeys::Match::kNew);
+  CHECK(keys.size() <= 3);
 }

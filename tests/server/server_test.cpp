@@ -917,3 +917,53 @@ TEST_CASE("server: an edge that restarts cancels the parent's tasks it journaled
   std::error_code ec;
   std::filesystem::remove_all(dir, ec);
 }
+
+TEST_CASE("server: a request key is bound to its job body: a retry gets the job, another body is refused") {
+  OneExecutorCluster c(TestOptions(), 1);
+  wire::JobSpec job = FanoutJob("sleep", "ms=100000", 1);
+  job.set_request_key("the-key");
+  auto first = c.client->Submit(job);
+  REQUIRE(first.ok());
+  auto retry = c.client->Submit(job);
+  REQUIRE(retry.ok());
+  CHECK(*retry == *first);
+  wire::JobSpec other = FanoutJob("sleep", "ms=1", 1);
+  other.set_request_key("the-key");
+  auto refused = c.client->Submit(other);
+  REQUIRE_FALSE(refused.ok());
+  CHECK(refused.status().code() == Status::Code::kInvalidArgument);
+  CHECK(refused.status().message().find("request key 'the-key' already made job " + std::to_string(*first)) !=
+        std::string::npos);
+}
+
+TEST_CASE("server: without keys, a new stated user per submit is held to max_jobs_per_owner per connection") {
+  ServerOptions o = TestOptions();
+  o.max_jobs_per_owner = 3;
+  OneExecutorCluster c(o, 1);
+  zmq::socket_t raw(c.ctx, zmq::socket_type::dealer);
+  raw.set(zmq::sockopt::linger, 0);
+  raw.set(zmq::sockopt::rcvtimeo, 5000);
+  raw.connect(c.rs.server->client_endpoint());
+  std::vector<wire::ClientReply> replies;
+  for (int i = 1; i <= 5; ++i) {
+    wire::ClientRequest req;
+    req.set_version(kProtocolVersion);
+    req.set_request_id(static_cast<uint64_t>(i));
+    req.set_user("name-" + std::to_string(i));  // a new owner each time
+    *req.mutable_submit()->mutable_job() = FanoutJob("sleep", "ms=100000", 1);
+    REQUIRE(raw.send(ToFrame(req), zmq::send_flags::none));
+    zmq::message_t f;
+    REQUIRE(raw.recv(f));
+    wire::ClientReply r;
+    REQUIRE(FromFrame(f, &r));
+    replies.push_back(r);
+  }
+  for (int i = 0; i < 3; ++i) CHECK(replies[i].has_submitted());
+  for (int i = 3; i < 5; ++i) {
+    REQUIRE(replies[i].has_error());
+    CHECK(replies[i].error().code() == wire::Error::BUSY);
+    CHECK(replies[i].error().message().find("this connection already has 3 running jobs") != std::string::npos);
+  }
+  // Another connection has its own count.
+  CHECK(c.client->Submit(FanoutJob("sleep", "ms=100000", 1)).ok());
+}

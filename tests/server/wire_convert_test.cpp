@@ -131,3 +131,60 @@ TEST_CASE("wire: divisible_units reaches the job (the core checks it against the
   CHECK(d->divisible_units == 6000);
   CHECK(JobDefFromWire(Fanout(4))->divisible_units == 0);
 }
+
+namespace {
+
+// A protobuf length-delimited field: tag, varint length, bytes.
+std::string Field(int number, const std::string& bytes) {
+  std::string out(1, static_cast<char>((number << 3) | 2));
+  for (uint64_t n = bytes.size(); ; n >>= 7) {
+    if (n < 0x80) {
+      out += static_cast<char>(n);
+      break;
+    }
+    out += static_cast<char>((n & 0x7f) | 0x80);
+  }
+  return out + bytes;
+}
+
+}  // namespace
+
+TEST_CASE("wire: a submit's task count is read from the frame's field headers before it is parsed") {
+  wire::ClientRequest req;
+  req.set_version(1);
+  wire::JobSpec& spec = *req.mutable_submit()->mutable_job();
+  spec.set_name("x");
+  for (int i = 0; i < 7; ++i) spec.add_tasks()->set_kernel("k");
+  spec.mutable_template_()->set_kernel("t");
+  spec.set_template_count(1000);
+  req.set_request_id(77);
+  std::string bytes = req.SerializeAsString();
+  uint64_t id = 0;
+  CHECK(SubmitTaskCountOfFrame(bytes.data(), bytes.size(), &id) == TaskCountOf(spec));
+  CHECK(id == 77);
+  wire::ClientRequest status;
+  status.mutable_status()->set_job_id(3);
+  std::string other = status.SerializeAsString();
+  CHECK(SubmitTaskCountOfFrame(other.data(), other.size()) == 0);
+  CHECK(SubmitTaskCountOfFrame("\xff\xff\xff", 3) == 0);  // ill-formed: no count, the parse refuses it
+
+  // 10M empty TaskSpecs: a 20 MB frame, counted without building any.
+  const size_t n = 10'000'000;
+  std::string tasks;
+  tasks.reserve(2 * n);
+  for (size_t i = 0; i < n; ++i) tasks.append("\x12\x00", 2);
+  std::string frame = Field(wire::ClientRequest::kSubmitFieldNumber, Field(wire::SubmitJob::kJobFieldNumber, tasks));
+  tasks.clear();
+  tasks.shrink_to_fit();
+  REQUIRE(frame.size() > 20'000'000);
+  CHECK(SubmitTaskCountOfFrame(frame.data(), frame.size()) == n);
+}
+
+TEST_CASE("wire: deterministic bytes of a job body do not depend on the order its labels arrived in") {
+  wire::JobSpec a, b;
+  for (int i = 0; i < 50; ++i) (*a.mutable_template_()->mutable_demand()->mutable_labels())["k" + std::to_string(i)] = "v";
+  for (int i = 49; i >= 0; --i) (*b.mutable_template_()->mutable_demand()->mutable_labels())["k" + std::to_string(i)] = "v";
+  CHECK(DeterministicBytes(a) == DeterministicBytes(b));
+  b.set_name("other");
+  CHECK(DeterministicBytes(a) != DeterministicBytes(b));
+}

@@ -36,6 +36,7 @@ class SchedulerCore::Impl final {
   // ------------------------------------------------------------ events --
   StatusOr<JobId> SubmitJob(JobDef def) {
     Status s = CheckAdmission(uint64_t{def.tasks.size()} + def.template_count);
+    if (s.ok()) SortLabels(def);
     if (s.ok()) s = ValidateJob(s_.executors, def);
     if (s.ok()) s = ValidateDivisible(def);
     if (!s.ok()) return s;
@@ -55,7 +56,9 @@ class SchedulerCore::Impl final {
   Status CheckAdmission(uint64_t tasks) const { return core::CheckAdmission(s_, tasks); }
 
   // --- recovery (restore.h)
-  void ReserveIds(JobId next_job, AttemptId next_attempt) { core::ReserveIds(s_, next_job, next_attempt); }
+  void ReserveIds(JobId next_job, AttemptId next_attempt, AttemptId earlier_from) {
+    core::ReserveIds(s_, next_job, next_attempt, earlier_from);
+  }
   Status RestoreJob(JobId id, JobDef def, Time submitted, std::vector<CommittedOutput> commits,
                     const std::vector<uint64_t>& share_counts, AttemptId shares_since) {
     return core::RestoreJob(s_, life_, id, std::move(def), submitted, std::move(commits), share_counts, shares_since);
@@ -87,7 +90,11 @@ class SchedulerCore::Impl final {
     for (AttemptId a : ids) {
       auto at = s_.attempts.find(a);
       if (at == s_.attempts.end()) continue;  // ended by a job that failed just now
-      if (lost && s_.opt.count_executor_loss && at->second.started >= 0 && CountLoss(at->second)) continue;
+      Hold(it->second, at->second);
+      if (lost && s_.opt.count_executor_loss) {
+        CountLoss(at->second);
+        continue;
+      }
       life_.DropAttempt(a, AttemptOutcome::kExecutorLost, 0, "");
     }
     s_.total_slots -= it->second.desc.slots;
@@ -119,6 +126,15 @@ class SchedulerCore::Impl final {
                    << state.speed_factor << ")";
   }
 
+  bool AcceptsReport(ExecutorId e, AttemptId id) {
+    auto it = s_.attempts.find(id);
+    if (it != s_.attempts.end() && it->second.executor == e) return true;
+    // Ended attempts (late results, cancelled copies) are only ignored; an
+    // attempt live elsewhere or never issued was never this executor's.
+    if (it != s_.attempts.end() || id == 0 || id >= s_.next_attempt_id) Refuse(e, id, "never handed to it");
+    return false;
+  }
+
   void AttemptStarted(AttemptId id) {
     auto it = s_.attempts.find(id);
     if (it != s_.attempts.end() && it->second.started < 0) MarkStarted(it->second);
@@ -136,6 +152,7 @@ class SchedulerCore::Impl final {
     auto it = s_.attempts.find(id);
     if (it == s_.attempts.end()) return;  // late result of an attempt already ended
     Attempt a = it->second;
+    Answered(a.executor);
     Job& job = s_.jobs.at(a.job);
     Task& task = job.tasks[a.task];
     if (job.state != JobState::kRunning || task.phase == TaskPhase::kCommitted) {
@@ -144,7 +161,7 @@ class SchedulerCore::Impl final {
     }
     NoteReportLag(a, run_s);
     life_.EndAttempt(a, AttemptOutcome::kCommitted, run_s);
-    Commit(job, a.task, a.id, a.executor, std::move(output), run_s);
+    Commit(job, a.task, a.id, a.executor, std::move(output), run_s, a.copy);
   }
 
   // One sample of CoreState::report_lag: the age the core saw minus the
@@ -157,15 +174,20 @@ class SchedulerCore::Impl final {
   }
 
   bool CommitOrphanResult(JobId j, TaskIndex t, AttemptId a, ExecutorId e, std::string output, double run_s) {
-    if (s_.attempts.count(a)) {  // not an orphan after all
-      if (s_.attempts.at(a).job != j || s_.attempts.at(a).task != t) return false;
+    if (auto it = s_.attempts.find(a); it != s_.attempts.end()) {  // not an orphan after all
+      if (it->second.executor != e || it->second.job != j || it->second.task != t) {
+        Refuse(e, a, "live on another executor");
+        return false;
+      }
       AttemptSucceeded(a, std::move(output), run_s);
       return true;
     }
+    if (!HeldBy(a, j, t, e).ok()) return false;
     Job* job = s_.FindJob(j);
     if (!job || job->state != JobState::kRunning || t >= job->Count() || UnknownShare(*job, a)) return false;
     TaskPhase phase = job->tasks[t].phase;
     if (phase == TaskPhase::kCommitted || phase == TaskPhase::kDead) return false;
+    s_.held.erase(a);  // commits once
     Commit(*job, t, a, e, std::move(output), run_s);
     return true;
   }
@@ -175,8 +197,10 @@ class SchedulerCore::Impl final {
     if (!e) return Status::NotFound("no executor " + std::to_string(eid));
     if (auto it = s_.attempts.find(id); it != s_.attempts.end()) {
       if (it->second.executor == eid && it->second.job == j && it->second.task == t) return Status::Ok();
+      Refuse(eid, id, "live on another executor");
       return Status::FailedPrecondition("attempt " + std::to_string(id) + " is live elsewhere");
     }
+    if (Status s = HeldBy(id, j, t, eid); !s.ok()) return s;
     Job* job = s_.FindJob(j);
     if (!job || job->state != JobState::kRunning)
       return Status::FailedPrecondition("job " + std::to_string(j) + " does not run");
@@ -191,6 +215,7 @@ class SchedulerCore::Impl final {
     // Any entry of the task in the retry queue (or next_unlaunched) goes stale:
     // Pump skips tasks that are not waiting.
     Attempt& a = life_.Link(*job, t, *e, id, false);
+    s_.held.erase(id);
     s_.next_attempt_id = std::max(s_.next_attempt_id, id + 1);  // ids never repeat
     if (started) MarkStarted(a);
     s_.dirty = true;
@@ -200,6 +225,7 @@ class SchedulerCore::Impl final {
   void AttemptFailed(AttemptId id, std::string error, double run_s) {
     auto it = s_.attempts.find(id);
     if (it == s_.attempts.end()) return;
+    Answered(it->second.executor);
     FailAttempt(it->second, std::move(error), run_s);
   }
 
@@ -249,7 +275,7 @@ class SchedulerCore::Impl final {
       }
     }
     if (!s_.policies.empty() && now >= s_.next_policy_time) {
-      s_.next_policy_time = now + s_.opt.policy_interval_s;
+      s_.next_policy_time = now + PolicyInterval();
       std::vector<Proposal> proposals;
       for (uint32_t i = 0; i < s_.policies.size(); ++i) {
         GuardedPolicy& p = s_.policies[i];
@@ -284,6 +310,13 @@ class SchedulerCore::Impl final {
     }
   }
 
+  double PolicyInterval() const {
+    const CoreOptions& o = s_.opt;
+    // Without policies nothing runs at the interval: drivers keep ticking at
+    // policy_interval_s (a `none` run does not depend on the task scale).
+    if (s_.policies.empty() || o.policy_interval_ratio <= 0 || s_.typical_run_s <= 0) return o.policy_interval_s;
+    return std::clamp(o.policy_interval_ratio * s_.typical_run_s, o.policy_interval_min_s, o.policy_interval_max_s);
+  }
   Time NextWakeUp() const { return s_.wakeups.empty() ? -1 : s_.wakeups.top().at; }
 
   // ----------------------------------------------------------- queries --
@@ -373,9 +406,66 @@ class SchedulerCore::Impl final {
   void MarkStarted(Attempt& a) {
     a.started = s_.Now();
     s_.PostAttempt(PolicyEvent::Kind::kStarted, a);
-    const Job& job = s_.jobs.at(a.job);
-    double limit = job.def.Task(a.task).timeout_s > 0 ? job.def.Task(a.task).timeout_s : s_.opt.task_timeout_s;
-    if (limit > 0) s_.attempt_deadlines.push({a.started + limit, a.id});
+  }
+
+  // --- who may report what (docs/SECURITY.md, "Results only for work handed out") ---
+  void Refuse(ExecutorId e, AttemptId a, const char* why) {
+    s_.counters.reports_refused++;
+    TC_LOG(Debug) << "executor " << e << ": report about attempt " << a << " refused: " << why;
+  }
+
+  // Attempt `a` of (j, t) was handed to an executor of e's identity that
+  // left since, or to anyone in an earlier run; and e offers its kernel.
+  Status HeldBy(AttemptId a, JobId j, TaskIndex t, ExecutorId eid) {
+    const Executor* e = s_.FindExec(eid);
+    auto refuse = [&](const char* why) {
+      Refuse(eid, a, why);
+      return Status::PermissionDenied("attempt " + std::to_string(a) + " of job " + std::to_string(j) + " task " +
+                                      std::to_string(t) + ": " + why);
+    };
+    if (!e) return refuse("no such executor");
+    if (auto h = s_.held.find(a); h != s_.held.end()) {
+      if (*h->second.identity != *e->identity || h->second.job != j || h->second.task != t)
+        return refuse("held by another executor, or for another task");
+    } else if (a < s_.earlier_runs_from || a >= s_.run_attempt_base) {
+      return refuse("never handed to it");
+    }
+    if (const TaskDef* d = TaskOf(j, t); d && !e->kernels.count(d->kernel)) return refuse("kernel not offered by it");
+    return Status::Ok();
+  }
+
+  // Remembers that `a` was live on `e` when `e` left (HeldAttempt).
+  void Hold(const Executor& e, const Attempt& a) {
+    if (!s_.held.emplace(a.id, HeldAttempt{e.identity, a.job, a.task}).second) return;
+    s_.held_order.push_back(a.id);
+    while (s_.held_order.size() > CoreState::kMaxHeldAttempts) {
+      s_.held.erase(s_.held_order.front());
+      s_.held_order.pop_front();
+    }
+  }
+
+  // The executor answered about an attempt: it is not unresponsive.
+  void Answered(ExecutorId id) {
+    if (Executor* e = s_.FindExec(id)) e->timeouts_in_a_row = 0;
+  }
+
+  // An executor whose last attempts all timed out takes no more work until
+  // it registers again (a quarantine outside the policies' cap: it gives no
+  // capacity anyway).
+  void NoteTimeout(ExecutorId id) {
+    Executor* e = s_.FindExec(id);
+    if (!e || e->unresponsive || ++e->timeouts_in_a_row < s_.opt.unresponsive_after_timeouts ||
+        s_.opt.unresponsive_after_timeouts == 0)
+      return;
+    e->unresponsive = true;
+    std::string reason = "its last " + std::to_string(e->timeouts_in_a_row) + " attempts timed out";
+    TC_LOG(Warn) << "executor " << id << " (" << e->desc.name << ") unresponsive: " << reason;
+    if (e->quarantined) return;
+    s_.ChangeSlots(*e, [&] { e->quarantined = true; });
+    place_.RefreshAvoid(*e);
+    place_.MarkFree(*e);
+    s_.PostExecutor(id, ExecutorChange::kQuarantined);
+    s_.Emit(ExecutorChangedCmd{id, ExecutorChangedCmd::Change::kQuarantined, reason});
   }
 
   // Attempts and jobs past their time limit: O(log n) per deadline.
@@ -386,10 +476,11 @@ class SchedulerCore::Impl final {
       auto it = s_.attempts.find(id);
       if (it == s_.attempts.end()) continue;  // ended in time
       Attempt a = it->second;
-      const Job& job = s_.jobs.at(a.job);
-      double limit = job.def.Task(a.task).timeout_s > 0 ? job.def.Task(a.task).timeout_s : s_.opt.task_timeout_s;
+      s_.counters.attempts_timed_out++;
       s_.Emit(CancelCmd{id, a.executor});
-      FailAttempt(a, "attempt exceeded timeout_s = " + FormatLimit(limit), now - a.started);
+      FailAttempt(a, "attempt exceeded its time limit of " + FormatLimit(a.deadline - a.queued) + " s since launch",
+                  now - (a.started >= 0 ? a.started : a.queued));
+      NoteTimeout(a.executor);
     }
     while (!s_.job_deadlines.empty() && s_.job_deadlines.top().first <= now) {
       JobId id = s_.job_deadlines.top().second;
@@ -409,24 +500,21 @@ class SchedulerCore::Impl final {
     return o.str();
   }
 
-  // A started attempt lost with its executor: the first loss of a task is
-  // free (an innocent task on a crashed node), every further one counts as
-  // a failed attempt. True when it was counted (the attempt is gone).
-  bool CountLoss(Attempt a) {
-    Job& job = s_.jobs.at(a.job);
-    Task& task = job.tasks[a.task];
-    if (++task.lost_runs < 2) return false;
-    FailAttempt(a,
-                "its executor was lost while running it " + std::to_string(task.lost_runs) +
-                    " times (the task may crash its executor)",
-                s_.Now() - a.started);
-    return true;
+  // An attempt lost with its executor, started or only assigned (its
+  // `started` may never have reached us: a task that crashes its executor at
+  // once): a failed attempt, so a poison task fails its job after
+  // max_attempts executors, not the fleet.
+  void CountLoss(Attempt a) {
+    FailAttempt(a, "its executor was lost while it held the attempt (the task may crash its executor)",
+                s_.Now() - (a.started >= 0 ? a.started : a.queued), AttemptOutcome::kExecutorLost);
   }
 
-  // Ends live attempt `a` as failed; requeues its task or, at max_attempts,
+  // Ends live attempt `a` as failed (recorded with `outcome`: an executor
+  // loss stays one in the trace); requeues its task or, at max_attempts,
   // marks it dead (which may end the job).
-  void FailAttempt(Attempt a, std::string error, double run_s) {  // a copy: EndAttempt erases it
-    life_.EndAttempt(a, AttemptOutcome::kFailed, run_s);
+  void FailAttempt(Attempt a, std::string error, double run_s,  // a copy: EndAttempt erases it
+                   AttemptOutcome outcome = AttemptOutcome::kFailed) {
+    life_.EndAttempt(a, outcome, run_s);
     Job& job = s_.jobs.at(a.job);
     job.failed_attempts++;
     job.last_error = error;
@@ -453,9 +541,10 @@ class SchedulerCore::Impl final {
 
   // Commits task t of a running job with this result (the attempt already
   // ended, or was never known); cancels the task's other live attempts.
-  void Commit(Job& job, TaskIndex t, AttemptId attempt, ExecutorId eid, std::string output, double run_s) {
+  void Commit(Job& job, TaskIndex t, AttemptId attempt, ExecutorId eid, std::string output, double run_s,
+              bool copy = false) {
     if (Executor* e = s_.FindExec(eid)) e->finished++;
-    life_.RecordCommit(job, t, attempt, eid, run_s, std::move(output), /*notify=*/true);
+    life_.RecordCommit(job, t, attempt, eid, run_s, std::move(output), /*notify=*/true, copy);
     life_.EndLiveAttempts(job, t, AttemptOutcome::kSuperseded);
     if (job.committed >= job.needed) life_.FinishJob(job, JobState::kSucceeded, "");
     s_.dirty = true;
@@ -591,7 +680,10 @@ bool SchedulerCore::CommitOrphanResult(JobId job, TaskIndex task, AttemptId a, E
   return impl_->CommitOrphanResult(job, task, a, e, std::move(output), ReportedRunS(run_s));
 }
 void SchedulerCore::Tick() { impl_->Tick(); }
-void SchedulerCore::ReserveIds(JobId next_job, AttemptId next_attempt) { impl_->ReserveIds(next_job, next_attempt); }
+void SchedulerCore::ReserveIds(JobId next_job, AttemptId next_attempt, AttemptId earlier_from) {
+  impl_->ReserveIds(next_job, next_attempt, earlier_from);
+}
+bool SchedulerCore::AcceptsReport(ExecutorId e, AttemptId a) { return impl_->AcceptsReport(e, a); }
 Status SchedulerCore::RestoreJob(JobId id, JobDef def, Time submitted, std::vector<CommittedOutput> commits,
                                  std::vector<uint64_t> share_counts, AttemptId shares_since) {
   return impl_->RestoreJob(id, std::move(def), submitted, std::move(commits), share_counts, shares_since);
@@ -602,6 +694,7 @@ Status SchedulerCore::RestoreFinishedJob(JobId id, JobDef def, const JobStatusIn
 }
 void SchedulerCore::TakeCommands(std::vector<Command>* out) { impl_->TakeCommands(out); }
 Time SchedulerCore::NextWakeUp() const { return impl_->NextWakeUp(); }
+double SchedulerCore::PolicyInterval() const { return impl_->PolicyInterval(); }
 StatusOr<JobStatusInfo> SchedulerCore::JobStatus(JobId job) const { return impl_->Status_(job); }
 StatusOr<std::vector<CommittedOutput>> SchedulerCore::JobOutputs(JobId job) const { return impl_->Outputs(job); }
 std::vector<ExecutorStatusInfo> SchedulerCore::Executors() const { return impl_->ExecutorList(); }

@@ -39,7 +39,6 @@ struct Task {
   TaskPhase phase = TaskPhase::kUnlaunched;
   uint8_t live = 0;       // live attempts
   uint16_t failures = 0;
-  uint16_t lost_runs = 0;   // started attempts lost with their executor
   AttemptId live_head = 0;  // first live attempt; the rest chain via Attempt::next
 };
 
@@ -50,6 +49,7 @@ struct Attempt {
   ExecutorId executor = 0;
   Time queued = 0;
   Time started = -1;
+  Time deadline = 0;  // its time limit runs out (armed at launch); 0 = none
   float progress = -1;
   bool copy = false;
   uint32_t slots = 1;
@@ -101,6 +101,18 @@ struct Executor {
   bool in_free_avoided = false;  // ... in CoreState::free_avoided
   Time last_seen = 0;
   Time heard_queued = -std::numeric_limits<double>::infinity();  // its newest entry in CoreState::heard
+  // ExecutorDesc::identity (or its name), shared with CoreState::held.
+  std::shared_ptr<const std::string> identity;
+  uint32_t timeouts_in_a_row = 0;  // attempts timed out since its last result
+  bool unresponsive = false;       // quarantined for timeouts; no policy releases it
+};
+
+// An attempt that was live on an executor when it left: only the same
+// identity may later bring back its result or adopt it.
+struct HeldAttempt {
+  std::shared_ptr<const std::string> identity;
+  JobId job = 0;
+  TaskIndex task = 0;
 };
 
 // An event waiting to be delivered to the policies (SchedulerCore delivers
@@ -153,6 +165,11 @@ struct CoreState {
   std::priority_queue<PolicyWakeUp, std::vector<PolicyWakeUp>, std::greater<>> wakeups;
   uint64_t wakeup_seq = 0;
   std::unordered_map<AttemptId, Attempt> attempts;
+  // Attempts of executors that left (HeldAttempt), oldest first; at most
+  // kMaxHeldAttempts: an older one's result is refused and its task reruns.
+  static constexpr size_t kMaxHeldAttempts = size_t{1} << 20;
+  std::unordered_map<AttemptId, HeldAttempt> held;
+  std::deque<AttemptId> held_order;
   std::vector<Command> commands;
   // Time limits: (deadline, attempt or job id), earliest first; entries of
   // attempts or jobs that already ended are skipped when they come up.
@@ -170,6 +187,9 @@ struct CoreState {
   // launched before a restart, with divisible jobs' shares this run only
   // knows when they came back from the journal.
   AttemptId run_attempt_base = 0;
+  // Attempts in [earlier_runs_from, run_attempt_base) were handed out by an
+  // earlier run; the journal does not say to whom.
+  AttemptId earlier_runs_from = 1;
   ExecutorId next_executor_id = 1;
   ExecutorId rr_cursor = 0;
   uint32_t total_slots = 0;
@@ -186,6 +206,7 @@ struct CoreState {
   // an attempt's age, so policies do not read the scheduler's load as
   // stragglers.
   double report_lag = 0;
+  double typical_run_s = -1;  // EWMA of committed run times, all jobs (CoreOptions::policy_interval_ratio)
   bool dirty = false;  // TakeCommands must Pump first
 
   Time Now() const { return clock->Now(); }

@@ -6,13 +6,15 @@
 
 namespace tailcut::core {
 
+// Both lists are sorted (SortLabels, Lifecycle::AddExecutor): one merge,
+// linear in their lengths (20,000 required labels were quadratic).
 bool LabelsMatch(const Executor& e, const TaskDef& d) {
-  for (auto& [k, v] : d.labels) {
-    bool found = false;
-    for (auto& [ek, ev] : e.desc.labels) found |= (ek == k && ev == v);
-    if (!found) return false;
-  }
-  return true;
+  return std::includes(e.desc.labels.begin(), e.desc.labels.end(), d.labels.begin(), d.labels.end());
+}
+
+void SortLabels(JobDef& def) {
+  for (TaskDef& d : def.tasks) std::sort(d.labels.begin(), d.labels.end());
+  std::sort(def.templ.labels.begin(), def.templ.labels.end());
 }
 
 bool Feasible(const Executor& e, const TaskDef& d) {
@@ -31,6 +33,9 @@ Status CheckFeasible(const std::map<ExecutorId, Executor>& executors, const Task
     // shell is opt-in on each executor: say how to opt in, not what else runs.
     if (d.kernel == "shell")
       return Status::NotFound("no executor runs kernel 'shell' (executors offer it only when started with --allow-shell)");
+    if (d.kernel == "python")
+      return Status::NotFound(
+          "no executor runs kernel 'python' (executors offer it only when started with --allow-python)");
     std::set<std::string> offered;
     for (auto& [id, e] : executors) offered.insert(e.kernels.begin(), e.kernels.end());
     std::string list;

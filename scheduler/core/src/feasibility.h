@@ -9,7 +9,10 @@
 namespace tailcut::core {
 
 // `e` has every label `d` requires, with the same value.
+// Needs both label lists sorted: SortLabels on a job before it is
+// validated or added, Lifecycle::AddExecutor for executors.
 bool LabelsMatch(const Executor& e, const TaskDef& d);
+void SortLabels(JobDef& def);
 
 // Could `e` ever run `d` (ignoring what it runs now)?
 bool Feasible(const Executor& e, const TaskDef& d);

@@ -1,6 +1,7 @@
 #include "lifecycle.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "tailcut/common/log.h"
 
@@ -48,21 +49,22 @@ Job& Lifecycle::AddJob(JobDef def, JobId id) {
 }
 
 void Lifecycle::RecordCommit(Job& job, TaskIndex t, AttemptId a, ExecutorId e, double run_s, std::string output,
-                             bool notify) {
+                             bool notify, bool copy) {
   job.tasks[t].phase = TaskPhase::kCommitted;
   job.committed++;
   if (notify) s_.counters.tasks_committed++;  // a replayed commit was counted by its own run
   job.run_times.push_back(static_cast<float>(run_s));
   job.typical_run_s = job.typical_run_s < 0 ? run_s : 0.9 * job.typical_run_s + 0.1 * run_s;
+  if (run_s > 0) s_.typical_run_s = s_.typical_run_s < 0 ? run_s : 0.99 * s_.typical_run_s + 0.01 * run_s;
   place_.UpdatePipelining(job);
   if (notify)
     for (CoreObserver* o : s_.observers)
       o->OnTaskCommitted(job.id, t, a, e, run_s, job.def.return_outputs ? &output : nullptr);
   if (job.def.return_outputs) {
     bool streamed = notify && job.def.stream_results;  // then the output is still needed below
-    job.outputs.push_back({t, a, e, run_s, streamed ? output : std::move(output)});
+    job.outputs.push_back({t, a, e, run_s, streamed ? output : std::move(output), copy});
   }
-  if (notify && job.def.stream_results) s_.Emit(TaskCommittedCmd{job.id, t, a, e, run_s, std::move(output)});
+  if (notify && job.def.stream_results) s_.Emit(TaskCommittedCmd{job.id, t, a, e, run_s, std::move(output), copy});
 }
 
 Executor& Lifecycle::AddExecutor(ExecutorDesc desc) {
@@ -72,6 +74,8 @@ Executor& Lifecycle::AddExecutor(ExecutorDesc desc) {
   e.desc = std::move(desc);
   e.desc.slots = std::max<uint32_t>(e.desc.slots, 1);
   e.kernels.insert(e.desc.kernels.begin(), e.desc.kernels.end());
+  std::sort(e.desc.labels.begin(), e.desc.labels.end());
+  e.identity = std::make_shared<const std::string>(e.desc.identity.empty() ? e.desc.name : e.desc.identity);
   s_.Heard(e);
   s_.total_slots += e.desc.slots;
   s_.free_slots += CoreState::FreeSlotsOf(e);
@@ -117,10 +121,34 @@ Attempt& Lifecycle::Link(Job& job, TaskIndex t, Executor& e, AttemptId id, bool 
   e.used_gpus += a.gpus;
   e.attempts.insert(a.id);
   job.running++;
+  if (double limit = TimeLimit(job, t, e.id); limit > 0) a.deadline = a.queued + limit;
   Attempt& live = s_.attempts.emplace(a.id, a).first->second;
+  if (live.deadline > 0) PushDeadline(live);
   place_.AttemptLinked(job, live);
   s_.PostAttempt(PolicyEvent::Kind::kLaunched, live);
   return live;
+}
+
+double Lifecycle::TimeLimit(const Job& job, TaskIndex t, ExecutorId e) const {
+  const TaskDef& d = job.def.Task(t);
+  const CoreOptions& o = s_.opt;
+  if (d.timeout_s > 0) return d.timeout_s;
+  if (o.task_timeout_s > 0) return o.task_timeout_s;
+  if (o.attempt_timeout_ratio <= 0) return 0;
+  LatencyEstimate est = s_.predictors->Predict(d.ClassName(), d.input_size, e);
+  if (!est.known() || !std::isfinite(est.p99)) return o.attempt_timeout_ceiling_s;
+  return std::clamp(o.attempt_timeout_ratio * est.p99, o.attempt_timeout_floor_s, o.attempt_timeout_ceiling_s);
+}
+
+void Lifecycle::PushDeadline(const Attempt& a) {
+  CoreState::DeadlineHeap& heap = s_.attempt_deadlines;
+  heap.push({a.deadline, a.id});
+  if (heap.size() < 2 * s_.attempts.size() + 1024) return;
+  std::vector<CoreState::Deadline> live;
+  live.reserve(s_.attempts.size());
+  for (auto& [id, x] : s_.attempts)
+    if (x.deadline > 0) live.emplace_back(x.deadline, id);
+  heap = CoreState::DeadlineHeap(std::greater<>(), std::move(live));
 }
 
 void Lifecycle::EndAttempt(const Attempt& a, AttemptOutcome outcome, double run_s) {

@@ -24,7 +24,8 @@ class Lifecycle {
   // statistics, kept output. `notify` tells observers and streams the
   // result (false when recovery replays a commit). The caller ends the
   // task's other live attempts and finishes the job when it is complete.
-  void RecordCommit(Job& job, TaskIndex t, AttemptId a, ExecutorId e, double run_s, std::string output, bool notify);
+  void RecordCommit(Job& job, TaskIndex t, AttemptId a, ExecutorId e, double run_s, std::string output, bool notify,
+                    bool copy = false);
   // Registers an executor: it takes work at once, and jobs that waited for
   // a fitting executor may run now.
   Executor& AddExecutor(ExecutorDesc desc);
@@ -35,6 +36,10 @@ class Lifecycle {
   // Makes attempt `id` of (job, t) live on `e` without telling the executor
   // (Launch, and adopting an attempt an executor already runs).
   Attempt& Link(Job& job, TaskIndex t, Executor& e, AttemptId id, bool copy);
+  // The time limit (seconds, 0 = none) of an attempt of (job, t) launched
+  // on `e` now: the task's timeout_s, else core.task_timeout_s, else the
+  // default relative to the predicted run time (CoreOptions).
+  double TimeLimit(const Job& job, TaskIndex t, ExecutorId e) const;
   // Removes a live attempt and records how it ended.
   void EndAttempt(const Attempt& a, AttemptOutcome outcome, double run_s);
   // Ends attempt `id` without a result; requeues its task if nothing else runs it.
@@ -49,6 +54,11 @@ class Lifecycle {
   void Retain(JobId finished);
 
  private:
+  // Adds a live attempt's deadline to the heap; rebuilds the heap from the
+  // live attempts when ended ones' entries outnumber them (a million short
+  // attempts per minute under a 30 s floor would otherwise pile up).
+  void PushDeadline(const Attempt& a);
+
   CoreState& s_;
   Placement& place_;
 };

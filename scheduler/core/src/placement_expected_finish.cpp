@@ -45,14 +45,14 @@ void ExpectedFinishPlacement::ExecutorChanged(const Executor& e) {
 }
 
 void ExpectedFinishPlacement::ExecutorRemoved(ExecutorId id) {
-  auto it = execs_.find(id);
-  if (it == execs_.end()) return;
-  if (int b = it->second.bucket; b >= 0) {
+  Exec* x = execs_.Find(id);
+  if (!x) return;
+  if (int b = x->bucket; b >= 0) {
     const Executor* e = s_.FindExec(id);
     pools_[b].slots -= e ? e->desc.slots : 0;
-    pools_[b].rate -= it->second.rate;
+    pools_[b].rate -= x->rate;
   }
-  execs_.erase(it);  // its free-list entries go stale
+  execs_.Erase(id);  // its free-list entries go stale
 }
 
 double ExpectedFinishPlacement::PredictedRun(const Job& job, TaskIndex t) const {
@@ -63,11 +63,11 @@ double ExpectedFinishPlacement::PredictedRun(const Job& job, TaskIndex t) const 
 }
 
 void ExpectedFinishPlacement::AttemptLinked(const Job& job, const Attempt& a) {
-  auto it = execs_.find(a.executor);
-  if (it == execs_.end() || it->second.bucket < 0) return;
+  const Exec* x = execs_.Find(a.executor);
+  if (!x || x->bucket < 0) return;
   double d = PredictedRun(job, a.task);
   if (d <= 0) return;
-  int b = it->second.bucket;
+  int b = x->bucket;
   Live l{b, s_.Now() + d * BucketSpeed(b)};
   pools_[b].end_sum += l.end;
   pools_[b].live++;
@@ -102,8 +102,8 @@ double ExpectedFinishPlacement::FasterPoolFinish(int b, double d, uint32_t tasks
 // Whether the entry `id` in bucket `b`'s list (`avoided` or not) can still
 // take work: not stale, not busy, not quarantined.
 bool ExpectedFinishPlacement::Usable(ExecutorId id, int b, bool avoided) const {
-  auto x = execs_.find(id);
-  if (x == execs_.end() || x->second.listed != b || x->second.listed_avoided != avoided) return false;
+  const Exec* x = execs_.Find(id);
+  if (!x || x->listed != b || x->listed_avoided != avoided) return false;
   const Executor* e = s_.FindExec(id);
   // No speed lookup: a speed change re-lists the executor (ExecutorChanged,
   // after every Observe), which leaves this entry stale by `listed`.
@@ -117,9 +117,9 @@ void ExpectedFinishPlacement::Clean(int b, bool avoided, bool all) {
   std::deque<ExecutorId>& q = List(b, avoided);
   std::vector<ExecutorId> moved;
   auto drop = [&](ExecutorId id) {
-    auto x = execs_.find(id);
-    if (x != execs_.end() && x->second.listed == b && x->second.listed_avoided == avoided) {
-      x->second.listed = -1;
+    Exec* x = execs_.Find(id);
+    if (x && x->listed == b && x->listed_avoided == avoided) {
+      x->listed = -1;
       moved.push_back(id);
     }
   };

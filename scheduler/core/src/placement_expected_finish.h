@@ -28,6 +28,7 @@
 #include <deque>
 #include <unordered_map>
 
+#include "tailcut/common/executor_map.h"
 #include "placement_strategy.h"
 
 namespace tailcut::core {
@@ -84,7 +85,7 @@ class ExpectedFinishPlacement final : public PlacementStrategy {
   std::array<Pool, kBuckets> pools_{};
   std::array<std::deque<ExecutorId>, kBuckets> free_{};
   std::array<std::deque<ExecutorId>, kBuckets> free_avoided_{};
-  std::unordered_map<ExecutorId, Exec> execs_;
+  ExecutorMap<Exec> execs_;  // dense by id: every placement walk asks
   std::unordered_map<AttemptId, Live> live_;
 };
 

@@ -86,7 +86,7 @@ void ProposalGate::Apply(const Proposal& p, std::string_view policy, uint32_t in
     }
     case Proposal::Kind::kRelease: {
       Executor* e = s_.FindExec(p.executor);
-      if (!e || !e->quarantined) return;
+      if (!e || !e->quarantined || e->unresponsive) return;  // timed out: only registering again releases it
       s_.ChangeSlots(*e, [&] { e->quarantined = false; });
       place_.RefreshAvoid(*e);
       place_.MarkFree(*e);

@@ -3,14 +3,16 @@
 #include <algorithm>
 #include <string>
 
+#include "feasibility.h"
 #include "tailcut/common/log.h"
 
 namespace tailcut::core {
 
-void ReserveIds(CoreState& s, JobId next_job, AttemptId next_attempt) {
+void ReserveIds(CoreState& s, JobId next_job, AttemptId next_attempt, AttemptId earlier_from) {
   s.next_job_id = std::max(s.next_job_id, next_job);
   s.next_attempt_id = std::max(s.next_attempt_id, next_attempt);
   s.run_attempt_base = std::max(s.run_attempt_base, next_attempt);
+  s.earlier_runs_from = std::max<AttemptId>(earlier_from, 1);  // 0 is no attempt
 }
 
 AttemptId SharesSince(const CoreState& s, JobId id) {
@@ -33,6 +35,7 @@ Status RestoreJob(CoreState& s, Lifecycle& life, JobId id, JobDef def, Time subm
                   AttemptId shares_since) {
   if (id == 0 || s.jobs.count(id)) return Status::InvalidArgument("job " + std::to_string(id) + " already exists");
   if (def.TaskCount() == 0) return Status::InvalidArgument("job " + std::to_string(id) + " has no tasks");
+  SortLabels(def);
   Job& job = life.AddJob(std::move(def), id);
   job.submitted = submitted;
   s.shares.Add(id, job.def);

@@ -10,8 +10,9 @@
 
 namespace tailcut::core {
 
-// Ids below these are never handed out (an earlier run used them).
-void ReserveIds(CoreState& s, JobId next_job, AttemptId next_attempt);
+// Ids below these are never handed out (an earlier run used them);
+// [earlier_from, next_attempt) were an earlier run's (SchedulerCore::ReserveIds).
+void ReserveIds(CoreState& s, JobId next_job, AttemptId next_attempt, AttemptId earlier_from);
 // The first attempt id that ran a divisible job's current shares: the
 // run that fixed them, which is this one unless they came back from the
 // journal. Older attempts ran shares a crash lost, or that this run may

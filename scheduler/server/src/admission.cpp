@@ -19,20 +19,26 @@ void Admission::Decrement(std::unordered_map<std::string, uint32_t>& m, const st
   if (--it->second == 0) m.erase(it);  // the maps hold active owners and clients only
 }
 
-Status Admission::CheckJob(const std::string& owner) const {
-  return AtCap(RunningJobsOf(owner), limits_.max_jobs_per_owner, "this owner already has ", " running jobs",
-               "scheduler.max_jobs_per_owner");
+Status Admission::CheckJob(const std::string& owner, const std::string& connection) const {
+  Status s = AtCap(RunningJobsOf(owner), limits_.max_jobs_per_owner, "this owner already has ", " running jobs",
+                   "scheduler.max_jobs_per_owner");
+  if (s.ok() && !connection.empty())
+    s = AtCap(Get(jobs_per_connection_, connection), limits_.max_jobs_per_owner, "this connection already has ",
+              " running jobs", "scheduler.max_jobs_per_owner, per connection without keys");
+  return s;
 }
 
-void Admission::JobStarted(JobId job, const std::string& owner) {
-  if (!owner_of_.emplace(job, owner).second) return;
+void Admission::JobStarted(JobId job, const std::string& owner, const std::string& connection) {
+  if (!owner_of_.emplace(job, std::pair{owner, connection}).second) return;
   ++jobs_per_owner_[owner];
+  if (!connection.empty()) ++jobs_per_connection_[connection];
 }
 
 void Admission::JobFinished(JobId job) {
   auto it = owner_of_.find(job);
   if (it == owner_of_.end()) return;
-  Decrement(jobs_per_owner_, it->second);
+  Decrement(jobs_per_owner_, it->second.first);
+  if (!it->second.second.empty()) Decrement(jobs_per_connection_, it->second.second);
   owner_of_.erase(it);
 }
 

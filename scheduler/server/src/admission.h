@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <string>
 #include <unordered_map>
+#include <utility>
 
 #include "tailcut/common/ids.h"
 #include "tailcut/common/status.h"
@@ -25,8 +26,12 @@ class Admission {
  public:
   explicit Admission(AdmissionLimits limits) : limits_(limits) {}
 
-  Status CheckJob(const std::string& owner) const;
-  void JobStarted(JobId job, const std::string& owner);
+  // `connection` ("" = none): without keys an owner is only a stated name,
+  // so the server also counts running jobs per client connection and
+  // holds each to max_jobs_per_owner (a new name per submit no longer
+  // escapes the cap).
+  Status CheckJob(const std::string& owner, const std::string& connection = "") const;
+  void JobStarted(JobId job, const std::string& owner, const std::string& connection = "");
   void JobFinished(JobId job);  // any job; unknown ones are ignored
 
   Status CheckWatch(const std::string& client) const;
@@ -47,7 +52,8 @@ class Admission {
 
   AdmissionLimits limits_;
   std::unordered_map<std::string, uint32_t> jobs_per_owner_;
-  std::unordered_map<JobId, std::string> owner_of_;
+  std::unordered_map<JobId, std::pair<std::string, std::string>> owner_of_;  // owner, connection key
+  std::unordered_map<std::string, uint32_t> jobs_per_connection_;
   std::unordered_map<std::string, uint32_t> watchers_;
 };
 

@@ -6,6 +6,18 @@
 #include <thread>
 
 #if TAILCUT_WITH_HTTP
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <condition_variable>
+#include <list>
+#include <mutex>
+
 #include <httplib.h>
 #endif
 
@@ -43,20 +55,186 @@ bool IsLoopbackHttpListen(std::string_view listen) {
 
 #if TAILCUT_WITH_HTTP
 
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// The connections being served, so that one more can always get in: at the
+// cap, the one that has waited longest for its request is cut off
+// (shutdown: its read fails at once). One that is being answered stays.
+class ConnectionGuard {
+ public:
+  struct Conn {
+    int fd;
+    bool answering = false;
+  };
+  using Handle = std::list<Conn>::iterator;
+
+  // False when every slot is answering (refuse this one).
+  bool Admit(int fd, Handle* h) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (conns_.size() >= kHttpMaxConnections) {
+      auto oldest = std::find_if(conns_.begin(), conns_.end(), [](const Conn& c) { return !c.answering; });
+      if (oldest == conns_.end()) return false;
+      ::shutdown(oldest->fd, SHUT_RDWR);
+      oldest->answering = true;  // cut off once; it leaves on its own thread
+    }
+    *h = conns_.insert(conns_.end(), Conn{fd});
+    return true;
+  }
+  void Answering(Handle h) {
+    std::lock_guard<std::mutex> lock(mu_);
+    h->answering = true;
+  }
+  // Before the fd is closed (and its number reused).
+  void Leave(Handle h) {
+    std::lock_guard<std::mutex> lock(mu_);
+    conns_.erase(h);
+  }
+  void CutAll() {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (Conn& c : conns_) ::shutdown(c.fd, SHUT_RDWR);
+  }
+
+ private:
+  std::mutex mu_;
+  std::list<Conn> conns_;
+};
+
+// One connection's socket for httplib's request parser, with deadlines for
+// the whole request (header time limit and idle limit in one) and for each
+// write; httplib 0.11's own timeouts are per read, so a peer sending a byte
+// every few seconds held a pool thread for ever.
+class DeadlineStream final : public httplib::Stream {
+ public:
+  DeadlineStream(int fd, Clock::time_point request_by, ConnectionGuard& guard, ConnectionGuard::Handle h)
+      : fd_(fd), request_by_(request_by), guard_(guard), handle_(h) {}
+  bool is_readable() const override { return Wait(POLLIN, request_by_); }
+  bool is_writable() const override { return Wait(POLLOUT, Clock::now() + kHttpWriteTimeLimit); }
+  ssize_t read(char* ptr, size_t size) override {
+    if (!Wait(POLLIN, request_by_)) return -1;
+    return ::recv(fd_, ptr, size, 0);
+  }
+  ssize_t write(const char* ptr, size_t size) override {
+    if (!answering_) guard_.Answering(handle_);
+    answering_ = true;
+    if (!Wait(POLLOUT, Clock::now() + kHttpWriteTimeLimit)) return -1;
+    return ::send(fd_, ptr, size, MSG_NOSIGNAL);
+  }
+  void get_remote_ip_and_port(std::string& ip, int& port) const override { Name(getpeername, ip, port); }
+  void get_local_ip_and_port(std::string& ip, int& port) const override { Name(getsockname, ip, port); }
+  socket_t socket() const override { return fd_; }
+
+ private:
+  bool Wait(short events, Clock::time_point by) const {
+    for (;;) {
+      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(by - Clock::now()).count();
+      if (left <= 0) return false;
+      pollfd p{fd_, events, 0};
+      int n = ::poll(&p, 1, static_cast<int>(left));
+      if (n > 0) return true;  // ready, or an error the next call reports
+      if (n == 0 || errno != EINTR) return false;
+    }
+  }
+  template <typename F>
+  void Name(F f, std::string& ip, int& port) const {
+    sockaddr_storage a{};
+    socklen_t len = sizeof a;
+    ip.clear();
+    port = 0;
+    if (f(fd_, reinterpret_cast<sockaddr*>(&a), &len) != 0) return;
+    char host[INET6_ADDRSTRLEN] = {};
+    if (a.ss_family == AF_INET) {
+      auto* in = reinterpret_cast<sockaddr_in*>(&a);
+      inet_ntop(AF_INET, &in->sin_addr, host, sizeof host);
+      port = ntohs(in->sin_port);
+    } else if (a.ss_family == AF_INET6) {
+      auto* in = reinterpret_cast<sockaddr_in6*>(&a);
+      inet_ntop(AF_INET6, &in->sin6_addr, host, sizeof host);
+      port = ntohs(in->sin6_port);
+    }
+    ip = host;
+  }
+
+  int fd_;
+  Clock::time_point request_by_;
+  ConnectionGuard& guard_;
+  ConnectionGuard::Handle handle_;
+  bool answering_ = false;
+};
+
+thread_local bool refuse_inline = false;  // set while the listener thread runs a connection it must refuse
+
+// httplib's server, one request per connection, each under the guard.
+class GuardedServer final : public httplib::Server {
+ public:
+  ConnectionGuard guard;
+
+ private:
+  bool process_and_close_socket(socket_t sock) override {
+    const Clock::time_point request_by = Clock::now() + kHttpRequestTimeLimit;
+    ConnectionGuard::Handle h;
+    if (!refuse_inline && guard.Admit(sock, &h)) {
+      DeadlineStream stream(sock, request_by, guard, h);
+      bool closed = false;
+      process_request(stream, /*close_connection=*/true, closed, [](httplib::Request&) {});
+      guard.Leave(h);
+    }
+    ::shutdown(sock, SHUT_RDWR);
+    ::close(sock);
+    return true;
+  }
+};
+
+// A thread per connection, at most kHttpMaxConnections plus those cut off
+// and leaving: a slow or idle peer holds only its own thread, never a
+// scrape's. Beyond that the listener closes the connection itself.
+class ConnectionThreads final : public httplib::TaskQueue {
+ public:
+  explicit ConnectionThreads(ConnectionGuard& guard) : guard_(guard) {}
+  void enqueue(std::function<void()> fn) override {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (running_ < 2 * kHttpMaxConnections) {
+        ++running_;
+        std::thread([this, fn = std::move(fn)] {
+          fn();
+          std::lock_guard<std::mutex> done(mu_);
+          if (--running_ == 0) idle_.notify_all();
+        }).detach();
+        return;
+      }
+    }
+    refuse_inline = true;
+    fn();
+    refuse_inline = false;
+  }
+  void shutdown() override {
+    guard_.CutAll();
+    std::unique_lock<std::mutex> lock(mu_);
+    idle_.wait(lock, [&] { return running_ == 0; });
+  }
+
+ private:
+  ConnectionGuard& guard_;
+  std::mutex mu_;
+  std::condition_variable idle_;
+  size_t running_ = 0;
+};
+
+}  // namespace
+
 struct HttpServer::Impl {
-  httplib::Server server;
+  GuardedServer server;
   std::thread thread;
   std::atomic<bool> done{false};
 };
 
 HttpServer::HttpServer() : impl_(std::make_unique<Impl>()) {
-  // Scrapes and dashboard polls are small: four threads, not httplib's
-  // default of one per core. A connection holds its thread while kept
-  // alive, and a browser keeps several idle between its polls, which would
-  // stall every other request for the keep-alive timeout: one request per
-  // connection instead (cheap: the listener is loopback or a private net).
-  impl_->server.new_task_queue = [] { return new httplib::ThreadPool(4); };
-  impl_->server.set_keep_alive_max_count(1);
+  // Scrapes and dashboard polls are small and cheap; what must not happen
+  // is that idle or slow peers keep them waiting (ConnectionThreads,
+  // ConnectionGuard, DeadlineStream; docs/LIMITS.md, "HTTP").
+  impl_->server.new_task_queue = [g = &impl_->server.guard] { return new ConnectionThreads(*g); };
   // httplib's default sets SO_REUSEPORT, which lets a second scheduler
   // bind the same port and share the scrapes silently; SO_REUSEADDR alone
   // still allows a restart while old connections linger.
@@ -64,8 +242,6 @@ HttpServer::HttpServer() : impl_(std::make_unique<Impl>()) {
     int yes = 1;
     setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
   });
-  impl_->server.set_read_timeout(5, 0);
-  impl_->server.set_write_timeout(5, 0);
 }
 
 HttpServer::~HttpServer() { Stop(); }

@@ -3,6 +3,8 @@
 // what the loop published: metrics.h). docs/METRICS.md.
 #pragma once
 
+#include <chrono>
+#include <cstddef>
 #include <functional>
 #include <map>
 #include <memory>
@@ -25,6 +27,15 @@ extern const bool kHttpAvailable;
 StatusOr<std::pair<std::string, int>> ParseHttpListen(std::string_view listen);
 // Whether the address only this machine reaches (127.x, localhost, ::1).
 bool IsLoopbackHttpListen(std::string_view listen);
+
+// Limits of the HTTP face (docs/LIMITS.md): a connection sends its whole
+// request within kHttpRequestTimeLimit of being accepted or is closed; at
+// most kHttpMaxConnections are served at once, and one more cuts off the
+// connection that has waited longest for its request, so idle and slow
+// peers cannot keep a scrape out; each write gets kHttpWriteTimeLimit.
+inline constexpr std::chrono::milliseconds kHttpRequestTimeLimit{2000};
+inline constexpr std::chrono::milliseconds kHttpWriteTimeLimit{5000};
+inline constexpr size_t kHttpMaxConnections = 128;
 
 class HttpServer {
  public:

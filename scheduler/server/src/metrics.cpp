@@ -22,6 +22,10 @@ std::vector<double> JobLatencyBounds() {
   return {0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 900, 3600};
 }
 
+std::vector<double> JournalCommitBounds() {
+  return {0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5};
+}
+
 Snapshot Collect(const SchedulerCore& core, const Histogram& job_latency) {
   Snapshot s;
   s.counters = core.Counters();
@@ -134,6 +138,14 @@ std::string Render(const Snapshot& s) {
   w.Family("tailcut_extra_machine_seconds_total", "counter",
            "Run time of attempts that ended without committing (superseded, failed, cancelled, lost).");
   w.Sample("tailcut_extra_machine_seconds_total", c.extra_machine_s);
+  w.Family("tailcut_reports_refused_total", "counter",
+           "Results, adoptions, starts and progress reports refused: the attempt was never handed to the executor "
+           "that sent them.");
+  w.Sample("tailcut_reports_refused_total", d(c.reports_refused));
+  w.Family("tailcut_attempts_timed_out_total", "counter",
+           "Attempts cancelled at their time limit (a task's timeout_s, core.task_timeout_s, or the default "
+           "relative to the predicted run time).");
+  w.Sample("tailcut_attempts_timed_out_total", d(c.attempts_timed_out));
   w.Family("tailcut_attempts_running", "gauge", "Live attempts (running or queued on an executor).");
   w.Sample("tailcut_attempts_running", d(s.live_attempts));
   w.Family("tailcut_dispatch_queue_length", "gauge",
@@ -148,6 +160,12 @@ std::string Render(const Snapshot& s) {
   w.Sample("tailcut_slots", d(s.total_slots));
   w.Family("tailcut_job_latency_seconds", "histogram", "Finished jobs' latency, submit to final state.");
   w.Histogram("tailcut_job_latency_seconds", s.job_latency);
+  w.Family("tailcut_journal_commit_seconds", "histogram",
+           "Journal transactions (group commits): how long client replies waited on the disk.");
+  w.Histogram("tailcut_journal_commit_seconds", s.journal_commit);
+  w.Family("tailcut_journal_commit_failures_total", "counter",
+           "Journal transactions that failed (their client replies stay held until one succeeds).");
+  w.Sample("tailcut_journal_commit_failures_total", d(s.journal_commit_failures));
   return w.str();
 }
 
@@ -155,9 +173,16 @@ void SchedulerMetrics::OnJobFinished(const JobStatusInfo& job) {
   job_latency_.Observe(std::max(0.0, job.finished - job.submitted));
 }
 
+void SchedulerMetrics::OnJournalCommit(double seconds, bool ok) {
+  journal_commit_.Observe(std::max(0.0, seconds));
+  if (!ok) journal_commit_failures_++;
+}
+
 void SchedulerMetrics::MaybePublish(const SchedulerCore& core, Time now) {
   if (!wanted_.load(std::memory_order_acquire)) return;
   Snapshot collected = Collect(core, job_latency_);
+  collected.journal_commit = journal_commit_;
+  collected.journal_commit_failures = journal_commit_failures_;
   if (dashboard_) collected.dashboard = std::make_shared<const dashboard::State>(dashboard_->Collect(core, now));
   auto snap = std::make_shared<const Snapshot>(std::move(collected));
   {

@@ -43,6 +43,9 @@ struct Histogram {
 // Job latency (submit to final state) bucket bounds, seconds: sub-second
 // fan-outs up to hour-long jobs.
 std::vector<double> JobLatencyBounds();
+// Journal commit (one group-commit transaction) bucket bounds, seconds:
+// a page-cache write up to a disk that stalls the scheduler.
+std::vector<double> JournalCommitBounds();
 
 // Executors by the node-health detector's state, in NodeHealth order.
 inline constexpr std::array<NodeHealth, 4> kHealthStates = {NodeHealth::kHealthy, NodeHealth::kSuspect,
@@ -58,6 +61,8 @@ struct Snapshot {
   std::array<uint64_t, kHealthStates.size()> executors_by_health{};
   uint64_t executors_quarantined = 0;
   Histogram job_latency{JobLatencyBounds()};
+  Histogram journal_commit{JournalCommitBounds()};  // empty without a journal
+  uint64_t journal_commit_failures = 0;
   // The dashboard's view (dashboard.h), when one is attached; else null.
   std::shared_ptr<const dashboard::State> dashboard;
 };
@@ -80,6 +85,9 @@ class SchedulerMetrics final : public CoreObserver {
  public:
   // --- loop thread ---
   void OnJobFinished(const JobStatusInfo& job) override;
+  // A journal transaction took `seconds`; `ok` false: it failed (the
+  // replies it carried stay held).
+  void OnJournalCommit(double seconds, bool ok);
   // Publishes a snapshot when a scrape waits for one (cheap otherwise).
   // `now`: the core's clock, for the dashboard's timeline.
   void MaybePublish(const SchedulerCore& core, Time now = 0);
@@ -95,6 +103,8 @@ class SchedulerMetrics final : public CoreObserver {
 
  private:
   Histogram job_latency_{JobLatencyBounds()};  // loop thread only
+  Histogram journal_commit_{JournalCommitBounds()};  // loop thread only
+  uint64_t journal_commit_failures_ = 0;             // loop thread only
   const dashboard::Recorder* dashboard_ = nullptr;
 
   std::atomic<bool> wanted_{false};

@@ -21,17 +21,28 @@ void JournalWriter::OnJobFinished(const JobStatusInfo& info) {
                         info.failed_attempts);
 }
 
-JobId RequestKeys::Find(const std::string& key) const {
-  auto it = jobs_.find(key);
-  return it == jobs_.end() ? 0 : it->second;
+uint64_t RequestKeys::Digest(std::string_view spec_bytes) { return std::hash<std::string_view>{}(spec_bytes); }
+
+RequestKeys::Match RequestKeys::Find(const std::string& key, uint64_t digest, JobId* job) const {
+  auto it = key.empty() ? keys_.end() : keys_.find(key);
+  if (it == keys_.end()) return Match::kNew;
+  *job = it->second.job;
+  return it->second.digest == digest ? Match::kRetry : Match::kConflict;
 }
 
-void RequestKeys::Add(const std::string& key, JobId job) {
-  if (key.empty() || !jobs_.emplace(key, job).second) return;
-  order_.push_back(key);
-  while (order_.size() > capacity_) {
-    jobs_.erase(order_.front());
-    order_.pop_front();
+void RequestKeys::Add(const std::string& key, uint64_t digest, JobId job) {
+  if (key.empty() || !keys_.emplace(key, Entry{job, digest}).second) return;
+  running_.emplace(job, key);
+}
+
+void RequestKeys::Finished(JobId job, double now) {
+  auto it = running_.find(job);
+  if (it == running_.end()) return;  // submitted without a key
+  finished_.emplace_back(now, std::move(it->second));
+  running_.erase(it);
+  while (keys_.size() > capacity_ && !finished_.empty() && now - finished_.front().first >= keep_finished_s_) {
+    keys_.erase(finished_.front().second);
+    finished_.pop_front();
   }
 }
 
@@ -78,9 +89,12 @@ StatusOr<RecoveryStats> Recover(Journal& journal, SchedulerCore& core, const Clo
       stats.resumed++;
     }
     if (!s.ok()) return s;
-    keys->Add(j.request_key, j.id);
+    keys->Add(j.request_key, RequestKeys::Digest(j.spec), j.id);
+    if (j.finished) keys->Finished(j.id, j.finished_unix + offset);
   }
-  core.ReserveIds(max_id + 1, (static_cast<AttemptId>(stats.epoch) << 40) + 1);
+  // Epoch e hands out attempt ids from (e << 40) + 1; the first run has no earlier one.
+  const AttemptId first = (static_cast<AttemptId>(stats.epoch) << 40) + 1;
+  core.ReserveIds(max_id + 1, first, stats.epoch > 1 ? (AttemptId{1} << 40) + 1 : first);
   return stats;
 }
 
@@ -108,7 +122,7 @@ Status Durability::Open(const std::string& state_dir, bool sync_full, SchedulerC
 }
 
 void Durability::JobAccepted(JobId id, const std::string& key, const std::string& spec) {
-  keys_.Add(key, id);
+  keys_.Add(key, RequestKeys::Digest(spec), id);
   if (journal_) journal_->JobAccepted(id, key, spec, UnixNow());
 }
 
@@ -124,8 +138,13 @@ bool Durability::Hold(const std::string& route, const wire::ClientReply& reply) 
 
 bool Durability::CommitJournal() {
   if (!journal_->dirty()) return true;
+  auto start = std::chrono::steady_clock::now();
   Status s = journal_->Commit();
-  if (!s.ok()) TC_LOG(Error) << s.message() << " (client replies held until the journal can be written)";
+  if (on_commit) on_commit(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), s.ok());
+  uint64_t held_back = 0;
+  if (!s.ok() && commit_errors_.Allow(&held_back))  // retried every turn: a full disk must not fill the log too
+    TC_LOG(Error) << s.message() << " (client replies held until the journal can be written)"
+                  << (held_back ? "; " + std::to_string(held_back) + " more such errors not logged" : "");
   return s.ok();
 }
 

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <string>
 #include <utility>
@@ -13,6 +14,7 @@
 
 #include "tailcut.pb.h"
 #include "tailcut/common/clock.h"
+#include "tailcut/common/log_limiter.h"
 #include "tailcut/core/scheduler_core.h"
 #include "tailcut/server/journal.h"
 
@@ -34,18 +36,39 @@ class JournalWriter final : public CoreObserver {
   Journal* journal_;
 };
 
-// Client request keys of the jobs the scheduler still knows, for
-// idempotent submits; bounded like the core's finished-job retention.
+// Client request keys (owner + "\n" + JobSpec.request_key) for idempotent
+// submits, each bound to a digest of the job body it made: the same body
+// again is a retry and gets that job, another body under the key is
+// refused. A running job's key is never evicted; a finished job's key stays
+// at least keep_finished_s after it finished (a client's retries end long
+// before), and beyond that only while there are at most `capacity` keys
+// (docs/RELIABILITY.md, "Request keys").
 class RequestKeys {
  public:
-  explicit RequestKeys(size_t capacity) : capacity_(capacity) {}
-  JobId Find(const std::string& key) const;
-  void Add(const std::string& key, JobId job);
+  static constexpr double kKeepFinishedS = 3600;
+  explicit RequestKeys(size_t capacity, double keep_finished_s = kKeepFinishedS)
+      : capacity_(capacity), keep_finished_s_(keep_finished_s) {}
+  // The digest a key is bound to: of the job spec as journaled (owner set).
+  static uint64_t Digest(std::string_view spec_bytes);
+  enum class Match { kNew, kRetry, kConflict };
+  // kRetry and kConflict set *job to the job the key made.
+  Match Find(const std::string& key, uint64_t digest, JobId* job) const;
+  void Add(const std::string& key, uint64_t digest, JobId job);
+  // `job` finished at `now` (the core's clock): its key may be evicted
+  // from now + keep_finished_s on.
+  void Finished(JobId job, double now);
+  size_t size() const { return keys_.size(); }
 
  private:
+  struct Entry {
+    JobId job = 0;
+    uint64_t digest = 0;
+  };
   size_t capacity_;
-  std::unordered_map<std::string, JobId> jobs_;
-  std::deque<std::string> order_;
+  double keep_finished_s_;
+  std::unordered_map<std::string, Entry> keys_;
+  std::unordered_map<JobId, std::string> running_;  // job -> its key, while it runs
+  std::deque<std::pair<double, std::string>> finished_;  // (finish time, key), oldest first
 };
 
 struct RecoveryStats {
@@ -86,6 +109,9 @@ class Durability {
   void CommitNow() {
     if (journal_) (void)CommitJournal();
   }
+  // Called after each journal transaction with its duration (seconds) and
+  // whether it was written: the metrics' journal lag (docs/METRICS.md).
+  std::function<void(double seconds, bool ok)> on_commit;
   // True when `reply` must wait for the next group commit; it is kept.
   bool Hold(const std::string& route, const wire::ClientReply& reply);
   // Group commit. When a client message waits on it (a submit reply, a
@@ -112,6 +138,7 @@ class Durability {
   RequestKeys keys_;
   std::vector<std::pair<std::string, wire::ClientReply>> held_;
   double last_commit_ = 0;
+  LogLimiter commit_errors_;
 };
 
 }  // namespace tailcut

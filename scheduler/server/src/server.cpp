@@ -232,8 +232,14 @@ void SchedulerServer::Impl::ReloadTrustedKeysNow() {
     TC_LOG(Error) << "trusted keys not reloaded (the old list stays): " << trusted.status().message();
     return;
   }
+  // Executors under a key no longer trusted get nothing more from now on,
+  // not only from their next message (which would still be refused).
+  std::vector<std::string> revoked;
+  for (const auto& [id, p] : peers_)
+    if (!p.key.empty() && !trusted->count(p.key)) revoked.push_back(p.route);
   auth_->SetTrusted(std::move(trusted).value());
   TC_LOG(Info) << "reloaded " << auth_->trusted_count() << " trusted keys from " << opt_.trusted_keys;
+  for (const std::string& route : revoked) DropRevokedExecutor(route);
 }
 
 void SchedulerServer::Impl::Run() {
@@ -266,6 +272,9 @@ void SchedulerServer::Impl::Run() {
     if (items[0].revents & ZMQ_POLLIN) DrainExecutors();
     if (items[1].revents & ZMQ_POLLIN) DrainClients();
     if (parent_ && (items[parent_item].revents & ZMQ_POLLIN)) parent_->OnReadable(clock_.Now());
+    // Again before the loss check: a long drain (a burst of large
+    // requests) must not lose executors whose heartbeats wait behind it.
+    NoteStall();
     now = clock_.Now();
     if (now >= next_tick) {
       core_.Tick();
@@ -384,15 +393,10 @@ void SchedulerServer::Impl::SendClientError(const std::string& route, uint64_t r
 
 // Bad input is logged, rate-limited so a flood cannot fill the disk.
 void SchedulerServer::Impl::WarnBadInput(const char* where, const std::string& what) {
-  double now = clock_.Now();
-  if (now - last_bad_input_log_ < 1.0) {
-    ++suppressed_bad_input_;
-    return;
-  }
+  uint64_t held_back = 0;
+  if (!bad_input_log_.Allow(&held_back)) return;
   TC_LOG(Warn) << "bad input on " << where << ": " << what
-               << (suppressed_bad_input_ ? " (+" + std::to_string(suppressed_bad_input_) + " more)" : "");
-  last_bad_input_log_ = now;
-  suppressed_bad_input_ = 0;
+               << (held_back ? " (+" + std::to_string(held_back) + " more)" : "");
 }
 
 SchedulerServer::SchedulerServer(ServerOptions options, PolicyChain policies)

@@ -15,6 +15,16 @@ void SchedulerServer::Impl::DrainClients() {
   bool ok = true;
   wire::ClientRequest req;
   for (int i = 0; i < kMaxDrain && Receive(clients_, &route, &payload, &ok); ++i) {
+    // A submit's size is checked before it is parsed: its TaskSpecs are
+    // counted from the field headers, so a frame of millions of empty ones
+    // is refused without building them (docs/LIMITS.md).
+    uint64_t request_id = 0;
+    if (uint64_t tasks = ok ? SubmitTaskCountOfFrame(payload.data(), payload.size(), &request_id) : 0; tasks > 0) {
+      if (Status s = core_.CheckAdmission(tasks); !s.ok()) {
+        SendClientError(route, request_id, ErrorCodeFor(s, true), s.message());
+        continue;
+      }
+    }
     if (!ok || !FromFrame(payload, &req)) {
       WarnBadInput("client socket", "unparseable message");
       SendClientError(route, 0, wire::Error::BAD_MESSAGE, "could not parse a ClientRequest");
@@ -29,6 +39,7 @@ void SchedulerServer::Impl::DrainClients() {
     Caller who;
     if (!Identify(payload, req, &who)) {
       WarnBadInput("client socket", "a request under a key no longer trusted");
+      DropWatchersOf(route);
       SendClientError(route, req.request_id(), wire::Error::UNAUTHENTICATED, "this client's key is no longer trusted");
       continue;
     }
@@ -90,7 +101,16 @@ Status SchedulerServer::Impl::OnSubmit(const std::string& route, uint64_t reques
   spec.set_owner(who.owner);
   // Keys are per owner: another owner's key neither finds nor blocks a job.
   const std::string key = spec.request_key().empty() ? "" : who.owner + "\n" + spec.request_key();
-  if (JobId known = durability_.keys().Find(key)) {  // a retry of a submit already accepted
+  // The body as journaled, in a form that is the same for the same content:
+  // a retry must match it, another body under the key is refused.
+  const std::string body = DeterministicBytes(spec);
+  JobId known = 0;
+  switch (durability_.keys().Find(key, RequestKeys::Digest(body), &known)) {
+    case RequestKeys::Match::kNew: break;
+    case RequestKeys::Match::kConflict:
+      return Status::InvalidArgument("request key '" + spec.request_key() + "' already made job " +
+                                     std::to_string(known) + " from another job body; a new job needs a new key");
+    case RequestKeys::Match::kRetry: {  // a retry of a submit already accepted
     auto st = core_.JobStatus(known);
     reply->mutable_submitted()->set_job_id(known);
     reply->mutable_submitted()->set_tasks(st.ok() ? st->tasks : 0);
@@ -98,6 +118,7 @@ Status SchedulerServer::Impl::OnSubmit(const std::string& route, uint64_t reques
     if (st.ok() && st->state == JobState::kRunning && spec.stream_results())
       (void)AddWatcher(known, route, request_id);
     return Status::Ok();
+    }
   }
   // Caps first, on the spec's numbers alone: nothing is built for a
   // job that does not fit (a 40-byte template may ask for 50M tasks).
@@ -106,7 +127,8 @@ Status SchedulerServer::Impl::OnSubmit(const std::string& route, uint64_t reques
   if (admit.ok()) admit = core_.CheckAdmission(TaskCountOf(spec));
   if (admit.ok())
     admit = CheckCaps([&] {
-      Status s = admission_.CheckJob(owner);
+      // Without keys the owner is a stated name: the cap holds per connection too.
+      Status s = admission_.CheckJob(owner, auth_ ? "" : route);
       return s.ok() && spec.stream_results() ? admission_.CheckWatch(route) : s;
     });
   if (!admit.ok()) return admit;
@@ -118,8 +140,8 @@ Status SchedulerServer::Impl::OnSubmit(const std::string& route, uint64_t reques
   auto id = core_.SubmitJob(std::move(def).value());
   if (!id.ok()) return id.status();
   TC_LOG(Debug) << "job " << *id << " (" << name << ") submitted";
-  durability_.JobAccepted(*id, key, spec.SerializeAsString());
-  admission_.JobStarted(*id, owner);
+  durability_.JobAccepted(*id, key, body);
+  admission_.JobStarted(*id, owner, auth_ ? "" : route);
   if (stream) (void)AddWatcher(*id, route, request_id);  // checked above
   reply->mutable_submitted()->set_job_id(*id);
   reply->mutable_submitted()->set_tasks(tasks);
@@ -204,6 +226,21 @@ Status SchedulerServer::Impl::AddWatcher(JobId job, const std::string& route, ui
   watchers_[job].push_back({route, request_id});
   admission_.WatchAdded(route);
   return Status::Ok();
+}
+
+void SchedulerServer::Impl::DropWatchersOf(const std::string& route) {
+  for (auto it = watchers_.begin(); it != watchers_.end();) {
+    auto& list = it->second;
+    for (auto w = list.begin(); w != list.end();) {
+      if (w->route != route) {
+        ++w;
+        continue;
+      }
+      admission_.WatchEnded(route);
+      w = list.erase(w);
+    }
+    it = list.empty() ? watchers_.erase(it) : std::next(it);
+  }
 }
 
 }  // namespace tailcut

@@ -116,6 +116,7 @@ void SchedulerServer::Impl::Flush() {
   }
   for (const JobFinishedCmd& f : finished) {
     admission_.JobFinished(f.job);
+    durability_.keys().Finished(f.job, clock_.Now());
     auto it = watchers_.find(f.job);
     if (it == watchers_.end()) continue;
     wire::ClientReply reply;

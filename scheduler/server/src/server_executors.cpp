@@ -14,8 +14,10 @@ void SchedulerServer::Impl::DrainExecutors() {
   bool ok = true;
   wire::ExecutorMessage msg;
   for (int i = 0; i < kMaxDrain && Receive(executors_, &route, &payload, &ok); ++i) {
-    if (auth_ && !auth_->Peer(payload)) {
+    std::string key;
+    if (auth_ && !auth_->Peer(payload, &key)) {
       WarnBadInput("executor socket", "a message under a key no longer trusted");
+      DropRevokedExecutor(route);
       SendExecutorError(route, wire::Error::UNAUTHENTICATED, "this executor's key is no longer trusted");
       continue;
     }
@@ -32,7 +34,7 @@ void SchedulerServer::Impl::DrainExecutors() {
       continue;
     }
     switch (msg.body_case()) {
-      case wire::ExecutorMessage::kRegister: OnRegister(route, msg.register_()); break;
+      case wire::ExecutorMessage::kRegister: OnRegister(route, msg.register_(), key); break;
       case wire::ExecutorMessage::kReport: OnReport(route, msg.report()); break;
       case wire::ExecutorMessage::kGoodbye: OnGoodbye(route, msg.goodbye()); break;
       default: SendExecutorError(route, wire::Error::BAD_MESSAGE, "ExecutorMessage without a body");
@@ -40,7 +42,16 @@ void SchedulerServer::Impl::DrainExecutors() {
   }
 }
 
-void SchedulerServer::Impl::OnRegister(const std::string& route, const wire::Register& r) {
+void SchedulerServer::Impl::DropRevokedExecutor(const std::string& route) {
+  auto it = by_route_.find(route);
+  if (it == by_route_.end()) return;
+  core_.RemoveExecutor(it->second, false, "its key is no longer trusted");
+  TC_LOG(Warn) << "executor " << it->second << " removed: its key is no longer trusted";
+  peers_.erase(it->second);
+  by_route_.erase(it);
+}
+
+void SchedulerServer::Impl::OnRegister(const std::string& route, const wire::Register& r, const std::string& key) {
   if (auto it = by_route_.find(route); it != by_route_.end()) {
     core_.RemoveExecutor(it->second, false, "re-registered");
     peers_.erase(it->second);
@@ -50,6 +61,8 @@ void SchedulerServer::Impl::OnRegister(const std::string& route, const wire::Reg
     return SendExecutorError(route, wire::Error::BUSY, s.message());  // it retries Register
   }
   ExecutorDesc d = ExecutorDescFromWire(r, peers_.size() + 1);
+  // Who may bring back what it held: its key and its name (docs/SECURITY.md).
+  d.identity = key + "\n" + d.name;
   if (d.slots != r.cpu_slots() && r.cpu_slots() != 0)
     WarnBadInput("executor socket", "Register.cpu_slots = " + std::to_string(r.cpu_slots()) + " capped at " +
                                         std::to_string(kMaxWireSlots));
@@ -63,6 +76,7 @@ void SchedulerServer::Impl::OnRegister(const std::string& route, const wire::Reg
   peer.slots = d.slots;
   peer.gpus = d.gpus;
   peer.kernels = d.kernels;
+  peer.key = key;
   ExecutorId id = core_.AddExecutor(std::move(d));
   by_route_[route] = id;
   peers_[id] = std::move(peer);

@@ -26,6 +26,7 @@
 #include "metrics.h"
 #include "parent_link.h"
 #include "recovery.h"
+#include "tailcut/common/log_limiter.h"
 #include "tailcut/server/server.h"
 #include "tailcut/server/trace_recorder.h"
 #include "tailcut/wire/security.h"
@@ -52,6 +53,7 @@ struct Peer {
   // What it registered with, for the fleet an edge offers its parent.
   uint32_t slots = 0, gpus = 0;
   std::vector<std::string> kernels;
+  std::string key;  // the CURVE key it registered under ("" without keys)
 };
 
 }  // namespace tailcut::server_detail
@@ -102,7 +104,10 @@ class SchedulerServer::Impl {
 
   // --- the executor socket (server_executors.cpp)
   void DrainExecutors();
-  void OnRegister(const std::string& route, const wire::Register& r);
+  void OnRegister(const std::string& route, const wire::Register& r, const std::string& key);
+  // An executor under a key no longer trusted: out of the core at once,
+  // its attempts run elsewhere (revocation is immediate).
+  void DropRevokedExecutor(const std::string& route);
   void TakeBack(const std::string& route, ExecutorId id, const wire::Register& r);
   void OnReport(const std::string& route, const wire::Report& r);
   void NoteGpuThrottle(ExecutorId e, uint32_t reasons);
@@ -130,6 +135,8 @@ class SchedulerServer::Impl {
   Status OnTrace(const wire::GetJobTrace& r, const Caller& who, wire::ClientReply* reply);
   Status CheckCaps(const std::function<Status()>& check);
   Status AddWatcher(JobId job, const std::string& route, uint64_t request_id);
+  // A client connection under a key no longer trusted watches nothing more.
+  void DropWatchersOf(const std::string& route);
 
   // --- the core's commands out (server_dispatch.cpp)
   void Flush();
@@ -154,10 +161,10 @@ class SchedulerServer::Impl {
   Admission admission_{AdmissionLimits{opt_.max_jobs_per_owner, opt_.max_watchers_per_client, opt_.max_executors}};
   double last_iteration_ = 0;
   uint32_t heartbeat_ms_ = opt_.heartbeat_ms;  // the interval executors were told (RetuneHeartbeats)
-  double last_bad_input_log_ = -10;
+
   // What the wire conversions capped or ignored, logged like other bad input.
   const BadInputFn bad_executor_input_ = [this](const std::string& what) { WarnBadInput("executor socket", what); };
-  uint64_t suppressed_bad_input_ = 0;
+  LogLimiter bad_input_log_;  // one line a second at most
   // Declared last: the HTTP threads stop (http_ destroyed) before anything
   // they read goes.
   std::unique_ptr<metrics::SchedulerMetrics> metrics_;

@@ -1,5 +1,10 @@
 #include "wire_convert.h"
 
+#include <google/protobuf/io/coded_stream.h>
+#include <google/protobuf/io/zero_copy_stream_impl_lite.h>
+#include <google/protobuf/wire_format_lite.h>
+
+#include <climits>
 #include <cmath>
 #include <sstream>
 
@@ -68,6 +73,78 @@ Status CheckNames(const wire::JobSpec& spec) {
 
 uint64_t TaskCountOf(const wire::JobSpec& spec) {
   return static_cast<uint64_t>(spec.tasks_size()) + spec.template_count();
+}
+
+namespace {
+
+using google::protobuf::io::CodedInputStream;
+using google::protobuf::internal::WireFormatLite;
+
+// Walks the fields of one message, calling on(field, in) for each
+// length-delimited field (which must consume or skip it) and skipping the
+// rest; varints go to on_varint. False on ill-formed bytes.
+template <typename OnBytes, typename OnVarint>
+bool Walk(CodedInputStream& in, OnBytes on_bytes, OnVarint on_varint) {
+  while (uint32_t tag = in.ReadTag()) {
+    const int field = WireFormatLite::GetTagFieldNumber(tag);
+    switch (WireFormatLite::GetTagWireType(tag)) {
+      case WireFormatLite::WIRETYPE_LENGTH_DELIMITED: {
+        uint32_t len = 0;
+        if (!in.ReadVarint32(&len)) return false;
+        auto limit = in.PushLimit(static_cast<int>(len));
+        if (!on_bytes(field, in)) return false;
+        if (!in.Skip(in.BytesUntilLimit())) return false;
+        in.PopLimit(limit);
+        break;
+      }
+      case WireFormatLite::WIRETYPE_VARINT: {
+        uint64_t v = 0;
+        if (!in.ReadVarint64(&v)) return false;
+        on_varint(field, v);
+        break;
+      }
+      default:
+        if (!WireFormatLite::SkipField(&in, tag)) return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+uint64_t SubmitTaskCountOfFrame(const void* data, size_t size, uint64_t* request_id) {
+  if (size > static_cast<size_t>(INT32_MAX)) return 0;
+  CodedInputStream in(static_cast<const uint8_t*>(data), static_cast<int>(size));
+  uint64_t tasks = 0, template_count = 0;
+  auto job_spec = [&](CodedInputStream& s) {
+    return Walk(
+        s, [&](int f, CodedInputStream&) { tasks += f == wire::JobSpec::kTasksFieldNumber; return true; },
+        [&](int f, uint64_t v) {
+          if (f == wire::JobSpec::kTemplateCountFieldNumber) template_count = static_cast<uint32_t>(v);
+        });
+  };
+  auto submit = [&](CodedInputStream& s) {
+    return Walk(
+        s, [&](int f, CodedInputStream& j) { return f == wire::SubmitJob::kJobFieldNumber ? job_spec(j) : true; },
+        [](int, uint64_t) {});
+  };
+  Walk(
+      in, [&](int f, CodedInputStream& s) { return f == wire::ClientRequest::kSubmitFieldNumber ? submit(s) : true; },
+      [&](int f, uint64_t v) {
+        if (f == wire::ClientRequest::kRequestIdFieldNumber && request_id) *request_id = v;
+      });
+  return tasks + template_count;
+}
+
+std::string DeterministicBytes(const google::protobuf::MessageLite& msg) {
+  std::string out;
+  {
+    google::protobuf::io::StringOutputStream s(&out);
+    google::protobuf::io::CodedOutputStream c(&s);
+    c.SetSerializationDeterministic(true);
+    msg.SerializeToCodedStream(&c);
+  }
+  return out;
 }
 
 StatusOr<JobDef> JobDefFromWire(const wire::JobSpec& spec) {
@@ -140,6 +217,10 @@ double RunSeconds(const wire::AttemptResult& res, ExecutorId e, const BadInputFn
 
 }  // namespace
 
+// The label an executor's Register.python_version becomes (it wins over a
+// configured label of that name).
+constexpr const char* kPythonLabel = "python";
+
 ExecutorDesc ExecutorDescFromWire(const wire::Register& r, size_t ordinal) {
   ExecutorDesc d;
   d.name = r.name().empty() ? "executor-" + std::to_string(ordinal) : r.name();
@@ -148,7 +229,11 @@ ExecutorDesc ExecutorDescFromWire(const wire::Register& r, size_t ordinal) {
   d.slots = std::clamp<uint32_t>(r.cpu_slots(), 1, kMaxWireSlots);
   d.max_queued = std::min<uint32_t>(r.max_queued(), kMaxWireSlots);
   d.gpus = std::min<uint32_t>(static_cast<uint32_t>(r.gpus_size()), kMaxWireGpus);
-  for (auto& [k, v] : r.labels()) d.labels.emplace_back(k, v);
+  for (auto& [k, v] : r.labels())
+    if (k != kPythonLabel || r.python_version().empty()) d.labels.emplace_back(k, v);
+  // The interpreter's version as a label, so pickled-function tasks (which
+  // demand it) are placed only where they unpickle (docs/PYTHON.md).
+  if (!r.python_version().empty()) d.labels.emplace_back(kPythonLabel, r.python_version().substr(0, 32));
   std::sort(d.labels.begin(), d.labels.end());
   d.kernels.assign(r.kernels().begin(), r.kernels().end());
   return d;
@@ -173,9 +258,9 @@ TakeBackCounts TakeBackFromWire(SchedulerCore& core, ExecutorId e, const wire::R
 
 void ApplyReport(SchedulerCore& core, ExecutorId e, const wire::Report& r, const BadInputFn& bad) {
   for (const auto& s : r.started())
-    if (core.ExecutorOfAttempt(s.attempt_id()) == e) core.AttemptStarted(s.attempt_id());
+    if (core.AcceptsReport(e, s.attempt_id())) core.AttemptStarted(s.attempt_id());
   for (const auto& p : r.progress()) {
-    if (core.ExecutorOfAttempt(p.attempt_id()) != e) continue;
+    if (!core.AcceptsReport(e, p.attempt_id())) continue;
     if (!std::isfinite(p.fraction()) || p.fraction() < 0 || p.fraction() > 1) {
       bad("Report.progress.fraction = " + std::to_string(p.fraction()) + " from executor " + std::to_string(e) +
           " ignored");
@@ -184,7 +269,7 @@ void ApplyReport(SchedulerCore& core, ExecutorId e, const wire::Report& r, const
     core.AttemptProgress(p.attempt_id(), p.fraction());
   }
   for (const auto& res : r.results()) {
-    if (core.ExecutorOfAttempt(res.attempt_id()) != e) continue;
+    if (!core.AcceptsReport(e, res.attempt_id())) continue;
     double run_s = RunSeconds(res, e, bad);
     switch (res.outcome()) {
       case wire::AttemptResult::OK: core.AttemptSucceeded(res.attempt_id(), res.output(), run_s); break;
@@ -257,6 +342,7 @@ void CommittedOutputToWire(const CommittedOutput& o, wire::TaskResult* r) {
   r->set_executor_id(o.executor);
   r->set_output(o.output);
   r->set_run_s(o.run_s);
+  r->set_copy(o.copy);
 }
 
 void TaskCommittedToWire(TaskCommittedCmd&& c, wire::TaskResult* r) {
@@ -265,6 +351,7 @@ void TaskCommittedToWire(TaskCommittedCmd&& c, wire::TaskResult* r) {
   r->set_executor_id(c.executor);
   r->set_output(std::move(c.output));
   r->set_run_s(c.run_s);
+  r->set_copy(c.copy);
 }
 
 void TraceRowToWire(const TraceRow& r, wire::TraceAttempt* a) {

@@ -30,6 +30,18 @@ Status CheckNames(const wire::JobSpec& spec);
 // Tasks a JobSpec asks for (explicit plus template copies), without
 // building anything: admission is checked on this first.
 uint64_t TaskCountOf(const wire::JobSpec& spec);
+// The same count read from a ClientRequest frame's bytes before it is
+// parsed: explicit TaskSpecs are counted from their field headers (skipped,
+// not built) plus template_count; 0 for a request that is no submit. An
+// 18M-task frame of empty TaskSpecs is 36 MB on the wire but ~1 GB parsed,
+// so admission is checked on this first. Ill-formed bytes stop the count
+// (the parse that follows refuses them).
+// `request_id`, when not null, gets the request's id (to answer a refusal).
+uint64_t SubmitTaskCountOfFrame(const void* data, size_t size, uint64_t* request_id = nullptr);
+// A message's bytes in protobuf's deterministic form (map entries sorted):
+// the same content always gives the same bytes, so a request key's digest
+// of a job body holds across retries and restarts.
+std::string DeterministicBytes(const google::protobuf::MessageLite& msg);
 // InvalidArgument naming the field for a bad number (NaN, infinity,
 // negative, absurd); TooLarge beyond kTaskCountCeiling tasks.
 StatusOr<JobDef> JobDefFromWire(const wire::JobSpec& spec);

@@ -14,6 +14,7 @@
 #include "tailcut/common/status.h"
 #include "tailcut/executor/faults.h"
 #include "tailcut/executor/kernel.h"
+#include "tailcut/executor/python.h"
 
 namespace tailcut::executor {
 
@@ -49,8 +50,21 @@ struct ExecutorOptions {
   // from its KernelRegistry (Run fails on an unknown one). Kernels are
   // opt-in: `shell` only when listed (the daemon's --allow-shell adds it).
   std::vector<std::string> allow_kernels = DefaultAllowedKernels();
+  // `shell` runs whatever the scheduler sends: without scheduler_key anyone
+  // answering on the endpoint is "the scheduler", so ExecutorOptionsFromConfig
+  // refuses shell without a key unless this is set
+  // (--trust-unauthenticated-scheduler: loopback demos and tests).
+  bool trust_unauthenticated_scheduler = false;
+  // The python kernel (allow_python, python, python_* keys): with
+  // python.allow, `python` joins allow_kernels and Register carries the
+  // interpreter's version (docs/PYTHON.md, "Python functions").
+  PythonOptions python;
   FaultOptions faults;
 };
+
+// InvalidArgument when `o` runs shell without scheduler_key and without
+// trust_unauthenticated_scheduler (ExecutorOptionsFromConfig checks it too).
+Status CheckShellTrust(const ExecutorOptions& o);
 
 // Reads the keys documented in configs/executor.toml. Unknown keys are left
 // unread; call config.CheckAllUsed() afterwards to reject them.
@@ -81,6 +95,7 @@ class Executor {
   KernelRegistry kernels_;
   int wake_fd_ = -1;  // eventfd: runtime events and Stop() wake the loop
   std::atomic<bool> stop_requested_{false};
+  std::string python_version_;  // "major.minor" of python.interpreter, set by Run when python.allow
 };
 
 }  // namespace tailcut::executor

@@ -124,6 +124,8 @@ class KernelRegistry {
   Status Restrict(const std::vector<std::string>& allowed);
   // nullptr when unknown or disabled.
   const Kernel* Find(std::string_view name) const;
+  // Registered, runnable or not.
+  bool Knows(std::string_view name) const { return kernels_.count(name) || disabled_.count(name); }
   std::vector<std::string> Names() const;  // runnable ones, sorted
   // "noop, sleep, spin" — for error messages.
   std::string NamesList() const;

@@ -25,7 +25,7 @@ namespace tailcut {
 struct CodedOptions {
   std::string kernel = "coded_matmul";
   double multiplier = 2.0;
-  double min_runtime_s = 0.1;
+  double min_runtime_s = 0.001;  // floor: a launch's round trip, not a task scale
 };
 Status LoadCodedOptions(const Config& cfg, const std::string& prefix, CodedOptions* o);
 

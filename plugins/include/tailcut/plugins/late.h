@@ -17,7 +17,10 @@ struct LateOptions {
   double slow_task_percentile = 0.25;  // candidates: rate below this percentile
   double slow_node_percentile = 0.25;  // nodes below this percentile get no copies
   double speculative_cap = 0.10;       // live copies <= cap x slots (at least 1)
-  double min_runtime_s = 0.1;          // younger attempts are not judged
+  // Younger than min_runtime_ratio x the job's median committed run time
+  // (when known) or min_runtime_s (a launch's round trip): not judged.
+  double min_runtime_ratio = 1.0;
+  double min_runtime_s = 0.001;
   // tailcut addition, so a healthy job is left alone: a candidate's rate must
   // also be below 1/min_slowdown of the median rate (and a slow node's score
   // below 1/min_slowdown of the median score).

@@ -26,7 +26,16 @@ struct PredictiveOptions {
   bool restart = true;
   double restart_p = 0.9;
   double restart_ratio = 2.0;
-  double min_runtime_s = 0.1;     // attempts younger than this are not judged
+  // Do no harm: a copy only when the expected time left is >= copy_ratio x
+  // a fresh attempt's typical time (it is then expected to finish first).
+  double copy_ratio = 0.5;
+  // First judged at min_runtime_ratio x a fresh attempt's predicted median
+  // run time, and never before min_runtime_s: the floor stands for a launch's
+  // round trip (below it a copy cannot start sooner than the attempt ends),
+  // not for a task scale. Without a prediction: at the floor, then at
+  // doubling ages until the suite knows the task.
+  double min_runtime_ratio = 0.25;
+  double min_runtime_s = 0.001;
   uint32_t min_samples = 3;       // own estimate: finished attempts per executor
   // Fallback without predictors: spark with these values.
   double fallback_quantile = 0.5;
@@ -55,6 +64,7 @@ class PredictivePolicy final : public MitigationPolicy {
   bool AvoidExecutor(const ClusterView& v, ExecutorId e) const override;
 
  private:
+  double JudgeAge(const PredictorSuite& pred, const TaskDef& d) const;
   void Judge(const ClusterView& v, const AttemptView& a, bool rearm, std::vector<Proposal>* out);
   bool Act(const ClusterView& v, const AttemptView& a, const TaskDef& d, const StragglerEstimate& est,
            bool slot_free, std::vector<Proposal>* out);

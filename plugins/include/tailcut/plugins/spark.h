@@ -13,7 +13,7 @@ namespace tailcut {
 struct SparkOptions {
   double quantile = 0.9;        // share of tasks committed before speculating
   double multiplier = 3.0;      // copy when elapsed > multiplier x median
-  double min_runtime_s = 0.1;   // ... and elapsed > this
+  double min_runtime_s = 0.001; // ... and elapsed > this (floor: a launch's round trip)
   // Absolute threshold (spark.speculation.task.duration.threshold) for jobs
   // with fewer than min_tasks_for_quantile tasks or before the quantile is
   // reached; 0 = off.

@@ -47,6 +47,8 @@ struct Distribution {
   // network delay.
   double Min() const;
   double Mean() const;
+  // The median without the straggler mixture (the online reference's unit).
+  double Median() const;
   std::string Describe() const;
 };
 

@@ -45,6 +45,9 @@ struct SimResult {
   double extra_machine = std::numeric_limits<double>::quiet_NaN();
   double bound_p50 = std::numeric_limits<double>::quiet_NaN();
   double bound_p99 = std::numeric_limits<double>::quiet_NaN();
+  // The online reference's row only: its threshold as a multiple of the
+  // class median (0 = never acting was best); NaN for every other row.
+  double online_ratio = std::numeric_limits<double>::quiet_NaN();
   // Per job, indexed by core job id - 1 (= submission order); NaN for a
   // job still unfinished at the stop. 8 bytes per job, nothing per attempt.
   std::vector<double> latencies;

@@ -54,9 +54,9 @@ class SchedulerCore {
   StatusOr<JobStatusInfo> CancelJob(JobId job, std::string reason = "cancelled by client");
   ExecutorId AddExecutor(ExecutorDesc desc);
   // lost = died (heartbeats stopped); else a clean goodbye. Live attempts
-  // are requeued either way. With lost = true, a started attempt of a task
-  // whose executors were lost under it before counts as a failed attempt
-  // (the task may crash its executor); the first such loss is free.
+  // are requeued either way. With lost = true (and count_executor_loss),
+  // every attempt it was assigned, started or not, counts as a failed
+  // attempt (the task may crash its executor).
   void RemoveExecutor(ExecutorId e, bool lost, std::string reason);
   void ExecutorSeen(ExecutorId e);
   // core.lost_after_s from now on (the live server stretches it with the
@@ -65,6 +65,11 @@ class SchedulerCore {
   // Node signals from a heartbeat: GPU clock-throttle reasons (NVML bits,
   // 0 = none) feed the node-health detector (PredictorSuite::NoteGpuThrottle).
   void ExecutorSignals(ExecutorId e, uint32_t gpu_throttle_reasons);
+  // Whether a Report from `e` about attempt `a` may be applied: `a` is live
+  // on `e`. A report about an attempt never handed to `e` (never issued, or
+  // live on another executor) is counted in reports_refused; one about an
+  // attempt that already ended (late, cancelled) is only ignored.
+  bool AcceptsReport(ExecutorId e, AttemptId a);
   void AttemptStarted(AttemptId a);
   void AttemptProgress(AttemptId a, float fraction);
   void AttemptSucceeded(AttemptId a, std::string output, double run_s);
@@ -75,18 +80,26 @@ class SchedulerCore {
   // it becomes live on `e` (using its slots; an extra live attempt if the
   // task has others). Fails when the job does not run, the task is
   // committed or dead, or the attempt is live elsewhere: cancel it then.
+  // Refused (PermissionDenied, counted) unless `a` was handed to an
+  // executor of e's identity, or to anyone in an earlier run (the journal
+  // does not record launches), and e offers the task's kernel.
   Status AdoptAttempt(AttemptId a, JobId job, TaskIndex task, ExecutorId e, bool started);
   // A result for (job, task) from attempt `a` that the core does not know
   // (it finished while its executor was away): commits it if the job runs
   // and the task is not committed yet; live attempts of the task are then
-  // cancelled. False when it came too late (nothing changed).
+  // cancelled. False when it came too late (nothing changed), or when `a`
+  // was not handed to e's identity (the same rule as AdoptAttempt; counted).
   bool CommitOrphanResult(JobId job, TaskIndex task, AttemptId a, ExecutorId e, std::string output, double run_s);
   // Periodic: executor loss, deadlines, infeasible jobs, policies, placement.
   void Tick();
 
   // --- recovery: the live driver replays its journal into a fresh core ---
   // Ids below these are never handed out (an earlier run used them).
-  void ReserveIds(JobId next_job, AttemptId next_attempt);
+  // Attempts in [earlier_from, next_attempt) were an earlier run's: their
+  // results and adoptions are taken from any executor offering the kernel
+  // (the journal does not record launches); earlier_from = next_attempt:
+  // there was no earlier run.
+  void ReserveIds(JobId next_job, AttemptId next_attempt, AttemptId earlier_from = 1);
   // A job an earlier run accepted and did not finish: its committed tasks
   // are kept (not rerun), the rest run. Not checked for feasibility (it was
   // accepted); no policy's OnJobSubmitted runs again. A divisible job gets
@@ -108,6 +121,9 @@ class SchedulerCore {
   // simulator at exactly that virtual time, the live server from its timer):
   // detection then happens at the policy's threshold, not at the next Tick.
   Time NextWakeUp() const;
+  // The current gap between two policy runs (CoreOptions::policy_interval_*):
+  // a driver that ticks on its own schedule (the simulator) ticks this often.
+  double PolicyInterval() const;
 
   // --- queries ---
   StatusOr<JobStatusInfo> JobStatus(JobId job) const;

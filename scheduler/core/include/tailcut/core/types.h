@@ -37,7 +37,15 @@ struct CoreOptions {
   double infeasible_grace_s = 10.0;   // wait for a fitting executor to join
   double redundancy_budget = 0.10;    // live copies <= share of total slots
   uint32_t min_copies = 1;            // ... but always allow this many
-  double policy_interval_s = 0.1;     // how often policies run
+  // How often policies run (OnTick): every policy_interval_ratio x the
+  // typical committed run time (an EWMA over all tasks), within
+  // [policy_interval_min_s (a tick's own cost), policy_interval_max_s];
+  // every policy_interval_s until a task has committed. Ratio 0: always
+  // policy_interval_s.
+  double policy_interval_s = 0.1;
+  double policy_interval_ratio = 0.25;
+  double policy_interval_min_s = 0.001;
+  double policy_interval_max_s = 60;
   // Pipelining for tiny tasks: an executor may hold queued attempts beyond
   // its slots, floor(pipeline_s / typical task run time) per slot, capped.
   double pipeline_s = 0.005;
@@ -56,13 +64,25 @@ struct CoreOptions {
   // get only the work they finish first.
   double quarantine_speed_factor = 10.0;
   // Time limits (seconds; 0 = none), for jobs and tasks that set none: an
-  // attempt running longer than task_timeout_s is cancelled and counts as a
-  // failed attempt; a job running longer than job_timeout_s fails.
+  // attempt older than task_timeout_s (since its launch) is cancelled and
+  // counts as a failed attempt; a job running longer than job_timeout_s fails.
   double task_timeout_s = 0;
   double job_timeout_s = 0;
-  // A started attempt lost with its executor counts as a failed attempt,
-  // except the first such loss of each task (poison tasks that crash their
-  // executors fail their job). The simulator's default is false.
+  // Every attempt ends: without a task timeout_s or task_timeout_s, an
+  // attempt's limit is attempt_timeout_ratio x its task class's predicted
+  // p99 run time on its executor, at least attempt_timeout_floor_s and at
+  // most attempt_timeout_ceiling_s (the limit while the run time is not
+  // known yet). Armed at launch, so an executor that takes work and never
+  // answers cannot hold it. Ratio 0: no default limit (the simulator's).
+  double attempt_timeout_ratio = 10;
+  double attempt_timeout_floor_s = 30;
+  double attempt_timeout_ceiling_s = 86400;
+  // An executor whose last this-many attempts all timed out, with no result
+  // between them, is quarantined until it registers again (0 = never).
+  uint32_t unresponsive_after_timeouts = 3;
+  // An attempt lost with its executor (started or only assigned) counts as
+  // a failed attempt, so a poison task that crashes its executors fails its
+  // job after max_attempts of them. The simulator's default is false.
   bool count_executor_loss = true;
   // Admission (docs/LIMITS.md). Each task of an unfinished job costs the
   // core ~20 bytes whatever its size on the wire (a 40-byte template can ask
@@ -80,6 +100,10 @@ struct ExecutorDesc {
   std::vector<std::pair<std::string, std::string>> labels;
   std::vector<std::string> kernels;   // exactly the kernels it runs; empty: none
   uint32_t max_queued = 0;            // queued beyond slots it accepts; 0 = no cap
+  // Who it is across registrations (the server: its key and name); empty:
+  // its name. Results and adoptions of attempts it held under an earlier
+  // executor id are accepted only from the same identity.
+  std::string identity;
 };
 
 struct JobStatusInfo {
@@ -112,6 +136,7 @@ struct TaskCommittedCmd {
   ExecutorId executor = 0;
   double run_s = 0;
   std::string output;
+  bool copy = false;  // the committed attempt was a redundant copy (it won the race)
 };
 struct JobFinishedCmd {
   JobId job = 0;
@@ -154,9 +179,16 @@ struct CoreCounters {
   // Run time of attempts that ended without committing (superseded,
   // failed, cancelled, lost): the machine time mitigation and faults cost.
   double extra_machine_s = 0;
+  // Results, adoptions, starts and progress refused because the attempt was
+  // never handed to the executor that reported it (never issued, live on
+  // another executor, held by another identity, or a kernel it does not offer).
+  uint64_t reports_refused = 0;
+  // Attempts cancelled at their time limit (explicit or the default one).
+  uint64_t attempts_timed_out = 0;
 };
 
-struct CommittedOutput { TaskIndex task; AttemptId attempt; ExecutorId executor; double run_s; std::string output; };
+// `copy`: the attempt was a redundant copy (false for commits replayed from the journal).
+struct CommittedOutput { TaskIndex task; AttemptId attempt; ExecutorId executor; double run_s; std::string output; bool copy = false; };
 
 // Hooks for tracing, predictors and benchmarks (Taskflow's observer idea).
 class CoreObserver {
