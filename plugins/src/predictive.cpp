@@ -133,8 +133,10 @@ void PredictivePolicy::OnAttemptLaunched(const ClusterView& v, const AttemptView
 // One found waiting in its executor's queue was not judged (Judge): its
 // clock starts now.
 void PredictivePolicy::OnAttemptStarted(const ClusterView& v, const AttemptView& a, std::vector<Proposal>* out) {
-  if (v.Predictors() && st_->waiting_start.erase(a.attempt))
-    out->push_back(Proposal::WakeUp(a.attempt, a.started + o_.min_runtime_s));
+  const PredictorSuite* pred = v.Predictors();
+  JobView j;
+  if (pred && st_->waiting_start.erase(a.attempt) && v.FindJob(a.job, &j) && j.def && a.task < j.def->TaskCount())
+    out->push_back(Proposal::WakeUp(a.attempt, a.started + JudgeAge(*pred, j.def->Task(a.task))));
 }
 
 void PredictivePolicy::OnAttemptProgress(const ClusterView& v, const AttemptView& a, std::vector<Proposal>* out) {
