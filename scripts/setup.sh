@@ -25,6 +25,9 @@ packages=(build-essential cmake pkg-config libboost-fiber-dev libzmq3-dev cppzmq
 [[ ${TAILCUT_SETUP_FUZZ:-0} == 1 ]] && packages+=(clang-14 libclang-rt-14-dev)
 [[ ${TAILCUT_SETUP_SLURM:-0} == 1 ]] && packages+=(slurm-wlm munge)
 [[ ${TAILCUT_SETUP_PROMETHEUS:-0} == 1 ]] && packages+=(prometheus curl)
+# TAILCUT_SETUP_DASK=1: python3-distributed and python3-numpy, for the
+# benchmark against Dask (bench/python/functions_bench.py, docs/BENCHMARKS.md).
+[[ ${TAILCUT_SETUP_DASK:-0} == 1 ]] && packages+=(python3-distributed python3-numpy)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
