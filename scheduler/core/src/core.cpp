@@ -236,20 +236,18 @@ class SchedulerCore::Impl final {
   void Tick() {
     Time now = s_.Now();
     if (s_.opt.lost_after_s > 0) {
-      // Only the entries older than the timeout: an executor heard since
-      // its entry was queued goes back in the queue, not into `lost`.
+      // Only the entries older than the timeout. An executor's newest
+      // entry is at most a quarter timeout older than when it was last
+      // heard (Heard), so one heard since stays at the front until it is
+      // due or heard again (then a newer entry makes this one stale): the
+      // entries behind it wait at most that quarter.
       std::vector<ExecutorId> lost;
       while (!s_.heard.empty() && now - s_.heard.front().first > s_.opt.lost_after_s) {
         auto [t, id] = s_.heard.front();
-        s_.heard.pop_front();
         Executor* e = s_.FindExec(id);
-        if (!e || e->heard_queued != t) continue;  // gone, or queued again since
-        if (now - e->last_seen > s_.opt.lost_after_s) {
-          lost.push_back(id);
-        } else {
-          s_.heard.emplace_back(e->last_seen, id);
-          e->heard_queued = e->last_seen;
-        }
+        if (e && e->heard_queued == t && now - e->last_seen <= s_.opt.lost_after_s) break;  // not due yet
+        s_.heard.pop_front();
+        if (e && e->heard_queued == t) lost.push_back(id);  // else gone, or queued again since
       }
       std::sort(lost.begin(), lost.end());  // deterministic order
       for (ExecutorId id : lost)
