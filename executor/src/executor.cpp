@@ -69,13 +69,17 @@ const char* ErrorCodeName(wire::Error::Code code) {
 
 // ------------------------------------------------------------- options --
 
+// Kernels that run whatever code the scheduler sends (docs/SECURITY.md).
 Status CheckShellTrust(const ExecutorOptions& o) {
-  const bool shell = std::find(o.allow_kernels.begin(), o.allow_kernels.end(), "shell") != o.allow_kernels.end();
-  if (!shell || !o.scheduler_key.empty() || o.trust_unauthenticated_scheduler) return Status::Ok();
-  return Status::InvalidArgument(
-      "the shell kernel runs any command its scheduler sends, and without scheduler_key (--scheduler-key) this "
-      "executor cannot tell its scheduler from anything answering on " + o.scheduler +
-      ": give it the scheduler's key, or start it with --trust-unauthenticated-scheduler");
+  if (!o.scheduler_key.empty() || o.trust_unauthenticated_scheduler) return Status::Ok();
+  for (const char* k : {"shell", "exec", "python"}) {
+    if (std::find(o.allow_kernels.begin(), o.allow_kernels.end(), k) == o.allow_kernels.end()) continue;
+    return Status::InvalidArgument(
+        std::string("the ") + k + " kernel runs any code its scheduler sends, and without scheduler_key "
+        "(--scheduler-key) this executor cannot tell its scheduler from anything answering on " + o.scheduler +
+        ": give it the scheduler's key, or start it with --trust-unauthenticated-scheduler");
+  }
+  return Status::Ok();
 }
 
 StatusOr<ExecutorOptions> ExecutorOptionsFromConfig(const Config& c) {

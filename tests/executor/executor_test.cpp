@@ -572,7 +572,8 @@ TEST_CASE("the python kernel is off unless allowed, and refused naming --allow-p
 TEST_CASE("allow_python and the python keys are read from the config") {
   auto config = Config::Parse(
       "allow_python = true\npython = \"/usr/bin/python3\"\npython_preload = \"json, math\"\n"
-      "python_max_tasks = 5\npython_max_rss_mb = 300\npython_path = \"/opt/tc\"\n");
+      "python_max_tasks = 5\npython_max_rss_mb = 300\npython_path = \"/opt/tc\"\n"
+      "trust_unauthenticated_scheduler = true\n");
   REQUIRE(config.ok());
   auto o = ExecutorOptionsFromConfig(*config);
   REQUIRE(o.ok());
@@ -583,12 +584,18 @@ TEST_CASE("allow_python and the python keys are read from the config") {
   CHECK(PythonPackagePath(o->python) == "/opt/tc");
   CHECK(std::find(o->allow_kernels.begin(), o->allow_kernels.end(), "python") != o->allow_kernels.end());
   // Naming it in allow_kernels is the same as allow_python.
-  auto listed = Config::Parse("allow_kernels = \"noop,python\"\n");
+  auto listed = Config::Parse("allow_kernels = \"noop,python\"\ntrust_unauthenticated_scheduler = true\n");
   REQUIRE(listed.ok());
   auto l = ExecutorOptionsFromConfig(*listed);
   REQUIRE(l.ok());
   CHECK(l->python.allow);
   CHECK(l->allow_kernels == std::vector<std::string>{"noop", "python"});
+  // Like shell, python runs what the scheduler sends: not from an unauthenticated one.
+  auto keyless = Config::Parse("allow_python = true\n");
+  REQUIRE(keyless.ok());
+  auto k = ExecutorOptionsFromConfig(*keyless);
+  REQUIRE_FALSE(k.ok());
+  CHECK(k.status().message().find("the python kernel runs any code its scheduler sends") != std::string::npos);
 }
 
 TEST_CASE("an executor whose python does not run fails Run with the reason") {
