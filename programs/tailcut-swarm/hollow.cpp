@@ -240,7 +240,12 @@ void HollowGroup::Run(const std::atomic<bool>& stop) {
     // Sleep until the next finish, at most 20 ms (timers are checked then).
     double wait = 0.02;
     if (!s.due.empty()) wait = std::clamp(std::get<0>(s.due.top()) - now, 0.0, wait);
-    zmq::poll(items.data(), items.size(), std::chrono::milliseconds(static_cast<long>(wait * 1000)));
+    try {
+      zmq::poll(items.data(), items.size(), std::chrono::milliseconds(static_cast<long>(wait * 1000)));
+    } catch (const zmq::error_t& e) {
+      if (e.num() != EINTR) throw;
+      continue;  // a signal: `stop` says whether to go on
+    }
     now = NowS();
     std::lock_guard lock(s.stats_mu);
     for (size_t i = 0; i < items.size(); ++i) {
