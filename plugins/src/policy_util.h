@@ -17,11 +17,9 @@
 
 namespace tailcut::policy_util {
 
-// Elapsed time of an attempt: since it started, or since it was queued when
-// the executor has not reported a start.
-inline double Elapsed(const ClusterView& v, const AttemptView& a) {
-  return v.Now() - (a.started >= 0 ? a.started : a.queued);
-}
+// Elapsed time of an attempt: the time it has run (ClusterView::RunTime),
+// 0 while it waits in its executor's queue.
+inline double Elapsed(const ClusterView& v, const AttemptView& a) { return v.RunTime(a); }
 
 // q-quantile (0..1) by nearest rank; 0 for an empty vector.
 inline double Quantile(std::vector<double> v, double q) {

@@ -60,6 +60,8 @@ struct PredictivePolicy::State {
   // Tasks racing copies, with their live attempts: what DropHopelessCopies
   // looks at (O(copies), not O(running attempts)).
   std::map<std::pair<JobId, TaskIndex>, std::vector<AttemptId>> racing;
+  // Attempts found waiting in their executor's queue, judged once started.
+  std::unordered_set<AttemptId> waiting_start;
 };
 
 namespace {
@@ -128,6 +130,15 @@ void PredictivePolicy::OnAttemptLaunched(const ClusterView& v, const AttemptView
     out->push_back(Proposal::WakeUp(a.attempt, a.queued + JudgeAge(*pred, j.def->Task(a.task))));
 }
 
+// One found waiting in its executor's queue was not judged (Judge): its
+// clock starts now.
+void PredictivePolicy::OnAttemptStarted(const ClusterView& v, const AttemptView& a, std::vector<Proposal>* out) {
+  const PredictorSuite* pred = v.Predictors();
+  JobView j;
+  if (pred && st_->waiting_start.erase(a.attempt) && v.FindJob(a.job, &j) && j.def && a.task < j.def->TaskCount())
+    out->push_back(Proposal::WakeUp(a.attempt, a.started + JudgeAge(*pred, j.def->Task(a.task))));
+}
+
 void PredictivePolicy::OnAttemptProgress(const ClusterView& v, const AttemptView& a, std::vector<Proposal>* out) {
   // A report may move the estimate (LATE): judge now (Judge checks the
   // age); the armed wake-up stays.
@@ -146,7 +157,14 @@ void PredictivePolicy::Judge(const ClusterView& v, const AttemptView& a, bool re
   if (!v.FindJob(a.job, &j) || !j.def || a.task >= j.def->TaskCount()) return;
   if (!o_.speculate_coded && !PlainJob(j)) return;
   const TaskDef& d = j.def->Task(a.task);
-  const Time since = a.started >= 0 ? a.started : a.queued;
+  // Judged on the time it has run (ClusterView::RunTime): not while it
+  // waits in its executor's queue (OnAttemptStarted arms it then), and less
+  // the scheduler's own report lag.
+  if (v.WaitingOnExecutor(a)) {
+    st_->waiting_start.insert(a.attempt);
+    return;
+  }
+  const Time since = (a.started >= 0 ? a.started : a.queued) + v.ReportLag();
   // Compared as the wake-up time was computed: now - since may round below
   // the age at exactly since + age.
   const double age = JudgeAge(*pred, d);
@@ -232,6 +250,7 @@ void PredictivePolicy::OnAttemptEnded(const ClusterView& v, const AttemptView& a
     if (a.task_live <= 1) s.racing.erase(it);
   }
   if (end.outcome == AttemptOutcome::kCommitted) s.restarts.erase(key);
+  s.waiting_start.erase(a.attempt);
   if (a.task_live <= 1) s.copied.Forget(a.job, a.task);  // its last attempt: bounded memory
 }
 

@@ -254,6 +254,41 @@ TEST_CASE("a lost executor's attempts are rescheduled and every task commits onc
   CHECK(committed.size() == 8);
 }
 
+TEST_CASE("liveness from the heard queue: heard executors stay, a silent one is lost within a quarter past the timeout") {
+  CoreOptions o;
+  o.lost_after_s = 2;
+  CoreHarness h(o);
+  std::vector<ExecutorId> fleet;
+  for (int i = 0; i < 50; ++i) fleet.push_back(h.Exec(1));
+  ExecutorId silent = fleet[17];
+  double lost_at = -1;
+  // Heard every 0.1 s (many times per queue entry), ticked every 0.1 s.
+  for (int step = 1; step <= 40 && lost_at < 0; ++step) {
+    h.clock.Advance(0.1);
+    for (ExecutorId e : fleet)
+      if (e != silent) h.core.ExecutorSeen(e);
+    h.core.Tick();
+    h.Drain();
+    if (!h.exec_changes.empty()) lost_at = step * 0.1;
+  }
+  REQUIRE(h.exec_changes.size() == 1);
+  CHECK(h.exec_changes[0].executor == silent);
+  CHECK(lost_at >= 2.0 - 1e-9);  // the clock sums 0.1 steps: 2.0 + an ulp
+  CHECK(lost_at <= 2.0 + 2.0 / 4 + 0.1 + 1e-9);
+  for (ExecutorId e : fleet) CHECK(h.core.HasExecutor(e) == (e != silent));
+  // A longer timeout (a large fleet's) from now on: 3 s of silence is no
+  // loss at 4 s, 4.6 s is.
+  h.core.SetLostAfter(4);
+  h.clock.Advance(3);
+  h.core.Tick();
+  h.Drain();
+  CHECK(h.exec_changes.size() == 1);
+  h.clock.Advance(1.6);
+  h.core.Tick();
+  h.Drain();
+  CHECK(h.exec_changes.size() == 1 + fleet.size() - 1);
+}
+
 TEST_CASE("cancelling a job stops its attempts and reports it") {
   CoreHarness h;
   h.Exec(2);

@@ -50,7 +50,10 @@ TEST_CASE("the default chain leaves a healthy shape as none runs it and cuts a s
     INFO(scale << ": healthy p50 " << hn.p50 << " / " << hd.p50 << ", p99 " << hn.p99 << " / " << hd.p99
                << "; stragglers p50 " << sn.p50 << " / " << sd.p50 << ", p99 " << sn.p99 << " / " << sd.p99);
     CHECK(hd.p50 == Approx(hn.p50).epsilon(0.03));
-    CHECK(hd.p99 == Approx(hn.p99).epsilon(0.03));
+    // No harm to the tail: at most 3% above none's. Since issue #25 an
+    // attempt waiting in its executor's queue is not judged, and at 2 ms
+    // default's healthy p99 comes out ~5% below none's.
+    CHECK(hd.p99 <= 1.03 * hn.p99);
     CHECK(sd.p50 <= sn.p50);
     CHECK(sd.p99 <= 0.6 * sn.p99);
   }

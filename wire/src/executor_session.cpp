@@ -59,9 +59,12 @@ Status ExecutorSession::Connect() {
     // ZMTP heartbeats: a connection whose peer went away without a word (a
     // half-open TCP connection) is closed and dialled again; the
     // scheduler's ROUTER hands our routing id over to the new one. Twice the
-    // loss timeout, so a stalled scheduler is re-registered with first.
+    // loss timeout, so a stalled scheduler is re-registered with first;
+    // PINGs at half of it, not at the heartbeat rate: liveness is the
+    // Reports' job, and a PING per executor per interval costs the
+    // scheduler's I/O thread (docs/PROTOCOL.md, "Heartbeats").
     const int zmtp_timeout = static_cast<int>(std::min<double>(2000 * lost_after_s_, 600000));
-    socket_.set(zmq::sockopt::heartbeat_ivl, static_cast<int>(o_.heartbeat_ms));
+    socket_.set(zmq::sockopt::heartbeat_ivl, std::max(static_cast<int>(o_.heartbeat_ms), zmtp_timeout / 2));
     socket_.set(zmq::sockopt::heartbeat_timeout, zmtp_timeout);
     socket_.set(zmq::sockopt::heartbeat_ttl, std::min(zmtp_timeout, 6553500));
     if (Status s = ApplyPeerKeys(socket_, o_.keys); !s.ok()) return s;

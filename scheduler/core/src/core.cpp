@@ -127,8 +127,10 @@ class SchedulerCore::Impl final {
   }
 
   void ExecutorSeen(ExecutorId id) {
-    if (Executor* e = s_.FindExec(id)) e->last_seen = s_.Now();
+    if (Executor* e = s_.FindExec(id)) s_.Heard(*e);
   }
+
+  void SetLostAfter(double s) { s_.opt.lost_after_s = s; }
 
   void ExecutorSignals(ExecutorId id, uint32_t gpu_throttle_reasons) {
     if (!s_.FindExec(id)) return;
@@ -171,8 +173,18 @@ class SchedulerCore::Impl final {
       life_.EndAttempt(a, AttemptOutcome::kSuperseded, run_s);
       return;
     }
+    NoteReportLag(a, run_s);
     life_.EndAttempt(a, AttemptOutcome::kCommitted, run_s);
     Commit(job, a.task, a.id, a.executor, std::move(output), run_s, a.copy);
+  }
+
+  // One sample of CoreState::report_lag: the age the core saw minus the
+  // run time the executor measured (only when it measured one).
+  void NoteReportLag(const Attempt& a, double run_s) {
+    if (a.started < 0 || !(run_s > 0)) return;
+    double lag = std::max(0.0, s_.Now() - a.started - run_s);
+    constexpr double kAlpha = 0.05;
+    s_.report_lag += kAlpha * (lag - s_.report_lag);
   }
 
   bool CommitOrphanResult(JobId j, TaskIndex t, AttemptId a, ExecutorId e, std::string output, double run_s) {
@@ -242,9 +254,20 @@ class SchedulerCore::Impl final {
   void Tick() {
     Time now = s_.Now();
     if (s_.opt.lost_after_s > 0) {
+      // Only the entries older than the timeout. An executor's newest
+      // entry is at most a quarter timeout older than when it was last
+      // heard (Heard), so one heard since stays at the front until it is
+      // due or heard again (then a newer entry makes this one stale): the
+      // entries behind it wait at most that quarter.
       std::vector<ExecutorId> lost;
-      for (auto& [id, e] : s_.executors)
-        if (now - e.last_seen > s_.opt.lost_after_s) lost.push_back(id);
+      while (!s_.heard.empty() && now - s_.heard.front().first > s_.opt.lost_after_s) {
+        auto [t, id] = s_.heard.front();
+        Executor* e = s_.FindExec(id);
+        if (e && e->heard_queued == t && now - e->last_seen <= s_.opt.lost_after_s) break;  // not due yet
+        s_.heard.pop_front();
+        if (e && e->heard_queued == t) lost.push_back(id);  // else gone, or queued again since
+      }
+      std::sort(lost.begin(), lost.end());  // deterministic order
       for (ExecutorId id : lost)
         RemoveExecutor(id, true, "no heartbeat for " + std::to_string(s_.opt.lost_after_s) + " s");
     }
@@ -658,6 +681,7 @@ void SchedulerCore::RemoveExecutor(ExecutorId e, bool lost, std::string reason) 
   impl_->RemoveExecutor(e, lost, std::move(reason));
 }
 void SchedulerCore::ExecutorSeen(ExecutorId e) { impl_->ExecutorSeen(e); }
+void SchedulerCore::SetLostAfter(double s) { impl_->SetLostAfter(s); }
 void SchedulerCore::ExecutorSignals(ExecutorId e, uint32_t gpu_throttle_reasons) {
   impl_->ExecutorSignals(e, gpu_throttle_reasons);
 }

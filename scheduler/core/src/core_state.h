@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdint>
 #include <deque>
+#include <limits>
 #include <functional>
 #include <map>
 #include <memory>
@@ -104,6 +105,7 @@ struct Executor {
   bool in_free = false;          // has its entry in CoreState::free
   bool in_free_avoided = false;  // ... in CoreState::free_avoided
   Time last_seen = 0;
+  Time heard_queued = -std::numeric_limits<double>::infinity();  // its newest entry in CoreState::heard
   // ExecutorDesc::identity (or its name), shared with CoreState::held.
   std::shared_ptr<const std::string> identity;
   uint32_t timeouts_in_a_row = 0;  // attempts timed out since its last result
@@ -185,6 +187,10 @@ struct CoreState {
   using Deadline = std::pair<Time, uint64_t>;
   using DeadlineHeap = std::priority_queue<Deadline, std::vector<Deadline>, std::greater<>>;
   DeadlineHeap attempt_deadlines, job_deadlines;
+  // Liveness without a scan of the fleet: (time, executor) in the order
+  // heard, one entry per executor per quarter of lost_after_s at most, so
+  // a heartbeat costs O(1) and Tick looks only at the entries now due.
+  std::deque<std::pair<Time, ExecutorId>> heard;
 
   JobId next_job_id = 1;
   AttemptId next_attempt_id = 1;
@@ -204,6 +210,13 @@ struct CoreState {
   uint64_t executors_epoch = 1;  // bumps when executors join or leave
   CoreCounters counters;  // docs/METRICS.md
   Time next_policy_time = 0;
+  // The scheduler's own lag (issue 25): how much later than the executor's
+  // own run time the core sees attempts end, an EWMA over committed
+  // attempts. Results queued in this process, network and batching show
+  // up here for every attempt at once; ClusterView::RunTime takes it off
+  // an attempt's age, so policies do not read the scheduler's load as
+  // stragglers.
+  double report_lag = 0;
   double typical_run_s = -1;  // EWMA of committed run times, all jobs (CoreOptions::policy_interval_ratio)
   bool dirty = false;  // TakeCommands must Pump first
 
@@ -218,6 +231,15 @@ struct CoreState {
   const Job* FindJob(JobId id) const {
     auto it = jobs.find(id);
     return it == jobs.end() ? nullptr : &it->second;
+  }
+  // The executor spoke: it is alive now.
+  void Heard(Executor& e) {
+    Time now = Now();
+    e.last_seen = now;
+    if (opt.lost_after_s > 0 && now - e.heard_queued >= opt.lost_after_s / 4) {
+      heard.emplace_back(now, e.id);
+      e.heard_queued = now;
+    }
   }
   Executor* FindExec(ExecutorId id) {
     auto it = executors.find(id);

@@ -104,7 +104,7 @@ Executor& Lifecycle::AddExecutor(ExecutorDesc desc) {
   std::sort(e.desc.labels.begin(), e.desc.labels.end());
   e.identity = std::make_shared<const std::string>(e.desc.identity.empty() ? e.desc.name : e.desc.identity);
   s_.side_effect_kernels.insert(e.desc.side_effect_kernels.begin(), e.desc.side_effect_kernels.end());
-  e.last_seen = s_.Now();
+  s_.Heard(e);
   s_.total_slots += e.desc.slots;
   s_.free_slots += CoreState::FreeSlotsOf(e);
   s_.executors_epoch++;

@@ -67,11 +67,14 @@ Status SchedulerServer::Impl::Bind() {
     // An executor that reconnects (a reset only it saw) takes its routing
     // id over from the stale connection; ZMTP heartbeats close dead ones.
     // The timeout is generous: after a long stall of this process its
-    // timers fire before pending input is read.
+    // timers fire before pending input is read. Liveness is the
+    // application's heartbeats: ZMTP's only find dead TCP connections, at
+    // half the timeout, not at the heartbeat rate (their PINGs would cost
+    // the I/O thread a wake-up per executor per interval).
+    const int zmtp_timeout = std::max(10000, static_cast<int>(4000 * opt_.core.lost_after_s));
     executors_.set(zmq::sockopt::router_handover, 1);
-    executors_.set(zmq::sockopt::heartbeat_ivl, static_cast<int>(opt_.heartbeat_ms));
-    executors_.set(zmq::sockopt::heartbeat_timeout,
-                   std::max(10000, static_cast<int>(4000 * opt_.core.lost_after_s)));
+    executors_.set(zmq::sockopt::heartbeat_ivl, zmtp_timeout / 2);
+    executors_.set(zmq::sockopt::heartbeat_timeout, zmtp_timeout);
     executors_.bind(opt_.executor_endpoint);
     clients_.bind(opt_.client_endpoint);
     executor_endpoint_ = executors_.get(zmq::sockopt::last_endpoint);
@@ -281,7 +284,6 @@ void SchedulerServer::Impl::Run() {
     now = clock_.Now();
     if (now >= next_tick) {
       core_.Tick();
-      SendHeartbeats(now);
       ResendPromotions(now);
       if (parent_) parent_->Tick(now);
       next_tick = now + opt_.tick_s;

@@ -138,6 +138,14 @@ void SchedulerServer::Impl::Flush() {
       auto* rs = batch.For(tc->output.size() + kItemOverhead).mutable_results();
       rs->set_job_id(tc->job);
       TaskCommittedToWire(std::move(*tc), rs->add_results());
+    } else if (auto* ec = std::get_if<ExecutorChangedCmd>(&c)) {
+      // The core declared it lost; its next message registers it anew.
+      if (ec->change == ExecutorChangedCmd::Change::kLost) {
+        if (auto p = peers_.find(ec->executor); p != peers_.end()) {
+          by_route_.erase(p->second.route);
+          peers_.erase(p);
+        }
+      }
     } else if (auto* f = std::get_if<JobFinishedCmd>(&c)) {
       shares_journaled_.erase(f->job);
       finished.push_back(*f);

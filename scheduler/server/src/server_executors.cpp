@@ -83,13 +83,8 @@ void SchedulerServer::Impl::OnRegister(const std::string& route, const wire::Reg
   by_route_[route] = id;
   peers_[id] = std::move(peer);
   if (r.running_size() > 0 || r.undelivered_size() > 0) TakeBack(route, id, r);
-  wire::SchedulerToExecutor ack;
-  ack.set_version(kProtocolVersion);
-  auto* a = ack.mutable_registered();
-  a->set_executor_id(id);
-  a->set_heartbeat_interval_ms(opt_.heartbeat_ms);
-  a->set_lost_after_ms(static_cast<uint32_t>(opt_.core.lost_after_s * 1000));
-  Send(executors_, route, ack);
+  SendRegisterAck(route, id);
+  RetuneHeartbeats();
 }
 
 // An executor that registers again brings what it kept while away:
@@ -116,6 +111,7 @@ void SchedulerServer::Impl::OnReport(const std::string& route, const wire::Repor
   if (parent_) parent_->OnLocalReport(r);
   ApplyReport(core_, e, r, bad_executor_input_);
   for (const wire::Promoted& p : r.promoted()) OnPromoted(e, p);
+  if (auto p = peers_.find(e); p != peers_.end()) AnswerReport(p->second);
 }
 
 void SchedulerServer::Impl::OnPromoted(ExecutorId e, const wire::Promoted& p) {
@@ -152,27 +148,59 @@ void SchedulerServer::Impl::OnGoodbye(const std::string& route, const wire::Good
   core_.RemoveExecutor(it->second, false, g.reason());
   peers_.erase(it->second);
   by_route_.erase(it);
+  RetuneHeartbeats();
 }
 
-void SchedulerServer::Impl::SendHeartbeats(double now) {
-  // Forget peers the core declared lost; their next message re-registers them.
-  for (auto it = peers_.begin(); it != peers_.end();) {
-    if (!core_.HasExecutor(it->first)) {
-      by_route_.erase(it->second.route);
-      it = peers_.erase(it);
-    } else {
-      ++it;
-    }
+// The heartbeat interval a fleet of `n` gets: heartbeat_ms, stretched so
+// that the whole fleet sends at most heartbeat_rate heartbeats a second.
+// Loss waits for as many intervals as core.lost_after_s allows at
+// heartbeat_ms (docs/CONFIG.md, [scheduler] heartbeat_rate).
+uint32_t SchedulerServer::Impl::HeartbeatMsFor(size_t n) const {
+  double ms = opt_.heartbeat_rate > 0 ? 1000.0 * static_cast<double>(n) / opt_.heartbeat_rate : 0;
+  return static_cast<uint32_t>(std::clamp(ms, static_cast<double>(opt_.heartbeat_ms), 3600e3));
+}
+
+double SchedulerServer::Impl::LostAfterS() const {
+  return opt_.core.lost_after_s * heartbeat_ms_ / opt_.heartbeat_ms;
+}
+
+// When the fleet's size moves the interval by 2x either way, every
+// executor hears the new one (a RegisterAck again: O(fleet) once per
+// doubling, so O(1) per executor amortized) and the core's loss timeout
+// follows.
+void SchedulerServer::Impl::RetuneHeartbeats() {
+  uint32_t want = HeartbeatMsFor(peers_.size());
+  if (want < 2 * heartbeat_ms_ && 2 * want > heartbeat_ms_) return;
+  TC_LOG(Info) << peers_.size() << " executors: heartbeat interval " << heartbeat_ms_ << " -> " << want << " ms";
+  heartbeat_ms_ = want;
+  if (opt_.core.lost_after_s > 0) core_.SetLostAfter(LostAfterS());
+  for (auto& [id, p] : peers_) {
+    SendRegisterAck(p.route, id);
+    p.last_sent = clock_.Now();
   }
+}
+
+void SchedulerServer::Impl::SendRegisterAck(const std::string& route, ExecutorId id) {
+  wire::SchedulerToExecutor ack;
+  ack.set_version(kProtocolVersion);
+  auto* a = ack.mutable_registered();
+  a->set_executor_id(id);
+  a->set_heartbeat_interval_ms(heartbeat_ms_);
+  a->set_lost_after_ms(static_cast<uint32_t>(LostAfterS() * 1000));
+  Send(executors_, route, ack);
+}
+
+// The scheduler's side of a heartbeat is the answer to a Report, and only
+// when nothing else went to that executor in the last half interval: no
+// timer, no scan of the fleet.
+void SchedulerServer::Impl::AnswerReport(Peer& p) {
+  double now = clock_.Now();
+  if (now - p.last_sent < heartbeat_ms_ / 2000.0) return;
   wire::SchedulerToExecutor hb;
   hb.set_version(kProtocolVersion);
   hb.mutable_heartbeat();
-  for (auto& [id, p] : peers_) {
-    if (now - p.last_sent >= opt_.heartbeat_ms / 1000.0) {
-      Send(executors_, p.route, hb);
-      p.last_sent = now;
-    }
-  }
+  Send(executors_, p.route, hb);
+  p.last_sent = now;
 }
 
 }  // namespace tailcut

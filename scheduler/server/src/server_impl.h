@@ -115,7 +115,11 @@ class SchedulerServer::Impl {
   void OnReport(const std::string& route, const wire::Report& r);
   void NoteGpuThrottle(ExecutorId e, uint32_t reasons);
   void OnGoodbye(const std::string& route, const wire::Goodbye& g);
-  void SendHeartbeats(double now);
+  uint32_t HeartbeatMsFor(size_t executors) const;
+  double LostAfterS() const;  // the core's loss timeout at heartbeat_ms_
+  void RetuneHeartbeats();
+  void SendRegisterAck(const std::string& route, ExecutorId id);
+  void AnswerReport(Peer& p);
 
   // --- the client socket (server_clients.cpp); each handler fills `reply`
   // or returns the error the client gets.
@@ -173,6 +177,7 @@ class SchedulerServer::Impl {
   Durability durability_{2 * static_cast<size_t>(opt_.core.job_retention) + 4096};
   Admission admission_{AdmissionLimits{opt_.max_jobs_per_owner, opt_.max_watchers_per_client, opt_.max_executors}};
   double last_iteration_ = 0;
+  uint32_t heartbeat_ms_ = opt_.heartbeat_ms;  // the interval executors were told (RetuneHeartbeats)
 
   // What the wire conversions capped or ignored, logged like other bad input.
   const BadInputFn bad_executor_input_ = [this](const std::string& what) { WarnBadInput("executor socket", what); };

@@ -22,6 +22,7 @@ Status LoadServerOptions(const Config& cfg, ServerOptions* o) {
       .Get("client_endpoint", &o->client_endpoint)
       .Get("http_listen", &o->http_listen)
       .Get("heartbeat_ms", &o->heartbeat_ms)
+      .Get("heartbeat_rate", &o->heartbeat_rate)
       .Get("tick_s", &o->tick_s)
       .Get("state_dir", &o->state_dir)
       .Get("journal_sync", &sync)
@@ -48,6 +49,7 @@ Status LoadServerOptions(const Config& cfg, ServerOptions* o) {
       .Also(ValidateEndpoint(o->executor_endpoint))
       .Also(ValidateEndpoint(o->client_endpoint))
       .Check(o->heartbeat_ms > 0, "heartbeat_ms must be > 0")
+      .Check(o->heartbeat_rate >= 0, "heartbeat_rate must be >= 0 (0 = no stretching)")
       .Check(o->tick_s > 0, "tick_s must be > 0")
       .Check(o->trace_max_mb >= 1 && o->trace_max_mb <= 1024 * 1024, "trace_max_mb must be in [1, 1048576]")
       .Check(o->trace_memory_rows <= kMaxTraceMemoryRows,

@@ -55,6 +55,7 @@ class PredictivePolicy final : public MitigationPolicy {
   // that found no room for a copy and drops hopeless copies (with restart).
   void OnTick(const ClusterView& v, std::vector<Proposal>* out) override;
   void OnAttemptLaunched(const ClusterView& v, const AttemptView& a, std::vector<Proposal>* out) override;
+  void OnAttemptStarted(const ClusterView& v, const AttemptView& a, std::vector<Proposal>* out) override;
   void OnAttemptProgress(const ClusterView& v, const AttemptView& a, std::vector<Proposal>* out) override;
   void OnAttemptEnded(const ClusterView& v, const AttemptView& a, const AttemptEnd& end,
                       std::vector<Proposal>* out) override;

@@ -18,6 +18,7 @@
 // ClusterView and AttemptViews it is handed are valid during the call only.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -132,6 +133,26 @@ class ClusterView {
   virtual uint32_t TotalSlots() const = 0;
   // Null when the core runs without predictors.
   virtual const PredictorSuite* Predictors() const = 0;
+  // How much later than executors measure it the core hears of an attempt
+  // (results waiting in its queues, the network): the same for every
+  // attempt at once, the scheduler's own load, not a straggler. 0 in
+  // views made elsewhere.
+  virtual double ReportLag() const { return 0; }
+  // Launched, not reported started, on an executor that holds more
+  // attempts than it has slots (tiny tasks pipelined): it may be waiting
+  // behind the others, which is queueing, not slowness.
+  bool WaitingOnExecutor(const AttemptView& a) const {
+    ExecutorView e;
+    return a.started < 0 && (!FindExecutor(a.executor, &e) || e.used_slots > e.slots);
+  }
+  // The time an attempt has run, which is what policies judge: from its
+  // start on its executor (from its launch when it had a free slot there
+  // and no start is reported yet), less the report lag; 0 while it waits
+  // in its executor's queue.
+  double RunTime(const AttemptView& a) const {
+    if (WaitingOnExecutor(a)) return 0;
+    return std::max(0.0, Now() - (a.started >= 0 ? a.started : a.queued) - ReportLag());
+  }
 };
 
 struct Proposal {

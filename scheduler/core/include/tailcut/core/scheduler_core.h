@@ -59,6 +59,9 @@ class SchedulerCore {
   // attempt (the task may crash its executor).
   void RemoveExecutor(ExecutorId e, bool lost, std::string reason);
   void ExecutorSeen(ExecutorId e);
+  // core.lost_after_s from now on (the live server stretches it with the
+  // heartbeat interval of a large fleet).
+  void SetLostAfter(double s);
   // Node signals from a heartbeat: GPU clock-throttle reasons (NVML bits,
   // 0 = none) feed the node-health detector (PredictorSuite::NoteGpuThrottle).
   void ExecutorSignals(ExecutorId e, uint32_t gpu_throttle_reasons);

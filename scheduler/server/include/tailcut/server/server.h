@@ -50,6 +50,10 @@ struct ServerOptions {
   // daemon's config default is "127.0.0.1:7780".
   std::string http_listen;
   uint32_t heartbeat_ms = 200;                     // executors report this often
+  // Heartbeats a second the whole fleet may send: a fleet larger than
+  // heartbeat_rate * heartbeat_ms / 1000 is told a longer interval (and its
+  // loss timeout grows alike). 0 = always heartbeat_ms.
+  double heartbeat_rate = 5000;
   double tick_s = 0.01;                            // core Tick cadence
   CoreOptions core;                                // keys under [core]
   PredictorOptions predictor;                      // keys under [predictor]

@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# The fleet-scale figures of docs/BENCHMARKS.md ("Fleet scale"): one
+# scheduler daemon, hollow executors from tailcut-swarm (or real executor
+# daemons with --real), idle CPU over IDLE_S seconds, then the jobs given.
+# Usage: scripts/fleet_bench.sh BIN_DIR CHAIN EXECUTORS SLOTS [--real] -- SWARM_ARGS...
+#   e.g. scripts/fleet_bench.sh build/bin default 10000 4 -- --idle-s 10 --noop-tasks 1000000
+# LOST_AFTER_S (default 10, the default config says 2) is core.lost_after_s:
+# on a machine shared with other builds a process may wait seconds for a
+# core, which a 2 s timeout reads as executors lost (and their attempts
+# rerun). At 10,000 executors heartbeat_rate stretches it past 10 s anyway.
+set -euo pipefail
+bin=$1 chain=$2 n=$3 slots=$4
+shift 4
+real=0
+if [[ ${1:-} == --real ]]; then real=1; shift; fi
+[[ ${1:-} == -- ]] && shift
+work=$(mktemp -d "${TMPDIR:-/tmp}/tailcut-fleet-XXXXXX")
+pids=()
+cleanup() {
+  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+  wait 2>/dev/null || true
+  rm -rf "$work"
+}
+trap cleanup EXIT
+base=$((20000 + RANDOM % 20000))
+ex=tcp://127.0.0.1:$base cl=tcp://127.0.0.1:$((base + 1))
+ulimit -n "$(ulimit -Hn)"
+"$bin/tailcut-scheduler" --executor-endpoint "$ex" --client-endpoint "$cl" --http-listen '' --policy "$chain" \
+  --log-level warn --set 'scheduler.state_dir=""' --set scheduler.max_executors=20000 \
+  --set core.lost_after_s="${LOST_AFTER_S:-10}" >"$work/scheduler.log" 2>&1 &
+sched=$!
+pids+=("$sched")
+echo "== $chain, $n $( ((real)) && echo real executor daemons || echo hollow executors) x $slots slots, $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)"
+if ((real)); then
+  for ((i = 0; i < n; ++i)); do
+    "$bin/tailcut-executor" --scheduler "$ex" --slots "$slots" --threads 1 --name "real-$i" --log-level warn \
+      >/dev/null 2>&1 &
+    pids+=($!)
+  done
+  # The swarm as the driver only: zero hollow executors is not allowed, so
+  # one, and wait for all of them.
+  "$bin/tailcut-swarm" --scheduler "$ex" --executors 1 --client "$cl" --scheduler-pid "$sched" \
+    --wait-executors $((n + 1)) "$@"
+else
+  procs=$(((n + 2999) / 3000))
+  "$bin/tailcut-swarm" --scheduler "$ex" --executors "$n" --slots "$slots" --processes "$procs" --threads 2 \
+    --client "$cl" --scheduler-pid "$sched" "$@"
+fi
+grep -iE "error|lost" "$work/scheduler.log" | head -5 || true
