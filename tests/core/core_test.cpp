@@ -598,6 +598,8 @@ TEST_CASE("clone at launch skips tasks that are not idempotent and the status sa
   CHECK(h.launches[1].idempotent);
   CHECK(h.core.JobStatus(*pure)->copies == 2);
   CHECK(h.core.JobStatus(*pure)->copies_refused_side_effects == 0);
+}
+
 TEST_CASE("edge quorum: closes at the committed share of what reached the edge, once, with bounded memory") {
   EdgeQuorum q(0.5, /*closed_memory=*/2);
   for (int i = 0; i < 4; ++i) q.Received(7);

@@ -210,7 +210,7 @@ TEST_CASE("reliability: a task with side effects never has two live attempts, ev
   CoreHarness h;
   ExecutorId a = h.Exec(1, 0, {"shell"});
   h.Exec(1, 0, {"shell"});
-  JobId id = Submit(h, CoreHarness::Fanout(1, "shell"));
+  JobId id = h.Submit(CoreHarness::Fanout(1, "shell"));
   REQUIRE(h.live.size() == 1);
   AttemptId first = h.live.begin()->first;
   StartAll(h);

@@ -56,16 +56,14 @@ Status ParentLink::Connect() {
 void ParentLink::Accept(wire::Assignment& a) {
   const AttemptId id = a.attempt_id();
   if (held_.count(id)) return;  // a repeat: it runs already
-  auto refuse = [&](const std::string& why) {
-    wire::AttemptResult* r = session_->Refuse(id, wire::AttemptResult::REFUSED, why);
+  auto refuse = [&](const std::string& why, wire::AttemptResult::Outcome outcome = wire::AttemptResult::REFUSED) {
+    wire::AttemptResult* r = session_->Refuse(id, outcome, why);
     r->set_job_id(a.job_id());
     r->set_task_index(a.task_index());
   };
-  if (!a.output_dir().empty()) {  // its promotion would need this edge's executors' disks: not offered
-    refuse("edge " + o_.name + ": jobs with output_dir do not run through an edge scheduler (docs/EDGE.md)");
-    pending_.mutable_results()->rbegin()->set_outcome(wire::AttemptResult::FAILED);
-    return;
-  }
+  if (!a.output_dir().empty())  // its promotion would need this edge's executors' disks: it never runs here
+    return refuse("edge " + o_.name + ": jobs with output_dir do not run through an edge scheduler (docs/EDGE.md)",
+                  wire::AttemptResult::FAILED);
   if (held_.size() >= o_.max_tasks)
     return refuse("edge " + o_.name + " holds " + std::to_string(held_.size()) +
                   " parent tasks, scheduler.parent_max_tasks = " + std::to_string(o_.max_tasks));
