@@ -220,7 +220,7 @@ TEST_CASE("reliability: a task with side effects never has two live attempts, ev
   h.core.RemoveExecutor(a, true, "lost");
   h.Drain();
   REQUIRE(h.live.size() == 1);
-  ExecutorId back = h.Exec(1, 0, {"shell"});
+  ExecutorId back = h.ExecAs("e1", 1, {"shell"});  // the same executor, so only the side-effect rule refuses
   Status adopt = h.core.AdoptAttempt(first, id, 0, back, true);
   CHECK_FALSE(adopt.ok());  // cancelled instead: one live attempt
   CHECK(Contains(adopt.message(), "not idempotent"));

@@ -81,6 +81,7 @@ TEST_CASE("exec: 100 tasks of a script that prints its task index print 0..99, e
   job.set_return_outputs(true);
   auto st = SubmitAndWait(*c.client, job);
   REQUIRE(st.ok());
+  INFO(st->reason());
   REQUIRE(st->state() == wire::JOB_SUCCEEDED);
   auto results = c.client->Results(st->job_id());
   REQUIRE(results.ok());

@@ -81,7 +81,11 @@ StatusOr<ExecutorOptions> ExecutorOptionsFromConfig(const Config& config);
 // `kernels` plus the kernels of options.kernel_plugins, restricted to
 // options.allow_kernels: an unloadable plugin or an unknown allowed name is
 // an error naming it.
-StatusOr<KernelRegistry> LoadKernelPlugins(const ExecutorOptions& options, KernelRegistry kernels = BuiltinKernels());
+StatusOr<KernelRegistry> LoadKernelPlugins(const ExecutorOptions& options, KernelRegistry kernels);
+// The same over the built-ins, configured by options.exec.
+inline StatusOr<KernelRegistry> LoadKernelPlugins(const ExecutorOptions& options) {
+  return LoadKernelPlugins(options, BuiltinKernels(options.exec));
+}
 
 // Fills 0/empty fields with machine defaults (cores, host:pid).
 ExecutorOptions ResolveDefaults(ExecutorOptions options);
