@@ -26,6 +26,7 @@ TEST_CASE("the example job files load") {
   REQUIRE(out.ok());
   CHECK(out->output_dir() == "/tmp/tailcut-out");
   CHECK(out->template_().kernel() == "shell");
+  CHECK((out->has_idempotent() && out->idempotent()));
 }
 
 TEST_CASE("bad job files say what is wrong") {
