@@ -157,6 +157,7 @@ StatusOr<std::string> ShellKernel(KernelContext& ctx) {
   spec.path = "/bin/sh";
   spec.argv = {"/bin/sh", "-c", command};
   spec.env = MergeEnvironment(TaskEnvironment(ctx));
+  spec.memory_request_mb = ctx.memory_mb();
   return RunChild(ctx, spec);
 }
 
@@ -204,6 +205,7 @@ StatusOr<std::string> ExecKernel(KernelContext& ctx, const ExecOptions& opt) {
   spec.cwd = args->cwd.empty() ? scratch.string() : args->cwd;
   spec.cpu_s = Tighter(args->cpu_s, opt.cpu_s);
   spec.memory_bytes = Tighter(args->memory_mb, opt.memory_mb) << 20;
+  spec.memory_request_mb = ctx.memory_mb();
   spec.progress = true;
   StatusOr<std::string> out = RunChild(ctx, spec);
   fs::remove_all(scratch, ec);

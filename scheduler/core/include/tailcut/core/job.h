@@ -21,11 +21,17 @@ struct WorkShare {
   bool divisible() const { return total > 0; }
 };
 
+// The largest memory request (TaskDef::memory_mb) and executor memory
+// (ExecutorDesc::memory_mb) taken: 2^40 MB. Larger ones are refused at the
+// wire and at submission (docs/LIMITS.md); it keeps their sums in uint64.
+inline constexpr uint64_t kMaxMemoryMb = uint64_t{1} << 40;
+
 struct TaskDef {
   std::string kernel;
   std::string args;                 // opaque bytes for the kernel
   uint32_t cpu_slots = 1;
-  uint32_t gpus = 0;
+  uint32_t gpus = 0;                // whole devices, each attempt its own (docs/GPU.md)
+  uint64_t memory_mb = 0;           // held while it runs; 0 = no request (docs/JOBS.md, "Memory")
   std::vector<std::pair<std::string, std::string>> labels;  // required
   std::string task_class;           // empty: the kernel name
   double input_size = 0;
