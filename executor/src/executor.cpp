@@ -153,7 +153,7 @@ StatusOr<ExecutorOptions> ExecutorOptionsFromConfig(const Config& c) {
                  "): a Report carries them")
       .Check(!o.python.interpreter.empty(), "python must name an interpreter (default /usr/bin/python3)")
       .Check(o.exec.cpu_s >= 0 && exec_memory_mb >= 0, "exec_cpu_s and exec_memory_mb must be >= 0 (0 = none)")
-      .Check(memory_mb >= 0 && static_cast<uint64_t>(memory_mb) <= (uint64_t{1} << 40),
+      .Check(memory_mb >= 0 && static_cast<uint64_t>(memory_mb) <= kMaxMemoryMb,
              "memory_mb must be in [0, 2^40] MiB (0 = the machine's memory)")
       .Check(o.fake_gpus <= 64, "fake_gpus must be at most 64")
       .Check(o.faults.slowdown > 0 && o.faults.fail_slow_factor > 0,

@@ -1,4 +1,5 @@
-// AttemptRuntime: slot fibers pull attempts from one FIFO queue.
+// AttemptRuntime: slot fibers pull attempts from one FIFO queue (an attempt
+// waiting for GPUs lets those behind it that fit go first).
 //
 // Why long-lived slot fibers instead of one fiber per attempt: `slots` fibers
 // bound concurrency by construction and an attempt costs no fiber creation
@@ -217,11 +218,11 @@ void AttemptRuntime::SlotLoop() {
     std::unique_ptr<Attempt> a;
     {
       std::unique_lock<boost::fibers::mutex> lock(sync_->mu);
-      auto next = queue_.end();
-      sync_->work_cv.wait(lock, [&] { return stopping_ || (next = NextStartable()) != queue_.end(); });
+      auto pick = queue_.end();
+      sync_->work_cv.wait(lock, [&] { return stopping_ || (pick = NextStartable()) != queue_.end(); });
       if (stopping_) return;
-      a = std::move(*next);
-      queue_.erase(next);
+      a = std::move(*pick);
+      queue_.erase(pick);
       if (a->cancel.cancelled()) continue;  // cancelled while queued; already reported
       --queued_;
       if (a->kernel->traits.instant && InstantInline()) {

@@ -11,6 +11,16 @@
 namespace tailcut::sim {
 namespace {
 
+// A memory amount in MiB: an integer in [0, 2^40], as the wire takes it.
+Status LoadMemoryMb(const Config& cfg, const std::string& key, uint64_t* out) {
+  int64_t mb = static_cast<int64_t>(*out);
+  if (Status s = cfg.Get(key, &mb); !s.ok()) return s;
+  if (mb < 0 || static_cast<uint64_t>(mb) > kMaxMemoryMb)
+    return Status::InvalidArgument(key + " must be in [0, 2^40] MiB, got " + std::to_string(mb));
+  *out = static_cast<uint64_t>(mb);
+  return Status::Ok();
+}
+
 Status LoadClass(const Config& cfg, const std::string& p, JobClass* c) {
   std::string rule = "all";
   if (Status s = TableReader(cfg, p)
@@ -23,9 +33,11 @@ Status LoadClass(const Config& cfg, const std::string& p, JobClass* c) {
           .Get("deadline_s", &c->deadline_s)
           .Get("fail_prob", &c->fail_prob)
           .Get("divisible", &c->divisible)
+          .Get("gpus", &c->gpus)
           .status();
       !s.ok())
     return s;
+  if (Status s = LoadMemoryMb(cfg, p + "memory_mb", &c->memory_mb); !s.ok()) return s;
   c->tasks_set = cfg.Has(p + "tasks");
   if (Status s = LoadDistribution(cfg, p + "tasks", &c->tasks); !s.ok()) return s;
   if (Status s = LoadDistribution(cfg, p + "task_time", &c->task_time); !s.ok()) return s;
@@ -95,6 +107,8 @@ StatusOr<Scenario> ParseScenario(Config cfg, const std::string& base_dir) {
   if (Status s = TableReader(cfg, "cluster")
           .Get("executors", &cl.executors)
           .Get("slots", &cl.slots)
+          .Get("gpus", &cl.gpus)
+          .Also(LoadMemoryMb(cfg, "cluster.memory_mb", &cl.memory_mb))
           .Also(LoadDistribution(cfg, "cluster.speed", &cl.speed))
           .Also(LoadDistribution(cfg, "cluster.network", &cl.network))
           .Get("progress_reports", &cl.progress_reports)

@@ -21,11 +21,6 @@ struct WorkShare {
   bool divisible() const { return total > 0; }
 };
 
-// The largest memory request (TaskDef::memory_mb) and executor memory
-// (ExecutorDesc::memory_mb) taken: 2^40 MB. Larger ones are refused at the
-// wire and at submission (docs/LIMITS.md); it keeps their sums in uint64.
-inline constexpr uint64_t kMaxMemoryMb = uint64_t{1} << 40;
-
 struct TaskDef {
   std::string kernel;
   std::string args;                 // opaque bytes for the kernel
