@@ -91,7 +91,7 @@ TEST_CASE("a 2-gpu attempt holds 2 distinct devices, in CUDA_VISIBLE_DEVICES") {
   for (const std::string& d : got) CHECK((d >= "0" && d <= "3" && d.size() == 1));
 }
 
-TEST_CASE("concurrent gpu attempts never share a device; the rest wait for one") {
+TEST_CASE("concurrent gpu attempts never share a device, and the rest wait for one") {
   Run r(8, 3);
   // Three hold one device each; the fourth must wait though slots are free.
   r.rt.Submit({Gpu(1, 1, "hold"), Gpu(2, 1, "hold"), Gpu(3, 1, "hold"), Gpu(4, 1)});
