@@ -13,8 +13,8 @@
 #include <zmq.hpp>
 
 #include "tailcut/common/clock.h"
-#include "tailcut/common/ids.h"
 #include "tailcut/common/config.h"
+#include "tailcut/common/ids.h"
 #include "tailcut/common/kernel_args.h"
 #include "tailcut/wire/security.h"
 #include "tailcut/wire/wire.h"

@@ -10,9 +10,9 @@
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
-#include <fstream>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <unordered_map>
 
 extern char** environ;
@@ -152,9 +152,7 @@ uint64_t TreeResidentBytes(int pid, int depth = 0) {
   return bytes;
 }
 
-double SteadyS() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
+double SteadyS() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
 
 }  // namespace
 

@@ -26,7 +26,7 @@ struct ChildSpec {
   std::string cwd;                // empty: the executor's
   double cpu_s = 0;               // RLIMIT_CPU, 0 = none
   uint64_t memory_bytes = 0;      // RLIMIT_AS, 0 = none
-  uint64_t memory_request_mb = 0; // Resources.memory_mb: MemoryWatch over the child's tree, 0 = none
+  uint64_t memory_request_mb = 0;  // Resources.memory_mb: MemoryWatch over the child's tree, 0 = none
   bool progress = false;          // a pipe at kProgressFd; lines like "0.4"
   size_t max_stdout = 1 << 20;    // output beyond this is dropped
 };

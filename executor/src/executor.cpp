@@ -148,9 +148,9 @@ StatusOr<ExecutorOptions> ExecutorOptionsFromConfig(const Config& c) {
       .Check(max_output_bytes >= 0, "max_output_bytes must be >= 0 (0 = no cap)")
       .Check(max_message_bytes >= kMinMessageBytes && max_message_bytes <= INT32_MAX,
              "max_message_bytes must be in " + std::to_string(kMinMessageBytes) + ".." + std::to_string(INT32_MAX))
-      .Check(max_output_bytes <= max_message_bytes / 2,
-             "max_output_bytes must be at most half of max_message_bytes (" + std::to_string(max_message_bytes) +
-                 "): a Report carries them")
+      .Check(max_output_bytes <= max_message_bytes / 2, "max_output_bytes must be at most half of max_message_bytes (" +
+                                                            std::to_string(max_message_bytes) +
+                                                            "): a Report carries them")
       .Check(!o.python.interpreter.empty(), "python must name an interpreter (default /usr/bin/python3)")
       .Check(o.exec.cpu_s >= 0 && exec_memory_mb >= 0, "exec_cpu_s and exec_memory_mb must be >= 0 (0 = none)")
       .Check(memory_mb >= 0 && static_cast<uint64_t>(memory_mb) <= kMaxMemoryMb,

@@ -251,7 +251,8 @@ class PythonPool {
     MemoryWatch memory(ctx.memory_mb(), static_cast<int>(w->pid()), false);
     for (;;) {
       std::optional<Frame> f = w->Next(0.005);
-      if (!interrupted && memory.Over()) return Status::ResourceExhausted("python: " + memory.Why());  // ~Worker kills it
+      if (!interrupted && memory.Over())
+        return Status::ResourceExhausted("python: " + memory.Why());  // ~Worker kills it
       if (!interrupted && ctx.cancelled()) {
         kill(w->pid(), SIGINT);  // KeyboardInterrupt in the function
         interrupted = Clock::now();

@@ -71,7 +71,7 @@ struct AttemptRuntime::FiberSync {
 
 struct AttemptRuntime::Attempt {
   AttemptSpec spec;
-  std::vector<int> gpus_held;        // devices taken from free_gpus_ while it runs
+  std::vector<int> gpus_held;  // devices taken from free_gpus_ while it runs
   const Kernel* kernel = nullptr;
   CancelToken cancel;
   std::optional<KernelContext> ctx;  // exists while running
@@ -81,8 +81,7 @@ struct AttemptRuntime::Attempt {
 
 AttemptRuntime::AttemptRuntime(RuntimeOptions options, const KernelRegistry* kernels, FaultInjector* faults,
                                std::function<void()> on_events)
-    : options_{std::max(options.slots, 1u), std::clamp(options.threads, 1u, std::max(options.slots, 1u)),
-               options.gpus},
+    : options_{std::max(options.slots, 1u), std::clamp(options.threads, 1u, std::max(options.slots, 1u)), options.gpus},
       kernels_(kernels),
       faults_(faults),
       on_events_(std::move(on_events)),

@@ -285,10 +285,12 @@ int main(int argc, char** argv) {
     }
     a.v[k].push_back(argv[++i]);
   }
-  static const char* known[] = {"--scheduler", "--executors", "--slots", "--memory-mb", "--gpus", "--processes", "--threads", "--jitter",
-                                "--fail-slow-fraction", "--fail-slow-factor", "--key-file", "--scheduler-key",
-                                "--seed", "--duration-s", "--client", "--client-key-file", "--scheduler-pid",
-                                "--idle-s", "--noop-tasks", "--fanout", "--wait-executors"};
+  static const char* known[] = {
+      "--scheduler",       "--executors",     "--slots",  "--memory-mb",          "--gpus",
+      "--processes",       "--threads",       "--jitter", "--fail-slow-fraction", "--fail-slow-factor",
+      "--key-file",        "--scheduler-key", "--seed",   "--duration-s",         "--client",
+      "--client-key-file", "--scheduler-pid", "--idle-s", "--noop-tasks",         "--fanout",
+      "--wait-executors"};
   for (auto& [k, v] : a.v)
     if (std::find_if(std::begin(known), std::end(known), [&](const char* x) { return k == x; }) == std::end(known)) {
       std::cerr << "tailcut-swarm: unknown option " << k << "\n" << kUsage;
@@ -303,7 +305,8 @@ int main(int argc, char** argv) {
   o.scheduler = a.Get("--scheduler", o.scheduler);
   o.keys = {a.Get("--key-file"), a.Get("--scheduler-key")};
   o.slots = std::max<uint32_t>(1, static_cast<uint32_t>(a.Num("--slots", 1)));
-  o.memory_mb = static_cast<uint64_t>(std::clamp(a.Num("--memory-mb", 0), 0.0, static_cast<double>(tailcut::kMaxMemoryMb)));
+  o.memory_mb =
+      static_cast<uint64_t>(std::clamp(a.Num("--memory-mb", 0), 0.0, static_cast<double>(tailcut::kMaxMemoryMb)));
   o.gpus = static_cast<uint32_t>(std::clamp(a.Num("--gpus", 0), 0.0, 64.0));
   o.jitter_sigma = a.Num("--jitter", 0);
   double frac = a.Num("--fail-slow-fraction", 0);

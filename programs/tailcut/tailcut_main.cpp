@@ -8,12 +8,12 @@
 
 #include "cli_util.h"
 #include "commands.h"
-#include "tailcut/common/process.h"
 #include "tailcut/client/client.h"
 #include "tailcut/client/progress.h"
 #include "tailcut/common/clock.h"
 #include "tailcut/common/ids.h"
 #include "tailcut/common/log.h"
+#include "tailcut/common/process.h"
 #include "tailcut/common/version.h"
 #include "tailcut/predictors/commands.h"
 #include "tailcut/predictors/trace.h"

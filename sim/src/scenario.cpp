@@ -33,10 +33,10 @@ Status LoadClass(const Config& cfg, const std::string& p, JobClass* c) {
           .Get("deadline_s", &c->deadline_s)
           .Get("fail_prob", &c->fail_prob)
           .Get("divisible", &c->divisible)
-          .Get("gpus", &c->gpus)
           .status();
       !s.ok())
     return s;
+  if (Status s = cfg.Get(p + "gpus", &c->gpus); !s.ok()) return s;
   if (Status s = LoadMemoryMb(cfg, p + "memory_mb", &c->memory_mb); !s.ok()) return s;
   c->tasks_set = cfg.Has(p + "tasks");
   if (Status s = LoadDistribution(cfg, p + "tasks", &c->tasks); !s.ok()) return s;
@@ -107,8 +107,6 @@ StatusOr<Scenario> ParseScenario(Config cfg, const std::string& base_dir) {
   if (Status s = TableReader(cfg, "cluster")
           .Get("executors", &cl.executors)
           .Get("slots", &cl.slots)
-          .Get("gpus", &cl.gpus)
-          .Also(LoadMemoryMb(cfg, "cluster.memory_mb", &cl.memory_mb))
           .Also(LoadDistribution(cfg, "cluster.speed", &cl.speed))
           .Also(LoadDistribution(cfg, "cluster.network", &cl.network))
           .Get("progress_reports", &cl.progress_reports)
@@ -116,6 +114,8 @@ StatusOr<Scenario> ParseScenario(Config cfg, const std::string& base_dir) {
           .status();
       !s.ok())
     return s;
+  if (Status s = cfg.Get("cluster.gpus", &cl.gpus); !s.ok()) return s;
+  if (Status s = LoadMemoryMb(cfg, "cluster.memory_mb", &cl.memory_mb); !s.ok()) return s;
   if (cl.drop_prob < 0 || cl.drop_prob > 1) return Status::InvalidArgument("cluster.drop_prob must be in [0, 1]");
   if (cl.progress_reports > 1000) return Status::InvalidArgument("cluster.progress_reports must be <= 1000");
   if (cl.executors == 0 || cl.slots == 0) return Status::InvalidArgument("cluster.executors and cluster.slots must be >= 1");

@@ -69,8 +69,9 @@ TEST_CASE("divisible_units in a job file reaches the spec, a negative one is an 
   CHECK(neg.status().message().find("divisible_units") != std::string::npos);
 }
 
-TEST_CASE("memory_mb and gpus in a job file reach the spec; bad memory amounts are errors naming the key") {
-  auto j = ParseJobFile("[[task]]\nkernel = \"shell\"\nmemory_mb = 2048\ngpus = 2\n[template]\nkernel = \"noop\"\n", "t");
+TEST_CASE("memory_mb and gpus in a job file reach the spec, and bad memory amounts are errors naming the key") {
+  auto j =
+      ParseJobFile("[[task]]\nkernel = \"shell\"\nmemory_mb = 2048\ngpus = 2\n[template]\nkernel = \"noop\"\n", "t");
   REQUIRE(j.ok());
   CHECK(j->tasks(0).demand().memory_mb() == 2048);
   CHECK(j->tasks(0).demand().gpus() == 2);

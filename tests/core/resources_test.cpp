@@ -99,8 +99,7 @@ TEST_CASE("a task asking for more memory than any executor has fails its job, or
   h.Drain();
   auto refused = h.core.SubmitJob(Asking(1, 4000));
   REQUIRE_FALSE(refused.ok());
-  CHECK(refused.status().message().find("4000 MB of memory (the most any executor has: 3000 MB)") !=
-        std::string::npos);
+  CHECK(refused.status().message().find("4000 MB of memory (the most any executor has: 3000 MB)") != std::string::npos);
   JobDef waits = Asking(1, 4000);
   waits.wait_for_resources = true;
   JobId w = h.Submit(waits);

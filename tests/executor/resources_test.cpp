@@ -8,8 +8,8 @@
 #include <chrono>
 #include <functional>
 #include <map>
-#include <stdexcept>
 #include <set>
+#include <stdexcept>
 #include <string>
 #include <thread>
 

@@ -47,7 +47,8 @@ size_t MostAtOnce(const wire::JobTrace& trace, uint64_t executor) {
 
 TEST_CASE("resources: a shell task over its memory request fails with the reason") {
   DaemonCluster c(Executors(1, 2, {"--set", "memory_mb=4096"}, true));
-  wire::JobSpec job = FanoutJob("shell", "/usr/bin/python3 -c \"b = b'x' * (300 << 20); import time; time.sleep(30)\"", 1);
+  wire::JobSpec job =
+      FanoutJob("shell", "/usr/bin/python3 -c \"b = b'x' * (300 << 20); import time; time.sleep(30)\"", 1);
   job.mutable_template_()->mutable_demand()->set_memory_mb(64);
   job.set_max_attempts(1);
   auto st = SubmitAndWait(*c.client, job);
@@ -83,8 +84,7 @@ TEST_CASE("resources: placement never puts more memory requests on an executor t
   huge.mutable_template_()->mutable_demand()->set_memory_mb(2000);
   auto refused = c.client->Submit(huge);
   REQUIRE_FALSE(refused.ok());
-  CHECK(refused.status().message().find("2000 MB of memory (the most any executor has: 1000 MB)") !=
-        std::string::npos);
+  CHECK(refused.status().message().find("2000 MB of memory (the most any executor has: 1000 MB)") != std::string::npos);
   wire::JobSpec absurd = FanoutJob("sleep", "ms=1", 1);
   absurd.mutable_template_()->mutable_demand()->set_memory_mb((uint64_t{1} << 40) + 1);
   auto bad = c.client->Submit(absurd);

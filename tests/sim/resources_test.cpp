@@ -13,7 +13,8 @@ namespace {
 std::string Fleet(const std::string& cluster_extra, const std::string& class_extra) {
   return "[cluster]\nexecutors = 4\nslots = 4\n" + cluster_extra +
          "[workload]\narrival = \"closed\"\njobs = 1\n"
-         "[[workload.class]]\ntasks = 16\ntask_time = 1.0\n" + class_extra;
+         "[[workload.class]]\ntasks = 16\ntask_time = 1.0\n" +
+         class_extra;
 }
 
 StatusOr<Scenario> Parse(const std::string& toml) {

@@ -48,8 +48,8 @@ Status CheckFeasible(const std::map<ExecutorId, Executor>& executors, const Task
   if (d.memory_mb > 0) {
     uint64_t most = 0;
     for (auto& [id, e] : executors) most = std::max(most, e.desc.memory_mb);
-    need += ", " + std::to_string(d.memory_mb) + " MB of memory (the most any executor has: " +
-            std::to_string(most) + " MB)";
+    need += ", " + std::to_string(d.memory_mb) + " MB of memory (the most any executor has: " + std::to_string(most) +
+            " MB)";
   }
   for (auto& [k, v] : d.labels) need += ", label " + k + "=" + v;
   return Status::FailedPrecondition("no executor can run a '" + d.kernel + "' task needing " + need + " (" +

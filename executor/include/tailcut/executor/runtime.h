@@ -27,7 +27,7 @@ struct AttemptSpec {
   AttemptId id = 0;
   std::string kernel;
   std::string args;
-  uint32_t gpus = 0;  // Resources.gpus of the task: >= 1 selects GPU twins
+  uint32_t gpus = 0;    // Resources.gpus of the task: >= 1 selects GPU twins
   KernelShare share{};  // Assignment.share, checked (divisible jobs)
   KernelIdentity identity{};  // job, task, count, attempt, copy (Assignment)
   std::string output_dir{};   // the attempt's private output directory, "" for none

@@ -72,8 +72,8 @@ struct JobClass {
   // task_time draws) is divisible, and the scheduler sizes each task's
   // share by its executor's measured speed. Needs rule all.
   bool divisible = false;
-  uint64_t memory_mb = 0;   // each task's memory request (TaskDef::memory_mb)
-  uint32_t gpus = 0;        // each task's GPUs
+  uint64_t memory_mb = 0;  // each task's memory request (TaskDef::memory_mb)
+  uint32_t gpus = 0;       // each task's GPUs
 };
 // Units of work per task of a divisible class: fine enough that a share is
 // proportional to the speed to within 0.1%.
