@@ -13,6 +13,8 @@
 #include <string>
 #include <thread>
 
+#include "tailcut/common/config.h"
+#include "tailcut/executor/executor.h"
 #include "tailcut/executor/runtime.h"
 
 using namespace tailcut;
@@ -166,4 +168,26 @@ TEST_CASE("a shell task over its memory request is stopped with a clear error") 
   CHECK(std::chrono::steady_clock::now() - t0 < 15s);  // stopped, not left to sleep
   CHECK(r.results[2].outcome() == wire::AttemptResult::OK);
   CHECK(r.results[2].output() == "8388608\n");
+}
+
+TEST_CASE("an executor's memory_mb and fake_gpus come from its config, with the machine's memory by default") {
+  auto parse = [](const std::string& text) {
+    auto cfg = Config::Parse(text, "t");
+    REQUIRE(cfg.ok());
+    return ExecutorOptionsFromConfig(*cfg);
+  };
+  auto o = parse("memory_mb = 512\nfake_gpus = 2\n");
+  REQUIRE(o.ok());
+  CHECK(ResolveDefaults(*o).memory_mb == 512);
+  CHECK(o->fake_gpus == 2);
+  auto machine = parse("");
+  REQUIRE(machine.ok());
+  CHECK(ResolveDefaults(*machine).memory_mb == MachineMemoryMb());
+  CHECK(MachineMemoryMb() > 0);  // /proc and sysconf answer on Linux
+  auto negative = parse("memory_mb = -1\n");
+  REQUIRE_FALSE(negative.ok());
+  CHECK(negative.status().message().find("memory_mb must be in [0, 2^40]") != std::string::npos);
+  auto many = parse("fake_gpus = 65\n");
+  REQUIRE_FALSE(many.ok());
+  CHECK(many.status().message().find("fake_gpus must be at most 64") != std::string::npos);
 }
