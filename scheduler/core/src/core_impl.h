@@ -140,6 +140,9 @@ class SchedulerCore::Impl final {
   // --- core.cpp
   static bool CanStillComplete(const Job& job);
   void Pump();
+  // Copies looked at per pump for a first attempt without a slot.
+  static constexpr uint32_t kPreemptScan = 4096;
+  ExecutorId PreemptCopyFor(Job& job, TaskIndex t, uint32_t* budget);
 
   CoreState s_;
   StateView view_;
