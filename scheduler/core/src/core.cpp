@@ -456,6 +456,7 @@ size_t SchedulerCore::RunningJobs() const { return impl_->RunningJobs(); }
 uint64_t SchedulerCore::QueuedTasks() const { return impl_->QueuedTasks(); }
 uint64_t SchedulerCore::WaitingTasks() const { return impl_->WaitingTasks(); }
 const CoreCounters& SchedulerCore::Counters() const { return impl_->Counters(); }
+std::vector<OwnerShareInfo> SchedulerCore::OwnerShares() const { return impl_->OwnerShares(); }
 Status SchedulerCore::CheckAdmission(uint64_t tasks) const { return impl_->CheckAdmission(tasks); }
 std::vector<JobId> SchedulerCore::RunningJobIds() const { return impl_->RunningJobIds(); }
 const PredictorSuite* SchedulerCore::Predictors() const { return impl_->Predictors(); }

@@ -210,6 +210,16 @@ struct ExecutorChangedCmd {
 };
 using Command = std::variant<LaunchCmd, CancelCmd, TaskCommittedCmd, JobFinishedCmd, ExecutorChangedCmd, PromoteCmd>;
 
+// One owner with running jobs (SchedulerCore::OwnerShares).
+struct OwnerShareInfo {
+  std::string owner;
+  double weight = 1;
+  uint32_t max_slots = 0;  // 0 = no quota
+  uint64_t slots = 0;      // held by its live attempts now
+  uint32_t jobs = 0;       // running
+  bool waiting = false;    // has tasks waiting for a slot
+};
+
 struct ExecutorStatusInfo {
   ExecutorId id = 0;
   std::string name, host;
