@@ -161,14 +161,19 @@ TEST_CASE("owners come and go with their jobs") {
   CoreOptions o;
   CoreHarness h(o);
   h.Exec(2);
-  for (int i = 0; i < 50; ++i) {
+  for (int i = 0; i < 500; ++i) {
     JobId j = h.Submit(OwnedFanout("owner" + std::to_string(i), 1));
     FinishOldest(h, 1);
     REQUIRE(h.core.JobStatus(j)->state == JobState::kSucceeded);
   }
-  // Nothing to observe from outside but that they still schedule fine.
+  CHECK(h.core.OwnerShares().size() <= 65);  // idle owners are forgotten past a few
   JobId j = h.Submit(OwnedFanout("owner0", 2));
   CHECK(LivePerJob(h)[j] == 2);
+  auto shares = h.core.OwnerShares();
+  auto it = std::find_if(shares.begin(), shares.end(), [](const OwnerShareInfo& o) { return o.owner == "owner0"; });
+  REQUIRE(it != shares.end());
+  CHECK(it->slots == 2);
+  CHECK(it->jobs == 1);
 }
 
 TEST_CASE("the owner book picks the lowest share and bounds the pick") {

@@ -40,8 +40,9 @@ class OwnerBook {
 
   // The owner's state, made with its configured weight and quota on first use.
   OwnerState& Of(const std::string& owner);
-  // Forgets `o` when it has no running job, no slot and no entry left
-  // (owners come and go with their jobs, so the book stays bounded).
+  // Forgets `o` when it has no running job, no slot and no entry left and
+  // the book holds many owners (owners come and go with their jobs, so the
+  // book stays bounded).
   void MaybeForget(OwnerState& o);
 
   void Push(OwnerState& o, int32_t priority, JobId job);
