@@ -68,3 +68,13 @@ TEST_CASE("divisible_units in a job file reaches the spec, a negative one is an 
   REQUIRE_FALSE(neg.ok());
   CHECK(neg.status().message().find("divisible_units") != std::string::npos);
 }
+
+TEST_CASE("priority in a job file reaches the spec, one out of range is an error") {
+  auto ok = ParseJobFile("priority = -7\n[template]\nkernel = \"noop\"\n", "t.toml");
+  REQUIRE(ok.ok());
+  CHECK(ok->priority() == -7);
+  CHECK(ParseJobFile("[template]\nkernel = \"noop\"\n", "t.toml")->priority() == 0);
+  auto bad = ParseJobFile("priority = 1001\n[template]\nkernel = \"noop\"\n", "t.toml");
+  REQUIRE_FALSE(bad.ok());
+  CHECK(bad.status().message().find("priority") != std::string::npos);
+}
