@@ -158,15 +158,15 @@ StatusOr<Scenario> ParseScenario(Config cfg, const std::string& base_dir) {
   std::string arrival = "poisson", trace_file;
   int64_t jobs = static_cast<int64_t>(w.jobs), tasks = 0;
   if (Status s = TableReader(cfg, "workload")
-          .Get("arrival", &arrival)
-          .Get("rate", &w.rate)
-          .Get("outstanding", &w.outstanding)
-          .Get("think_s", &w.think_s)
-          .Get("jobs", &jobs)
-          .Get("tasks", &tasks)
-          .Get("trace", &trace_file)
-          .Get("owner", &w.owner)
-          .status();
+                     .Get("arrival", &arrival)
+                     .Get("rate", &w.rate)
+                     .Get("outstanding", &w.outstanding)
+                     .Get("think_s", &w.think_s)
+                     .Get("jobs", &jobs)
+                     .Get("tasks", &tasks)
+                     .Get("trace", &trace_file)
+                     .Get("owner", &w.owner)
+                     .status();
       !s.ok())
     return s;
   if (jobs < 0 || tasks < 0) return Status::InvalidArgument("workload.jobs and workload.tasks must be >= 0");

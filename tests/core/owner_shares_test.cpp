@@ -145,7 +145,8 @@ TEST_CASE("shares are deterministic: the same events give the same launches") {
     CoreHarness h(Owners({{"a", {1.0, 0}}, {"b", {2.5, 5}}}));
     h.Exec(3);
     h.Exec(4);
-    for (int i = 0; i < 6; ++i) (void)h.core.SubmitJob(OwnedFanout(i % 3 == 0 ? "a" : i % 3 == 1 ? "b" : "c", 7, i % 2));
+    for (int i = 0; i < 6; ++i)
+      (void)h.core.SubmitJob(OwnedFanout(i % 3 == 0 ? "a" : i % 3 == 1 ? "b" : "c", 7, i % 2));
     h.Drain();
     for (int i = 0; i < 40; ++i) FinishOldest(h, 1);
     std::vector<std::pair<JobId, TaskIndex>> seq;
@@ -221,8 +222,7 @@ TEST_CASE("owner config: defaults, entries, and bad values refused") {
   CHECK(bad_msg("[owners]\ndefault_weight = 1e9\n").find("weight") != std::string::npos);
   CHECK_FALSE(bad_msg("[owners]\ndefault_weight = nan\n").empty());
   CHECK(bad_msg("[[owners.owner]]\nweight = 2\n").find("name") != std::string::npos);  // no name
-  CHECK(bad_msg("[[owners.owner]]\nname = \"x\"\n[[owners.owner]]\nname = \"x\"\n").find("twice") !=
-        std::string::npos);
+  CHECK(bad_msg("[[owners.owner]]\nname = \"x\"\n[[owners.owner]]\nname = \"x\"\n").find("twice") != std::string::npos);
   CHECK(bad_msg("[owners]\ndefault_wieght = 2\n").find("default_wieght") != std::string::npos);
   CHECK(bad_msg("[[owners.owner]]\nname = \"x\"\nweigth = 2\n").find("weigth") != std::string::npos);
 }
@@ -233,7 +233,7 @@ TEST_CASE("a copy is not launched onto a slot another job's first attempt waits 
   PolicyChain chain;
   chain.push_back(std::make_unique<CopyEverything>(1));
   CoreHarness h(o, std::move(chain));
-  for (int i = 0; i < 4; ++i) h.Exec(1);  // a copy never runs where its task does
+  for (int i = 0; i < 4; ++i) h.Exec(1);    // a copy never runs where its task does
   JobId a = h.Submit(OwnedFanout("a", 2));  // 2 slots; 2 idle
   JobId b = h.Submit(OwnedFanout("b", 8));  // takes the 2 idle ones, 6 wait
   h.Pass(1);                                // the policy proposes copies of a's tasks

@@ -88,11 +88,12 @@ TEST_CASE("two owners: behind 100,000 queued tasks, the small owner's jobs stay 
     REQUIRE(st.ok());
     CHECK(st->tasks() - st->committed() > 90000);  // it stayed queued all along
     CHECK(big.Cancel(*id).ok());
-    std::printf("policy %s (load average %s): small owner alone p50 %.3f s p99 %.3f s, wait p99 %.3f s; "
-                "with the big owner p50 %.3f s p99 %.3f s, wait p50 %.3f s p99 %.3f s\n",
-                policy, LoadAverage().c_str(), alone.Q(alone.latency, 0.5), alone.Q(alone.latency, 0.99),
-                alone.Q(alone.wait, 0.99), shared.Q(shared.latency, 0.5), shared.Q(shared.latency, 0.99),
-                shared.Q(shared.wait, 0.5), shared.Q(shared.wait, 0.99));
+    std::printf(
+        "policy %s (load average %s): small owner alone p50 %.3f s p99 %.3f s, wait p99 %.3f s; "
+        "with the big owner p50 %.3f s p99 %.3f s, wait p50 %.3f s p99 %.3f s\n",
+        policy, LoadAverage().c_str(), alone.Q(alone.latency, 0.5), alone.Q(alone.latency, 0.99),
+        alone.Q(alone.wait, 0.99), shared.Q(shared.latency, 0.5), shared.Q(shared.latency, 0.99),
+        shared.Q(shared.wait, 0.5), shared.Q(shared.wait, 0.99));
     CHECK(shared.Q(shared.latency, 0.5) <= 1.5 * alone.Q(alone.latency, 0.5));
     CHECK(shared.Q(shared.latency, 0.99) <= 1.5 * alone.Q(alone.latency, 0.99));
     wait_p99[k++] = shared.Q(shared.wait, 0.99);

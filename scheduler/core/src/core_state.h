@@ -22,9 +22,9 @@
 
 #include "owner_shares.h"
 #include "policy_guard.h"
-#include "work_shares.h"
 #include "tailcut/core/policy.h"
 #include "tailcut/core/types.h"
+#include "work_shares.h"
 
 namespace tailcut::core {
 
@@ -83,7 +83,7 @@ struct Job {
   Time infeasible_since = -1;
   std::string infeasible_why;
   uint64_t feasibility_epoch = 0;  // CoreState::executors_epoch when last checked
-  bool in_runnable = false;   // has an entry in its owner's runnable queue (OwnerBook)
+  bool in_runnable = false;        // has an entry in its owner's runnable queue (OwnerBook)
   bool pipelines = false;     // QueuePerSlot() > 0; kept by Placement::UpdatePipelining()
   std::vector<CommittedOutput> outputs;
   uint32_t promoting = 0;  // committed tasks whose output directory is not promoted yet

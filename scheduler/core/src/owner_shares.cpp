@@ -10,9 +10,9 @@ Status LoadOwnerOptions(const Config& cfg, std::string_view prefix, OwnerOptions
   TableReader t(cfg, prefix);
   auto check = [&](const OwnerShareOptions& o, const std::string& what) {
     // Config refuses NaN and infinities already; these are the absurd ones.
-    t.Check(o.weight > 0 && o.weight <= kMaxOwnerWeight,
-            what + "weight must be > 0 and at most " + std::to_string(static_cast<int64_t>(kMaxOwnerWeight)) +
-                " (it is a share: 2 gets twice the slots of 1)");
+    t.Check(o.weight > 0 && o.weight <= kMaxOwnerWeight, what + "weight must be > 0 and at most " +
+                                                             std::to_string(static_cast<int64_t>(kMaxOwnerWeight)) +
+                                                             " (it is a share: 2 gets twice the slots of 1)");
   };
   t.Get("default_weight", &out->defaults.weight).Get("default_max_slots", &out->defaults.max_slots);
   check(out->defaults, "default_");

@@ -361,18 +361,19 @@ std::string RenderOwners(const State& s) {
   double active_weight = 0;  // owners with running jobs share the fleet
   for (const OwnerShareInfo& o : s.owners)
     if (o.jobs > 0) active_weight += o.weight;
+  auto row = [&](const OwnerShareInfo& o, std::string* arr) {
+    Obj j(arr);
+    j.Str("owner", o.owner).D("weight", o.weight).U("max_slots", o.max_slots).U("slots", o.slots);
+    j.U("jobs", o.jobs).B("waiting", o.waiting);
+    j.D("share", s.total_slots ? static_cast<double>(o.slots) / s.total_slots : 0);
+    j.D("fair_share", o.jobs > 0 && active_weight > 0 ? o.weight / active_weight : 0);
+    return true;
+  };
   std::string out;
   {
     Obj root(&out);
     root.U("total_slots", s.total_slots);
-    root.Raw("owners", Array(s.owners, [&](const OwnerShareInfo& o, std::string* arr) {
-      Obj j(arr);
-      j.Str("owner", o.owner).D("weight", o.weight).U("max_slots", o.max_slots).U("slots", o.slots);
-      j.U("jobs", o.jobs).B("waiting", o.waiting);
-      j.D("share", s.total_slots ? static_cast<double>(o.slots) / s.total_slots : 0);
-      j.D("fair_share", o.jobs > 0 && active_weight > 0 ? o.weight / active_weight : 0);
-      return true;
-    }));
+    root.Raw("owners", Array(s.owners, row));
   }
   return out;
 }

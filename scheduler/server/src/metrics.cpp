@@ -43,7 +43,6 @@ Snapshot Collect(const SchedulerCore& core, const Histogram& job_latency) {
   return s;
 }
 
-
 std::string EscapeLabelValue(std::string_view v) {
   std::string out;
   out.reserve(v.size());

@@ -26,8 +26,8 @@ namespace tailcut::sim {
 // One owner's jobs, when the workload has several owners ([[workload.stream]]).
 struct OwnerResult {
   std::string owner;
-  uint64_t jobs = 0;                // finished
-  double p50 = 0, p99 = 0;          // job latency, s
+  uint64_t jobs = 0;                  // finished
+  double p50 = 0, p99 = 0;            // job latency, s
   double wait_p50 = 0, wait_p99 = 0;  // queue wait of its tasks: first launch - submit, s
   std::vector<double> latencies, waits;
 };

@@ -42,7 +42,7 @@ struct OwnerShareOptions {
   uint32_t max_slots = 0;  // 0 = no quota
 };
 struct OwnerOptions {
-  OwnerShareOptions defaults;                                // owners not listed
+  OwnerShareOptions defaults;                                     // owners not listed
   std::vector<std::pair<std::string, OwnerShareOptions>> owners;  // [[owners.owner]], by name
   const OwnerShareOptions& For(const std::string& owner) const {
     for (const auto& [name, o] : owners)
