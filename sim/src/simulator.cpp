@@ -265,7 +265,9 @@ void Loop::StreamAfterEnd(size_t s, bool refused) {
 uint32_t Loop::OwnerIndex(const std::string& owner) {
   for (uint32_t i = 0; i < result_.owners.size(); ++i)
     if (result_.owners[i].owner == owner) return i;
-  result_.owners.push_back(OwnerResult{owner});
+  OwnerResult o;
+  o.owner = owner;
+  result_.owners.push_back(std::move(o));
   return static_cast<uint32_t>(result_.owners.size() - 1);
 }
 

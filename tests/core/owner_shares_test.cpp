@@ -227,28 +227,39 @@ TEST_CASE("owner config: defaults, entries, and bad values refused") {
   CHECK(bad_msg("[[owners.owner]]\nname = \"x\"\nweigth = 2\n").find("weigth") != std::string::npos);
 }
 
-TEST_CASE("a copy is not launched onto a slot another job's first attempt waits for") {
+// Four one-slot executors (a copy never runs where its task does) and a
+// policy that proposes a copy of every running attempt of job 1.
+std::unique_ptr<CoreHarness> CopyHarness() {
   CoreOptions o = Owners({});
   o.redundancy_budget = 1.0;
   PolicyChain chain;
   chain.push_back(std::make_unique<CopyEverything>(1));
-  CoreHarness h(o, std::move(chain));
-  for (int i = 0; i < 4; ++i) h.Exec(1);    // a copy never runs where its task does
+  auto h = std::make_unique<CoreHarness>(o, std::move(chain));
+  for (int i = 0; i < 4; ++i) h->Exec(1);
+  return h;
+}
+
+TEST_CASE("a copy is not launched onto a slot another job's first attempt waits for") {
+  auto hp = CopyHarness();
+  CoreHarness& h = *hp;
   JobId a = h.Submit(OwnedFanout("a", 2));  // 2 slots; 2 idle
   JobId b = h.Submit(OwnedFanout("b", 8));  // takes the 2 idle ones, 6 wait
-  h.Pass(1);                                // the policy proposes copies of a's tasks
+  // One of b's attempts ends and the policies run before the pump: the
+  // freed slot is free when the copy is proposed, but b's next task waits.
+  AttemptId done = 0;
+  for (auto& [id, l] : h.live)
+    if (l.job == b) done = id;
+  h.live.erase(done);
+  h.core.AttemptSucceeded(done, "", 1.0);
+  h.Pass(1);  // Tick: the policy proposes copies of a's tasks; then the pump
   CHECK(h.core.JobStatus(a)->copies == 0);
+  CHECK(h.core.JobStatus(a)->copies_preempted == 0);  // never launched, so never cancelled
   CHECK(LivePerJob(h)[b] == 2);
-  (void)b;
 }
 
 TEST_CASE("a first attempt waiting for a slot cancels another job's copy; the original keeps running") {
-  CoreOptions o = Owners({});
-  o.redundancy_budget = 1.0;
-  PolicyChain chain;
-  chain.push_back(std::make_unique<CopyEverything>(1));
-  CoreHarness h(o, std::move(chain));
-  for (int i = 0; i < 4; ++i) h.Exec(1);  // a copy never runs where its task does
+  auto hp = CopyHarness();
+  CoreHarness& h = *hp;
   JobId a = h.Submit(OwnedFanout("a", 2));
   h.Pass(1);  // idle capacity: the copies are welcome
   REQUIRE(h.core.JobStatus(a)->copies == 2);
