@@ -361,6 +361,7 @@ ExecutorId SchedulerCore::Impl::PreemptCopyFor(Job& job, TaskIndex t, uint32_t* 
     const ExecutorId eid = c.executor;
     other.copies_preempted++;
     s_.counters.copies_preempted++;
+    life_.ObserveUnfinished(other, c);  // how long it ran is a lower bound on its run time
     s_.Emit(CancelCmd{id, eid});
     life_.DropAttempt(id, AttemptOutcome::kCancelled, 0,
                       "copy preempted: job " + std::to_string(job.id) + "'s first attempt takes its slot");
