@@ -257,7 +257,7 @@ TEST_CASE("a copy is not launched onto a slot another job's first attempt waits 
   CHECK(LivePerJob(h)[b] == 2);
 }
 
-TEST_CASE("a first attempt waiting for a slot cancels another job's copy; the original keeps running") {
+TEST_CASE("a first attempt waiting for a slot cancels another job's copy, and the original keeps running") {
   auto hp = CopyHarness();
   CoreHarness& h = *hp;
   JobId a = h.Submit(OwnedFanout("a", 2));
