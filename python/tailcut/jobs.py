@@ -138,6 +138,9 @@ class Job:
     # directory on the executors' disk or a shared file system; the committed
     # attempt's files end up in output_dir/task-<index>. Needs rule "all".
     output_dir: str = ""
+    # Orders your own jobs, higher first (-1000..1000); across owners the
+    # weighted fair share decides (docs/POLICIES.md, "Owners").
+    priority: int = 0
 
     @property
     def total_tasks(self):
@@ -183,6 +186,8 @@ class Job:
             raise InvalidArgument(f"idempotent must be True, False or None, got {self.idempotent!r}")
         if not isinstance(self.output_dir, str):
             raise InvalidArgument("output_dir must be str")
+        if isinstance(self.priority, bool) or not isinstance(self.priority, int) or not -1000 <= self.priority <= 1000:
+            raise InvalidArgument(f"priority must be an int in -1000..1000, got {self.priority!r}")
         # The scheduler checks the form (absolute, normal, rule all) and says why.
 
     def to_wire(self):
@@ -197,6 +202,7 @@ class Job:
             timeout_s=float(self.timeout_s),
             request_key=self.request_key,
             output_dir=self.output_dir,
+            priority=self.priority,
         )
         for t in self.tasks:
             t.to_wire(spec.tasks.add())

@@ -83,3 +83,13 @@ TEST_CASE("memory_mb and gpus in a job file reach the spec, and bad memory amoun
     CHECK(b.status().message().find("memory_mb") != std::string::npos);
   }
 }
+
+TEST_CASE("priority in a job file reaches the spec, one out of range is an error") {
+  auto ok = ParseJobFile("priority = -7\n[template]\nkernel = \"noop\"\n", "t.toml");
+  REQUIRE(ok.ok());
+  CHECK(ok->priority() == -7);
+  CHECK(ParseJobFile("[template]\nkernel = \"noop\"\n", "t.toml")->priority() == 0);
+  auto bad = ParseJobFile("priority = 1001\n[template]\nkernel = \"noop\"\n", "t.toml");
+  REQUIRE_FALSE(bad.ok());
+  CHECK(bad.status().message().find("priority") != std::string::npos);
+}

@@ -188,3 +188,20 @@ TEST_CASE("wire: deterministic bytes of a job body do not depend on the order it
   b.set_name("other");
   CHECK(DeterministicBytes(a) != DeterministicBytes(b));
 }
+
+TEST_CASE("wire: a job's priority is carried, and one outside -1000..1000 is refused naming it") {
+  wire::JobSpec spec = Fanout(1);
+  spec.set_priority(-1000);
+  auto d = JobDefFromWire(spec);
+  REQUIRE(d.ok());
+  CHECK(d->priority == -1000);
+  spec.set_priority(1001);
+  CHECK(ErrorOf(spec).find("priority is 1001") != std::string::npos);
+  JobStatusInfo info;
+  info.priority = 3;
+  info.copies_preempted = 2;
+  wire::JobStatus out;
+  JobStatusToWire(info, &out);
+  CHECK(out.priority() == 3);
+  CHECK(out.copies_preempted() == 2);
+}

@@ -74,6 +74,10 @@ struct JobDef {
   // <output_dir>/task-<index> (PromoteCmd) and the job succeeds once every
   // task's is. Needs rule kAll. "" = none.
   std::string output_dir;
+  // Orders this owner's own jobs: higher first, in [-kMaxJobPriority,
+  // kMaxJobPriority] (types.h). Across owners the weighted fair share
+  // decides, so anyone may use any priority (docs/POLICIES.md, "Owners").
+  int32_t priority = 0;
 
   uint32_t TaskCount() const { return static_cast<uint32_t>(tasks.size()) + template_count; }
   const TaskDef& Task(TaskIndex i) const { return i < tasks.size() ? tasks[i] : templ; }
