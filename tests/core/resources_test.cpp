@@ -4,6 +4,8 @@
 // task no executor could ever hold fails its job with the reason.
 #include <catch2/catch.hpp>
 
+#include <memory>
+
 #include "core_harness.h"
 
 using namespace tailcut;
@@ -167,4 +169,63 @@ TEST_CASE("a failed or cancelled attempt gives its memory and gpus back") {
   REQUIRE(h.LiveOn(e).size() == 1);  // the other one got the freed resources
   JobId other = h.live.begin()->second.job;
   CHECK((other == first || other == second));
+}
+
+namespace {
+
+// Proposes a copy of every running attempt of `job` at each tick.
+class CopyJob : public MitigationPolicy {
+ public:
+  explicit CopyJob(JobId job) : job_(job) {}
+  std::string_view name() const override { return "copy_job"; }
+  void OnTick(const ClusterView& v, std::vector<Proposal>* out) override {
+    v.ForEachRunningAttempt([&](const AttemptView& a) {
+      if (a.job == job_ && !a.copy) out->push_back(Proposal::LaunchCopy(a.job, a.task, "test"));
+    });
+  }
+
+ private:
+  JobId job_;
+};
+
+JobDef Owned(const std::string& owner, uint32_t n, uint64_t memory_mb) {
+  JobDef j = Asking(n, memory_mb);
+  j.owner = owner;
+  return j;
+}
+
+}  // namespace
+
+TEST_CASE("a copy is preempted for a first attempt only when the freed memory lets that attempt fit") {
+  CoreOptions o;
+  o.placement = "first_free";
+  o.redundancy_budget = 1.0;
+  o.lost_after_s = 0;  // no heartbeats here
+  PolicyChain chain;
+  chain.push_back(std::make_unique<CopyJob>(1));
+  CoreHarness h(o, std::move(chain));
+  ExecutorId e1 = ExecWith(h, "e1", 2, 1000), e2 = ExecWith(h, "e2", 2, 1000);
+  h.Drain();
+  JobId a = h.Submit(Owned("a", 1, 100));  // on e1
+  h.Pass(1);                               // its copy on e2
+  REQUIRE(h.core.JobStatus(a)->copies == 1);
+  JobId c = h.Submit(Owned("c", 2, 800));  // one on each: every slot is taken
+  REQUIRE(h.LiveOn(e1).size() == 2);
+  REQUIRE(h.LiveOn(e2).size() == 2);
+  // b's 300 MB would not fit on e2 even without the 100 MB copy (800 + 300 > 1000):
+  // the copy stays.
+  JobId b = h.Submit(Owned("b", 1, 300));
+  h.Pass(1);
+  CHECK(h.core.JobStatus(a)->copies_preempted == 0);
+  CHECK(h.LiveOn(e2).size() == 2);
+  // c's task on e1 ends: b fits there.
+  for (AttemptId x : h.LiveOn(e1))
+    if (h.live.at(x).job == c) {
+      h.Finish(x);
+      break;
+    }
+  h.Pass(1);
+  bool b_runs = false;
+  for (AttemptId x : h.LiveOn(e1)) b_runs |= h.live.at(x).job == b;
+  CHECK(b_runs);
 }
