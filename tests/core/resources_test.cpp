@@ -173,21 +173,6 @@ TEST_CASE("a failed or cancelled attempt gives its memory and gpus back") {
 
 namespace {
 
-// Proposes a copy of every running attempt of `job` at each tick.
-class CopyJob : public MitigationPolicy {
- public:
-  explicit CopyJob(JobId job) : job_(job) {}
-  std::string_view name() const override { return "copy_job"; }
-  void OnTick(const ClusterView& v, std::vector<Proposal>* out) override {
-    v.ForEachRunningAttempt([&](const AttemptView& a) {
-      if (a.job == job_ && !a.copy) out->push_back(Proposal::LaunchCopy(a.job, a.task, "test"));
-    });
-  }
-
- private:
-  JobId job_;
-};
-
 JobDef Owned(const std::string& owner, uint32_t n, uint64_t memory_mb) {
   JobDef j = Asking(n, memory_mb);
   j.owner = owner;
@@ -202,7 +187,7 @@ TEST_CASE("a copy is preempted for a first attempt only when the freed memory le
   o.redundancy_budget = 1.0;
   o.lost_after_s = 0;  // no heartbeats here
   PolicyChain chain;
-  chain.push_back(std::make_unique<CopyJob>(1));
+  chain.push_back(std::make_unique<testing::CopyEverything>(1));
   CoreHarness h(o, std::move(chain));
   ExecutorId e1 = ExecWith(h, "e1", 2, 1000), e2 = ExecWith(h, "e2", 2, 1000);
   h.Drain();
