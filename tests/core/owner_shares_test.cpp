@@ -39,7 +39,6 @@ void FinishOldest(CoreHarness& h, int n) {
   for (int i = 0; i < n && !h.live.empty(); ++i) h.Finish(h.live.begin()->first);
 }
 
-
 }  // namespace
 
 TEST_CASE("busy owners share the slots in proportion to their weights") {
