@@ -254,7 +254,8 @@ TEST_CASE("a lost executor's attempts are rescheduled and every task commits onc
   CHECK(committed.size() == 8);
 }
 
-TEST_CASE("liveness from the heard queue: heard executors stay, a silent one is lost within a quarter past the timeout") {
+TEST_CASE(
+    "liveness from the heard queue: heard executors stay, a silent one is lost within a quarter past the timeout") {
   CoreOptions o;
   o.lost_after_s = 2;
   CoreHarness h(o);
@@ -632,4 +633,27 @@ TEST_CASE("edge quorum: closes at the committed share of what reached the edge, 
     REQUIRE(q.Close(j));
   }
   CHECK(q.Close(7));
+}
+
+// docs/POLICIES.md, "Copies only use idle capacity": a clone never takes a
+// slot its own job's next task needs (16 tasks on 16 slots would otherwise
+// run in two waves, a clone per task in the first).
+TEST_CASE("clones at launch take only the slots their job's own tasks do not need") {
+  for (int executors : {4, 6, 8}) {
+    DYNAMIC_SECTION(executors << " single-slot executors") {
+      PolicyChain chain;
+      chain.push_back(std::make_unique<CloneAll>(1));
+      CoreOptions o;
+      o.min_copies = 8;
+      CoreHarness h(o, std::move(chain));
+      for (int i = 0; i < executors; ++i) h.Exec(1);
+      auto id = h.core.SubmitJob(CoreHarness::Fanout(4));
+      REQUIRE(id.ok());
+      h.Drain();
+      size_t firsts = 0, clones = 0;
+      for (const LaunchCmd& l : h.launches) (l.copy ? clones : firsts)++;
+      CHECK(firsts == 4);  // every task starts in the first wave
+      CHECK(clones == static_cast<size_t>(executors - 4));
+    }
+  }
 }

@@ -214,8 +214,9 @@ TEST_CASE("owner config: defaults, entries, and bad values refused") {
 
 // Four one-slot executors (a copy never runs where its task does) and a
 // policy that proposes a copy of every running attempt of job 1.
-std::unique_ptr<CoreHarness> CopyHarness() {
+std::unique_ptr<CoreHarness> CopyHarness(std::string yield_to = "owner") {
   CoreOptions o = Owners({});
+  o.copies_yield_to = std::move(yield_to);
   o.redundancy_budget = 1.0;
   PolicyChain chain;
   chain.push_back(std::make_unique<tailcut::testing::CopyEverything>(1));
@@ -269,4 +270,24 @@ TEST_CASE("a first attempt waiting for a slot cancels another job's copy, and th
   FinishOldest(h, 1);
   CHECK(h.core.JobStatus(a)->state == JobState::kRunning);
   CHECK(LivePerJob(h)[b] == 3);
+}
+
+// core.copies_yield_to: by default an owner's own waiting first attempts do
+// not cancel its copies (its trade, bounded by the redundancy budget);
+// "job" makes every other job's first attempt come first.
+TEST_CASE("copies yield to other owners' first attempts, or with copies_yield_to = job to any other job's") {
+  for (std::string yield_to : {"owner", "job"}) {
+    DYNAMIC_SECTION(yield_to) {
+      auto hp = CopyHarness(yield_to);
+      CoreHarness& h = *hp;
+      JobId a = h.Submit(OwnedFanout("a", 2));
+      h.Pass(1);
+      REQUIRE(h.core.JobStatus(a)->copies == 2);
+      JobId b = h.Submit(OwnedFanout("a", 3));  // the same owner's next job
+      const int cancelled = yield_to == "job" ? 2 : 0;
+      CHECK(static_cast<int>(h.core.JobStatus(a)->copies_preempted) == cancelled);
+      CHECK(LivePerJob(h)[b] == cancelled);
+      CHECK(LivePerJob(h)[a] == 4 - cancelled);
+    }
+  }
 }

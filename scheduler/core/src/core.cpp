@@ -268,10 +268,10 @@ void SchedulerCore::Impl::Pump() {
     }
     // Queueing tiny tasks beyond free slots only while no other owner
     // waits: queued work would hold the slots that owner is owed. Clones
-    // only while no other job waits: first attempts come before copies.
+    // only while no first attempt they yield to waits (core.copies_yield_to).
     const bool others_wait =
         book.Waiting() - (owner->entries > 0) + owners_aside.size() - owners_aside.count(owner) > 0;
-    const bool jobs_wait = book.Entries() > 0 || !aside.empty();
+    const bool jobs_wait = s_.opt.CopiesYieldToJobs() ? book.Entries() > 0 || !aside.empty() : others_wait;
     uint32_t placed = 0;
     bool blocked = false;
     while (placed < kQuantum && job->HasWork() && owner->slots < limit) {
@@ -312,9 +312,14 @@ void SchedulerCore::Impl::Pump() {
       life_.Launch(*job, t, e, false, from_retry);
       job->infeasible_since = -1;
       ++placed;
-      for (uint32_t c = 0; !from_retry && !jobs_wait && c < job->clone_copies && s_.CopiesAllowed() > 0 &&
-                           !owner->OverQuota(std::max<uint32_t>(job->def.Task(t).cpu_slots, 1)) &&
-                           gate_.MayRunAgain(*job, t, "clone", "clone at launch");
+      // Clones only take idle slots: those beyond what this job's own
+      // unlaunched first attempts need (else a clone would push one of them
+      // into a second wave), and none while other jobs wait.
+      const uint64_t unlaunched = job->Count() - job->next_unlaunched;
+      for (uint32_t c = 0;
+           !from_retry && !jobs_wait && c < job->clone_copies && s_.CopiesAllowed() > 0 && s_.free_slots > unlaunched &&
+           !owner->OverQuota(std::max<uint32_t>(job->def.Task(t).cpu_slots, 1)) &&
+           gate_.MayRunAgain(*job, t, "clone", "clone at launch");
            ++c) {
         ExecutorId ce = place_.PickFree(*job, t, true);
         if (!ce) break;
@@ -352,6 +357,7 @@ ExecutorId SchedulerCore::Impl::PreemptCopyFor(Job& job, TaskIndex t, uint32_t* 
     const Attempt& c = s_.attempts.at(*it);
     if (c.job == job.id) continue;  // a job's own copies are its own choice
     Job& other = s_.jobs.at(c.job);
+    if (other.owner == job.owner && !s_.opt.CopiesYieldToJobs()) continue;  // and an owner's
     if (other.tasks[c.task].live < 2) continue;  // its task's only attempt now: not redundant
     const Executor& e = s_.executors.at(c.executor);
     if (e.quarantined || e.used_slots - c.slots + need > e.desc.slots || e.used_gpus - c.gpus + d.gpus > e.desc.gpus ||

@@ -38,6 +38,7 @@ Status LoadCoreOptions(const Config& cfg, std::string_view prefix, CoreOptions* 
       .Get("max_tasks_per_job", &o->max_tasks_per_job)
       .Get("max_queued_tasks", &o->max_queued_tasks)
       .Get("placement", &o->placement)
+      .Get("copies_yield_to", &o->copies_yield_to)
       .Get("quarantine_speed_factor", &o->quarantine_speed_factor)
       .Check(o->max_tasks_per_job >= 1 && o->max_tasks_per_job <= kTaskCountCeiling,
              "max_tasks_per_job must be in 1.." + std::to_string(kTaskCountCeiling))
@@ -60,9 +61,11 @@ Status LoadCoreOptions(const Config& cfg, std::string_view prefix, CoreOptions* 
       .Check(o->policy_interval_s > 0, "policy_interval_s must be > 0")
       .Check(o->policy_interval_ratio >= 0, "policy_interval_ratio must be >= 0")
       .Check(o->policy_interval_min_s > 0, "policy_interval_min_s must be > 0")
-      .Check(o->policy_interval_max_s >= o->policy_interval_min_s, "policy_interval_max_s must be >= policy_interval_min_s")
+      .Check(o->policy_interval_max_s >= o->policy_interval_min_s,
+             "policy_interval_max_s must be >= policy_interval_min_s")
       .Check(o->pipeline_s >= 0, "pipeline_s must be >= 0")
       .Check(IsPlacement(o->placement), "placement must be one of: expected_finish, first_free")
+      .Check(o->copies_yield_to == "owner" || o->copies_yield_to == "job", "copies_yield_to must be owner or job")
       .Check(o->quarantine_speed_factor >= 1, "quarantine_speed_factor must be >= 1")
       .Check(o->max_quarantined_share >= 0 && o->max_quarantined_share <= 1, "max_quarantined_share must be in [0, 1]");
   return t.status();

@@ -35,6 +35,7 @@ bool ProposalGate::FirstAttemptWants(const Job& job, const Executor& e) const {
   for (JobId id : s_.waiting_first) {
     const Job* w = s_.FindJob(id);
     if (!w || w->id == job.id || w->state != JobState::kRunning || !w->HasWork()) continue;
+    if (w->owner == job.owner && !s_.opt.CopiesYieldToJobs()) continue;  // its owner's own trade
     if (++looked > kScan) return true;
     TaskIndex t = !w->retry.empty() ? w->retry.front() : w->next_unlaunched;
     if (t < w->Count() && !w->owner->OverQuota(std::max<uint32_t>(w->def.Task(t).cpu_slots, 1)) &&

@@ -57,11 +57,11 @@ Status LoadOwnerOptions(const Config& cfg, std::string_view prefix, OwnerOptions
 // Every option with its default; docs/CONFIG.md and configs/scheduler.toml
 // document the same keys under [core].
 struct CoreOptions {
-  double lost_after_s = 2.0;          // executor silence before it is lost
-  uint32_t max_attempts = 3;          // failed attempts per task (default)
-  double infeasible_grace_s = 10.0;   // wait for a fitting executor to join
-  double redundancy_budget = 0.10;    // live copies <= share of total slots
-  uint32_t min_copies = 1;            // ... but always allow this many
+  double lost_after_s = 2.0;         // executor silence before it is lost
+  uint32_t max_attempts = 3;         // failed attempts per task (default)
+  double infeasible_grace_s = 10.0;  // wait for a fitting executor to join
+  double redundancy_budget = 0.10;   // live copies <= share of total slots
+  uint32_t min_copies = 1;           // ... but always allow this many
   // How often policies run (OnTick): every policy_interval_ratio x the
   // typical committed run time (an EWMA over all tasks), within
   // [policy_interval_min_s (a tick's own cost), policy_interval_max_s];
@@ -75,7 +75,7 @@ struct CoreOptions {
   // its slots, floor(pipeline_s / typical task run time) per slot, capped.
   double pipeline_s = 0.005;
   uint32_t max_queue_per_slot = 512;
-  uint32_t job_retention = 1000;      // finished jobs kept for status queries
+  uint32_t job_retention = 1000;  // finished jobs kept for status queries
   // Quarantined executors are capped at this share of the fleet (at least
   // one when there are three or more), so a noisy detector cannot starve
   // the cluster of capacity.
@@ -84,6 +84,14 @@ struct CoreOptions {
   // (where it is expected to finish first, by the predictors' run time and
   // each executor's speed factor) or "first_free" (the one free longest).
   std::string placement = "expected_finish";
+  // Whose waiting first attempts copies, clones and hedges give way to
+  // (docs/POLICIES.md, "Copies only use idle capacity"): "owner" (the
+  // default: other owners' — copies never delay another owner's work, and
+  // an owner's own copies still race its stragglers under its share) or
+  // "job" (any other job's: no redundancy at all while any first attempt
+  // waits, which under a steady backlog turns speculation off).
+  std::string copies_yield_to = "owner";
+  bool CopiesYieldToJobs() const { return copies_yield_to == "job"; }
   // With expected_finish, a policy's quarantine applies only to executors
   // at least this many times slower than typical; slower-but-useful ones
   // get only the work they finish first.
@@ -128,12 +136,12 @@ struct ExecutorDesc {
   // and requests are not checked against it (docs/JOBS.md, "Memory").
   uint64_t memory_mb = 0;
   std::vector<std::pair<std::string, std::string>> labels;
-  std::vector<std::string> kernels;   // exactly the kernels it runs; empty: none
+  std::vector<std::string> kernels;  // exactly the kernels it runs; empty: none
   // Of `kernels`, those not idempotent by default (shell, exec, plugins'):
   // their tasks get no copies unless the job says they are idempotent. Once
   // one executor names a kernel here, the core keeps it so (the safe side).
   std::vector<std::string> side_effect_kernels;
-  uint32_t max_queued = 0;            // queued beyond slots it accepts; 0 = no cap
+  uint32_t max_queued = 0;  // queued beyond slots it accepts; 0 = no cap
   // Who it is across registrations (the server: its key and name); empty:
   // its name. Results and adoptions of attempts it held under an earlier
   // executor id are accepted only from the same identity.
@@ -165,8 +173,8 @@ struct LaunchCmd {
   JobId job = 0;
   TaskIndex task = 0;
   bool copy = false;
-  WorkShare share{};  // the task's share of a divisible job (total 0 otherwise)
-  bool idempotent = true;  // the task's resolved idempotency (edges pass it on)
+  WorkShare share{};        // the task's share of a divisible job (total 0 otherwise)
+  bool idempotent = true;   // the task's resolved idempotency (edges pass it on)
   uint32_t task_count = 0;  // tasks in the job (the attempt's identity, docs/KERNELS.md)
 };
 struct CancelCmd {
@@ -258,7 +266,14 @@ struct CoreCounters {
 };
 
 // `copy`: the attempt was a redundant copy (false for commits replayed from the journal).
-struct CommittedOutput { TaskIndex task; AttemptId attempt; ExecutorId executor; double run_s; std::string output; bool copy = false; };
+struct CommittedOutput {
+  TaskIndex task;
+  AttemptId attempt;
+  ExecutorId executor;
+  double run_s;
+  std::string output;
+  bool copy = false;
+};
 // A committed task whose output directory was not promoted yet (journaled).
 struct PendingPromotion {
   TaskIndex task = 0;
