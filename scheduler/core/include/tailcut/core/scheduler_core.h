@@ -146,6 +146,13 @@ class SchedulerCore {
   StatusOr<JobStatusInfo> JobStatus(JobId job) const;
   StatusOr<std::vector<CommittedOutput>> JobOutputs(JobId job) const;
   std::vector<ExecutorStatusInfo> Executors() const;
+  // The upstream outputs task `task` of `job` takes as input
+  // (TaskDef::inputs), resolved in order; the pointers are valid until the
+  // next event. An error when one cannot be resolved (its parent was lost).
+  Status TaskInputs(JobId job, TaskIndex task, std::vector<ResolvedInput>* out);
+  // Jobs that unfinished jobs run after (JobDef::after): the journal must
+  // keep them past its retention, for recovery to link the children again.
+  std::vector<JobId> ParentsOfUnfinished() const;
   // The task an attempt runs; valid while the job is retained.
   const TaskDef* TaskOf(JobId job, TaskIndex task) const;
   const JobDef* JobDefOf(JobId job) const;  // valid while the job is retained
