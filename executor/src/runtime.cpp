@@ -41,6 +41,7 @@ void Prepare(KernelContext& ctx, const AttemptSpec& spec) {
   id.attempt_id = spec.id;
   ctx.SetIdentity(id);
   ctx.SetOutputDir(spec.output_dir);
+  ctx.SetInputs(&spec.inputs);
 }
 
 // Runs an instant kernel (noop) right here and records start + result.

@@ -31,6 +31,7 @@ struct AttemptSpec {
   KernelShare share{};  // Assignment.share, checked (divisible jobs)
   KernelIdentity identity{};  // job, task, count, attempt, copy (Assignment)
   std::string output_dir{};   // the attempt's private output directory, "" for none
+  std::vector<KernelInput> inputs{};  // Assignment.inputs
 };
 
 // Everything that happened since the previous DrainEvents.
