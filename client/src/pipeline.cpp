@@ -81,9 +81,10 @@ StatusOr<Pipeline> ParsePipeline(std::string_view toml_text, const std::string& 
   for (size_t i = 0; i < n; ++i) {
     PipelineStage& st = stages[i];
     st.name = names[i];
-    auto spec = JobFromConfig(c, "stage." + std::to_string(i) + ".", p.name + "/" + st.name, resolve);
+    auto spec = JobFromConfig(c, "stage." + std::to_string(i) + ".", st.name, resolve);
     if (!spec.ok()) return spec.status();
     st.spec = std::move(spec).value();
+    st.spec.set_name(p.name + "/" + st.name);  // the stage's `name` is its job's too: say whose
     for (uint64_t a : st.spec.after()) st.after.push_back(static_cast<size_t>(a - 1));
     // Each stage is its own task class by default, so the predictors judge
     // a reduce task against reduce tasks, not against the maps.

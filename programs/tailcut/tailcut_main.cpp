@@ -171,6 +171,7 @@ int SubmitPipelineFile(const Args& a, const std::string& path) {
     return s.code() == Status::Code::kUnavailable ? kExitUnavailable : kExitFailed;
   }
   if (!a.Has("--wait")) return kExitOk;
+  std::fflush(stdout);  // the ids before the wait's progress
   int rc = kExitOk;
   for (const PipelineJob& j : jobs) rc = std::max(rc, WaitAndReport(client, j.job, a));
   return rc;
