@@ -310,6 +310,8 @@ void JobStatusToWire(const JobStatusInfo& i, wire::JobStatus* out) {
   out->set_name(i.name);
   // Running in the core, but not runnable before its parents: queued.
   out->set_state(i.state == JobState::kRunning && !i.waiting_for.empty() ? wire::JOB_QUEUED : JobStateToWire(i.state));
+  out->clear_after();
+  out->clear_waiting_for();
   for (JobId p : i.after) out->add_after(p);
   for (JobId p : i.waiting_for) out->add_waiting_for(p);
   out->set_tasks(i.tasks);
