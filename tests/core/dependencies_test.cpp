@@ -230,3 +230,22 @@ TEST_CASE("restore links children again: a waiting child waits, a child of a fai
   CHECK(LaunchesOf(h, 11) == 1);
   CHECK(h.core.ParentsOfUnfinished() == std::vector<JobId>{10});
 }
+
+TEST_CASE("a restored child that names its parent only through an input still waits for it") {
+  CoreHarness h;
+  h.Exec(2);
+  JobDef parent = CoreHarness::Fanout(2);
+  parent.return_outputs = true;
+  REQUIRE(h.core.RestoreJob(20, parent, 0, {}).ok());
+  JobDef child = CoreHarness::Fanout(1);
+  child.templ.inputs.push_back({20, 0, true});  // the journaled spec: no `after`
+  REQUIRE(h.core.RestoreJob(21, child, 0, {}).ok());
+  h.Drain();
+  CHECK(h.core.JobStatus(21)->waiting_for == std::vector<JobId>{20});
+  CHECK(LaunchesOf(h, 21) == 0);
+  FinishAll(h, 20);
+  REQUIRE(LaunchesOf(h, 21) == 1);
+  std::vector<ResolvedInput> in;
+  REQUIRE(h.core.TaskInputs(21, 0, &in).ok());
+  CHECK(in.size() == 2);
+}

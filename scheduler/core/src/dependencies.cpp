@@ -24,6 +24,17 @@ std::vector<JobId> InputJobs(const JobDef& def) {
   return out;
 }
 
+// `after` with the inputs' jobs added, each once (the journaled spec has
+// only what the client sent).
+void MergeInputJobs(JobDef& def) {
+  std::vector<JobId> after;
+  for (JobId p : def.after)
+    if (std::find(after.begin(), after.end(), p) == after.end()) after.push_back(p);
+  for (JobId p : InputJobs(def))
+    if (std::find(after.begin(), after.end(), p) == after.end()) after.push_back(p);
+  def.after = std::move(after);
+}
+
 bool KeepsOutputs(const JobDef& d) { return d.return_outputs || !d.output_dir.empty(); }
 
 // Position in parent.outputs of each task's committed output (-1: none).
@@ -135,16 +146,12 @@ void Unblock(CoreState& s, Lifecycle& life, Placement& place, Job& job) {
 }  // namespace
 
 Status CheckParents(CoreState& s, JobDef& def) {
-  std::vector<JobId> after;
-  for (JobId p : def.after)
-    if (std::find(after.begin(), after.end(), p) == after.end()) after.push_back(p);
-  for (JobId p : InputJobs(def))
-    if (std::find(after.begin(), after.end(), p) == after.end()) after.push_back(p);
-  if (after.size() > kMaxParents)
-    return Status::InvalidArgument("after names " + std::to_string(after.size()) + " jobs; the limit is " +
+  MergeInputJobs(def);
+  if (def.after.size() > kMaxParents)
+    return Status::InvalidArgument("after names " + std::to_string(def.after.size()) + " jobs; the limit is " +
                                    std::to_string(kMaxParents));
   bool all_finished = true;
-  for (JobId p : after) {
+  for (JobId p : def.after) {
     DependencyBook::Outcome held;
     const DependencyBook::Outcome* o = OutcomeOf(s, p, &held);
     if (!o)
@@ -157,11 +164,11 @@ Status CheckParents(CoreState& s, JobDef& def) {
       return Status::InvalidArgument("after: " + Inherited(p, *o).second + "; this job could never run");
     all_finished &= o->state != JobState::kRunning;
   }
-  def.after = std::move(after);
   return CheckInputs(s, def, !all_finished);
 }
 
 void LinkParents(CoreState& s, Job& job) {
+  MergeInputJobs(job.def);  // a restored job's spec is the client's
   for (JobId p : job.def.after) {
     DependencyBook::Outcome held;
     const DependencyBook::Outcome* o = OutcomeOf(s, p, &held);
