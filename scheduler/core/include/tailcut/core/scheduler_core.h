@@ -166,7 +166,8 @@ class SchedulerCore {
   size_t RunningJobs() const;
   uint64_t QueuedTasks() const;  // tasks of unfinished jobs, committed or not
   // Tasks of running jobs waiting for a slot: never launched, or requeued
-  // for a relaunch. O(running jobs).
+  // for a relaunch (not those of jobs queued behind their parents).
+  // O(running jobs).
   uint64_t WaitingTasks() const;
   const CoreCounters& Counters() const;
   std::vector<JobId> RunningJobIds() const;
