@@ -76,7 +76,7 @@ StatusOr<wire::JobSpec> FromText(const std::string& text) { return ParseJobFile(
 
 }  // namespace
 
-TEST_CASE("a job file's after and inputs reach the spec; bad ones say what is wrong") {
+TEST_CASE("a job file's after and inputs reach the spec - bad ones say what is wrong") {
   auto j = FromText("after = [3, 4]\n[template]\nkernel = \"noop\"\ninputs = [\"3:0\", \"4:*\"]\n");
   REQUIRE(j.ok());
   REQUIRE(j->after_size() == 2);
@@ -122,7 +122,7 @@ TEST_CASE("the example pipeline loads: stages in order, after and inputs as stag
   CHECK(p->stages[1].spec.template_().inputs(0).all_tasks());
 }
 
-TEST_CASE("pipeline files: stages listed children first are reordered; cycles, unknown stages and typos are errors") {
+TEST_CASE("pipeline files: stages listed children first are reordered - cycles, unknown stages and typos are errors") {
   auto p = ParsePipeline(
       "[[stage]]\nname = \"b\"\nafter = [\"a\"]\n[stage.template]\nkernel = \"noop\"\n"
       "[[stage]]\nname = \"a\"\n[stage.template]\nkernel = \"noop\"\n",

@@ -124,7 +124,7 @@ TEST_CASE("submit refuses unknown, foreign, failed and too many parents") {
   CHECK(too_many.status().message().find("the limit is " + std::to_string(core::kMaxParents)) != std::string::npos);
 }
 
-TEST_CASE("a parent evicted by job_retention is remembered; a child naming it still runs") {
+TEST_CASE("a parent evicted by job_retention is remembered - a child naming it still runs") {
   CoreOptions o;
   o.job_retention = 1;
   CoreHarness h(o);

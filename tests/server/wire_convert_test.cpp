@@ -189,7 +189,7 @@ TEST_CASE("wire: deterministic bytes of a job body do not depend on the order it
   CHECK(DeterministicBytes(a) != DeterministicBytes(b));
 }
 
-TEST_CASE("wire: after and task inputs reach the JobDef; a waiting job is JOB_QUEUED, naming its parents") {
+TEST_CASE("wire: after and task inputs reach the JobDef - a waiting job is JOB_QUEUED, naming its parents") {
   wire::JobSpec spec = Fanout(2);
   spec.add_after(7);
   wire::TaskRef* r = spec.mutable_template_()->add_inputs();
