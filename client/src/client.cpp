@@ -407,8 +407,10 @@ StatusOr<wire::JobSpec> JobFromConfig(const Config& c, const std::string& prefix
     const std::string key = p + "after." + std::to_string(i);
     int64_t id = 0;
     std::string text;
-    if (c.Get(key, &id).ok()) text = std::to_string(id);
-    else if (Status s = c.Get(key, &text); !s.ok()) return Status::InvalidArgument(key + " must be a job id or a name");
+    if (c.Get(key, &id).ok())
+      text = std::to_string(id);
+    else if (Status s = c.Get(key, &text); !s.ok())
+      return Status::InvalidArgument(key + " must be a job id or a name");
     auto job = resolve(text, key);
     if (!job.ok()) return job.status();
     j.add_after(*job);

@@ -22,7 +22,9 @@ std::string Digest(std::string_view text) {
 
 bool NameOk(const std::string& n) {
   if (n.empty() || n.size() > 128) return false;
-  return std::all_of(n.begin(), n.end(), [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.'; });
+  return std::all_of(n.begin(), n.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.';
+  });
 }
 
 template <typename F>

@@ -160,11 +160,11 @@ StatusOr<std::string> ShellKernel(KernelContext& ctx) {
   // Upstream outputs as files (docs/JOBS.md, "Task inputs"), removed after.
   namespace fs = std::filesystem;
   std::error_code ec;
-  const std::string inputs = ctx.inputs().empty() ? ""
-                                                  : (fs::temp_directory_path(ec) / "tailcut-inputs" /
-                                                     ("attempt-" + std::to_string(ctx.attempt_id()) + "-" +
-                                                      std::to_string(getpid())))
-                                                        .string();
+  const std::string inputs = ctx.inputs().empty()
+                                 ? ""
+                                 : (fs::temp_directory_path(ec) / "tailcut-inputs" /
+                                    ("attempt-" + std::to_string(ctx.attempt_id()) + "-" + std::to_string(getpid())))
+                                       .string();
   if (Status s = WriteTaskInputs(ctx, inputs, &env); !s.ok()) return Status::IoError("shell: " + s.message());
   spec.env = MergeEnvironment(env);
   StatusOr<std::string> out = RunChild(ctx, spec);

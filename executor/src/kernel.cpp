@@ -4,10 +4,10 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
-#include <string_view>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <string_view>
 
 #include <boost/fiber/condition_variable.hpp>
 #include <boost/fiber/mutex.hpp>

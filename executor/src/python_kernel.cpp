@@ -42,7 +42,8 @@ namespace tailcut::executor {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-constexpr uint8_t kInputs = 'I', kTask = 'T', kHello = 'H', kProgress = 'P', kResult = 'R', kCancelled = 'C', kStartError = 'E';
+constexpr uint8_t kInputs = 'I', kTask = 'T', kHello = 'H', kProgress = 'P', kResult = 'R', kCancelled = 'C',
+                  kStartError = 'E';
 constexpr uint8_t kDead = 0;  // not on the wire: the worker closed its end
 constexpr double kStartTimeoutS = 60;  // imports of big preloads can take a while
 constexpr int kWorkerFd = 3;           // the worker's end of the socket pair

@@ -8,12 +8,12 @@
 
 #include "cli_util.h"
 #include "commands.h"
-#include "tailcut/common/process.h"
 #include "tailcut/client/client.h"
 #include "tailcut/client/pipeline.h"
 #include "tailcut/client/progress.h"
 #include "tailcut/common/clock.h"
 #include "tailcut/common/log.h"
+#include "tailcut/common/process.h"
 #include "tailcut/common/version.h"
 #include "tailcut/predictors/commands.h"
 #include "tailcut/predictors/trace.h"
@@ -157,13 +157,12 @@ int SubmitPipelineFile(const Args& a, const std::string& path) {
   std::vector<PipelineJob> jobs;
   Status s = SubmitPipeline(client, *p, &jobs, a.Get("--run", ""));
   for (const PipelineJob& j : jobs)
-    if (!a.Has("--json"))
-      std::printf("stage %s: job %llu\n", j.stage.c_str(), static_cast<unsigned long long>(j.job));
+    if (!a.Has("--json")) std::printf("stage %s: job %llu\n", j.stage.c_str(), static_cast<unsigned long long>(j.job));
   if (a.Has("--json")) {
     std::string out = "{\"pipeline\": \"" + p->name + "\", \"stages\": [";
     for (size_t i = 0; i < jobs.size(); ++i)
-      out += (i ? ", " : "") + std::string("{\"stage\": \"") + jobs[i].stage + "\", \"job_id\": " +
-             std::to_string(jobs[i].job) + "}";
+      out += (i ? ", " : "") + std::string("{\"stage\": \"") + jobs[i].stage +
+             "\", \"job_id\": " + std::to_string(jobs[i].job) + "}";
     std::printf("%s]}\n", out.c_str());
   }
   if (!s.ok()) {

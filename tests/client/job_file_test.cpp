@@ -142,7 +142,8 @@ TEST_CASE("pipeline files: stages listed children first are reordered - cycles, 
   auto self = ParsePipeline("[[stage]]\nname = \"a\"\nafter = [\"a\"]\n[stage.template]\nkernel = \"noop\"\n", "s");
   REQUIRE_FALSE(self.ok());
   CHECK(self.status().message().find("names itself") != std::string::npos);
-  auto unknown = ParsePipeline("[[stage]]\nname = \"a\"\n[stage.template]\nkernel = \"noop\"\ninputs = [\"m:*\"]\n", "u");
+  auto unknown =
+      ParsePipeline("[[stage]]\nname = \"a\"\n[stage.template]\nkernel = \"noop\"\ninputs = [\"m:*\"]\n", "u");
   REQUIRE_FALSE(unknown.ok());
   CHECK(unknown.status().message().find("no stage named 'm'") != std::string::npos);
   auto typo = ParsePipeline("[[stage]]\nname = \"a\"\nafetr = [\"b\"]\n[stage.template]\nkernel = \"noop\"\n", "t");

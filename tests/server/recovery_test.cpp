@@ -303,7 +303,7 @@ TEST_CASE("recovery: a child taking a finished parent's outputs gets them after 
       j->JobAccepted(id, "", spec(1, {}, false), 1.0);
       j->JobFinished(id, JobState::kSucceeded, "", 2.0, 1, 0, 0);
     }
-    j->JobAccepted(5, "", spec(1, {1}, true), 3.0);  // the child, unfinished
+    j->JobAccepted(5, "", spec(1, {1}, true), 3.0);   // the child, unfinished
     j->JobAccepted(6, "", spec(1, {5}, false), 3.0);  // and its own child, waiting
     REQUIRE(j->Commit().ok());
   }

@@ -22,9 +22,9 @@
 
 #include "dependencies.h"
 #include "policy_guard.h"
-#include "work_shares.h"
 #include "tailcut/core/policy.h"
 #include "tailcut/core/types.h"
+#include "work_shares.h"
 
 namespace tailcut::core {
 
