@@ -194,14 +194,17 @@ void PredictorSuite::Observe(const AttemptRecord& r) {
   latency_->Observe(r);
 }
 
-void PredictorSuite::ObserveRestart(const RunningAttempt& a, Time now) {
+void PredictorSuite::ObserveUnfinished(const RunningAttempt& a, Time now) {
   if (a.executor == 0 || !(a.elapsed > 0) || !std::isfinite(a.elapsed)) return;
   const LogTimeDist dist = latency_->Distribution(a.task_class, a.input_size);
   if (!dist.known()) return;
   const double typical = std::exp(dist.offset + dist.residuals->Quantile(0.5));
   const StragglerEstimate est = AssessFromDistribution(dist, a, opts_.straggler, 1.0);
   const double ratio = std::max(a.elapsed, est.expected_total) / typical;
-  if (!std::isfinite(ratio) || !(ratio > 1)) return;
+  // A lower bound: below 1, or below what is already believed of this
+  // executor, it is consistent with that and says nothing (feeding it would
+  // pull a slow executor's estimate down to its attempts' cut-off ages).
+  if (!std::isfinite(ratio) || !(ratio > std::max(1.0, speed_->Speed(a.executor)))) return;
   speed_->Observe(a.executor, ratio);
   health_->Observe(a.executor, ratio, now);
   NoteHealth(a.executor);

@@ -129,3 +129,39 @@ TEST_CASE("a joining executor wakes jobs that have work") {
   CHECK(f.s.total_slots == 3);
   CHECK(f.s.free.back() == e);
 }
+
+// An executor whose attempts are always beaten by copies never commits: what
+// it ran before being superseded is the only evidence of how slow it is,
+// and without it placement would keep giving it work (docs/PREDICTORS.md).
+TEST_CASE("attempts beaten by copies teach the predictors their executor is slow") {
+  StateFixture f;
+  ExecutorId fast = f.Exec(1), slow = f.Exec(1);
+  double t = 0;
+  for (int i = 0; i < 40; ++i) {  // the class's typical run: ~1 s
+    AttemptRecord r;
+    r.task_class = "sleep";
+    r.executor = fast;
+    r.started = t;
+    r.run_s = 0.9 + 0.05 * (i % 5);
+    r.finished = t + r.run_s;
+    r.outcome = AttemptOutcome::kCommitted;
+    f.s.predictors->Observe(r);
+    t += 1;
+  }
+  REQUIRE(f.s.predictors->SpeedFactor(slow) == 1.0);
+  for (int round = 0; round < 12; ++round) {
+    core::Job& job = f.Job(1);
+    f.clock.Set(t);
+    AttemptId beaten = f.Launch(job, 0, slow);
+    f.s.attempts.at(beaten).started = t;
+    f.clock.Set(t + 1.0);
+    AttemptId copy = f.Launch(job, 0, fast, true);
+    f.s.attempts.at(copy).started = t + 1.0;
+    f.clock.Set(t += 5.0);  // the copy commits; the original has run 5 s
+    f.life.EndAttempt(f.s.attempts.at(copy), AttemptOutcome::kCommitted, 1.0);
+    f.life.EndLiveAttempts(job, 0, AttemptOutcome::kSuperseded);
+  }
+  CHECK(f.s.predictors->SpeedFactor(slow) >= 3.0);
+  CHECK(f.s.predictors->Health(slow).state == NodeHealth::kFailSlow);
+  CHECK(f.s.predictors->SpeedFactor(fast) < 1.5);  // its commits were typical
+}

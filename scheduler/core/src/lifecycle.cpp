@@ -260,8 +260,22 @@ void Lifecycle::EndLiveAttempts(Job& job, TaskIndex t, AttemptOutcome outcome) {
   while (AttemptId id = job.tasks[t].live_head) {
     Attempt a = s_.attempts.at(id);
     s_.Emit(CancelCmd{id, a.executor});
+    ObserveUnfinished(job, a);
     EndAttempt(a, outcome, 0);
   }
+}
+
+void Lifecycle::ObserveUnfinished(const Job& job, const Attempt& a) {
+  if (a.started < 0 || !s_.predictors) return;
+  const TaskDef& d = job.def.Task(a.task);
+  RunningAttempt ra;
+  ra.attempt = a.id;
+  ra.executor = a.executor;
+  ra.task_class = d.ClassName();
+  ra.input_size = d.input_size;
+  ra.elapsed = s_.Now() - a.started;
+  ra.progress = a.progress;
+  s_.predictors->ObserveUnfinished(ra, s_.Now());
 }
 
 JobStatusInfo Lifecycle::FinishJob(Job& job, JobState state, std::string reason) {

@@ -51,8 +51,15 @@ class Lifecycle {
   void EndAttempt(const Attempt& a, AttemptOutcome outcome, double run_s);
   // Ends attempt `id` without a result; requeues its task if nothing else runs it.
   void DropAttempt(AttemptId id, AttemptOutcome outcome, double run_s, std::string why);
-  // Cancels every live attempt of a task (the executor is told).
+  // Cancels every live attempt of a task (the executor is told); started
+  // ones are evidence for the predictors (ObserveUnfinished).
   void EndLiveAttempts(Job& job, TaskIndex t, AttemptOutcome outcome);
+  // A started attempt of `job` ends unfinished now (restarted, beaten by a
+  // copy, or its job ended): how long it ran is a lower bound on its run
+  // time, evidence of its executor's speed and health
+  // (PredictorSuite::ObserveUnfinished). Call before ending it: ending
+  // applies health changes.
+  void ObserveUnfinished(const Job& job, const Attempt& a);
   // Returns the final status: Retain may evict `job` itself (job_retention
   // = 0), so callers must not touch `job` afterwards.
   JobStatusInfo FinishJob(Job& job, JobState state, std::string reason);

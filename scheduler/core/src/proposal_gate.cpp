@@ -61,17 +61,8 @@ void ProposalGate::Apply(const Proposal& p, std::string_view policy, uint32_t in
       if (owner && owner->state == JobState::kRunning && owner->tasks[a.task].live == 1 &&
           !MayRunAgain(*owner, a.task, "restart", policy))
         return;
-      if (owner && owner->tasks[a.task].live == 1 && a.started >= 0) {  // a restart: learn from it
-        const TaskDef& d = owner->def.Task(a.task);
-        RunningAttempt ra;
-        ra.attempt = a.id;
-        ra.executor = a.executor;
-        ra.task_class = d.ClassName();
-        ra.input_size = d.input_size;
-        ra.elapsed = s_.Now() - a.started;
-        ra.progress = a.progress;
-        s_.predictors->ObserveRestart(ra, s_.Now());  // before the drop: EndAttempt applies health changes
-      }
+      // A restart: learn from it, before the drop (EndAttempt applies health changes).
+      if (owner && owner->tasks[a.task].live == 1) life_.ObserveUnfinished(*owner, a);
       s_.Emit(CancelCmd{p.attempt, a.executor});
       life_.DropAttempt(p.attempt, AttemptOutcome::kCancelled, 0, std::string(policy) + ": " + p.reason);
       // Cancelling a task's only attempt is a restart (Mantri's kill and

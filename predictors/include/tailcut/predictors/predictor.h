@@ -191,16 +191,17 @@ class PredictorSuite {
   // Updates the latency model, executor speed and health. Health time is
   // r.finished (or started + Duration() when finished is unset).
   void Observe(const AttemptRecord& r);
-  // A running attempt killed to be restarted (a policy judged it a
-  // straggler): its run time is censored, so Observe never learns from it,
-  // and an executor whose attempts are always restarted would never be
-  // seen as slow. Feeds the speed tracker and the health detector the
+  // A started attempt that ended unfinished: killed to be restarted (a
+  // policy judged it a straggler) or beaten by a copy elsewhere. Its run
+  // time is censored, so Observe never learns from it, and an executor
+  // whose attempts are always restarted or beaten would never be seen as
+  // slow (and placement would keep giving it work). Feeds the speed tracker and the health detector the
   // attempt's expected total run time given how long it ran (Assess,
   // without the executor's own speed shift, so the estimate does not feed
   // on itself), as a ratio to the typical time, when that ratio is above 1:
   // evidence of slowness no larger than a commit would most likely have
   // shown. Not the latency model.
-  void ObserveRestart(const RunningAttempt& a, Time now);
+  void ObserveUnfinished(const RunningAttempt& a, Time now);
   // With executor != 0 the median/p90/p99 are scaled by SpeedFactor(executor).
   LatencyEstimate Predict(std::string_view task_class, double input_size, ExecutorId executor) const;
   StragglerEstimate Assess(const RunningAttempt& a) const;
