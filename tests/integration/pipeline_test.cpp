@@ -205,17 +205,20 @@ TEST_CASE("pipeline: a failing parent fails its children (and theirs) with its r
   testing::DaemonClusterOptions o{1, 2, {}, {}};
   o.allow_shell = true;
   testing::DaemonCluster c(o);
-  wire::JobSpec bad = FanoutJob("shell", "echo broken-input >&2; exit 3", 1);
+  // It fails after its children are submitted (a failed parent refuses new children).
+  wire::JobSpec bad = FanoutJob("shell", "sleep 1; echo broken-input >&2; exit 3", 1);
   bad.set_max_attempts(1);
   auto parent = c.client->Submit(bad);
   REQUIRE(parent.ok());
   wire::JobSpec child = FanoutJob("noop", "", 2);
   child.add_after(*parent);
   auto kid = c.client->Submit(child);
+  INFO(kid.status().message());
   REQUIRE(kid.ok());
   wire::JobSpec grandchild = FanoutJob("noop", "", 1);
   grandchild.add_after(*kid);
   auto grand = c.client->Submit(grandchild);
+  INFO(grand.status().message());
   REQUIRE(grand.ok());
   auto st = Wait(*c.client, *grand);
   REQUIRE(st.ok());
