@@ -57,6 +57,9 @@ StatusOr<Pipeline> ParsePipeline(std::string_view toml_text, const std::string& 
   std::string stem = origin.substr(origin.find_last_of('/') + 1);
   p.name = stem.substr(0, stem.rfind(".toml"));
   if (Status s = c.Get("name", &p.name); !s.ok()) return s;
+  if (!NameOk(p.name))  // it goes into request keys, task classes and JSON as is
+    return Status::InvalidArgument(origin + ": pipeline name '" + p.name +
+                                   "': use letters, digits, '_', '-' or '.' (set `name` in the file)");
   const size_t n = c.ArraySize("stage");
   if (n == 0) return Status::InvalidArgument(origin + ": no [[stage]] tables");
   if (n > kMaxPipelineStages)
