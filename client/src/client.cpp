@@ -395,8 +395,12 @@ StatusOr<wire::JobSpec> JobFromConfig(const Config& c, const std::string& prefix
   r.Get("stream_results", &stream).Get("return_outputs", &outputs).Get("timeout_s", &timeout);
   r.Get("divisible_units", &divisible_units).Check(divisible_units >= 0, "divisible_units must be >= 0");
   std::string output_dir;
-  r.Get("output_dir", &output_dir);
+  int64_t priority = 0;
+  r.Get("output_dir", &output_dir).Get("priority", &priority);
+  constexpr int64_t kMaxPriority = 1000;  // the scheduler's kMaxJobPriority (docs/JOBS.md)
+  r.Check(priority >= -kMaxPriority && priority <= kMaxPriority, "priority must be in -1000..1000");
   if (!r.status().ok()) return r.status();
+  j.set_priority(static_cast<int32_t>(priority));
   if (c.Has(p + "idempotent")) {
     bool idempotent = false;
     if (Status s = c.Get(p + "idempotent", &idempotent); !s.ok()) return s;

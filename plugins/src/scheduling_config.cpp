@@ -25,6 +25,7 @@ std::vector<std::string> PluginTables(const std::string& chain) {
 Status LoadSchedulingConfig(const Config& cfg, SchedulingConfig* out) {
   TableReader t(cfg, "policies");
   t.Also(LoadCoreOptions(cfg, "core", &out->core))
+      .Also(LoadOwnerOptions(cfg, "owners", &out->core.owners))
       .Also(LoadPredictorOptions(cfg, "predictor", &out->predictor))
       .Get("chain", &out->chain);
   if (!t.status().ok()) return t.status();

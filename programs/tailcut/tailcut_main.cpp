@@ -79,6 +79,9 @@ Submits a job. With no file, the flags describe a fan-out of identical tasks.
   --k K                finish when any K tasks commit (k_of_n); default: all
   --gpus G             GPUs per task (0 or 1)
   --name NAME          job name
+  --priority N         orders your own jobs, higher first (-1000..1000,
+                       default 0; across owners the fair share decides:
+                       docs/POLICIES.md, "Owners")
   --output-dir DIR     each task's files: the committed attempt's directory
                        becomes DIR/task-<index> (absolute; docs/JOBS.md)
   --after ID,...       run after these jobs: queued until every one succeeded,
@@ -124,6 +127,9 @@ void PrintStatus(const wire::JobStatus& s) {
   if (s.copies_refused_side_effects() > 0)
     std::printf("  not copied: %u tasks are not idempotent (submit with --idempotent if running twice is harmless)\n",
                 s.copies_refused_side_effects());
+  if (s.priority() != 0) std::printf("  priority: %d\n", s.priority());
+  if (s.copies_preempted() > 0)
+    std::printf("  copies preempted: %u (their slots went to other jobs' first attempts)\n", s.copies_preempted());
 }
 
 int WaitAndReport(Client& client, JobId id, const Args& a) {
@@ -231,6 +237,14 @@ int Submit(const Args& a) {
   if (a.Has("--idempotent") || a.Has("--not-idempotent")) job.set_idempotent(a.Has("--idempotent"));
   if (a.Has("--output-dir")) job.set_output_dir(a.Get("--output-dir"));
   if (a.Has("--after") && !ParseAfter(a.Get("--after"), &job)) return kExitUsage;
+  if (a.Has("--priority")) {
+    int64_t priority = a.Int("--priority", 0, -1000, 1000);
+    if (!a.error().empty()) {
+      std::fprintf(stderr, "tailcut submit: %s\n", a.error().c_str());
+      return kExitUsage;
+    }
+    job.set_priority(static_cast<int32_t>(priority));
+  }
   Client client(ClientOptionsFrom(a));
   auto id = client.Submit(job);
   if (!id.ok()) return Fail(id.status());

@@ -154,6 +154,9 @@ class Job:
     # Jobs this one runs after (docs/JOBS.md, "Dependencies"): it is queued
     # until each has succeeded, and fails (or is cancelled) with them.
     after: List[int] = field(default_factory=list)
+    # Orders your own jobs, higher first (-1000..1000); across owners the
+    # weighted fair share decides (docs/POLICIES.md, "Owners").
+    priority: int = 0
 
     @property
     def total_tasks(self):
@@ -203,6 +206,8 @@ class Job:
             raise InvalidArgument(f"after must be a list of job ids, got {self.after!r}")
         for job in self.after:
             _check_job_id(job, "after")
+        if isinstance(self.priority, bool) or not isinstance(self.priority, int) or not -1000 <= self.priority <= 1000:
+            raise InvalidArgument(f"priority must be an int in -1000..1000, got {self.priority!r}")
         # The scheduler checks the form (absolute, normal, rule all) and says why.
 
     def to_wire(self):
@@ -217,6 +222,7 @@ class Job:
             timeout_s=float(self.timeout_s),
             request_key=self.request_key,
             output_dir=self.output_dir,
+            priority=self.priority,
         )
         for t in self.tasks:
             t.to_wire(spec.tasks.add())

@@ -36,6 +36,9 @@ class JobStatus:
     request_key: str
     # Tasks refused a copy, clone, hedge or restart: not idempotent.
     copies_refused_side_effects: int = 0
+    priority: int = 0  # JobSpec.priority
+    # Copies cancelled so another job's first attempt could have the slot.
+    copies_preempted: int = 0
     # Jobs it runs after (JobSpec.after), and those not finished yet (while "queued").
     after: tuple = ()
     waiting_for: tuple = ()
@@ -53,7 +56,7 @@ class JobStatus:
         return cls(
             s.job_id, s.name, _state_name(s.state), s.tasks, s.committed, s.running, s.attempts, s.copies,
             s.failed_attempts, s.reason, s.submitted_at_s, s.finished_at_s, s.owner, s.request_key,
-            s.copies_refused_side_effects, tuple(s.after), tuple(s.waiting_for),
+            s.copies_refused_side_effects, s.priority, s.copies_preempted, tuple(s.after), tuple(s.waiting_for),
         )
 
 

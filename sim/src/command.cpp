@@ -83,6 +83,9 @@ int RunSimCommand(const SimCommandOptions& o) {
   }
   uint64_t seed = o.has_seed ? o.seed : sc->seed;
   std::string name = sc->name.empty() ? o.scenario : sc->name;
+  // Other owners' streams are not in the bound's or the online sweep's
+  // model of the workload: no reference rows then.
+  const bool refs = sc->workload.streams.empty();
   int rc = ComparePolicies(o, *sc, "tailcut sim", "scenario " + name + ", seed " + std::to_string(seed),
                            "job latency CDF: " + name, [&](const std::string& entry) {
                              auto r = RunPolicy(*sc, entry, seed);
@@ -95,7 +98,7 @@ int RunSimCommand(const SimCommandOptions& o) {
                                             static_cast<unsigned long long>(r->events), r->virtual_s, r->wall_s);
                              return r;
                            },
-                           [&] {
+                           !refs ? BoundFn() : [&] {
                              BoundOptions bo;
                              bo.seed = seed;
                              SimResult b = ClairvoyantBound(*sc, bo);
@@ -103,7 +106,8 @@ int RunSimCommand(const SimCommandOptions& o) {
                                           static_cast<unsigned long long>(b.jobs), b.wall_s);
                              return b;
                            },
-                           [&](const SimResult& none) { return OnlineRow(*sc, seed, none, "sim"); });
+                           !refs ? OnlineFn()
+                                 : OnlineFn([&](const SimResult& none) { return OnlineRow(*sc, seed, none, "sim"); }));
   std::fflush(stdout);
   double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
   std::fprintf(stderr, "sim: total wall time %.2f s, peak RSS %.1f MiB\n", wall,

@@ -82,6 +82,10 @@ void PrintTable(std::FILE* out, const std::vector<SimResult>& results, const std
     if (r.failed) std::fprintf(out, "  (%llu failed)", static_cast<unsigned long long>(r.failed));
     if (r.unfinished) std::fprintf(out, "  (%llu unfinished)", static_cast<unsigned long long>(r.unfinished));
     std::fprintf(out, "\n");
+    for (const OwnerResult& o : r.owners)
+      std::fprintf(out, "  owner %-12s %8llu jobs, p50 %s s, p99 %s s; task queue wait p50 %s s, p99 %s s\n",
+                   o.owner.empty() ? "(none)" : o.owner.c_str(), static_cast<unsigned long long>(o.jobs),
+                   Secs(o.p50).c_str(), Secs(o.p99).c_str(), Secs(o.wait_p50).c_str(), Secs(o.wait_p99).c_str());
   };
   for (auto& r : results) row(r, r.policy, false);
   for (const SimResult& r : refs) row(r, "(" + r.policy + ")", r.policy == "bound");
@@ -109,6 +113,16 @@ std::string ResultsJson(const std::vector<SimResult>& results) {
       << ", \"bound_p99\": " << Num(r.bound_p99) << ", \"p50_x_bound\": " << Num(r.p50 / r.bound_p50)
       << ", \"p99_x_bound\": " << Num(r.p99 / r.bound_p99);
     if (!std::isnan(r.online_ratio)) o << ", \"online_ratio\": " << Num(r.online_ratio);
+    if (!r.owners.empty()) {
+      o << ", \"owners\": [";
+      for (size_t k = 0; k < r.owners.size(); ++k) {
+        const OwnerResult& w = r.owners[k];
+        o << (k ? ", " : "") << "{\"owner\": " << JsonString(w.owner) << ", \"jobs\": " << w.jobs
+          << ", \"p50\": " << Num(w.p50) << ", \"p99\": " << Num(w.p99) << ", \"wait_p50\": " << Num(w.wait_p50)
+          << ", \"wait_p99\": " << Num(w.wait_p99) << "}";
+      }
+      o << "]";
+    }
     o
       << ", \"copies\": " << r.copies << ", \"failed\": " << r.failed << ", \"unfinished\": " << r.unfinished
       << ", \"tasks\": " << r.tasks << ", \"attempts\": " << r.attempts << ", \"virtual_s\": " << Num(r.virtual_s)

@@ -158,14 +158,15 @@ StatusOr<Scenario> ParseScenario(Config cfg, const std::string& base_dir) {
   std::string arrival = "poisson", trace_file;
   int64_t jobs = static_cast<int64_t>(w.jobs), tasks = 0;
   if (Status s = TableReader(cfg, "workload")
-          .Get("arrival", &arrival)
-          .Get("rate", &w.rate)
-          .Get("outstanding", &w.outstanding)
-          .Get("think_s", &w.think_s)
-          .Get("jobs", &jobs)
-          .Get("tasks", &tasks)
-          .Get("trace", &trace_file)
-          .status();
+                     .Get("arrival", &arrival)
+                     .Get("rate", &w.rate)
+                     .Get("outstanding", &w.outstanding)
+                     .Get("think_s", &w.think_s)
+                     .Get("jobs", &jobs)
+                     .Get("tasks", &tasks)
+                     .Get("trace", &trace_file)
+                     .Get("owner", &w.owner)
+                     .status();
       !s.ok())
     return s;
   if (jobs < 0 || tasks < 0) return Status::InvalidArgument("workload.jobs and workload.tasks must be >= 0");
@@ -188,6 +189,35 @@ StatusOr<Scenario> ParseScenario(Config cfg, const std::string& base_dir) {
   double total_weight = 0;
   for (auto& c : w.classes) total_weight += c.weight;
   if (total_weight <= 0) return Status::InvalidArgument("workload.class weights must not all be 0");
+  for (size_t i = 0, n = cfg.ArraySize("workload.stream"); i < n; ++i) {
+    const std::string p = "workload.stream." + std::to_string(i) + ".";
+    WorkloadModel::Stream st;
+    std::string cls, how = "poisson";
+    int64_t stream_jobs = static_cast<int64_t>(st.jobs), priority = 0;
+    TableReader t(cfg, p);
+    t.Get("owner", &st.owner)
+        .Get("class", &cls)
+        .Get("arrival", &how)
+        .Get("rate", &st.rate)
+        .Get("outstanding", &st.outstanding)
+        .Get("think_s", &st.think_s)
+        .Get("jobs", &stream_jobs)
+        .Get("priority", &priority)
+        .Check(stream_jobs >= 0, "jobs must be >= 0")
+        .Check(how == "poisson" || how == "closed", "arrival must be poisson or closed")
+        .Check(how != "poisson" || st.rate > 0, "rate must be > 0")
+        .Check(how != "closed" || st.outstanding >= 1, "outstanding must be >= 1")
+        .Check(st.think_s >= 0, "think_s must be >= 0")
+        .Check(priority >= -kMaxJobPriority && priority <= kMaxJobPriority, "priority must be in -1000..1000");
+    auto c = std::find_if(w.classes.begin(), w.classes.end(), [&](const JobClass& x) { return x.name == cls; });
+    t.Check(c != w.classes.end(), "class '" + cls + "' is not a [[workload.class]] name");
+    if (!t.status().ok()) return t.status();
+    st.cls = static_cast<uint32_t>(c - w.classes.begin());
+    st.arrival = how == "closed" ? WorkloadModel::Arrival::kClosed : WorkloadModel::Arrival::kPoisson;
+    st.jobs = static_cast<uint64_t>(stream_jobs);
+    st.priority = static_cast<int32_t>(priority);
+    w.streams.push_back(st);
+  }
   if (w.arrival == WorkloadModel::Arrival::kTrace) {
     if (trace_file.empty()) return Status::InvalidArgument("workload.arrival = 'trace' needs workload.trace = FILE");
     if (trace_file[0] != '/') trace_file = base_dir + "/" + trace_file;

@@ -32,7 +32,7 @@ inline constexpr const char* kSimKernel = "sim";  // every simulated task runs i
 inline constexpr const char* kQuorumWhy = "edge quorum: the edge closed its part and handed the task back (simulated)";
 
 enum class Ev : uint8_t {
-  kArrival,   // submit the next job
+  kArrival,   // submit the next job (a = 0: the main workload's; s + 1: stream s's)
   kReceive,   // a launch reaches its executor (a = attempt; fleet)
   kCancel,    // a cancel reaches its executor (a = attempt; fleet)
   kFinish,    // an attempt ends on its executor: done, failed or dropped (a = attempt, gen; fleet)
@@ -108,6 +108,9 @@ struct JobInfo {
   uint32_t cls = 0;
   int64_t trace = -1;              // index into the trace, or -1
   std::vector<uint16_t> launches;  // executor attempts launched per task
+  int64_t stream = -1;             // [[workload.stream]] index, or -1: the main workload
+  uint32_t owner = 0;              // index into SimResult::owners (with streams)
+  double submitted = 0;
 };
 
 // What an executor attempt runs: a task of a top job.
@@ -164,6 +167,12 @@ class Loop final : public CoreObserver {
   }
   void Handle(const Event& e);
   void Arrive();
+  void ArriveStream(size_t s);
+  // Submits a job the workload made; false when the core refused it.
+  bool SubmitTop(JobDef def, JobInfo info);
+  uint32_t OwnerIndex(const std::string& owner);
+  // Stream s's next job after one of its jobs ended at `now` (closed loop).
+  void StreamAfterEnd(size_t s, bool refused);
   void Drain();
   void OnCommand(size_t core, const Command& c);
   void ArmWakeUps();
@@ -219,6 +228,8 @@ class Loop final : public CoreObserver {
   uint64_t pending_ = 0;  // queued events other than ticks and wake-ups
   uint64_t pending_arrivals_ = 0;
   uint64_t submitted_ = 0;
+  std::vector<Rng> stream_rng_;             // one per stream, from the seed
+  std::vector<uint64_t> stream_submitted_;  // jobs each stream submitted
   std::vector<Command> cmds_;
   SimResult result_;
 };

@@ -25,6 +25,15 @@ void Summarise(SimResult* r) {
   r->p99 = Quantile(v, 0.99);
   r->p999 = Quantile(v, 0.999);
   r->extra_work = r->committed_s > 0 ? (r->machine_s - r->committed_s) / r->committed_s : 0;
+  for (OwnerResult& o : r->owners) {
+    std::sort(o.latencies.begin(), o.latencies.end());
+    std::sort(o.waits.begin(), o.waits.end());
+    o.jobs = o.latencies.size();
+    o.p50 = Quantile(o.latencies, 0.50);
+    o.p99 = Quantile(o.latencies, 0.99);
+    o.wait_p50 = Quantile(o.waits, 0.50);
+    o.wait_p99 = Quantile(o.waits, 0.99);
+  }
 }
 
 namespace loop {
@@ -126,6 +135,13 @@ SimResult Loop::Run() {
 void Loop::OnAttemptEnded(const AttemptRecord& r) { parts::RecordAttempt(&result_, r); }
 void Loop::OnJobFinished(const JobStatusInfo& j) {
   parts::RecordJob(&result_, j);
+  auto it = jobs_.find(j.id);
+  if (it != jobs_.end() && !result_.owners.empty()) {
+    result_.owners[it->second.owner].latencies.push_back(j.finished - j.submitted);
+    const int64_t stream = it->second.stream;
+    jobs_.erase(it);
+    if (stream >= 0) return StreamAfterEnd(static_cast<size_t>(stream), false);
+  }
   jobs_.erase(j.id);
   if (double t = arrivals_.AfterEnd(clock_.Now(), false, submitted_, result_.tasks); t >= 0) Push(Ev::kArrival, t, 0);
 }
@@ -138,6 +154,19 @@ void Loop::Setup() {
   }
   for (auto& c : cl.crashes) Push(Ev::kCrash, c.at_s, c.executor, c.detect_s);
   for (double t : arrivals_.Initial()) Push(Ev::kArrival, t, 0);
+  const std::vector<WorkloadModel::Stream>& streams = sc_.workload.streams;
+  if (!streams.empty()) OwnerIndex(sc_.workload.owner);  // the main workload's owner first
+  for (size_t s = 0; s < streams.size(); ++s) {
+    stream_rng_.emplace_back(Mix(seed_ ^ 0x5757 ^ Mix(s + 1)));
+    stream_submitted_.push_back(0);
+    OwnerIndex(streams[s].owner);
+    if (streams[s].arrival == WorkloadModel::Arrival::kClosed) {
+      for (uint64_t k = 0; k < std::min<uint64_t>(streams[s].outstanding, streams[s].jobs); ++k)
+        Push(Ev::kArrival, 0, s + 1);
+    } else if (streams[s].jobs > 0) {
+      Push(Ev::kArrival, stream_rng_[s].Exp(1.0 / streams[s].rate), s + 1);
+    }
+  }
   PushRaw(Ev::kTick, 0, 0, 0, 0, 0);
 }
 
@@ -146,7 +175,7 @@ void Loop::Handle(const Event& e) {
   switch (e.type) {
     case Ev::kArrival:
       --pending_arrivals_;
-      Arrive();
+      e.a == 0 ? Arrive() : ArriveStream(static_cast<size_t>(e.a - 1));
       break;
     case Ev::kReceive: Receive(f, e.a); break;
     case Ev::kCancel: CancelAtExecutor(f, e.a); break;
@@ -200,20 +229,63 @@ void Loop::Arrive() {
     if (c.divisible) def.divisible_units = uint64_t{next.draw.tasks} * kSimUnitsPerTask;
   }
   if (next.then >= 0) Push(Ev::kArrival, next.then, 0);
+  ++submitted_;
+  def.owner = sc_.workload.owner;
+  if (!result_.owners.empty()) info.owner = OwnerIndex(def.owner);
+  if (!SubmitTop(std::move(def), std::move(info))) {
+    if (double t = arrivals_.AfterEnd(clock_.Now(), true, submitted_, result_.tasks); t >= 0) Push(Ev::kArrival, t, 0);
+  }
+}
+
+void Loop::ArriveStream(size_t s) {
+  const WorkloadModel::Stream& st = sc_.workload.streams[s];
+  if (stream_submitted_[s] >= st.jobs) return;
+  ++stream_submitted_[s];
+  Rng& rng = stream_rng_[s];
+  const JobClass& c = sc_.workload.classes[st.cls];
+  const uint32_t n = static_cast<uint32_t>(std::max(1.0, std::min(1e6, std::round(c.tasks.Sample(rng)))));
+  if (st.arrival == WorkloadModel::Arrival::kPoisson && stream_submitted_[s] < st.jobs)
+    Push(Ev::kArrival, clock_.Now() + rng.Exp(1.0 / st.rate), s + 1);
+  JobDef def = parts::ClassJob(c, n, kSimKernel);
+  def.owner = st.owner;
+  def.priority = st.priority;
+  JobInfo info;
+  info.cls = st.cls;
+  info.stream = static_cast<int64_t>(s);
+  info.owner = OwnerIndex(st.owner);
+  if (!SubmitTop(std::move(def), std::move(info))) StreamAfterEnd(s, true);
+}
+
+void Loop::StreamAfterEnd(size_t s, bool refused) {
+  const WorkloadModel::Stream& st = sc_.workload.streams[s];
+  if (st.arrival != WorkloadModel::Arrival::kClosed || stream_submitted_[s] >= st.jobs) return;
+  Push(Ev::kArrival, clock_.Now() + (refused ? 0 : st.think_s), s + 1);
+}
+
+uint32_t Loop::OwnerIndex(const std::string& owner) {
+  for (uint32_t i = 0; i < result_.owners.size(); ++i)
+    if (result_.owners[i].owner == owner) return i;
+  OwnerResult o;
+  o.owner = owner;
+  result_.owners.push_back(std::move(o));
+  return static_cast<uint32_t>(result_.owners.size() - 1);
+}
+
+bool Loop::SubmitTop(JobDef def, JobInfo info) {
   uint32_t n = def.TaskCount();
   info.launches.assign(n, 0);
-  ++submitted_;
+  info.submitted = clock_.Now();
   result_.tasks += n;
   auto id = top_.SubmitJob(std::move(def));
   if (!id.ok()) {
     TC_LOG(Warn) << "job rejected: " << id.status().message();
     ++result_.failed;
     ++result_.jobs;
-    if (double t = arrivals_.AfterEnd(clock_.Now(), true, submitted_, result_.tasks); t >= 0) Push(Ev::kArrival, t, 0);
-    return;
+    return false;
   }
   if (*id > result_.latencies.size()) result_.latencies.resize(*id, std::nan(""));
   jobs_.emplace(*id, std::move(info));
+  return true;
 }
 
 void Loop::Drain() {
@@ -293,6 +365,8 @@ void Loop::Launch(uint32_t f, const LaunchCmd& l, const Origin& o) {
   auto xi = fl.index.find(l.executor);
   if (ji == jobs_.end() || xi == fl.index.end()) return;  // cannot happen; be safe
   uint32_t n = ji->second.launches[o.task]++;
+  if (n == 0 && !result_.owners.empty())  // the task's first launch: its queue wait
+    result_.owners[ji->second.owner].waits.push_back(clock_.Now() - ji->second.submitted);
   SimAttempt a;
   a.exec = xi->second;
   a.top = o.top;

@@ -119,12 +119,12 @@ TEST_CASE("finishing a job cancels its attempts and old finished jobs are forgot
 TEST_CASE("a joining executor wakes jobs that have work") {
   StateFixture f;
   core::Job& job = f.Job(2);
-  REQUIRE(f.place.PopRunnable() == &job);
+  REQUIRE(f.place.PopRunnable(*job.owner) == &job);
   job.in_runnable = false;
   f.s.dirty = false;
   ExecutorId e = f.Exec(3);
   CHECK(job.in_runnable);
-  CHECK(f.s.runnable.size() == 1);
+  CHECK(f.s.owner_book.Entries() == 1);
   CHECK(f.s.dirty);
   CHECK(f.s.total_slots == 3);
   CHECK(f.s.free.back() == e);

@@ -115,15 +115,19 @@ TEST_CASE("the runnable queue counts its pipelining entries exactly") {
   StateFixture f;
   core::Job& j1 = f.Job(4);  // runnable on submit
   core::Job& j2 = f.Job(4);
-  CHECK(std::vector<JobId>(f.s.runnable.begin(), f.s.runnable.end()) == std::vector<JobId>{j1.id, j2.id});
+  core::OwnerState& owner = *j1.owner;  // both have the fixture's owner
+  REQUIRE(j2.owner == &owner);
+  CHECK(f.s.owner_book.Entries() == 2);
   f.place.MakeRunnable(j1);  // already queued: no second entry
-  CHECK(f.s.runnable.size() == 2);
+  CHECK(f.s.owner_book.Entries() == 2);
   j1.typical_run_s = 0.0001;
   j1.committed = 4;
   f.place.UpdatePipelining(j1);
   CHECK(j1.pipelines);
   CHECK(f.s.runnable_pipelining == 1);
-  CHECK(f.place.PopRunnable() == &j1);
+  CHECK(f.place.PopRunnable(owner) == &j1);  // in submission order
+  CHECK(f.place.PopRunnable(owner) == &j2);
+  f.place.PushRunnable(j2);
   CHECK(f.s.runnable_pipelining == 0);
   f.place.PushRunnable(j1);
   CHECK(f.s.runnable_pipelining == 1);
@@ -137,7 +141,7 @@ TEST_CASE("a requeued task waits in its job's retry queue and wakes the job") {
   StateFixture f;
   ExecutorId a = f.Exec(1);
   core::Job& job = f.Job(2);
-  REQUIRE(f.place.PopRunnable() == &job);
+  REQUIRE(f.place.PopRunnable(*job.owner) == &job);
   job.in_runnable = false;
   f.s.dirty = false;
   f.Launch(job, 1, a);
@@ -146,6 +150,6 @@ TEST_CASE("a requeued task waits in its job's retry queue and wakes the job") {
   CHECK(job.tasks[1].phase == core::TaskPhase::kWaiting);
   CHECK(std::vector<TaskIndex>(job.retry.begin(), job.retry.end()) == std::vector<TaskIndex>{1});
   CHECK(job.in_runnable);
-  CHECK(f.s.runnable.size() == 1);
+  CHECK(f.s.owner_book.Entries() == 1);
   CHECK(f.s.dirty);
 }

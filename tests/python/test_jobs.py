@@ -35,6 +35,15 @@ def test_output_dir_goes_on_the_wire():
         spec(Job(template=Task("noop"), count=1, output_dir=7))
 
 
+def test_priority_goes_on_the_wire_within_bounds():
+    assert spec(tailcut.fanout("noop", tasks=2, priority=7)).priority == 7
+    assert spec(tailcut.fanout("noop", tasks=2)).priority == 0
+    assert spec(tailcut.fanout("noop", tasks=1, priority=-1000)).priority == -1000
+    for bad in (1001, -1001, 1.5, True, "3"):
+        with pytest.raises(tailcut.InvalidArgument, match="priority"):
+            spec(tailcut.fanout("noop", tasks=1, priority=bad))
+
+
 def test_explicit_tasks_keep_their_order_and_fields():
     job = Job(tasks=[Task("shell", "echo a"), Task("matmul", b"n=4", cpu_slots=2, gpus=1, labels={"zone": "a"})],
               template=Task("noop"), count=3, rule="k_of_n", k=2)

@@ -190,3 +190,37 @@ TEST_CASE("dashboard: the scheduler serves the page and the API, with a strict C
   server.Stop();
   loop.join();
 }
+
+TEST_CASE("dashboard: owners' shares, most slots first, bounded with the rest as (others)") {
+  std::vector<OwnerShareInfo> all;
+  for (int i = 0; i < 40; ++i) all.push_back({"o" + std::to_string(i), 1.0, 0, static_cast<uint64_t>(i), 1, false});
+  auto top = TopOwners(all);
+  REQUIRE(top.size() == kMaxOwnerSeries + 1);
+  CHECK(top.front().owner == "o39");
+  CHECK(top.back().owner == "(others)");
+  uint64_t rest = 0;
+  for (int i = 0; i < 40 - static_cast<int>(kMaxOwnerSeries); ++i) rest += i;
+  CHECK(top.back().slots == rest);
+  CHECK(top.back().jobs == 40 - kMaxOwnerSeries);
+
+  CoreOptions o;
+  o.owners.owners = {{"a", {3.0, 0}}};
+  CoreHarness h(o);
+  h.Exec(4);
+  JobDef a = CoreHarness::Fanout(10);
+  a.owner = "a";
+  JobDef b = CoreHarness::Fanout(10);
+  b.owner = "b";
+  (void)h.core.SubmitJob(a);
+  (void)h.core.SubmitJob(b);
+  h.Drain();
+  Recorder rec;
+  State st = rec.Collect(h.core, 0);
+  CHECK(st.total_slots == 4);
+  std::string json = RenderOwners(st);
+  INFO(json);
+  CHECK(json.find("\"owner\":\"a\",\"weight\":3") != std::string::npos);
+  CHECK(json.find("\"slots\":3") != std::string::npos);  // weights 3:1 on 4 slots
+  CHECK(json.find("\"fair_share\":0.75") != std::string::npos);
+  CHECK(json.find("\"total_slots\":4") != std::string::npos);
+}

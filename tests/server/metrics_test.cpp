@@ -132,6 +132,8 @@ TEST_CASE("metrics: every family has HELP and TYPE once, every sample a family, 
   s.counters.extra_machine_s = 1.5;
   s.counters.reports_refused = 9;
   s.counters.attempts_timed_out = 4;
+  s.counters.copies_preempted = 6;
+  s.owners = {{"user:ann", 2.0, 0, 12, 3, true}, {"user:bob", 1.0, 8, 4, 1, false}};
   s.jobs_running = 2;
   s.waiting_tasks = 7;
   s.executors_by_health = {3, 1, 1, 0};
@@ -160,6 +162,12 @@ TEST_CASE("metrics: every family has HELP and TYPE once, every sample a family, 
   CHECK(p.types.at("tailcut_reports_refused_total") == "counter");
   CHECK(p.samples.at("tailcut_reports_refused_total") == "9");
   CHECK(p.samples.at("tailcut_attempts_timed_out_total") == "4");
+  CHECK(p.types.at("tailcut_copies_preempted_total") == "counter");
+  CHECK(p.samples.at("tailcut_copies_preempted_total") == "6");
+  CHECK(p.types.at("tailcut_owner_slots") == "gauge");
+  CHECK(p.samples.at("tailcut_owner_slots{owner=\"user:ann\"}") == "12");
+  CHECK(p.samples.at("tailcut_owner_weight{owner=\"user:bob\"}") == "1");
+  CHECK(p.samples.at("tailcut_owner_jobs_running{owner=\"user:ann\"}") == "3");
   CHECK(p.samples.at("tailcut_dispatch_queue_length") == "7");
   CHECK(p.samples.at("tailcut_executors{health=\"healthy\"}") == "3");
   CHECK(p.samples.at("tailcut_executors{health=\"suspect\"}") == "1");

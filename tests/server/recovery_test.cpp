@@ -337,4 +337,31 @@ TEST_CASE("recovery: a child taking a finished parent's outputs gets them after 
   REQUIRE(h.finished.count(6));
   CHECK(h.finished.at(6).state == JobState::kSucceeded);
   CHECK_FALSE(h.core.JobStatus(1).ok());
+TEST_CASE("recovery: a job's priority and owner come back from the journal, and so does its share") {
+  TempJournal tmp;
+  wire::JobSpec spec;
+  spec.mutable_template_()->set_kernel("sleep");
+  spec.set_template_count(3);
+  spec.set_priority(9);
+  spec.set_owner("user:ann");
+  {
+    auto j = tmp.Open();
+    REQUIRE(j->StartRun().ok());
+    j->JobAccepted(1, "", spec.SerializeAsString(), 1000.0);
+    REQUIRE(j->Commit().ok());
+  }
+  auto j = tmp.Open();
+  CoreHarness h;
+  h.Exec(2);
+  RequestKeys keys(4);
+  REQUIRE(Recover(*j, h.core, h.clock, &JobDefFromJournal, &keys).ok());
+  h.Drain();
+  auto st = h.core.JobStatus(1);
+  REQUIRE(st.ok());
+  CHECK(st->priority == 9);
+  CHECK(st->owner == "user:ann");
+  auto shares = h.core.OwnerShares();
+  REQUIRE(shares.size() == 1);
+  CHECK(shares[0].owner == "user:ann");
+  CHECK(shares[0].slots == 2);  // its relaunched tasks hold the fleet's two slots
 }

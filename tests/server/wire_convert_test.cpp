@@ -220,4 +220,19 @@ TEST_CASE("wire: after and task inputs reach the JobDef - a waiting job is JOB_Q
   info.waiting_for.clear();
   JobStatusToWire(info, &st);
   CHECK(st.state() == wire::JOB_RUNNING);
+TEST_CASE("wire: a job's priority is carried, and one outside -1000..1000 is refused naming it") {
+  wire::JobSpec spec = Fanout(1);
+  spec.set_priority(-1000);
+  auto d = JobDefFromWire(spec);
+  REQUIRE(d.ok());
+  CHECK(d->priority == -1000);
+  spec.set_priority(1001);
+  CHECK(ErrorOf(spec).find("priority is 1001") != std::string::npos);
+  JobStatusInfo info;
+  info.priority = 3;
+  info.copies_preempted = 2;
+  wire::JobStatus out;
+  JobStatusToWire(info, &out);
+  CHECK(out.priority() == 3);
+  CHECK(out.copies_preempted() == 2);
 }

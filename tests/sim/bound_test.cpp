@@ -139,7 +139,9 @@ TEST_CASE("extra_machine is machine time relative to none in the same comparison
 
 TEST_CASE("cloning every task once costs one extra machine share, and none costs none") {
   // Constant task times and idle slots: clone and original start together
-  // and run the whole task each.
+  // and run the whole task each. Enough slots that the jobs Poisson arrivals
+  // overlap never fill them: a first attempt without a free slot would take
+  // another job's clone's (docs/POLICIES.md, "Copies only use idle capacity").
   Scenario sc = ScenarioFrom(R"(
 [core]
 redundancy_budget = 1.0
@@ -148,7 +150,7 @@ small_job_tasks = 100
 copies = 1
 budget_share = 1.0
 [cluster]
-executors = 10
+executors = 20
 slots = 2
 [workload]
 arrival = "poisson"

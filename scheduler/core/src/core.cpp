@@ -15,6 +15,7 @@ namespace tailcut {
 
 StatusOr<JobId> SchedulerCore::Impl::SubmitJob(JobDef def) {
   Status s = CheckAdmission(uint64_t{def.tasks.size()} + def.template_count);
+  if (s.ok()) s = CheckPriority(def.priority);
   if (s.ok()) SortLabels(def);
   if (s.ok()) s = ValidateJob(s_.executors, def);
   if (s.ok()) s = ValidateDivisible(def);
@@ -243,25 +244,40 @@ bool SchedulerCore::Impl::CanStillComplete(const Job& job) {
   return false;
 }
 
-// Places queued tasks on executors, round-robin over runnable jobs.
+// Places queued tasks on executors: owners by weighted fair share (the
+// lowest slots / weight first), an owner's jobs by priority, jobs of one
+// priority round-robin, 64 tasks per job per turn (docs/POLICIES.md, "Owners").
 void SchedulerCore::Impl::Pump() {
-  constexpr uint32_t kQuantum = 64;  // tasks per job per round: small jobs are not starved
-  size_t rounds_without_progress = 0;
+  constexpr uint32_t kQuantum = 64;  // tasks per job per turn: small jobs are not starved
   // Some job in runnable may queue beyond slots. Performance: this was a
   // scan of runnable on every Pump, i.e. O(runnable jobs) after every
   // event; with a backlog (10,000 executors, ~2,000 queued jobs in the
   // simulator) it took 86% of the run time. The counter gives the same
   // answer in O(1) (same entries counted, finished-but-queued ones too).
   bool pipelining_possible = s_.runnable_pipelining > 0;
-  while (!s_.runnable.empty() && rounds_without_progress < s_.runnable.size()) {
-    Job* job = place_.PopRunnable();
+  OwnerBook& book = s_.owner_book;
+  // Jobs that found no slot wait aside until the end: slots only get fewer
+  // during a pump (a preempted copy's slot goes to the job that asked).
+  std::vector<Job*> aside;
+  std::set<const OwnerState*> owners_aside;
+  uint32_t preempt_budget = kPreemptScan;
+  uint64_t limit = 0;
+  while (OwnerState* owner = book.Pick(&limit)) {
+    Job* job = place_.PopRunnable(*owner);
     if (!job || job->state != JobState::kRunning) {
       if (job) job->in_runnable = false;  // a finished job's last entry is gone
+      book.MaybeForget(*owner);
       continue;
     }
+    // Queueing tiny tasks beyond free slots only while no other owner
+    // waits: queued work would hold the slots that owner is owed. Clones
+    // only while no other job waits: first attempts come before copies.
+    const bool others_wait =
+        book.Waiting() - (owner->entries > 0) + owners_aside.size() - owners_aside.count(owner) > 0;
+    const bool jobs_wait = book.Entries() > 0 || !aside.empty();
     uint32_t placed = 0;
     bool blocked = false;
-    while (placed < kQuantum && job->HasWork()) {
+    while (placed < kQuantum && job->HasWork() && owner->slots < limit) {
       bool from_retry = !job->retry.empty();
       TaskIndex t = from_retry ? job->retry.front() : job->next_unlaunched;
       TaskPhase phase = job->tasks[t].phase;
@@ -269,11 +285,16 @@ void SchedulerCore::Impl::Pump() {
         from_retry ? job->retry.pop_front() : void(job->next_unlaunched++);
         continue;
       }
+      if (owner->OverQuota(std::max<uint32_t>(job->def.Task(t).cpu_slots, 1))) {  // waits for its own slots
+        blocked = true;
+        break;
+      }
       ExecutorId e = place_.PickFree(*job, t, false);
-      if (!e) {
+      if (!e && !others_wait) {
         uint32_t q = place_.QueuePerSlot(*job);
         if (q > 0) e = place_.PickQueue(*job, t, q);
       }
+      if (!e) e = PreemptCopyFor(*job, t, &preempt_budget);
       if (!e) {
         // Feasibility only changes when executors come or go.
         if (job->feasibility_epoch != s_.executors_epoch) {
@@ -294,7 +315,8 @@ void SchedulerCore::Impl::Pump() {
       life_.Launch(*job, t, e, false, from_retry);
       job->infeasible_since = -1;
       ++placed;
-      for (uint32_t c = 0; !from_retry && c < job->clone_copies && s_.CopiesAllowed() > 0 &&
+      for (uint32_t c = 0; !from_retry && !jobs_wait && c < job->clone_copies && s_.CopiesAllowed() > 0 &&
+                           !owner->OverQuota(std::max<uint32_t>(job->def.Task(t).cpu_slots, 1)) &&
                            gate_.MayRunAgain(*job, t, "clone", "clone at launch");
            ++c) {
         ExecutorId ce = place_.PickFree(*job, t, true);
@@ -302,14 +324,53 @@ void SchedulerCore::Impl::Pump() {
         life_.Launch(*job, t, ce, true);
       }
     }
-    if (job->HasWork()) {
-      place_.PushRunnable(*job);
-    } else {
+    if (!job->HasWork()) {
       job->in_runnable = false;
+    } else if (blocked) {
+      aside.push_back(job);
+      owners_aside.insert(owner);
+    } else {
+      place_.PushRunnable(*job);
     }
-    rounds_without_progress = (placed == 0 && blocked) ? rounds_without_progress + 1 : 0;
-    if (blocked && s_.free.empty() && s_.free_avoided.empty() && !pipelining_possible) break;  // no slot anywhere
+    if (blocked && s_.free.empty() && s_.free_avoided.empty() && !pipelining_possible &&
+        (s_.live_copies.empty() || preempt_budget == 0))
+      break;  // no slot anywhere, none to take from a copy
   }
+  s_.waiting_first.clear();
+  for (Job* job : aside) {
+    place_.PushRunnable(*job);
+    s_.waiting_first.push_back(job->id);
+  }
+}
+
+// A first attempt of task t of `job` found no free slot: cancels the newest
+// live copy of another job whose executor then fits it (the copy's
+// original keeps running), and returns that executor; 0 when none.
+// `*budget` bounds the copies looked at per pump.
+ExecutorId SchedulerCore::Impl::PreemptCopyFor(Job& job, TaskIndex t, uint32_t* budget) {
+  if (s_.live_copies.empty()) return 0;
+  const TaskDef& d = job.def.Task(t);
+  const uint32_t need = std::max<uint32_t>(d.cpu_slots, 1);
+  for (auto it = s_.live_copies.rbegin(); it != s_.live_copies.rend() && *budget > 0; ++it, --*budget) {
+    const Attempt& c = s_.attempts.at(*it);
+    if (c.job == job.id) continue;  // a job's own copies are its own choice
+    Job& other = s_.jobs.at(c.job);
+    if (other.tasks[c.task].live < 2) continue;  // its task's only attempt now: not redundant
+    const Executor& e = s_.executors.at(c.executor);
+    if (e.quarantined || e.used_slots - c.slots + need > e.desc.slots || e.used_gpus - c.gpus + d.gpus > e.desc.gpus ||
+        !Feasible(e, d))
+      continue;
+    const AttemptId id = c.id;
+    const ExecutorId eid = c.executor;
+    other.copies_preempted++;
+    s_.counters.copies_preempted++;
+    life_.ObserveUnfinished(other, c);  // how long it ran is a lower bound on its run time
+    s_.Emit(CancelCmd{id, eid});
+    life_.DropAttempt(id, AttemptOutcome::kCancelled, 0,
+                      "copy preempted: job " + std::to_string(job.id) + "'s first attempt takes its slot");
+    return place_.PickFree(job, t, false, eid);
+  }
+  return 0;
 }
 
 SchedulerCore::SchedulerCore(CoreOptions options, const Clock* clock, PolicyChain policies,
@@ -403,6 +464,7 @@ size_t SchedulerCore::RunningJobs() const { return impl_->RunningJobs(); }
 uint64_t SchedulerCore::QueuedTasks() const { return impl_->QueuedTasks(); }
 uint64_t SchedulerCore::WaitingTasks() const { return impl_->WaitingTasks(); }
 const CoreCounters& SchedulerCore::Counters() const { return impl_->Counters(); }
+std::vector<OwnerShareInfo> SchedulerCore::OwnerShares() const { return impl_->OwnerShares(); }
 Status SchedulerCore::CheckAdmission(uint64_t tasks) const { return impl_->CheckAdmission(tasks); }
 std::vector<JobId> SchedulerCore::RunningJobIds() const { return impl_->RunningJobIds(); }
 const PredictorSuite* SchedulerCore::Predictors() const { return impl_->Predictors(); }

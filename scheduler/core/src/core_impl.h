@@ -117,6 +117,12 @@ class SchedulerCore::Impl final {
   uint64_t QueuedTasks() const { return s_.queued_tasks; }
   uint64_t WaitingTasks() const { return core::WaitingTasks(s_); }
   const CoreCounters& Counters() const { return s_.counters; }
+  std::vector<OwnerShareInfo> OwnerShares() const {
+    std::vector<OwnerShareInfo> out;
+    for (const auto& [name, o] : s_.owner_book.owners())
+      out.push_back({name, o.weight, o.max_slots, o.slots, o.jobs, o.entries > 0});
+    return out;
+  }
   std::vector<JobId> RunningJobIds() const { return {s_.running_jobs.begin(), s_.running_jobs.end()}; }
   const PredictorSuite* Predictors() const { return s_.predictors.get(); }
   std::vector<std::string> DisabledPolicies() const { return core::DisabledPolicies(s_); }
@@ -147,6 +153,9 @@ class SchedulerCore::Impl final {
   // --- core.cpp
   static bool CanStillComplete(const Job& job);
   void Pump();
+  // Copies looked at per pump for a first attempt without a slot.
+  static constexpr uint32_t kPreemptScan = 4096;
+  ExecutorId PreemptCopyFor(Job& job, TaskIndex t, uint32_t* budget);
 
   CoreState s_;
   StateView view_;

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "dependencies.h"
+#include "owner_shares.h"
 #include "policy_guard.h"
 #include "tailcut/core/policy.h"
 #include "tailcut/core/types.h"
@@ -74,6 +75,8 @@ struct Job {
   uint32_t needed = 0;
   uint32_t clone_copies = 0;
   uint32_t copies_refused = 0;  // tasks refused another attempt: not idempotent
+  uint32_t copies_preempted = 0;  // its copies cancelled for another job's first attempt
+  OwnerState* owner = nullptr;    // while running (OwnerBook forgets owners without jobs)
   std::vector<float> run_times;
   mutable double median_cache = 0;
   mutable size_t median_n = 0;
@@ -81,7 +84,7 @@ struct Job {
   Time infeasible_since = -1;
   std::string infeasible_why;
   uint64_t feasibility_epoch = 0;  // CoreState::executors_epoch when last checked
-  bool in_runnable = false;   // has an entry in CoreState::runnable
+  bool in_runnable = false;        // has an entry in its owner's runnable queue (OwnerBook)
   bool pipelines = false;     // QueuePerSlot() > 0; kept by Placement::UpdatePipelining()
   std::vector<CommittedOutput> outputs;
   uint32_t promoting = 0;  // committed tasks whose output directory is not promoted yet
@@ -149,7 +152,8 @@ struct CoreState {
         clock(c),
         policies(GuardPolicies(std::move(p))),
         predictors(pred ? std::move(pred) : std::make_unique<PredictorSuite>()),
-        shares(predictors.get()) {
+        shares(predictors.get()),
+        owner_book(opt.owners) {
     observers.push_back(&shares);  // forgets a job's shares when it finishes
   }
 
@@ -160,11 +164,17 @@ struct CoreState {
   std::vector<CoreObserver*> observers;
   ShareBook shares;  // divisible jobs (work_shares.h)
   DependencyBook deps;  // parents and children (dependencies.h)
+  OwnerBook owner_book;  // the runnable queue, per owner and priority (owner_shares.h)
 
   std::unordered_map<JobId, Job> jobs;
   std::set<JobId> running_jobs;
   std::deque<JobId> finished_order;
-  std::deque<JobId> runnable;
+  // Live copies (speculation, clones, hedges), oldest first: a first
+  // attempt that finds no slot cancels one of another job's (Pump).
+  std::set<AttemptId> live_copies;
+  // Jobs the last Pump left waiting for a slot: the proposal gate launches
+  // no copy onto a slot one of them could use.
+  std::vector<JobId> waiting_first;
   std::map<ExecutorId, Executor> executors;
   // Kernels some executor declared not idempotent by default (sticky).
   std::unordered_set<std::string> side_effect_kernels;

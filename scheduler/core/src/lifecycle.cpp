@@ -26,6 +26,8 @@ JobStatusInfo MakeStatusInfo(const Job& job) {
   s.copies_refused_side_effects = job.copies_refused;
   s.after = job.def.after;
   s.waiting_for = job.waiting_for;
+  s.priority = job.def.priority;
+  s.copies_preempted = job.copies_preempted;
   return s;
 }
 
@@ -49,6 +51,8 @@ Job& Lifecycle::AddJob(JobDef def, JobId id) {
   // A job that waits for parents gets its limit when it may run (dependencies.cpp).
   if (limit > 0 && job.waiting_for.empty()) s_.job_deadlines.push({job.submitted + limit, id});
   s_.running_jobs.insert(id);
+  job.owner = &s_.owner_book.Of(job.def.owner);
+  job.owner->jobs++;
   place_.MakeRunnable(job);
   return job;
 }
@@ -151,6 +155,8 @@ Attempt& Lifecycle::Link(Job& job, TaskIndex t, Executor& e, AttemptId id, bool 
   task.phase = TaskPhase::kActive;
   s_.ChangeSlots(e, [&] { e.used_slots += a.slots; });
   e.used_gpus += a.gpus;
+  if (job.owner) job.owner->slots += a.slots;
+  if (copy) s_.live_copies.insert(a.id);
   e.attempts.insert(a.id);
   job.running++;
   if (double limit = TimeLimit(job, t, e.id); limit > 0) a.deadline = a.queued + limit;
@@ -205,6 +211,8 @@ void Lifecycle::EndAttempt(const Attempt& a, AttemptOutcome outcome, double run_
   if (task.live > 1) s_.extra_live--;
   task.live--;
   job.running--;
+  if (job.owner) job.owner->slots -= a.slots;
+  if (a.copy) s_.live_copies.erase(a.id);
   place_.AttemptEnded(a);
   Executor* exec = s_.FindExec(a.executor);
   if (exec) {
@@ -285,6 +293,11 @@ JobStatusInfo Lifecycle::FinishJob(Job& job, JobState state, std::string reason)
   for (TaskIndex t = 0; t < job.tasks.size(); ++t)
     if (job.tasks[t].live > 0) EndLiveAttempts(job, t, AttemptOutcome::kCancelled);
   job.retry.clear();
+  if (job.owner) {  // its attempts ended above: the owner's slots are back
+    job.owner->jobs--;
+    s_.owner_book.MaybeForget(*job.owner);
+    job.owner = nullptr;
+  }
   s_.running_jobs.erase(job.id);
   s_.queued_tasks -= job.Count();
   switch (state) {

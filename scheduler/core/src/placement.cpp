@@ -147,13 +147,12 @@ void Placement::Requeue(Job& job, TaskIndex t) {
 // PushRunnable, PopRunnable, UpdatePipelining and ForgetJob keep it exact as
 // entries come and go and as the flag changes.
 void Placement::PushRunnable(Job& job) {
-  s_.runnable.push_back(job.id);
+  s_.owner_book.Push(*job.owner, job.def.priority, job.id);
   if (job.pipelines) s_.runnable_pipelining++;
 }
 
-Job* Placement::PopRunnable() {
-  JobId id = s_.runnable.front();
-  s_.runnable.pop_front();
+Job* Placement::PopRunnable(OwnerState& owner) {
+  JobId id = s_.owner_book.Pop(owner);
   Job* job = s_.FindJob(id);
   if (job && job->pipelines) s_.runnable_pipelining--;
   return job;

@@ -53,12 +53,13 @@ class Placement {
   void RefreshAvoid(Executor& e);
   void RefreshAvoidAll();
 
-  // The runnable queue: jobs with tasks to place, served round-robin.
+  // The runnable queue (OwnerBook): jobs with tasks to place, per owner by
+  // weighted fair share, within an owner by priority, then round-robin.
   void MakeRunnable(Job& job);
   void Requeue(Job& job, TaskIndex t);  // a task waits for another attempt
   void PushRunnable(Job& job);
-  // Takes the front entry; null when its job is no longer retained.
-  Job* PopRunnable();
+  // Takes `owner`'s next entry; null when its job is no longer retained.
+  Job* PopRunnable(OwnerState& owner);
   void UpdatePipelining(Job& job);
   // `job` is about to be forgotten while it may still have a runnable entry.
   void ForgetJob(const Job& job);

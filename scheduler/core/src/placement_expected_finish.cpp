@@ -200,8 +200,7 @@ ExecutorId ExpectedFinishPlacement::PickFree(const Job& job, TaskIndex t, bool c
   // without a scan, as many for each other runnable job (entries are one
   // per job; this job's own entry is out while the pump serves it).
   uint64_t left = job.Count() - std::min(job.next_unlaunched, job.Count()) + job.retry.size();
-  size_t jobs = s_.runnable.size() + 1;
-  if (!s_.runnable.empty() && (s_.runnable.front() == job.id || s_.runnable.back() == job.id)) --jobs;
+  size_t jobs = s_.owner_book.Entries() + 1;
   uint32_t tasks = static_cast<uint32_t>(std::clamp<uint64_t>(std::max<uint64_t>(left, 1) * jobs, 1, UINT32_MAX));
   double pool = FasterPoolFinish(b, d, tasks);
   if (pool < 0) return id;  // nothing faster

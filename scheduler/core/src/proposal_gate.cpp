@@ -28,6 +28,22 @@ bool ProposalGate::MayRunAgain(Job& job, TaskIndex t, std::string_view what, std
   return false;
 }
 
+bool ProposalGate::FirstAttemptWants(const Job& job, const Executor& e) const {
+  // Bounded: past this many waiting jobs, assume one of them fits.
+  constexpr size_t kScan = 64;
+  size_t looked = 0;
+  for (JobId id : s_.waiting_first) {
+    const Job* w = s_.FindJob(id);
+    if (!w || w->id == job.id || w->state != JobState::kRunning || !w->HasWork()) continue;
+    if (++looked > kScan) return true;
+    TaskIndex t = !w->retry.empty() ? w->retry.front() : w->next_unlaunched;
+    if (t < w->Count() && !w->owner->OverQuota(std::max<uint32_t>(w->def.Task(t).cpu_slots, 1)) &&
+        place_.Fits(*w, t, e, false))
+      return true;
+  }
+  return false;
+}
+
 void ProposalGate::ApplyAll(const std::vector<Proposal>& proposals, std::string_view policy, uint32_t index) {
   for (const Proposal& p : proposals) Apply(p, policy, index);
 }
@@ -40,8 +56,9 @@ void ProposalGate::Apply(const Proposal& p, std::string_view policy, uint32_t in
       Task& task = job->tasks[p.task];
       if (task.phase != TaskPhase::kActive || task.live == 0 || s_.CopiesAllowed() == 0) return;
       if (!MayRunAgain(*job, p.task, "copy", policy)) return;
+      if (job->owner->OverQuota(std::max<uint32_t>(job->def.Task(p.task).cpu_slots, 1))) return;
       ExecutorId e = place_.PickFree(*job, p.task, true, p.executor);
-      if (!e) return;
+      if (!e || FirstAttemptWants(*job, s_.executors.at(e))) return;
       TC_LOG(Debug) << policy << ": copy of job " << p.job << " task " << p.task << " on executor " << e << ": "
                     << p.reason;
       life_.Launch(*job, p.task, e, true);

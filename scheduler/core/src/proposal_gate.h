@@ -32,6 +32,10 @@ class ProposalGate {
   // once per task (JobStatusInfo::copies_refused_side_effects), logged and
   // told to the observers (the trace, the dashboard).
   bool MayRunAgain(Job& job, TaskIndex t, std::string_view what, std::string_view policy);
+  // Whether a first attempt of a job other than `job`, left waiting by the
+  // last pump, could run on `e`: then a copy of `job` may not take it
+  // (docs/POLICIES.md, "Copies only use idle capacity").
+  bool FirstAttemptWants(const Job& job, const Executor& e) const;
 
  private:
   CoreState& s_;

@@ -90,6 +90,7 @@ Status RestoreFinishedJob(CoreState& s, Lifecycle& life, JobId id, JobDef def, c
   job.attempts = st.attempts;
   job.copies = st.copies;
   job.copies_refused = st.copies_refused_side_effects;
+  job.copies_preempted = st.copies_preempted;
   job.failed_attempts = st.failed_attempts;
   if (job.def.return_outputs) job.outputs = std::move(outputs);
   RestorePromotions(life, job, std::move(promotions));

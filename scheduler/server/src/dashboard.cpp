@@ -142,6 +142,8 @@ State Recorder::Collect(const SchedulerCore& core, Time now) const {
   }
   s.jobs.insert(s.jobs.end(), finished_.begin(), finished_.end());
   s.executors = core.Executors();
+  for (const ExecutorStatusInfo& e : s.executors) s.total_slots += e.slots;
+  s.owners = TopOwners(core.OwnerShares());
   s.attempts.assign(ended_.begin(), ended_.end());
   std::vector<AttemptView> live;
   live.reserve(live_.size());
@@ -333,6 +335,45 @@ std::string RenderAttempts(const State& s, uint64_t since) {
       o.Raw("run_s", Time3(a.run_s));
       return true;
     }));
+  }
+  return out;
+}
+
+std::vector<OwnerShareInfo> TopOwners(std::vector<OwnerShareInfo> all) {
+  std::stable_sort(all.begin(), all.end(),
+                   [](const OwnerShareInfo& a, const OwnerShareInfo& b) { return a.slots > b.slots; });
+  if (all.size() <= kMaxOwnerSeries) return all;
+  OwnerShareInfo rest;
+  rest.owner = "(others)";
+  rest.weight = 0;
+  for (size_t i = kMaxOwnerSeries; i < all.size(); ++i) {
+    rest.slots += all[i].slots;
+    rest.jobs += all[i].jobs;
+    rest.weight += all[i].weight;
+    rest.waiting |= all[i].waiting;
+  }
+  all.resize(kMaxOwnerSeries);
+  all.push_back(rest);
+  return all;
+}
+
+std::string RenderOwners(const State& s) {
+  double active_weight = 0;  // owners with running jobs share the fleet
+  for (const OwnerShareInfo& o : s.owners)
+    if (o.jobs > 0) active_weight += o.weight;
+  auto row = [&](const OwnerShareInfo& o, std::string* arr) {
+    Obj j(arr);
+    j.Str("owner", o.owner).D("weight", o.weight).U("max_slots", o.max_slots).U("slots", o.slots);
+    j.U("jobs", o.jobs).B("waiting", o.waiting);
+    j.D("share", s.total_slots ? static_cast<double>(o.slots) / s.total_slots : 0);
+    j.D("fair_share", o.jobs > 0 && active_weight > 0 ? o.weight / active_weight : 0);
+    return true;
+  };
+  std::string out;
+  {
+    Obj root(&out);
+    root.U("total_slots", s.total_slots);
+    root.Raw("owners", Array(s.owners, row));
   }
   return out;
 }

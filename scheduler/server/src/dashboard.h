@@ -64,7 +64,15 @@ struct State {
   uint64_t last_seq = 0;
   std::vector<double> latencies;      // recent finished jobs, sorted
   uint64_t jobs_finished = 0;         // all since start (latencies holds the last kLatencySamples)
+  std::vector<OwnerShareInfo> owners;  // TopOwners
+  uint64_t total_slots = 0;
 };
+
+// Owners as /metrics and the dashboard show them, bounded (owners are
+// clients): the kMaxOwnerSeries holding the most slots (ties: by name), then
+// the rest summed as owner "(others)".
+inline constexpr size_t kMaxOwnerSeries = 16;
+std::vector<OwnerShareInfo> TopOwners(std::vector<OwnerShareInfo> all);
 
 // The loop's side. Register as a CoreObserver and call OnLaunch for every
 // LaunchCmd the driver takes (the core reports ends, not launches).
@@ -98,6 +106,9 @@ std::string RenderJobs(const State& s);
 std::string RenderExecutors(const State& s);
 std::string RenderAttempts(const State& s, uint64_t since);
 std::string RenderLatency(const State& s);
+// /api/owners: each owner's slots, its weight's fair share of the fleet
+// among the owners with work, quota and jobs (docs/DASHBOARD.md).
+std::string RenderOwners(const State& s);
 std::string JsonString(std::string_view v);  // with the quotes
 
 }  // namespace tailcut::dashboard

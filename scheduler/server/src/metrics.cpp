@@ -38,6 +38,7 @@ Snapshot Collect(const SchedulerCore& core, const Histogram& job_latency) {
     for (size_t i = 0; i < kHealthStates.size(); ++i)
       if (e.health.state == kHealthStates[i]) s.executors_by_health[i]++;
   }
+  s.owners = dashboard::TopOwners(core.OwnerShares());
   s.job_latency = job_latency;
   return s;
 }
@@ -146,6 +147,16 @@ std::string Render(const Snapshot& s) {
            "Attempts cancelled at their time limit (a task's timeout_s, core.task_timeout_s, or the default "
            "relative to the predicted run time).");
   w.Sample("tailcut_attempts_timed_out_total", d(c.attempts_timed_out));
+  w.Family("tailcut_copies_preempted_total", "counter",
+           "Copies (speculation, clones, hedges) cancelled so that another job's first attempt could have the slot.");
+  w.Sample("tailcut_copies_preempted_total", d(c.copies_preempted));
+  w.Family("tailcut_owner_slots", "gauge",
+           "Slots held by each owner's live attempts (the 16 holding most, the rest as owner=\"(others)\").");
+  for (const OwnerShareInfo& o : s.owners) w.Sample("tailcut_owner_slots", "owner", o.owner, d(o.slots));
+  w.Family("tailcut_owner_weight", "gauge", "Each owner's fair-share weight ([owners]; summed for \"(others)\").");
+  for (const OwnerShareInfo& o : s.owners) w.Sample("tailcut_owner_weight", "owner", o.owner, o.weight);
+  w.Family("tailcut_owner_jobs_running", "gauge", "Each owner's running jobs.");
+  for (const OwnerShareInfo& o : s.owners) w.Sample("tailcut_owner_jobs_running", "owner", o.owner, d(o.jobs));
   w.Family("tailcut_attempts_running", "gauge", "Live attempts (running or queued on an executor).");
   w.Sample("tailcut_attempts_running", d(s.live_attempts));
   w.Family("tailcut_dispatch_queue_length", "gauge",

@@ -62,6 +62,8 @@ struct Snapshot {
   uint64_t total_slots = 0;
   std::array<uint64_t, kHealthStates.size()> executors_by_health{};
   uint64_t executors_quarantined = 0;
+  // Owners' shares (dashboard::TopOwners: bounded, the rest as "(others)").
+  std::vector<OwnerShareInfo> owners;
   Histogram job_latency{JobLatencyBounds()};
   Histogram journal_commit{JournalCommitBounds()};  // empty without a journal
   uint64_t journal_commit_failures = 0;

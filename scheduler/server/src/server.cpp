@@ -186,6 +186,7 @@ void SchedulerServer::Impl::RegisterDashboard() {
   api("/api/jobs", [](const State& s, const Query&) { return dashboard::RenderJobs(s); });
   api("/api/executors", [](const State& s, const Query&) { return dashboard::RenderExecutors(s); });
   api("/api/latency", [](const State& s, const Query&) { return dashboard::RenderLatency(s); });
+  api("/api/owners", [](const State& s, const Query&) { return dashboard::RenderOwners(s); });
   api("/api/attempts", [](const State& s, const Query& q) {
     uint64_t since = 0;
     if (auto it = q.find("since"); it != q.end()) since = std::strtoull(it->second.c_str(), nullptr, 10);

@@ -198,6 +198,10 @@ StatusOr<JobDef> JobDefFromWire(const wire::JobSpec& spec) {
   if (spec.has_idempotent()) d.idempotent = spec.idempotent();
   d.output_dir = spec.output_dir();
   d.after.assign(spec.after().begin(), spec.after().end());
+  d.priority = spec.priority();
+  if (d.priority < -kMaxJobPriority || d.priority > kMaxJobPriority)
+    return Status::InvalidArgument("priority is " + std::to_string(d.priority) + "; it must be in -" +
+                                   std::to_string(kMaxJobPriority) + ".." + std::to_string(kMaxJobPriority));
   if (d.divisible_units > 0) {
     bool pinned = d.templ.share.divisible();
     for (const TaskDef& t : d.tasks) pinned |= t.share.divisible();
@@ -324,6 +328,8 @@ void JobStatusToWire(const JobStatusInfo& i, wire::JobStatus* out) {
   out->set_submitted_at_s(i.submitted);
   out->set_finished_at_s(i.finished);
   out->set_copies_refused_side_effects(i.copies_refused_side_effects);
+  out->set_priority(i.priority);
+  out->set_copies_preempted(i.copies_preempted);
 }
 
 StatusOr<JobDef> JobDefFromJournal(const std::string& bytes) {

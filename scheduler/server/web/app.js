@@ -101,6 +101,24 @@ function renderExecutors(data) {
   return data.executors;
 }
 
+// Owners' shares: slots held against the weight's fair share.
+function renderOwners(data) {
+  const body = document.querySelector("#owners tbody");
+  clear(body);
+  for (const o of data.owners) {
+    const tr = el("tr");
+    tr.appendChild(td(o.owner || "(none)"));
+    tr.appendChild(td(o.weight.toFixed(2), "num"));
+    tr.appendChild(barCell(o.share, "load", o.slots + "/" + data.total_slots));
+    tr.appendChild(td((100 * o.fair_share).toFixed(1) + "%", "num"));
+    tr.appendChild(td(o.max_slots ? o.max_slots : "–", "num"));
+    tr.appendChild(td(o.jobs, "num"));
+    tr.appendChild(td(o.waiting ? "yes" : "–"));
+    body.appendChild(tr);
+  }
+  if (!data.owners.length) emptyRow(body, 7, "no running jobs");
+}
+
 // Empirical CDF of recent finished jobs' latency; log-x when it spans
 // more than a decade, with p50 and p99 marked.
 function renderCdf(data) {
@@ -244,8 +262,10 @@ function renderSummary(jobs, executors, latency) {
 async function refresh() {
   const status = document.getElementById("status");
   try {
-    const [jobs, executors, attempts, latency] = await Promise.all([
-      get("api/jobs"), get("api/executors"), get(`api/attempts?since=${lastSeq}`), get("api/latency")]);
+    const [jobs, executors, attempts, latency, owners] = await Promise.all([
+      get("api/jobs"), get("api/executors"), get(`api/attempts?since=${lastSeq}`), get("api/latency"),
+      get("api/owners")]);
+    renderOwners(owners);
     const jobList = renderJobs(jobs);
     const execList = renderExecutors(executors);
     renderCdf(latency);

@@ -1,6 +1,6 @@
 // The scheduling part of a config, read the same way by the daemon
 // (tailcut-scheduler) and by simulation scenarios (tailcut sim / bench):
-// [core], [predictor], policies.chain and every [policies.NAME] table.
+// [core], [owners], [predictor], policies.chain and every [policies.NAME] table.
 //
 // Callers read their own sections too and then call cfg.CheckAllUsed(), so a
 // misspelled key anywhere (a policy table included) is the same
@@ -18,12 +18,12 @@
 namespace tailcut {
 
 struct SchedulingConfig {
-  CoreOptions core;              // [core]
+  CoreOptions core;              // [core]; core.owners from [owners]
   PredictorOptions predictor;    // [predictor]
   std::string chain = "default"; // policies.chain
 };
 
-// Reads [core], [predictor] and policies.chain into *out (absent keys keep
+// Reads [core], [owners], [predictor] and policies.chain into *out (absent keys keep
 // the values already in *out), then ValidatePolicyTables(cfg, out->chain).
 Status LoadSchedulingConfig(const Config& cfg, SchedulingConfig* out);
 

@@ -77,6 +77,19 @@ inline constexpr uint64_t kSimUnitsPerTask = 1000;
 
 struct WorkloadModel {
   enum class Arrival { kPoisson, kClosed, kTrace };
+  // [[workload.stream]]: another owner's jobs of one class, arriving on
+  // their own (poisson or closed), besides the main workload
+  // (docs/SIMULATOR.md, "Owners").
+  struct Stream {
+    std::string owner;
+    uint32_t cls = 0;  // index into classes (`class = NAME`)
+    Arrival arrival = Arrival::kPoisson;
+    double rate = 1.0;
+    uint32_t outstanding = 1;
+    double think_s = 0;
+    uint64_t jobs = 100;
+    int32_t priority = 0;
+  };
   Arrival arrival = Arrival::kPoisson;
   double rate = 1.0;         // poisson: jobs per virtual second
   uint32_t outstanding = 1;  // closed: jobs in flight
@@ -84,6 +97,8 @@ struct WorkloadModel {
   uint64_t jobs = 100;       // stop after this many jobs ...
   uint64_t tasks = 0;        // ... or after this many tasks (0 = use jobs)
   std::vector<JobClass> classes;
+  std::string owner;            // JobDef::owner of the main workload's jobs
+  std::vector<Stream> streams;  // other owners' jobs
 };
 
 // One task of a replayed trace.

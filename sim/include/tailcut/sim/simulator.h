@@ -23,6 +23,15 @@
 
 namespace tailcut::sim {
 
+// One owner's jobs, when the workload has several owners ([[workload.stream]]).
+struct OwnerResult {
+  std::string owner;
+  uint64_t jobs = 0;                  // finished
+  double p50 = 0, p99 = 0;            // job latency, s
+  double wait_p50 = 0, wait_p99 = 0;  // queue wait of its tasks: first launch - submit, s
+  std::vector<double> latencies, waits;
+};
+
 struct SimResult {
   std::string policy;
   uint64_t jobs = 0;             // jobs that ended (any state)
@@ -55,6 +64,8 @@ struct SimResult {
   // Per job, indexed by core job id - 1 (= submission order); NaN for a
   // job still unfinished at the stop. 8 bytes per job, nothing per attempt.
   std::vector<double> latencies;
+  // Per owner, in the order owners first submit (only with streams).
+  std::vector<OwnerResult> owners;
 };
 
 // Fills mean/p50/.../p999 from r->latencies (finished jobs); quantiles are

@@ -87,6 +87,10 @@ struct JobDef {
   // Jobs this one runs after (docs/JOBS.md, "Dependencies"): it waits until
   // each has succeeded and ends when one fails or is cancelled.
   std::vector<JobId> after;
+  // Orders this owner's own jobs: higher first, in [-kMaxJobPriority,
+  // kMaxJobPriority] (types.h). Across owners the weighted fair share
+  // decides, so anyone may use any priority (docs/POLICIES.md, "Owners").
+  int32_t priority = 0;
 
   uint32_t TaskCount() const { return static_cast<uint32_t>(tasks.size()) + template_count; }
   const TaskDef& Task(TaskIndex i) const { return i < tasks.size() ? tasks[i] : templ; }

@@ -170,6 +170,9 @@ class SchedulerCore {
   // O(running jobs).
   uint64_t WaitingTasks() const;
   const CoreCounters& Counters() const;
+  // Owners with running jobs (or slots held), by name: their weights,
+  // quotas and the slots they hold (docs/POLICIES.md, "Owners"). O(owners).
+  std::vector<OwnerShareInfo> OwnerShares() const;
   std::vector<JobId> RunningJobIds() const;
   const PredictorSuite* Predictors() const;
   // Policies disabled because a hook threw, as "NAME: HOOK threw: WHAT", in

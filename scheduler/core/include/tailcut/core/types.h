@@ -29,6 +29,31 @@ inline constexpr uint32_t kTaskCountCeiling = 50'000'000;
 // job) may not exceed this.
 inline constexpr uint32_t kMaxAttemptsCeiling = 1000;
 
+// Job priorities (JobDef::priority) lie in [-kMaxJobPriority, kMaxJobPriority].
+inline constexpr int32_t kMaxJobPriority = 1000;
+// Owner weights above this are refused: a share that large is a typo.
+inline constexpr double kMaxOwnerWeight = 1e6;
+
+// One owner's part of the fleet ([owners], docs/POLICIES.md "Owners"):
+// busy owners get slots in proportion to `weight`; `max_slots` > 0 caps the
+// slots its attempts (copies included) hold at once.
+struct OwnerShareOptions {
+  double weight = 1.0;
+  uint32_t max_slots = 0;  // 0 = no quota
+};
+struct OwnerOptions {
+  OwnerShareOptions defaults;                                     // owners not listed
+  std::vector<std::pair<std::string, OwnerShareOptions>> owners;  // [[owners.owner]], by name
+  const OwnerShareOptions& For(const std::string& owner) const {
+    for (const auto& [name, o] : owners)
+      if (name == owner) return o;
+    return defaults;
+  }
+};
+// [owners] (default_weight, default_max_slots) and its [[owners.owner]]
+// entries (name, weight, max_slots) of `cfg` into *out.
+Status LoadOwnerOptions(const Config& cfg, std::string_view prefix, OwnerOptions* out);
+
 // Every option with its default; docs/CONFIG.md and configs/scheduler.toml
 // document the same keys under [core].
 struct CoreOptions {
@@ -89,6 +114,8 @@ struct CoreOptions {
   // for millions), so both are checked before anything is allocated.
   uint32_t max_tasks_per_job = 1'000'000;  // larger jobs: TOO_LARGE
   uint32_t max_queued_tasks = 4'000'000;   // tasks of unfinished jobs in all; over it: BUSY
+  // Owners' weights and quotas: [owners], not [core] (LoadOwnerOptions).
+  OwnerOptions owners;
 };
 Status LoadCoreOptions(const Config& cfg, std::string_view prefix, CoreOptions* out);
 
@@ -124,6 +151,11 @@ struct JobStatusInfo {
   uint32_t copies_refused_side_effects = 0;
   std::vector<JobId> after;        // JobDef::after
   std::vector<JobId> waiting_for;  // parents not finished yet: the job is queued
+  int32_t priority = 0;  // JobDef::priority
+  // Its copies (speculation, clones, hedges) cancelled so that another
+  // job's first attempt could have the slot (docs/POLICIES.md, "Copies
+  // only use idle capacity").
+  uint32_t copies_preempted = 0;
 };
 
 struct LaunchCmd {
@@ -180,6 +212,16 @@ struct ExecutorChangedCmd {
 };
 using Command = std::variant<LaunchCmd, CancelCmd, TaskCommittedCmd, JobFinishedCmd, ExecutorChangedCmd, PromoteCmd>;
 
+// One owner with running jobs (SchedulerCore::OwnerShares).
+struct OwnerShareInfo {
+  std::string owner;
+  double weight = 1;
+  uint32_t max_slots = 0;  // 0 = no quota
+  uint64_t slots = 0;      // held by its live attempts now
+  uint32_t jobs = 0;       // running
+  bool waiting = false;    // has tasks waiting for a slot
+};
+
 struct ExecutorStatusInfo {
   ExecutorId id = 0;
   std::string name, host;
@@ -210,6 +252,8 @@ struct CoreCounters {
   uint64_t reports_refused = 0;
   // Attempts cancelled at their time limit (explicit or the default one).
   uint64_t attempts_timed_out = 0;
+  // Copies cancelled to give their slot to another job's first attempt.
+  uint64_t copies_preempted = 0;
 };
 
 // `copy`: the attempt was a redundant copy (false for commits replayed from the journal).
