@@ -163,6 +163,8 @@ TEST_CASE("a pipeline's name goes into request keys as is: only plain characters
   auto bad = ParsePipeline("name = \"my \\\"run\\\"\"\n[[stage]]\nname = \"a\"\n[stage.template]\nkernel = \"noop\"\n", "p");
   REQUIRE_FALSE(bad.ok());
   CHECK(bad.status().message().find("pipeline name") != std::string::npos);
+}
+
 TEST_CASE("priority in a job file reaches the spec, one out of range is an error") {
   auto ok = ParseJobFile("priority = -7\n[template]\nkernel = \"noop\"\n", "t.toml");
   REQUIRE(ok.ok());

@@ -337,6 +337,8 @@ TEST_CASE("recovery: a child taking a finished parent's outputs gets them after 
   REQUIRE(h.finished.count(6));
   CHECK(h.finished.at(6).state == JobState::kSucceeded);
   CHECK_FALSE(h.core.JobStatus(1).ok());
+}
+
 TEST_CASE("recovery: a job's priority and owner come back from the journal, and so does its share") {
   TempJournal tmp;
   wire::JobSpec spec;

@@ -220,6 +220,8 @@ TEST_CASE("wire: after and task inputs reach the JobDef - a waiting job is JOB_Q
   info.waiting_for.clear();
   JobStatusToWire(info, &st);
   CHECK(st.state() == wire::JOB_RUNNING);
+}
+
 TEST_CASE("wire: a job's priority is carried, and one outside -1000..1000 is refused naming it") {
   wire::JobSpec spec = Fanout(1);
   spec.set_priority(-1000);
