@@ -160,7 +160,8 @@ TEST_CASE("pipeline files: stages listed children first are reordered - cycles, 
 }
 
 TEST_CASE("a pipeline's name goes into request keys as is: only plain characters") {
-  auto bad = ParsePipeline("name = \"my \\\"run\\\"\"\n[[stage]]\nname = \"a\"\n[stage.template]\nkernel = \"noop\"\n", "p");
+  auto bad =
+      ParsePipeline("name = \"my \\\"run\\\"\"\n[[stage]]\nname = \"a\"\n[stage.template]\nkernel = \"noop\"\n", "p");
   REQUIRE_FALSE(bad.ok());
   CHECK(bad.status().message().find("pipeline name") != std::string::npos);
 }

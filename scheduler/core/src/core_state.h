@@ -163,7 +163,7 @@ struct CoreState {
   std::unique_ptr<PredictorSuite> predictors;
   std::vector<CoreObserver*> observers;
   ShareBook shares;  // divisible jobs (work_shares.h)
-  DependencyBook deps;  // parents and children (dependencies.h)
+  DependencyBook deps;   // parents and children (dependencies.h)
   OwnerBook owner_book;  // the runnable queue, per owner and priority (owner_shares.h)
 
   std::unordered_map<JobId, Job> jobs;
