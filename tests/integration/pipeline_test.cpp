@@ -180,8 +180,8 @@ TEST_CASE("pipeline: a scheduler SIGKILL mid-pipeline and restart finish it with
     std::map<uint32_t, int> committed;
     for (const auto& r : *results) {
       committed[r.task_index()]++;
-      std::string line = std::string(stage) + "-" + std::to_string(r.task_index()) + " " +
-                         std::to_string(r.attempt_id());
+      std::string line =
+          std::string(stage) + "-" + std::to_string(r.task_index()) + " " + std::to_string(r.attempt_id());
       INFO(line);
       CHECK(runs.count(line) == 1);  // the committed attempt's own side effect
     }
