@@ -16,6 +16,7 @@
 
 #include "tailcut/common/clock.h"
 #include "tailcut/common/config.h"
+#include "tailcut/common/ids.h"
 #include "tailcut/common/kernel_args.h"
 #include "tailcut/wire/security.h"
 #include "tailcut/wire/wire.h"
@@ -334,9 +335,13 @@ Status ReadInput(const std::string& text, const std::string& key, const JobRefRe
 Status ReadTask(const Config& c, const std::string& p, const JobRefResolver& resolve, wire::TaskSpec* t) {
   std::string kernel, args, task_class;
   uint32_t slots = 1, gpus = 0;
+  int64_t memory_mb = 0;
   double input_size = 0, timeout = 0;
   TableReader r(c, p);
   r.Get("kernel", &kernel).Get("args", &args).Get("cpu_slots", &slots).Get("gpus", &gpus);
+  r.Get("memory_mb", &memory_mb)
+      .Check(memory_mb >= 0 && static_cast<uint64_t>(memory_mb) <= kMaxMemoryMb,
+             "memory_mb must be in [0, 2^40] MiB, got " + std::to_string(memory_mb));
   r.Get("input_size", &input_size).Get("class", &task_class).Get("timeout_s", &timeout);
   if (!r.status().ok()) return r.status();
   t->set_timeout_s(timeout);
@@ -344,6 +349,7 @@ Status ReadTask(const Config& c, const std::string& p, const JobRefResolver& res
   t->set_args(args);
   t->mutable_demand()->set_cpu_slots(slots);
   t->mutable_demand()->set_gpus(gpus);
+  t->mutable_demand()->set_memory_mb(static_cast<uint64_t>(memory_mb));
   for (const auto& k : c.Children(p + "labels")) {
     std::string v;
     if (Status s = c.Get(p + "labels." + k, &v); !s.ok()) return s;

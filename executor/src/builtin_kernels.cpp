@@ -167,6 +167,7 @@ StatusOr<std::string> ShellKernel(KernelContext& ctx) {
                                        .string();
   if (Status s = WriteTaskInputs(ctx, inputs, &env); !s.ok()) return Status::IoError("shell: " + s.message());
   spec.env = MergeEnvironment(env);
+  spec.memory_request_mb = ctx.memory_mb();
   StatusOr<std::string> out = RunChild(ctx, spec);
   if (!inputs.empty()) fs::remove_all(inputs, ec);
   return out;
@@ -220,6 +221,7 @@ StatusOr<std::string> ExecKernel(KernelContext& ctx, const ExecOptions& opt) {
   spec.cwd = args->cwd.empty() ? scratch.string() : args->cwd;
   spec.cpu_s = Tighter(args->cpu_s, opt.cpu_s);
   spec.memory_bytes = Tighter(args->memory_mb, opt.memory_mb) << 20;
+  spec.memory_request_mb = ctx.memory_mb();
   spec.progress = true;
   StatusOr<std::string> out = RunChild(ctx, spec);
   fs::remove_all(scratch, ec);

@@ -8,8 +8,11 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <unordered_map>
 
 extern char** environ;
@@ -126,6 +129,48 @@ std::string Trimmed(std::string s) {
 
 }  // namespace
 
+uint64_t ResidentBytes(int pid) {
+  char path[64];
+  std::snprintf(path, sizeof path, "/proc/%d/statm", pid);
+  FILE* f = std::fopen(path, "r");
+  if (!f) return 0;
+  unsigned long size = 0, resident = 0;
+  int n = std::fscanf(f, "%lu %lu", &size, &resident);
+  std::fclose(f);
+  return n == 2 ? static_cast<uint64_t>(resident) * static_cast<uint64_t>(sysconf(_SC_PAGESIZE)) : 0;
+}
+
+namespace {
+
+// `pid` and its descendants, through /proc/PID/task/PID/children (children
+// of its main thread: what shells and most programs start).
+uint64_t TreeResidentBytes(int pid, int depth = 0) {
+  uint64_t bytes = ResidentBytes(pid);
+  if (depth > 32) return bytes;  // a fork chain this deep is not worth following
+  std::ifstream children("/proc/" + std::to_string(pid) + "/task/" + std::to_string(pid) + "/children");
+  for (int child; children >> child;) bytes += TreeResidentBytes(child, depth + 1);
+  return bytes;
+}
+
+double SteadyS() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
+
+}  // namespace
+
+bool MemoryWatch::Over() {
+  if (request_mb_ == 0) return false;
+  if (seen_bytes_ > (request_mb_ << 20)) return true;
+  double now = SteadyS();
+  if (now < next_check_) return false;
+  next_check_ = now + kCheckS;
+  seen_bytes_ = tree_ ? TreeResidentBytes(pid_) : ResidentBytes(pid_);
+  return seen_bytes_ > (request_mb_ << 20);
+}
+
+std::string MemoryWatch::Why() const {
+  return "exceeded its memory request of " + std::to_string(request_mb_) + " MB (resident " +
+         std::to_string(seen_bytes_ >> 20) + " MB)";
+}
+
 std::vector<std::string> MergeEnvironment(const std::vector<std::string>& overrides) {
   std::vector<std::string> env;
   std::unordered_map<std::string, size_t> at;  // name -> index in env
@@ -167,6 +212,8 @@ StatusOr<std::string> RunChild(KernelContext& ctx, const ChildSpec& spec) {
   bool out_open = true, err_open = true, prog_open = spec.progress, cancelled = false;
   int wait_status = 0;
   double backoff_s = 0.0002;
+  MemoryWatch memory(spec.memory_request_mb, pid, true);
+  bool over_memory = false;
   for (;;) {
     bool got = false;
     if (out_open) out_open = DrainFd(out.read_fd, &stdout_text, spec.max_stdout, false, &got);
@@ -188,11 +235,17 @@ StatusOr<std::string> RunChild(KernelContext& ctx, const ChildSpec& spec) {
       kill(-pid, SIGKILL);
       continue;
     }
+    if (!over_memory && !cancelled && memory.Over()) {
+      over_memory = true;
+      kill(-pid, SIGKILL);
+      continue;
+    }
     backoff_s = got ? 0.0002 : std::min(backoff_s * 2, 0.01);
     ctx.SleepFor(backoff_s / ctx.time_factor());  // plain polling delay, not stretched
   }
   if (cancelled) return Status::Unavailable("cancelled");
   const std::string prefix = spec.what.empty() ? "" : spec.what + ": ";
+  if (over_memory) return Status::ResourceExhausted(prefix + memory.Why());
   if (WIFSIGNALED(wait_status)) {
     int sig = WTERMSIG(wait_status);
     std::string why = "killed by signal " + std::to_string(sig);

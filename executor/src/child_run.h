@@ -26,8 +26,33 @@ struct ChildSpec {
   std::string cwd;                // empty: the executor's
   double cpu_s = 0;               // RLIMIT_CPU, 0 = none
   uint64_t memory_bytes = 0;      // RLIMIT_AS, 0 = none
+  uint64_t memory_request_mb = 0;  // Resources.memory_mb: MemoryWatch over the child's tree, 0 = none
   bool progress = false;          // a pipe at kProgressFd; lines like "0.4"
   size_t max_stdout = 1 << 20;    // output beyond this is dropped
+};
+
+// Resident memory of process `pid` (/proc/PID/statm), 0 when it is gone.
+uint64_t ResidentBytes(int pid);
+
+// A task's memory request (Resources.memory_mb) against the resident memory
+// of its process and, with `tree`, every descendant it started (a shell
+// task's programs). Reading /proc costs, so Over() looks at most every
+// kCheckS; between looks a task may go past its request. The caller kills
+// the task when Over() says so (docs/JOBS.md, "Memory").
+class MemoryWatch {
+ public:
+  static constexpr double kCheckS = 0.05;
+  MemoryWatch(uint64_t request_mb, int pid, bool tree) : request_mb_(request_mb), pid_(pid), tree_(tree) {}
+  bool Over();
+  // "exceeded its memory request of N MB (resident R MB)"
+  std::string Why() const;
+
+ private:
+  uint64_t request_mb_;
+  int pid_;
+  bool tree_;
+  uint64_t seen_bytes_ = 0;
+  double next_check_ = 0;  // seconds on the steady clock
 };
 
 // The daemon's environment with `overrides` (NAME=value) replacing or

@@ -12,6 +12,7 @@
 #include <climits>
 #include <cmath>
 #include <filesystem>
+#include <fstream>
 #include <thread>
 #include <unordered_map>
 
@@ -105,7 +106,10 @@ StatusOr<ExecutorOptions> ExecutorOptionsFromConfig(const Config& c) {
       .Get("python_max_tasks", &o.python.max_tasks)
       .Get("python_max_rss_mb", &o.python.max_rss_mb)
       .Get("exec_cpu_s", &o.exec.cpu_s)
-      .Get("scratch_dir", &o.exec.scratch_dir);
+      .Get("scratch_dir", &o.exec.scratch_dir)
+      .Get("fake_gpus", &o.fake_gpus);
+  int64_t memory_mb = 0;
+  t.Get("memory_mb", &memory_mb);
   int64_t exec_memory_mb = 0;
   t.Get("exec_memory_mb", &exec_memory_mb);
   std::string exec_allow;
@@ -144,11 +148,14 @@ StatusOr<ExecutorOptions> ExecutorOptionsFromConfig(const Config& c) {
       .Check(max_output_bytes >= 0, "max_output_bytes must be >= 0 (0 = no cap)")
       .Check(max_message_bytes >= kMinMessageBytes && max_message_bytes <= INT32_MAX,
              "max_message_bytes must be in " + std::to_string(kMinMessageBytes) + ".." + std::to_string(INT32_MAX))
-      .Check(max_output_bytes <= max_message_bytes / 2,
-             "max_output_bytes must be at most half of max_message_bytes (" + std::to_string(max_message_bytes) +
-                 "): a Report carries them")
+      .Check(max_output_bytes <= max_message_bytes / 2, "max_output_bytes must be at most half of max_message_bytes (" +
+                                                            std::to_string(max_message_bytes) +
+                                                            "): a Report carries them")
       .Check(!o.python.interpreter.empty(), "python must name an interpreter (default /usr/bin/python3)")
       .Check(o.exec.cpu_s >= 0 && exec_memory_mb >= 0, "exec_cpu_s and exec_memory_mb must be >= 0 (0 = none)")
+      .Check(memory_mb >= 0 && static_cast<uint64_t>(memory_mb) <= kMaxMemoryMb,
+             "memory_mb must be in [0, 2^40] MiB (0 = the machine's memory)")
+      .Check(o.fake_gpus <= 64, "fake_gpus must be at most 64")
       .Check(o.faults.slowdown > 0 && o.faults.fail_slow_factor > 0,
              "faults.slowdown and faults.fail_slow_factor must be > 0")
       .Check(o.faults.delay_prob >= 0 && o.faults.delay_prob <= 1, "faults.delay_prob must be in [0, 1]")
@@ -159,6 +166,7 @@ StatusOr<ExecutorOptions> ExecutorOptionsFromConfig(const Config& c) {
   o.max_message_bytes = static_cast<uint64_t>(max_message_bytes);
   o.faults.seed = static_cast<uint64_t>(seed);
   o.exec.memory_mb = static_cast<uint64_t>(exec_memory_mb);
+  o.memory_mb = static_cast<uint64_t>(memory_mb);
   return o;
 }
 
@@ -181,6 +189,33 @@ StatusOr<KernelRegistry> LoadKernelPlugins(const ExecutorOptions& options, Kerne
   return kernels;
 }
 
+uint64_t MachineMemoryMb() {
+  long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+  uint64_t mb = pages > 0 && page > 0 ? (static_cast<uint64_t>(pages) * static_cast<uint64_t>(page)) >> 20 : 0;
+  // In a container the cgroup (v2) limit is what the attempts may use.
+  if (std::ifstream max("/sys/fs/cgroup/memory.max"); max) {
+    uint64_t bytes = 0;
+    if (max >> bytes && bytes > 0 && (mb == 0 || (bytes >> 20) < mb)) mb = bytes >> 20;  // "max": no limit
+  }
+  return mb;
+}
+
+namespace {
+
+// Register.gpus, and the devices the runtime hands out (docs/GPU.md).
+std::vector<wire::GpuInfo> AdvertisedGpus(const ExecutorOptions& o) {
+  if (o.fake_gpus == 0) return DetectGpus();
+  std::vector<wire::GpuInfo> gpus(o.fake_gpus);
+  for (uint32_t i = 0; i < o.fake_gpus; ++i) {
+    gpus[i].set_index(i);
+    gpus[i].set_name("fake GPU " + std::to_string(i) + " (fake_gpus, a test aid)");
+    gpus[i].set_fake(true);
+  }
+  return gpus;
+}
+
+}  // namespace
+
 ExecutorOptions ResolveDefaults(ExecutorOptions o) {
   const uint32_t cores = std::max(1u, std::thread::hardware_concurrency());
   if (o.slots == 0) o.slots = cores;
@@ -189,6 +224,7 @@ ExecutorOptions ResolveDefaults(ExecutorOptions o) {
   if (o.name.empty()) o.name = HostName() + ":" + std::to_string(getpid());
   if (o.register_retry_ms == 0) o.register_retry_ms = 1000;
   if (o.heartbeat_ms == 0) o.heartbeat_ms = 1000;
+  if (o.memory_mb == 0) o.memory_mb = MachineMemoryMb();
   // A Report carries the result: what one may hold, less room for its envelope.
   const uint64_t output_cap = o.max_output_bytes ? o.max_output_bytes : o.max_message_bytes / 2;
   o.python.max_result_bytes = output_cap > 65536 ? output_cap - 65536 : output_cap;
@@ -205,14 +241,17 @@ class Executor::Loop {
       : ex_(ex),
         o_(o),
         faults_(o.faults),
-        runtime_(RuntimeOptions{o.slots, o.threads}, &ex->kernels_, &faults_, [ex] { ex->Wake(); }),
+        gpus_(AdvertisedGpus(o)),
+        runtime_(RuntimeOptions{o.slots, o.threads, static_cast<uint32_t>(gpus_.size())}, &ex->kernels_, &faults_,
+                 [ex] { ex->Wake(); }),
         start_(SteadyClock::now()),
         session_(std::make_unique<ExecutorSession>(SessionFor(o), context_, MakeHooks())) {}
 
   Status Run() {
     if (Status s = session_->Connect(); !s.ok()) return s;
-    TC_LOG(Info) << "executor " << o_.name << ": " << o_.slots << " slots on " << o_.threads
-                 << " threads, kernels: " << (ex_->kernels_.Names().empty() ? "none" : ex_->kernels_.NamesList());
+    TC_LOG(Info) << "executor " << o_.name << ": " << o_.slots << " slots on " << o_.threads << " threads, "
+                 << o_.memory_mb << " MiB of memory, " << gpus_.size() << (o_.fake_gpus ? " fake" : "")
+                 << " GPU(s), kernels: " << (ex_->kernels_.Names().empty() ? "none" : ex_->kernels_.NamesList());
     if (ex_->kernels_.Find("shell"))
       TC_LOG(Warn) << "the shell kernel is enabled: any client of the scheduler can run commands as this user";
     if (ex_->kernels_.Find("python"))
@@ -271,7 +310,8 @@ class Executor::Loop {
     h.offer = [this](wire::Register* reg) {
       reg->set_cpu_slots(o_.slots);
       reg->set_max_queued(o_.max_queued);  // the scheduler queues no more than that here
-      for (const wire::GpuInfo& g : DetectGpus()) *reg->add_gpus() = g;
+      for (const wire::GpuInfo& g : gpus_) *reg->add_gpus() = g;
+      reg->set_memory_mb(o_.memory_mb);
       for (const auto& [k, v] : o_.labels) (*reg->mutable_labels())[k] = v;
       for (const std::string& k : ex_->kernels_.Names()) {
         reg->add_kernels(k);
@@ -376,6 +416,7 @@ class Executor::Loop {
                          KernelIdentity{a.job_id(), a.task_index(), a.task_count(), a.attempt_id(), a.copy()}};
         for (wire::TaskInput& in : *a.mutable_inputs())
           spec.inputs.push_back({in.job_id(), in.task_index(), std::move(*in.mutable_output()), in.path()});
+        spec.memory_mb = a.demand().memory_mb();
         if (!a.output_dir().empty()) {
           auto dir = MakeAttemptOutputDir(a.output_dir(), a.job_id(), a.task_index(), a.attempt_id());
           if (!dir.ok()) {
@@ -461,6 +502,7 @@ class Executor::Loop {
   Executor* ex_;
   const ExecutorOptions& o_;
   FaultInjector faults_;
+  const std::vector<wire::GpuInfo> gpus_;  // before runtime_, which hands them out
   AttemptRuntime runtime_;
   zmq::context_t context_{1};
   const TimePoint start_;

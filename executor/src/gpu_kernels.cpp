@@ -12,7 +12,9 @@
 
 namespace tailcut::executor {
 
-bool UseGpu(const KernelContext& ctx) { return ctx.gpus() >= 1 && GpuCount() > 0; }
+bool UseGpu(const KernelContext& ctx) {
+  return ctx.gpus() >= 1 && !ctx.gpu_devices().empty() && ctx.gpu_device() < GpuCount();
+}
 
 #ifdef TAILCUT_WITH_CUDA
 namespace {

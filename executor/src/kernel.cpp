@@ -71,18 +71,22 @@ std::vector<std::string> TaskEnvironment(const KernelContext& ctx) {
   // The attempt's private output directory (docs/JOBS.md, "Output directories").
   if (!ctx.output_dir().empty()) env.push_back("TAILCUT_OUTPUT_DIR=" + ctx.output_dir());
   if (ctx.gpus() > 0) {
-    // gpu_device() counts the devices this process sees: under an
+    // gpu_devices() counts the devices this process sees: under an
     // executor started with CUDA_VISIBLE_DEVICES=2,3, device 1 is "3".
-    std::string device = std::to_string(ctx.gpu_device());
-    if (const char* visible = std::getenv("CUDA_VISIBLE_DEVICES"); visible && *visible) {
-      std::string_view list(visible);
-      for (int i = 0; i <= ctx.gpu_device() && !list.empty(); ++i) {
+    std::vector<std::string> visible;
+    if (const char* v = std::getenv("CUDA_VISIBLE_DEVICES"); v && *v) {
+      for (std::string_view list(v); !list.empty();) {
         size_t comma = list.find(',');
-        if (i == ctx.gpu_device()) device = std::string(list.substr(0, comma));
+        visible.emplace_back(list.substr(0, comma));
         list = comma == std::string_view::npos ? std::string_view() : list.substr(comma + 1);
       }
     }
-    env.push_back("CUDA_VISIBLE_DEVICES=" + device);
+    std::string devices;
+    for (int d : ctx.gpu_devices()) {
+      bool mapped = !visible.empty() && d >= 0 && static_cast<size_t>(d) < visible.size();
+      devices += (devices.empty() ? "" : ",") + (mapped ? visible[static_cast<size_t>(d)] : std::to_string(d));
+    }
+    env.push_back("CUDA_VISIBLE_DEVICES=" + devices);
   }
   return env;
 }

@@ -34,6 +34,7 @@
 #include <boost/fiber/condition_variable.hpp>
 #include <boost/fiber/mutex.hpp>
 
+#include "child_run.h"
 #include "tailcut/common/log.h"
 
 extern char** environ;
@@ -183,16 +184,7 @@ class Worker {
     return "python worker (pid " + std::to_string(pid_) + ") " + DescribeExit(wait_status_);
   }
 
-  uint64_t RssBytes() const {
-    char path[64];
-    std::snprintf(path, sizeof path, "/proc/%d/statm", static_cast<int>(pid_));
-    FILE* f = std::fopen(path, "r");
-    if (!f) return 0;
-    unsigned long size = 0, resident = 0;
-    int n = std::fscanf(f, "%lu %lu", &size, &resident);
-    std::fclose(f);
-    return n == 2 ? static_cast<uint64_t>(resident) * static_cast<uint64_t>(sysconf(_SC_PAGESIZE)) : 0;
-  }
+  uint64_t RssBytes() const { return ResidentBytes(static_cast<int>(pid_)); }
 
  private:
   void Reap() {
@@ -273,8 +265,13 @@ class PythonPool {
       if (!SendTask(*w, ctx)) return Status::Internal(w->Ending() + " before taking the task");
     }
     std::optional<Clock::time_point> interrupted;
+    // The worker's own resident memory (its interpreter included) against
+    // the request; over it the worker is killed and replaced.
+    MemoryWatch memory(ctx.memory_mb(), static_cast<int>(w->pid()), false);
     for (;;) {
       std::optional<Frame> f = w->Next(0.005);
+      if (!interrupted && memory.Over())
+        return Status::ResourceExhausted("python: " + memory.Why());  // ~Worker kills it
       if (!interrupted && ctx.cancelled()) {
         kill(w->pid(), SIGINT);  // KeyboardInterrupt in the function
         interrupted = Clock::now();

@@ -1,4 +1,5 @@
-// AttemptRuntime: slot fibers pull attempts from one FIFO queue.
+// AttemptRuntime: slot fibers pull attempts from one FIFO queue (an attempt
+// waiting for GPUs lets those behind it that fit go first).
 //
 // Why long-lived slot fibers instead of one fiber per attempt: `slots` fibers
 // bound concurrency by construction and an attempt costs no fiber creation
@@ -6,6 +7,7 @@
 // nothing is waiting ahead of them.
 #include "tailcut/executor/runtime.h"
 
+#include <algorithm>
 #include <optional>
 
 #include <boost/fiber/condition_variable.hpp>
@@ -42,6 +44,8 @@ void Prepare(KernelContext& ctx, const AttemptSpec& spec) {
   ctx.SetIdentity(id);
   ctx.SetOutputDir(spec.output_dir);
   ctx.SetInputs(&spec.inputs);
+  ctx.SetMemoryRequest(spec.memory_mb);
+  if (spec.gpus > 0) ctx.SetGpu(spec.gpus, std::vector<int>{});  // the runtime hands out devices
 }
 
 // Runs an instant kernel (noop) right here and records start + result.
@@ -68,6 +72,7 @@ struct AttemptRuntime::FiberSync {
 
 struct AttemptRuntime::Attempt {
   AttemptSpec spec;
+  std::vector<int> gpus_held;  // devices taken from free_gpus_ while it runs
   const Kernel* kernel = nullptr;
   CancelToken cancel;
   std::optional<KernelContext> ctx;  // exists while running
@@ -77,12 +82,13 @@ struct AttemptRuntime::Attempt {
 
 AttemptRuntime::AttemptRuntime(RuntimeOptions options, const KernelRegistry* kernels, FaultInjector* faults,
                                std::function<void()> on_events)
-    : options_{std::max(options.slots, 1u), std::clamp(options.threads, 1u, std::max(options.slots, 1u))},
+    : options_{std::max(options.slots, 1u), std::clamp(options.threads, 1u, std::max(options.slots, 1u)), options.gpus},
       kernels_(kernels),
       faults_(faults),
       on_events_(std::move(on_events)),
       start_(std::chrono::steady_clock::now()),
       sync_(std::make_unique<FiberSync>()) {
+  for (uint32_t g = 0; g < options_.gpus; ++g) free_gpus_.push_back(static_cast<int>(g));
   for (uint32_t t = 0; t < options_.threads; ++t) {
     // Slot s lives on thread s % threads; fibers stay on their thread.
     uint32_t my_slots = options_.slots / options_.threads + (t < options_.slots % options_.threads ? 1 : 0);
@@ -212,10 +218,11 @@ void AttemptRuntime::SlotLoop() {
     std::unique_ptr<Attempt> a;
     {
       std::unique_lock<boost::fibers::mutex> lock(sync_->mu);
-      sync_->work_cv.wait(lock, [this] { return stopping_ || !queue_.empty(); });
+      auto pick = queue_.end();
+      sync_->work_cv.wait(lock, [&] { return stopping_ || (pick = NextStartable()) != queue_.end(); });
       if (stopping_) return;
-      a = std::move(queue_.front());
-      queue_.pop_front();
+      a = std::move(*pick);
+      queue_.erase(pick);
       if (a->cancel.cancelled()) continue;  // cancelled while queued; already reported
       --queued_;
       if (a->kernel->traits.instant && InstantInline()) {
@@ -238,9 +245,11 @@ void AttemptRuntime::SlotLoop() {
         a->running = true;
         a->ctx.emplace(a->spec.args, &a->cancel, faults_ ? faults_->TimeFactorAt(ElapsedS()) : 1.0);
         Prepare(*a->ctx, a->spec);
-        if (a->spec.gpus > 0) {
-          int devices = GpuCount();
-          a->ctx->SetGpu(a->spec.gpus, devices > 0 ? static_cast<int>(next_gpu_++ % devices) : 0);
+        if (a->spec.gpus > 0 && a->spec.gpus <= options_.gpus) {
+          // NextStartable saw enough free: the lowest ones, so tests and logs read plainly.
+          a->gpus_held.assign(free_gpus_.begin(), free_gpus_.begin() + a->spec.gpus);
+          free_gpus_.erase(free_gpus_.begin(), free_gpus_.begin() + a->spec.gpus);
+          a->ctx->SetGpu(a->spec.gpus, a->gpus_held);
         }
       }
     }
@@ -255,6 +264,15 @@ void AttemptRuntime::SlotLoop() {
     }
     RunAttempt(a.get());
   }
+}
+
+std::deque<std::unique_ptr<AttemptRuntime::Attempt>>::iterator AttemptRuntime::NextStartable() {
+  for (auto it = queue_.begin(); it != queue_.end(); ++it) {
+    const Attempt& a = **it;
+    if (a.cancel.cancelled() || a.spec.gpus == 0 || a.spec.gpus > options_.gpus || a.spec.gpus <= free_gpus_.size())
+      return it;
+  }
+  return queue_.end();
 }
 
 void AttemptRuntime::RunAttempt(Attempt* a) {
@@ -289,14 +307,20 @@ void AttemptRuntime::RunAttempt(Attempt* a) {
     r.set_error(out.status().message());
   }
   r.set_run_s(SecondsSince(t0));
-  bool void_result;
+  bool void_result, gave_back;
   {
     std::unique_lock<boost::fibers::mutex> lock(sync_->mu);
     void_result = a->void_result;
     live_.erase(a->spec.id);
     a->running = false;
     --running_;
+    // Back to the free set whatever the outcome (cancel and failure too).
+    gave_back = !a->gpus_held.empty();
+    free_gpus_.insert(free_gpus_.end(), a->gpus_held.begin(), a->gpus_held.end());
+    std::sort(free_gpus_.begin(), free_gpus_.end());
+    a->gpus_held.clear();
   }
+  if (gave_back) sync_->work_cv.notify_all();  // an attempt may wait for them
   if (!void_result) Emit(0, &r);
 }
 

@@ -83,6 +83,13 @@ struct HollowGroup::Impl {
     r->set_name(m.name);
     r->set_host("swarm");
     r->set_cpu_slots(o.slots);
+    r->set_memory_mb(o.memory_mb);
+    for (uint32_t g = 0; g < o.gpus; ++g) {
+      wire::GpuInfo* gpu = r->add_gpus();
+      gpu->set_index(g);
+      gpu->set_name("hollow GPU");
+      gpu->set_fake(true);
+    }
     for (const std::string& k : o.kernels) r->add_kernels(k);
     // What it holds goes with the Register (docs/PROTOCOL.md); results not
     // yet delivered too.

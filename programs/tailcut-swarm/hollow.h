@@ -24,6 +24,8 @@ struct HollowOptions {
   PeerKeys keys;
   std::string name_prefix = "hollow";
   uint32_t slots = 1;
+  uint64_t memory_mb = 0;  // Register.memory_mb each (0: does not say)
+  uint32_t gpus = 0;       // GPUs each advertises (Register.gpus, marked fake)
   std::vector<std::string> kernels = {"noop", "sleep"};
   // Run time of an attempt: the task's `ms=` argument (0 without one) times
   // a lognormal jitter of this sigma (0 = none).

@@ -28,6 +28,7 @@
 
 #include "hollow.h"
 #include "tailcut/client/client.h"
+#include "tailcut/common/ids.h"
 #include "tailcut/common/log.h"
 
 namespace {
@@ -44,6 +45,8 @@ hollow executors:
   --scheduler EP          the scheduler's executor endpoint (tcp://127.0.0.1:7700)
   --executors N           how many (required)
   --slots S               slots each (1)
+  --memory-mb M           memory each advertises, MiB (0: does not say)
+  --gpus G                GPUs each advertises (0)
   --processes P           processes (1; each holds N/P executors: two file
                           descriptors per executor count against ulimit -n)
   --threads T             threads per process (2)
@@ -282,10 +285,12 @@ int main(int argc, char** argv) {
     }
     a.v[k].push_back(argv[++i]);
   }
-  static const char* known[] = {"--scheduler", "--executors", "--slots", "--processes", "--threads", "--jitter",
-                                "--fail-slow-fraction", "--fail-slow-factor", "--key-file", "--scheduler-key",
-                                "--seed", "--duration-s", "--client", "--client-key-file", "--scheduler-pid",
-                                "--idle-s", "--noop-tasks", "--fanout", "--wait-executors"};
+  static const char* known[] = {
+      "--scheduler",       "--executors",     "--slots",  "--memory-mb",          "--gpus",
+      "--processes",       "--threads",       "--jitter", "--fail-slow-fraction", "--fail-slow-factor",
+      "--key-file",        "--scheduler-key", "--seed",   "--duration-s",         "--client",
+      "--client-key-file", "--scheduler-pid", "--idle-s", "--noop-tasks",         "--fanout",
+      "--wait-executors"};
   for (auto& [k, v] : a.v)
     if (std::find_if(std::begin(known), std::end(known), [&](const char* x) { return k == x; }) == std::end(known)) {
       std::cerr << "tailcut-swarm: unknown option " << k << "\n" << kUsage;
@@ -300,6 +305,9 @@ int main(int argc, char** argv) {
   o.scheduler = a.Get("--scheduler", o.scheduler);
   o.keys = {a.Get("--key-file"), a.Get("--scheduler-key")};
   o.slots = std::max<uint32_t>(1, static_cast<uint32_t>(a.Num("--slots", 1)));
+  o.memory_mb =
+      static_cast<uint64_t>(std::clamp(a.Num("--memory-mb", 0), 0.0, static_cast<double>(tailcut::kMaxMemoryMb)));
+  o.gpus = static_cast<uint32_t>(std::clamp(a.Num("--gpus", 0), 0.0, 64.0));
   o.jitter_sigma = a.Num("--jitter", 0);
   double frac = a.Num("--fail-slow-fraction", 0);
   o.fail_slow_every = frac > 0 ? static_cast<uint32_t>(std::max(1.0, std::round(1 / frac))) : 0;

@@ -12,6 +12,7 @@
 #include "tailcut/client/pipeline.h"
 #include "tailcut/client/progress.h"
 #include "tailcut/common/clock.h"
+#include "tailcut/common/ids.h"
 #include "tailcut/common/log.h"
 #include "tailcut/common/process.h"
 #include "tailcut/common/version.h"
@@ -77,7 +78,9 @@ Submits a job. With no file, the flags describe a fan-out of identical tasks.
                        not for shell and exec: docs/POLICIES.md, "Side effects")
   --not-idempotent     never copy or restart a running task of this job
   --k K                finish when any K tasks commit (k_of_n); default: all
-  --gpus G             GPUs per task (0 or 1)
+  --gpus G             GPUs per task (default 0), each its own devices
+  --memory-mb MB       memory each task holds while it runs (MiB; placement
+                       and program tasks' enforcement: docs/JOBS.md, "Memory")
   --name NAME          job name
   --priority N         orders your own jobs, higher first (-1000..1000,
                        default 0; across owners the fair share decides:
@@ -213,7 +216,8 @@ int Submit(const Args& a) {
     job = *j;
   } else if (a.Has("--kernel")) {
     int64_t tasks = a.Int("--tasks", 1, 1, UINT32_MAX);
-    int64_t gpus = a.Int("--gpus", 0, 0, 1);
+    int64_t gpus = a.Int("--gpus", 0, 0, UINT32_MAX);  // the scheduler says what is too many
+    int64_t memory_mb = a.Int("--memory-mb", 0, 0, static_cast<int64_t>(kMaxMemoryMb));
     int64_t k = a.Int("--k", 0, 1, tasks);
     if (!a.error().empty()) {
       std::fprintf(stderr, "tailcut submit: %s\n", a.error().c_str());
@@ -221,6 +225,7 @@ int Submit(const Args& a) {
     }
     job = FanoutJob(a.Get("--kernel"), a.Get("--args"), static_cast<uint32_t>(tasks));
     job.mutable_template_()->mutable_demand()->set_gpus(static_cast<uint32_t>(gpus));
+    job.mutable_template_()->mutable_demand()->set_memory_mb(static_cast<uint64_t>(memory_mb));
     if (a.Has("--k")) {
       job.mutable_rule()->set_kind(wire::CompletionRule::K_OF_N);
       job.mutable_rule()->set_k(static_cast<uint32_t>(k));

@@ -23,6 +23,7 @@ from collections import deque
 from . import _pickling
 from .errors import InvalidArgument, JobFailed, TailcutError, Timeout, TooLarge, Unavailable
 from ._proto import pb
+from .jobs import MAX_MEMORY_MB
 
 PYTHON_VERSION = "%d.%d" % sys.version_info[:2]
 PYTHON_LABEL = "python"  # the executor label carrying Register.python_version
@@ -64,7 +65,7 @@ class TaskFunction:
     """A function with task options; from `tailcut.task(...)` or the
     `@tailcut.idempotent` decorator. Calling it calls the function here."""
 
-    def __init__(self, fn, idempotent=None, max_attempts=0, timeout_s=0.0, cpu_slots=1):
+    def __init__(self, fn, idempotent=None, max_attempts=0, timeout_s=0.0, cpu_slots=1, memory_mb=0):
         if isinstance(fn, TaskFunction):
             fn = fn.fn
         if not (callable(fn) or isinstance(fn, str)):
@@ -77,8 +78,10 @@ class TaskFunction:
             raise InvalidArgument(f"timeout_s must be seconds >= 0, got {timeout_s!r}")
         if isinstance(cpu_slots, bool) or not isinstance(cpu_slots, int) or cpu_slots < 1:
             raise InvalidArgument(f"cpu_slots must be an int >= 1, got {cpu_slots!r}")
+        if isinstance(memory_mb, bool) or not isinstance(memory_mb, int) or not 0 <= memory_mb <= MAX_MEMORY_MB:
+            raise InvalidArgument(f"memory_mb must be an int in [0, 2**40] (MiB; 0: no request), got {memory_mb!r}")
         self.fn, self.idempotent, self.max_attempts = fn, idempotent, max_attempts
-        self.timeout_s, self.cpu_slots = float(timeout_s), cpu_slots
+        self.timeout_s, self.cpu_slots, self.memory_mb = float(timeout_s), cpu_slots, memory_mb
         if isinstance(fn, str):
             module, _, name = fn.partition(":")
             if not module or not name:
@@ -96,7 +99,7 @@ class TaskFunction:
         return f"tailcut.task({self.__name__}, idempotent={self.idempotent})"
 
 
-def task(fn=None, *, idempotent=None, max_attempts=0, timeout_s=0.0, cpu_slots=1):
+def task(fn=None, *, idempotent=None, max_attempts=0, timeout_s=0.0, cpu_slots=1, memory_mb=0):
     """Task options for a function, as a call or a decorator:
 
         @tailcut.task(idempotent=True, timeout_s=30)
@@ -105,8 +108,11 @@ def task(fn=None, *, idempotent=None, max_attempts=0, timeout_s=0.0, cpu_slots=1
     idempotent: running it twice is harmless, so the scheduler may copy a
     slow attempt (None: not idempotent, docs/POLICIES.md "Side effects");
     max_attempts: failed attempts (a worker that died, a lost executor)
-    before the job fails, 0 the scheduler's default; timeout_s: per attempt."""
-    options = dict(idempotent=idempotent, max_attempts=max_attempts, timeout_s=timeout_s, cpu_slots=cpu_slots)
+    before the job fails, 0 the scheduler's default; timeout_s: per attempt;
+    memory_mb: MiB it holds while running (placed only where that much is
+    free; the worker is stopped past it, docs/JOBS.md "Memory")."""
+    options = dict(idempotent=idempotent, max_attempts=max_attempts, timeout_s=timeout_s, cpu_slots=cpu_slots,
+                   memory_mb=memory_mb)
     if fn is None:
         return lambda f: TaskFunction(f, **options)
     return TaskFunction(fn, **options)
@@ -116,7 +122,7 @@ def idempotent(fn):
     """Decorator: the function may run more than once (its copies race and
     the first result wins), so slow attempts get copies."""
     base = fn if isinstance(fn, TaskFunction) else TaskFunction(fn)
-    return TaskFunction(base.fn, True, base.max_attempts, base.timeout_s, base.cpu_slots)
+    return TaskFunction(base.fn, True, base.max_attempts, base.timeout_s, base.cpu_slots, base.memory_mb)
 
 
 _PENDING, _SENT, _DONE, _CANCELLED = "pending", "sent", "done", "cancelled"
@@ -240,10 +246,10 @@ class FunctionTasks:
         if len(payload) > MAX_ARGS_BYTES:
             raise TooLarge(f"a task of {len(payload)} bytes (pickled function and arguments) is over the limit of "
                            f"{MAX_ARGS_BYTES} bytes: pass a path or a URL to the data instead")
-        merged = dict(idempotent=None, max_attempts=0, timeout_s=0.0, cpu_slots=1)
+        merged = dict(idempotent=None, max_attempts=0, timeout_s=0.0, cpu_slots=1, memory_mb=0)
         if tf:
             merged.update(idempotent=tf.idempotent, max_attempts=tf.max_attempts, timeout_s=tf.timeout_s,
-                          cpu_slots=tf.cpu_slots)
+                          cpu_slots=tf.cpu_slots, memory_mb=tf.memory_mb)
         if options.get("idempotent") is not None:
             merged["idempotent"] = options["idempotent"]
         return _Entry(Future(self.client), payload, kind == _pickling.KIND_PICKLED, merged, _task_class(target),
@@ -352,6 +358,8 @@ class FunctionTasks:
             t.args = e.payload
             if e.options["cpu_slots"] != 1:
                 t.demand.cpu_slots = e.options["cpu_slots"]
+            if e.options["memory_mb"]:
+                t.demand.memory_mb = e.options["memory_mb"]
             if e.options["timeout_s"]:
                 t.timeout_s = e.options["timeout_s"]
             if e.pickled:

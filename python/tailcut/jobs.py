@@ -23,13 +23,14 @@ from ._proto import pb
 
 _RULES = {"all": 0, "k_of_n": 1, "quorum": 2}  # CompletionRule.Kind
 _UINT32_MAX = 2**32 - 1
+MAX_MEMORY_MB = 2**40  # Resources.memory_mb at most (docs/LIMITS.md)
 
 
-def _check_uint(value, name, minimum=0):
+def _check_uint(value, name, minimum=0, maximum=_UINT32_MAX):
     if isinstance(value, bool) or not isinstance(value, int):
         raise InvalidArgument(f"{name} must be an integer, got {value!r}")
-    if not minimum <= value <= _UINT32_MAX:
-        raise InvalidArgument(f"{name} must be in [{minimum}, {_UINT32_MAX}], got {value}")
+    if not minimum <= value <= maximum:
+        raise InvalidArgument(f"{name} must be in [{minimum}, {maximum}], got {value}")
 
 
 def _check_job_id(value, name):
@@ -51,7 +52,11 @@ class Task:
     kernel: str
     args: Union[str, bytes] = b""
     cpu_slots: int = 1
-    gpus: int = 0
+    gpus: int = 0  # whole devices, each attempt its own (docs/GPU.md)
+    # MiB it holds while running: placement keeps an executor's requests
+    # within its memory, program tasks are stopped past it (docs/JOBS.md,
+    # "Memory"); 0 = no request.
+    memory_mb: int = 0
     labels: Dict[str, str] = field(default_factory=dict)  # executor must carry all
     timeout_s: float = 0  # per attempt; 0 = the scheduler's core.task_timeout_s
     input_size: float = 0  # predictor hint, any unit consistent within a job
@@ -75,6 +80,7 @@ class Task:
             raise InvalidArgument(f"{where}.args must be str or bytes, got {type(self.args).__name__}")
         _check_uint(self.cpu_slots, f"{where}.cpu_slots", 1)
         _check_uint(self.gpus, f"{where}.gpus")
+        _check_uint(self.memory_mb, f"{where}.memory_mb", 0, MAX_MEMORY_MB)
         if not isinstance(self.labels, dict) or not all(
             isinstance(k, str) and isinstance(v, str) for k, v in self.labels.items()
         ):
@@ -101,6 +107,7 @@ class Task:
         out.args = self.args.encode() if isinstance(self.args, str) else bytes(self.args)
         out.demand.cpu_slots = self.cpu_slots
         out.demand.gpus = self.gpus
+        out.demand.memory_mb = self.memory_mb
         for k, v in self.labels.items():
             out.demand.labels[k] = v
         out.timeout_s = float(self.timeout_s)

@@ -11,6 +11,16 @@
 namespace tailcut::sim {
 namespace {
 
+// A memory amount in MiB: an integer in [0, 2^40], as the wire takes it.
+Status LoadMemoryMb(const Config& cfg, const std::string& key, uint64_t* out) {
+  int64_t mb = static_cast<int64_t>(*out);
+  if (Status s = cfg.Get(key, &mb); !s.ok()) return s;
+  if (mb < 0 || static_cast<uint64_t>(mb) > kMaxMemoryMb)
+    return Status::InvalidArgument(key + " must be in [0, 2^40] MiB, got " + std::to_string(mb));
+  *out = static_cast<uint64_t>(mb);
+  return Status::Ok();
+}
+
 Status LoadClass(const Config& cfg, const std::string& p, JobClass* c) {
   std::string rule = "all";
   if (Status s = TableReader(cfg, p)
@@ -26,6 +36,8 @@ Status LoadClass(const Config& cfg, const std::string& p, JobClass* c) {
           .status();
       !s.ok())
     return s;
+  if (Status s = cfg.Get(p + "gpus", &c->gpus); !s.ok()) return s;
+  if (Status s = LoadMemoryMb(cfg, p + "memory_mb", &c->memory_mb); !s.ok()) return s;
   c->tasks_set = cfg.Has(p + "tasks");
   if (Status s = LoadDistribution(cfg, p + "tasks", &c->tasks); !s.ok()) return s;
   if (Status s = LoadDistribution(cfg, p + "task_time", &c->task_time); !s.ok()) return s;
@@ -102,6 +114,8 @@ StatusOr<Scenario> ParseScenario(Config cfg, const std::string& base_dir) {
           .status();
       !s.ok())
     return s;
+  if (Status s = cfg.Get("cluster.gpus", &cl.gpus); !s.ok()) return s;
+  if (Status s = LoadMemoryMb(cfg, "cluster.memory_mb", &cl.memory_mb); !s.ok()) return s;
   if (cl.drop_prob < 0 || cl.drop_prob > 1) return Status::InvalidArgument("cluster.drop_prob must be in [0, 1]");
   if (cl.progress_reports > 1000) return Status::InvalidArgument("cluster.progress_reports must be <= 1000");
   if (cl.executors == 0 || cl.slots == 0) return Status::InvalidArgument("cluster.executors and cluster.slots must be >= 1");

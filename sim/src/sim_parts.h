@@ -20,6 +20,8 @@ inline JobDef ClassJob(const JobClass& c, uint32_t n, const char* kernel) {
   def.name = c.name;
   def.templ.kernel = kernel;
   def.templ.task_class = c.name;
+  def.templ.memory_mb = c.memory_mb;
+  def.templ.gpus = c.gpus;
   def.template_count = n;
   def.rule.kind = c.rule;
   if (c.rule != CompletionKind::kAll) def.rule.k = std::min(c.k, n);

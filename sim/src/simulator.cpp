@@ -75,6 +75,8 @@ Loop::Loop(const Scenario& sc, PolicyChain top_chain, std::vector<PolicyChain> e
     d.name = "sim" + std::to_string(i);
     d.host = "sim";
     d.slots = sc_.cluster.slots;
+    d.memory_mb = sc_.cluster.memory_mb;
+    d.gpus = sc_.cluster.gpus;
     d.kernels = {kSimKernel};  // executors list what they run; modelled ones run the modelled kernel
     SimExec& x = f.execs[i];
     x.speed = speeds[i];
@@ -279,6 +281,7 @@ bool Loop::SubmitTop(JobDef def, JobInfo info) {
   auto id = top_.SubmitJob(std::move(def));
   if (!id.ok()) {
     TC_LOG(Warn) << "job rejected: " << id.status().message();
+    result_.last_failure = id.status().message();  // as a live submitter hears it
     ++result_.failed;
     ++result_.jobs;
     return false;

@@ -37,6 +37,8 @@ void Loop::SetupEdges(std::vector<PolicyChain> chains, const std::vector<double>
       desc.name = "edge" + std::to_string(e) + "-dev" + std::to_string(d);
       desc.host = "sim";
       desc.slots = sc_.cluster.slots;
+      desc.memory_mb = sc_.cluster.memory_mb;
+      desc.gpus = sc_.cluster.gpus;
       desc.kernels = {kSimKernel};
       f.execs[d].speed = speeds[f.first + d];
       f.execs[d].id = edge.core->AddExecutor(desc);
@@ -47,6 +49,7 @@ void Loop::SetupEdges(std::vector<PolicyChain> chains, const std::vector<double>
     desc.name = "edge" + std::to_string(e);
     desc.host = "sim";
     desc.slots = et.executors_per_edge * sc_.cluster.slots;
+    desc.gpus = et.executors_per_edge * sc_.cluster.gpus;  // as a live edge sums its fleet's; memory it does not say
     desc.kernels = {kSimKernel};
     edge.top_id = top_.AddExecutor(desc);
     edge_of_[edge.top_id] = e;
@@ -137,6 +140,8 @@ void Loop::EdgeReceive(uint32_t e, AttemptId top) {
   def.templ.kernel = kSimKernel;
   def.templ.task_class = sc_.workload.classes[ji->second.cls].name;
   def.templ.share = tl.share;
+  def.templ.memory_mb = sc_.workload.classes[ji->second.cls].memory_mb;
+  def.templ.gpus = sc_.workload.classes[ji->second.cls].gpus;
   def.template_count = 1;
   def.stream_results = true;
   auto id = edge.core->SubmitJob(std::move(def));

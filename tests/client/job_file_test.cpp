@@ -166,6 +166,21 @@ TEST_CASE("a pipeline's name goes into request keys as is: only plain characters
   CHECK(bad.status().message().find("pipeline name") != std::string::npos);
 }
 
+TEST_CASE("memory_mb and gpus in a job file reach the spec, and bad memory amounts are errors naming the key") {
+  auto j =
+      ParseJobFile("[[task]]\nkernel = \"shell\"\nmemory_mb = 2048\ngpus = 2\n[template]\nkernel = \"noop\"\n", "t");
+  REQUIRE(j.ok());
+  CHECK(j->tasks(0).demand().memory_mb() == 2048);
+  CHECK(j->tasks(0).demand().gpus() == 2);
+  CHECK(j->template_().demand().memory_mb() == 0);
+  for (const char* bad : {"-1", "1.5", "nan", "1099511627777"}) {
+    auto b = ParseJobFile(std::string("[template]\nkernel = \"noop\"\nmemory_mb = ") + bad + "\n", "t");
+    INFO(bad);
+    REQUIRE_FALSE(b.ok());
+    CHECK(b.status().message().find("memory_mb") != std::string::npos);
+  }
+}
+
 TEST_CASE("priority in a job file reaches the spec, one out of range is an error") {
   auto ok = ParseJobFile("priority = -7\n[template]\nkernel = \"noop\"\n", "t.toml");
   REQUIRE(ok.ok());

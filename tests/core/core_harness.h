@@ -39,6 +39,21 @@ inline std::vector<std::string> SideEffectKernels(const std::vector<std::string>
   return out;
 }
 
+// Proposes a copy of every running attempt of `job` at each tick.
+class CopyEverything : public MitigationPolicy {
+ public:
+  explicit CopyEverything(JobId job) : job_(job) {}
+  std::string_view name() const override { return "copy_everything"; }
+  void OnTick(const ClusterView& v, std::vector<Proposal>* out) override {
+    v.ForEachRunningAttempt([&](const AttemptView& a) {
+      if (a.job == job_ && !a.copy) out->push_back(Proposal::LaunchCopy(a.job, a.task, "test"));
+    });
+  }
+
+ private:
+  JobId job_;
+};
+
 class CoreHarness {
  public:
   explicit CoreHarness(CoreOptions o = {}, PolicyChain policies = {}) : core(o, &clock, std::move(policies)) {

@@ -128,7 +128,9 @@ TEST_CASE("job validation rejects ill-formed jobs with a reason") {
   auto msg = [&](const JobDef& j) { return ValidateJob(f.execs, j).message(); };
   CHECK(msg(JobDef{}) == "job has no tasks");
   CHECK(msg(JobOf({MakeTask("")})) == "a task has no kernel");
-  CHECK(msg(JobOf({MakeTask("k", 1, 2)})) == "a task may ask for at most 1 gpu");
+  TaskDef huge = MakeTask("k");
+  huge.memory_mb = kMaxMemoryMb + 1;
+  CHECK(msg(JobOf({huge})) == "memory_mb 1099511627777 is more than the most (1099511627776 MB, 2^40)");
 
   JobDef kofn = JobOf({MakeTask("k"), MakeTask("k")});
   kofn.rule.kind = CompletionKind::kKOfN;

@@ -39,21 +39,6 @@ void FinishOldest(CoreHarness& h, int n) {
   for (int i = 0; i < n && !h.live.empty(); ++i) h.Finish(h.live.begin()->first);
 }
 
-// Proposes a copy of every running attempt of `job` at each tick.
-class CopyEverything : public MitigationPolicy {
- public:
-  explicit CopyEverything(JobId job) : job_(job) {}
-  std::string_view name() const override { return "copy_everything"; }
-  void OnTick(const ClusterView& v, std::vector<Proposal>* out) override {
-    v.ForEachRunningAttempt([&](const AttemptView& a) {
-      if (a.job == job_ && !a.copy) out->push_back(Proposal::LaunchCopy(a.job, a.task, "test"));
-    });
-  }
-
- private:
-  JobId job_;
-};
-
 }  // namespace
 
 TEST_CASE("busy owners share the slots in proportion to their weights") {
@@ -233,7 +218,7 @@ std::unique_ptr<CoreHarness> CopyHarness() {
   CoreOptions o = Owners({});
   o.redundancy_budget = 1.0;
   PolicyChain chain;
-  chain.push_back(std::make_unique<CopyEverything>(1));
+  chain.push_back(std::make_unique<tailcut::testing::CopyEverything>(1));
   auto h = std::make_unique<CoreHarness>(o, std::move(chain));
   for (int i = 0; i < 4; ++i) h->Exec(1);
   return h;

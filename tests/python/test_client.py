@@ -157,7 +157,7 @@ def test_infeasible_demand(client):
 
 
 def test_scheduler_checks_what_the_client_cannot(client):
-    job = Job(template=Task("sleep", gpus=2), count=1)
+    job = Job(template=Task("sleep", gpus=65), count=1)  # over the wire's 64
     with pytest.raises(tailcut.InvalidArgument) as e:
         client.submit(job)
     assert e.value.code == "INVALID_ARGUMENT"

@@ -214,6 +214,24 @@ def test_worker_that_exits_fails_the_attempt_and_the_pool_recovers(one_slot):
         assert len(c.executors()) == 1  # the executor kept serving
 
 
+def hold_bytes(mb):
+    data = b"x" * (mb << 20)
+    time.sleep(10)
+    return len(data)
+
+
+def test_a_task_over_its_memory_request_fails_and_the_pool_recovers(one_slot):
+    with one_slot.client() as c:
+        big = tailcut.task(hold_bytes, memory_mb=200, max_attempts=1)
+        start = time.monotonic()
+        with pytest.raises(tailcut.JobFailed, match=r"python: exceeded its memory request of 200 MB") as info:
+            c.submit(big, 400).result(timeout=30)
+        assert time.monotonic() - start < 9  # stopped, not left to finish its sleep
+        assert info.value.status.failed_attempts == 1
+        small = tailcut.task(square, memory_mb=200)
+        assert c.submit(small, 9).result(timeout=30) == 81  # a fresh worker within its request
+
+
 def test_workers_are_recycled_after_python_max_tasks():
     with tailcut.LocalCluster(executors=1, slots=1, allow_python=True,
                               executor_flags=["--set", "python_max_tasks=2"]) as cluster, cluster.client() as c:

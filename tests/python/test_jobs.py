@@ -54,6 +54,13 @@ def test_explicit_tasks_keep_their_order_and_fields():
     assert job.total_tasks == 5
 
 
+def test_memory_requests_and_gpus_go_on_the_wire():
+    s = spec(Job(tasks=[Task("shell", "true", memory_mb=2048, gpus=2), Task("noop")]))
+    assert s.tasks[0].demand.memory_mb == 2048 and s.tasks[0].demand.gpus == 2
+    assert s.tasks[1].demand.memory_mb == 0
+    assert spec(Job(tasks=[Task("noop", memory_mb=2**40)])).tasks[0].demand.memory_mb == 2**40
+
+
 @pytest.mark.parametrize("job, words", [
     (lambda: tailcut.fanout("sleep", tasks=0), "no tasks"),
     (lambda: tailcut.fanout("", tasks=1), "kernel"),
@@ -67,6 +74,9 @@ def test_explicit_tasks_keep_their_order_and_fields():
     (lambda: Job(tasks=[Task("noop")], rule="most"), "rule must be one of"),
     (lambda: Job(tasks=[Task("noop")], k=2), "not 'all'"),
     (lambda: Job(tasks=[Task("noop", cpu_slots=0)]), "tasks[0].cpu_slots"),
+    (lambda: Job(tasks=[Task("noop", memory_mb=2**40 + 1)]), "tasks[0].memory_mb"),
+    (lambda: Job(tasks=[Task("noop", memory_mb=float("nan"))]), "tasks[0].memory_mb"),
+    (lambda: Job(tasks=[Task("noop", memory_mb=-1)]), "tasks[0].memory_mb"),
     (lambda: Job(tasks=[Task("noop", timeout_s=float("nan"))]), "tasks[0].timeout_s"),
     (lambda: Job(tasks=[Task("noop", labels={"a": 1})]), "labels"),
     (lambda: Job(tasks=["noop"]), "list of tailcut.Task"),

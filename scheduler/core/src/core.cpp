@@ -358,7 +358,7 @@ ExecutorId SchedulerCore::Impl::PreemptCopyFor(Job& job, TaskIndex t, uint32_t* 
     if (other.tasks[c.task].live < 2) continue;  // its task's only attempt now: not redundant
     const Executor& e = s_.executors.at(c.executor);
     if (e.quarantined || e.used_slots - c.slots + need > e.desc.slots || e.used_gpus - c.gpus + d.gpus > e.desc.gpus ||
-        !Feasible(e, d))
+        (e.desc.memory_mb && e.used_memory_mb - c.memory_mb + d.memory_mb > e.desc.memory_mb) || !Feasible(e, d))
       continue;
     const AttemptId id = c.id;
     const ExecutorId eid = c.executor;

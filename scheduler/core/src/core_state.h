@@ -57,6 +57,7 @@ struct Attempt {
   bool copy = false;
   uint32_t slots = 1;
   uint32_t gpus = 0;
+  uint64_t memory_mb = 0;
   AttemptId next = 0;  // next live attempt of the same task
 };
 
@@ -102,6 +103,7 @@ struct Executor {
   std::unordered_set<std::string> kernels;
   uint32_t used_slots = 0;
   uint32_t used_gpus = 0;
+  uint64_t used_memory_mb = 0;  // requests of its attempts, queued ones included
   std::unordered_set<AttemptId> attempts;
   uint64_t finished = 0;
   bool quarantined = false;

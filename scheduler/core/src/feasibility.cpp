@@ -20,7 +20,8 @@ void SortLabels(JobDef& def) {
 
 bool Feasible(const Executor& e, const TaskDef& d) {
   return std::max<uint32_t>(d.cpu_slots, 1) <= e.desc.slots && d.gpus <= e.desc.gpus &&
-         e.kernels.count(d.kernel) > 0 && LabelsMatch(e, d);
+         (e.desc.memory_mb == 0 || d.memory_mb <= e.desc.memory_mb) && e.kernels.count(d.kernel) > 0 &&
+         LabelsMatch(e, d);
 }
 
 Status CheckFeasible(const std::map<ExecutorId, Executor>& executors, const TaskDef& d) {
@@ -44,6 +45,12 @@ Status CheckFeasible(const std::map<ExecutorId, Executor>& executors, const Task
   }
   std::string need = std::to_string(std::max<uint32_t>(d.cpu_slots, 1)) + " cpu slot(s), " +
                      std::to_string(d.gpus) + " gpu(s)";
+  if (d.memory_mb > 0) {
+    uint64_t most = 0;
+    for (auto& [id, e] : executors) most = std::max(most, e.desc.memory_mb);
+    need += ", " + std::to_string(d.memory_mb) + " MB of memory (the most any executor has: " + std::to_string(most) +
+            " MB)";
+  }
   for (auto& [k, v] : d.labels) need += ", label " + k + "=" + v;
   return Status::FailedPrecondition("no executor can run a '" + d.kernel + "' task needing " + need + " (" +
                                     std::to_string(executors.size()) + " executors registered)");
@@ -84,9 +91,12 @@ Status ValidateJob(const std::map<ExecutorId, Executor>& executors, const JobDef
   std::set<std::string> seen;
   auto check = [&](const TaskDef& d) -> Status {
     if (d.kernel.empty()) return Status::InvalidArgument("a task has no kernel");
-    if (d.gpus > 1) return Status::InvalidArgument("a task may ask for at most 1 gpu");
+    if (d.memory_mb > kMaxMemoryMb)
+      return Status::InvalidArgument("memory_mb " + std::to_string(d.memory_mb) + " is more than the most (" +
+                                     std::to_string(kMaxMemoryMb) + " MB, 2^40)");
     if (def.wait_for_resources || executors.empty()) return Status::Ok();
-    std::string key = d.kernel + '\0' + std::to_string(d.cpu_slots) + '\0' + std::to_string(d.gpus);
+    std::string key = d.kernel + '\0' + std::to_string(d.cpu_slots) + '\0' + std::to_string(d.gpus) + '\0' +
+                      std::to_string(d.memory_mb);
     for (auto& [k, v] : d.labels) key += '\0' + k + '=' + v;
     if (!seen.insert(key).second) return Status::Ok();
     return CheckFeasible(executors, d);

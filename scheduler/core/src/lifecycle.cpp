@@ -148,6 +148,7 @@ Attempt& Lifecycle::Link(Job& job, TaskIndex t, Executor& e, AttemptId id, bool 
   a.copy = copy;
   a.slots = std::max<uint32_t>(d.cpu_slots, 1);
   a.gpus = d.gpus;
+  a.memory_mb = d.memory_mb;
   a.next = task.live_head;
   task.live_head = a.id;
   if (task.live > 0) s_.extra_live++;
@@ -155,6 +156,7 @@ Attempt& Lifecycle::Link(Job& job, TaskIndex t, Executor& e, AttemptId id, bool 
   task.phase = TaskPhase::kActive;
   s_.ChangeSlots(e, [&] { e.used_slots += a.slots; });
   e.used_gpus += a.gpus;
+  e.used_memory_mb += a.memory_mb;
   if (job.owner) job.owner->slots += a.slots;
   if (copy) s_.live_copies.insert(a.id);
   e.attempts.insert(a.id);
@@ -218,6 +220,7 @@ void Lifecycle::EndAttempt(const Attempt& a, AttemptOutcome outcome, double run_
   if (exec) {
     s_.ChangeSlots(*exec, [&] { exec->used_slots -= a.slots; });
     exec->used_gpus -= a.gpus;
+    exec->used_memory_mb -= a.memory_mb;
     exec->attempts.erase(a.id);
   }
   Time now = s_.Now();

@@ -31,8 +31,15 @@ bool Placement::AllowsQuarantine(const Executor& e) const { return strategy_->Al
 bool Placement::Fits(const Job& job, TaskIndex t, const Executor& e, bool copy) const {
   const TaskDef& d = job.def.Task(t);
   uint32_t need = std::max<uint32_t>(d.cpu_slots, 1);
-  return !e.quarantined && e.used_slots + need <= e.desc.slots && e.used_gpus + d.gpus <= e.desc.gpus &&
-         Feasible(e, d) && !(copy && RunsTask(job, t, e.id));
+  return !e.quarantined && e.used_slots + need <= e.desc.slots && HasFreeDevices(e, d) && Feasible(e, d) &&
+         !(copy && RunsTask(job, t, e.id));
+}
+
+bool Placement::HasFreeDevices(const Executor& e, const TaskDef& d) {
+  // Memory counts queued (pipelined) attempts too: a queued one holds its
+  // request from its launch, so what runs there never exceeds desc.memory_mb.
+  return e.used_gpus + d.gpus <= e.desc.gpus &&
+         (e.desc.memory_mb == 0 || e.used_memory_mb + d.memory_mb <= e.desc.memory_mb);
 }
 
 bool Placement::RunsTask(const Job& job, TaskIndex t, ExecutorId e) const {
@@ -121,7 +128,7 @@ ExecutorId Placement::PickQueue(const Job& job, TaskIndex t, uint32_t per_slot) 
     Executor& e = it->second;
     uint64_t limit = static_cast<uint64_t>(e.desc.slots) * (1 + per_slot);
     if (e.desc.max_queued) limit = std::min<uint64_t>(limit, uint64_t{e.desc.slots} + e.desc.max_queued);
-    if (!e.quarantined && e.used_slots + need <= limit && e.used_gpus + d.gpus <= e.desc.gpus && Feasible(e, d) &&
+    if (!e.quarantined && e.used_slots + need <= limit && HasFreeDevices(e, d) && Feasible(e, d) &&
         !PolicyAvoids(e.id)) {
       s_.rr_cursor = e.id;
       return e.id;

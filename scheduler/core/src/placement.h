@@ -19,6 +19,9 @@ class Placement {
   ~Placement();
 
   static bool HasFreeSlot(const Executor& e) { return e.used_slots < e.desc.slots; }
+  // Free GPUs and memory on `e` for one more attempt of `d` (slots apart:
+  // queued attempts may go past them).
+  static bool HasFreeDevices(const Executor& e, const TaskDef& d);
   // Puts `e` on the free-slot list if it has a free slot and may take work,
   // and tells the strategy `e` may have changed (slots, quarantine, speed).
   void MarkFree(Executor& e);
@@ -38,7 +41,7 @@ class Placement {
   // executor, which may be why it lagged).
   ExecutorId PickFree(const Job& job, TaskIndex t, bool copy, ExecutorId preferred = 0, ExecutorId fallback_only = 0);
   // Whether task t of `job` (a copy when `copy`) may run on `e` now: slots,
-  // gpus, kernels, not quarantined, and a copy not where the task runs.
+  // gpus, memory, kernels, not quarantined, and a copy not where the task runs.
   bool Fits(const Job& job, TaskIndex t, const Executor& e, bool copy) const;
   // Pipelining for tiny tasks: queued attempts allowed per slot.
   uint32_t QueuePerSlot(const Job& job) const;

@@ -33,6 +33,9 @@ StatusOr<TaskDef> TaskDefFromWire(const wire::TaskSpec& t, const std::string& fi
   if (t.demand().gpus() > kMaxWireGpus)
     return Status::InvalidArgument(field + ".demand.gpus is " + std::to_string(t.demand().gpus()) +
                                    "; the limit is " + std::to_string(kMaxWireGpus));
+  if (t.demand().memory_mb() > kMaxMemoryMb)
+    return Status::InvalidArgument(field + ".demand.memory_mb is " + std::to_string(t.demand().memory_mb()) +
+                                   "; the limit is " + std::to_string(kMaxMemoryMb) + " (2^40 MB)");
   double size = t.features().input_size();
   if (!std::isfinite(size) || size < 0)  // feeds the regression predictor
     return Status::InvalidArgument(field + ".features.input_size must be a finite number >= 0, got " + Num(size));
@@ -46,6 +49,7 @@ StatusOr<TaskDef> TaskDefFromWire(const wire::TaskSpec& t, const std::string& fi
   d.args = t.args();
   d.cpu_slots = std::max<uint32_t>(t.demand().cpu_slots(), 1);
   d.gpus = t.demand().gpus();
+  d.memory_mb = t.demand().memory_mb();
   for (auto& [k, v] : t.demand().labels()) d.labels.emplace_back(k, v);
   std::sort(d.labels.begin(), d.labels.end());  // map order is unspecified
   d.task_class = t.features().task_class();
@@ -243,6 +247,7 @@ ExecutorDesc ExecutorDescFromWire(const wire::Register& r, size_t ordinal) {
   d.slots = std::clamp<uint32_t>(r.cpu_slots(), 1, kMaxWireSlots);
   d.max_queued = std::min<uint32_t>(r.max_queued(), kMaxWireSlots);
   d.gpus = std::min<uint32_t>(static_cast<uint32_t>(r.gpus_size()), kMaxWireGpus);
+  d.memory_mb = std::min(r.memory_mb(), kMaxMemoryMb);
   for (auto& [k, v] : r.labels())
     if (k != kPythonLabel || r.python_version().empty()) d.labels.emplace_back(k, v);
   // The interpreter's version as a label, so pickled-function tasks (which
@@ -411,6 +416,7 @@ void LaunchToWire(const LaunchCmd& l, const TaskDef& t, wire::Assignment* a) {
   a->set_idempotent(l.idempotent);
   a->mutable_demand()->set_cpu_slots(t.cpu_slots);
   a->mutable_demand()->set_gpus(t.gpus);
+  a->mutable_demand()->set_memory_mb(t.memory_mb);
   if (const WorkShare& sh = l.share.divisible() ? l.share : t.share; sh.divisible()) {
     a->mutable_share()->set_begin(sh.begin);
     a->mutable_share()->set_count(sh.count);

@@ -41,6 +41,13 @@ struct ExecutorOptions {
   // the scheduler drops the connection of an executor sending more.
   uint64_t max_message_bytes = 64u << 20;
   std::map<std::string, std::string> labels;
+  // What its attempts' memory requests (Resources.memory_mb) may add up to,
+  // MiB, sent in Register.memory_mb; 0: the machine's (MachineMemoryMb).
+  uint64_t memory_mb = 0;
+  // A test aid: declare this many GPU devices (0..n-1) instead of detecting
+  // them, so GPU placement and CUDA_VISIBLE_DEVICES can be tested without a
+  // GPU (docs/GPU.md, "Fake devices"). 0: detect.
+  uint32_t fake_gpus = 0;
   // Keys (docs/SECURITY.md): this executor's .key file (role executor) and
   // the scheduler's public key (its .pub file, or the key itself). Both or
   // neither; with them the connection is encrypted and both ends proven.
@@ -87,8 +94,11 @@ inline StatusOr<KernelRegistry> LoadKernelPlugins(const ExecutorOptions& options
   return LoadKernelPlugins(options, BuiltinKernels(options.exec));
 }
 
-// Fills 0/empty fields with machine defaults (cores, host:pid).
+// Fills 0/empty fields with machine defaults (cores, host:pid, memory).
 ExecutorOptions ResolveDefaults(ExecutorOptions options);
+// Physical memory in MiB (MemTotal), or the cgroup's memory.max when that
+// is lower (an executor in a container); 0 when neither can be read.
+uint64_t MachineMemoryMb();
 
 class Executor {
  public:

@@ -92,13 +92,20 @@ class KernelContext {
   void Yield();
   double time_factor() const { return time_factor_; }
 
-  // GPUs the attempt asked for (Resources.gpus) and the device it may use.
-  // Kernels with a GPU twin take the GPU path when gpus() >= 1 and this
-  // executor has a CUDA device (docs/GPU.md); else they run on the CPU.
-  void SetGpu(uint32_t gpus, int device) {
+  // GPUs the attempt asked for (Resources.gpus) and the devices it holds,
+  // its own while it runs (indices as this process sees them). Kernels with
+  // a GPU twin take the GPU path on the first of them when gpus() >= 1 and
+  // this executor has a CUDA device (docs/GPU.md); else they run on the CPU.
+  void SetGpu(uint32_t gpus, std::vector<int> devices) {
     gpus_ = gpus;
-    gpu_device_ = device;
+    gpu_devices_ = std::move(devices);
   }
+  void SetGpu(uint32_t gpus, int device) { SetGpu(gpus, std::vector<int>{device}); }
+  // The attempt's memory request (Resources.memory_mb), 0 = none: program
+  // kernels stop a task whose resident memory goes past it (docs/JOBS.md,
+  // "Memory").
+  void SetMemoryRequest(uint64_t memory_mb) { memory_mb_ = memory_mb; }
+  uint64_t memory_mb() const { return memory_mb_; }
   void SetShare(KernelShare share) { share_ = share; }
   // The attempt's private output directory, "" when its job names no
   // output_dir (docs/JOBS.md, "Output directories"): write files here; only
@@ -120,7 +127,8 @@ class KernelContext {
   uint64_t attempt_id() const { return identity_.attempt_id; }
   bool is_copy() const { return identity_.is_copy; }
   uint32_t gpus() const { return gpus_; }
-  int gpu_device() const { return gpu_device_; }
+  int gpu_device() const { return gpu_devices_.empty() ? 0 : gpu_devices_.front(); }
+  const std::vector<int>& gpu_devices() const { return gpu_devices_; }
   // Set by a kernel that actually ran on the GPU (tests, logs).
   void MarkRanOnGpu() { ran_on_gpu_ = true; }
   bool ran_on_gpu() const { return ran_on_gpu_; }
@@ -131,7 +139,8 @@ class KernelContext {
   double time_factor_;
   std::atomic<float> progress_{0.0f};
   uint32_t gpus_ = 0;
-  int gpu_device_ = 0;
+  std::vector<int> gpu_devices_;
+  uint64_t memory_mb_ = 0;
   KernelShare share_;
   KernelIdentity identity_;
   std::string output_dir_;
@@ -141,8 +150,9 @@ class KernelContext {
 
 // The attempt's identity as NAME=value environment entries: the TAILCUT_*
 // variables above, TAILCUT_SHARE_OFFSET/SIZE/TOTAL for a share of a
-// divisible job, and CUDA_VISIBLE_DEVICES for a GPU task (the device it
-// got, mapped through the executor's own CUDA_VISIBLE_DEVICES if set).
+// divisible job, and CUDA_VISIBLE_DEVICES for a GPU task (the devices it
+// holds, comma-separated, mapped through the executor's own
+// CUDA_VISIBLE_DEVICES if set; "" when it holds none, so it sees none).
 std::vector<std::string> TaskEnvironment(const KernelContext& ctx);
 // Writes the attempt's inputs into `dir` (created) for a program to read:
 // file `<dir>/<i>` holds input i's output bytes, `<dir>/paths` one promoted

@@ -27,11 +27,12 @@ struct AttemptSpec {
   AttemptId id = 0;
   std::string kernel;
   std::string args;
-  uint32_t gpus = 0;  // Resources.gpus of the task: 1 selects GPU twins
+  uint32_t gpus = 0;    // Resources.gpus of the task: >= 1 selects GPU twins
   KernelShare share{};  // Assignment.share, checked (divisible jobs)
   KernelIdentity identity{};  // job, task, count, attempt, copy (Assignment)
   std::string output_dir{};   // the attempt's private output directory, "" for none
   std::vector<KernelInput> inputs{};  // Assignment.inputs
+  uint64_t memory_mb = 0;     // Resources.memory_mb: program kernels enforce it
 };
 
 // Everything that happened since the previous DrainEvents.
@@ -44,6 +45,12 @@ struct RuntimeEvents {
 struct RuntimeOptions {
   uint32_t slots = 1;    // attempts running at once
   uint32_t threads = 1;  // worker threads carrying the slot fibers
+  // GPU devices 0..gpus-1 handed out to attempts, each to one attempt at a
+  // time: an attempt asking for n waits in the queue until n are free (a
+  // cancelled one may still hold them for a moment). One asking for more
+  // than there are runs with none (the CPU twins; only a scheduler told
+  // wrong sends one).
+  uint32_t gpus = 0;
 };
 
 class AttemptRuntime {
@@ -95,7 +102,9 @@ class AttemptRuntime {
   const KernelRegistry* kernels_;
   FaultInjector* faults_;
   std::function<void()> on_events_;
-  uint32_t next_gpu_ = 0;  // round-robin device for GPU attempts; guarded by sync_->mu
+  // The first queued attempt that may start now (its GPUs are free), or a
+  // cancelled one to drop; end() when none. Called under sync_->mu.
+  std::deque<std::unique_ptr<Attempt>>::iterator NextStartable();
   const std::chrono::steady_clock::time_point start_;
 
   // A Boost.Fiber mutex + condition variable (defined in runtime.cpp, so
@@ -108,6 +117,7 @@ class AttemptRuntime {
   std::unordered_map<AttemptId, Attempt*> live_;  // queued or running
   uint32_t queued_ = 0;                           // live entries in queue_
   uint32_t running_ = 0;
+  std::vector<int> free_gpus_;  // devices no running attempt holds, ascending
   bool stopping_ = false;
 
   Mutex events_mu_;

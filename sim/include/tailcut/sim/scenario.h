@@ -41,6 +41,8 @@ struct EdgeTierModel {
 struct ClusterModel {
   uint32_t executors = 10;
   uint32_t slots = 1;                               // per executor
+  uint64_t memory_mb = 0;                           // per executor (ExecutorDesc::memory_mb); 0 = does not say
+  uint32_t gpus = 0;                                // per executor
   Distribution speed = Distribution::Constant(1);  // per-executor run-time multiplier, drawn once
   Distribution network = Distribution::Constant(0);  // one-way delay per message (s)
   std::vector<FailSlowFault> fail_slow;
@@ -70,6 +72,8 @@ struct JobClass {
   // task_time draws) is divisible, and the scheduler sizes each task's
   // share by its executor's measured speed. Needs rule all.
   bool divisible = false;
+  uint64_t memory_mb = 0;  // each task's memory request (TaskDef::memory_mb)
+  uint32_t gpus = 0;       // each task's GPUs
 };
 // Units of work per task of a divisible class: fine enough that a share is
 // proportional to the speed to within 0.1%.

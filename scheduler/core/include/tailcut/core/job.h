@@ -33,7 +33,8 @@ struct TaskDef {
   std::string kernel;
   std::string args;                 // opaque bytes for the kernel
   uint32_t cpu_slots = 1;
-  uint32_t gpus = 0;
+  uint32_t gpus = 0;       // whole devices, each attempt its own (docs/GPU.md)
+  uint64_t memory_mb = 0;  // held while it runs; 0 = no request (docs/JOBS.md, "Memory")
   std::vector<std::pair<std::string, std::string>> labels;  // required
   std::string task_class;           // empty: the kernel name
   double input_size = 0;

@@ -124,6 +124,9 @@ struct ExecutorDesc {
   std::string host;
   uint32_t slots = 1;
   uint32_t gpus = 0;
+  // What its attempts' memory requests may add up to; 0 = it does not say,
+  // and requests are not checked against it (docs/JOBS.md, "Memory").
+  uint64_t memory_mb = 0;
   std::vector<std::pair<std::string, std::string>> labels;
   std::vector<std::string> kernels;   // exactly the kernels it runs; empty: none
   // Of `kernels`, those not idempotent by default (shell, exec, plugins'):
