@@ -32,7 +32,7 @@ struct AttemptSpec {
   KernelIdentity identity{};  // job, task, count, attempt, copy (Assignment)
   std::string output_dir{};   // the attempt's private output directory, "" for none
   std::vector<KernelInput> inputs{};  // Assignment.inputs
-  uint64_t memory_mb = 0;     // Resources.memory_mb: program kernels enforce it
+  uint64_t memory_mb = 0;             // Resources.memory_mb: program kernels enforce it
 };
 
 // Everything that happened since the previous DrainEvents.
