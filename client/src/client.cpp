@@ -1,6 +1,8 @@
 #include "tailcut/client/client.h"
 
+#include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 
 #include <chrono>
 #include <deque>
@@ -307,7 +309,30 @@ wire::JobSpec FanoutJob(const std::string& kernel, const std::string& args, uint
 
 namespace {
 
-Status ReadTask(const Config& c, const std::string& p, wire::TaskSpec* t) {
+// "JOB:TASK" or "JOB:*" (every task) of a task's `inputs`; JOB goes through
+// `resolve` (a job id in job files, a stage name in pipeline files).
+Status ReadInput(const std::string& text, const std::string& key, const JobRefResolver& resolve, wire::TaskRef* r) {
+  const size_t colon = text.rfind(':');
+  if (colon == std::string::npos || colon == 0 || colon + 1 == text.size())
+    return Status::InvalidArgument(key + " = '" + text + "': write JOB:TASK or JOB:* (every task)");
+  auto job = resolve(text.substr(0, colon), key);
+  if (!job.ok()) return job.status();
+  r->set_job_id(*job);
+  const std::string task = text.substr(colon + 1);
+  if (task == "*") {
+    r->set_all_tasks(true);
+    return Status::Ok();
+  }
+  char* end = nullptr;
+  errno = 0;
+  unsigned long long i = std::strtoull(task.c_str(), &end, 10);
+  if (*end != '\0' || errno != 0 || i > UINT32_MAX || task[0] == '-')
+    return Status::InvalidArgument(key + " = '" + text + "': '" + task + "' is not a task index");
+  r->set_task_index(static_cast<uint32_t>(i));
+  return Status::Ok();
+}
+
+Status ReadTask(const Config& c, const std::string& p, const JobRefResolver& resolve, wire::TaskSpec* t) {
   std::string kernel, args, task_class;
   uint32_t slots = 1, gpus = 0;
   int64_t memory_mb = 0;
@@ -341,17 +366,36 @@ Status ReadTask(const Config& c, const std::string& p, wire::TaskSpec* t) {
   bool templated = HasTaskArgsTemplate(args);
   if (Status s = c.Get(p + "args_template", &templated); !s.ok()) return s;
   t->set_args_template(templated);
+  for (size_t i = 0, n = c.ArraySize(p + "inputs"); i < n; ++i) {
+    const std::string key = p + "inputs." + std::to_string(i);
+    std::string text;
+    if (Status s = c.Get(key, &text); !s.ok()) return s;
+    if (Status s = ReadInput(text, key, resolve, t->add_inputs()); !s.ok()) return s;
+  }
   return Status::Ok();
 }
 
-StatusOr<wire::JobSpec> JobFromConfig(const Config& c, const std::string& path) {
+}  // namespace
+
+StatusOr<uint64_t> JobIdRef(const std::string& text, const std::string& key) {
+  char* end = nullptr;
+  errno = 0;
+  unsigned long long id = std::strtoull(text.c_str(), &end, 10);
+  if (text.empty() || *end != '\0' || errno != 0 || id == 0 || text[0] == '-')
+    return Status::InvalidArgument(key + ": '" + text + "' is not a job id");
+  return static_cast<uint64_t>(id);
+}
+
+StatusOr<wire::JobSpec> JobFromConfig(const Config& c, const std::string& prefix, const std::string& path,
+                                      const JobRefResolver& resolve) {
   wire::JobSpec j;
   std::string name = path, rule = "all";
   uint32_t count = 0, k = 0, min_count = 0, max_attempts = 0;
   double deadline = 0, timeout = 0;
   int64_t divisible_units = 0;
   bool wait = false, stream = false, outputs = false;
-  TableReader r(c, "");
+  const std::string& p = prefix;
+  TableReader r(c, p);
   r.Get("name", &name).Get("count", &count).Get("rule", &rule).Get("k", &k).Get("min_count", &min_count);
   r.Get("deadline_s", &deadline).Get("max_attempts", &max_attempts).Get("wait_for_resources", &wait);
   r.Get("stream_results", &stream).Get("return_outputs", &outputs).Get("timeout_s", &timeout);
@@ -363,21 +407,34 @@ StatusOr<wire::JobSpec> JobFromConfig(const Config& c, const std::string& path) 
   r.Check(priority >= -kMaxPriority && priority <= kMaxPriority, "priority must be in -1000..1000");
   if (!r.status().ok()) return r.status();
   j.set_priority(static_cast<int32_t>(priority));
-  if (c.Has("idempotent")) {
+  if (c.Has(p + "idempotent")) {
     bool idempotent = false;
-    if (Status s = c.Get("idempotent", &idempotent); !s.ok()) return s;
+    if (Status s = c.Get(p + "idempotent", &idempotent); !s.ok()) return s;
     j.set_idempotent(idempotent);
+  }
+  // Jobs it runs after: job ids (numbers) in a job file, stage names in a pipeline's.
+  for (size_t i = 0, n = c.ArraySize(p + "after"); i < n; ++i) {
+    const std::string key = p + "after." + std::to_string(i);
+    int64_t id = 0;
+    std::string text;
+    if (c.Get(key, &id).ok())
+      text = std::to_string(id);
+    else if (Status s = c.Get(key, &text); !s.ok())
+      return Status::InvalidArgument(key + " must be a job id or a name");
+    auto job = resolve(text, key);
+    if (!job.ok()) return job.status();
+    j.add_after(*job);
   }
   j.set_output_dir(output_dir);
   j.set_divisible_units(static_cast<uint64_t>(divisible_units));
   j.set_timeout_s(timeout);
   j.set_name(name);
-  if (c.Has("template")) {
-    if (Status s = ReadTask(c, "template.", j.mutable_template_()); !s.ok()) return s;
+  if (c.Has(p + "template")) {
+    if (Status s = ReadTask(c, p + "template.", resolve, j.mutable_template_()); !s.ok()) return s;
     j.set_template_count(count == 0 ? 1 : count);
   }
-  for (size_t i = 0, n = c.ArraySize("task"); i < n; ++i)
-    if (Status s = ReadTask(c, "task." + std::to_string(i) + ".", j.add_tasks()); !s.ok()) return s;
+  for (size_t i = 0, n = c.ArraySize(p + "task"); i < n; ++i)
+    if (Status s = ReadTask(c, p + "task." + std::to_string(i) + ".", resolve, j.add_tasks()); !s.ok()) return s;
   if (rule == "all") {
     j.mutable_rule()->set_kind(wire::CompletionRule::ALL);
   } else if (rule == "k_of_n") {
@@ -394,9 +451,18 @@ StatusOr<wire::JobSpec> JobFromConfig(const Config& c, const std::string& path) 
   j.set_wait_for_resources(wait);
   j.set_stream_results(stream);
   j.set_return_outputs(outputs);
-  if (Status s = c.CheckAllUsed(); !s.ok()) return s;
   if (j.tasks_size() == 0 && j.template_count() == 0)
-    return Status::InvalidArgument(path + ": no tasks (add a [template] with count, or [[task]] entries)");
+    return Status::InvalidArgument(path + ": " + (p.empty() ? "" : p) +
+                                   "no tasks (add a [template] with count, or [[task]] entries)");
+  return j;
+}
+
+namespace {
+
+StatusOr<wire::JobSpec> JobFromFile(const Config& c, const std::string& path) {
+  auto j = JobFromConfig(c, "", path, JobIdRef);
+  if (!j.ok()) return j;
+  if (Status s = c.CheckAllUsed(); !s.ok()) return s;
   return j;
 }
 
@@ -405,13 +471,13 @@ StatusOr<wire::JobSpec> JobFromConfig(const Config& c, const std::string& path) 
 StatusOr<wire::JobSpec> LoadJobFile(const std::string& path) {
   auto cfg = Config::LoadFile(path);
   if (!cfg.ok()) return cfg.status();
-  return JobFromConfig(*cfg, path);
+  return JobFromFile(*cfg, path);
 }
 
 StatusOr<wire::JobSpec> ParseJobFile(std::string_view toml_text, const std::string& origin) {
   auto cfg = Config::Parse(toml_text, origin);
   if (!cfg.ok()) return cfg.status();
-  return JobFromConfig(*cfg, origin);
+  return JobFromFile(*cfg, origin);
 }
 
 }  // namespace tailcut

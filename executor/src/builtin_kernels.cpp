@@ -156,9 +156,21 @@ StatusOr<std::string> ShellKernel(KernelContext& ctx) {
   ChildSpec spec;
   spec.path = "/bin/sh";
   spec.argv = {"/bin/sh", "-c", command};
-  spec.env = MergeEnvironment(TaskEnvironment(ctx));
+  std::vector<std::string> env = TaskEnvironment(ctx);
+  // Upstream outputs as files (docs/JOBS.md, "Task inputs"), removed after.
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const std::string inputs = ctx.inputs().empty()
+                                 ? ""
+                                 : (fs::temp_directory_path(ec) / "tailcut-inputs" /
+                                    ("attempt-" + std::to_string(ctx.attempt_id()) + "-" + std::to_string(getpid())))
+                                       .string();
+  if (Status s = WriteTaskInputs(ctx, inputs, &env); !s.ok()) return Status::IoError("shell: " + s.message());
+  spec.env = MergeEnvironment(env);
   spec.memory_request_mb = ctx.memory_mb();
-  return RunChild(ctx, spec);
+  StatusOr<std::string> out = RunChild(ctx, spec);
+  if (!inputs.empty()) fs::remove_all(inputs, ec);
+  return out;
 }
 
 // ----------------------------------------------------------------- exec --
@@ -201,6 +213,10 @@ StatusOr<std::string> ExecKernel(KernelContext& ctx, const ExecOptions& opt) {
   for (std::string& e : TaskEnvironment(ctx)) env.push_back(std::move(e));
   env.push_back("TAILCUT_SCRATCH_DIR=" + scratch.string());
   env.push_back("TAILCUT_PROGRESS_FD=" + std::to_string(kProgressFd));
+  if (Status s = WriteTaskInputs(ctx, (scratch / "inputs").string(), &env); !s.ok()) {
+    fs::remove_all(scratch, ec);
+    return Status::IoError("exec: " + s.message());
+  }
   spec.env = MergeEnvironment(env);
   spec.cwd = args->cwd.empty() ? scratch.string() : args->cwd;
   spec.cpu_s = Tighter(args->cpu_s, opt.cpu_s);

@@ -414,6 +414,8 @@ class Executor::Loop {
         AttemptSpec spec{a.attempt_id(), std::move(*a.mutable_kernel()), std::move(args), a.demand().gpus(),
                          KernelShare{sh.begin(), sh.count(), sh.total()},
                          KernelIdentity{a.job_id(), a.task_index(), a.task_count(), a.attempt_id(), a.copy()}};
+        for (wire::TaskInput& in : *a.mutable_inputs())
+          spec.inputs.push_back({in.job_id(), in.task_index(), std::move(*in.mutable_output()), in.path()});
         spec.memory_mb = a.demand().memory_mb();
         if (!a.output_dir().empty()) {
           auto dir = MakeAttemptOutputDir(a.output_dir(), a.job_id(), a.task_index(), a.attempt_id());

@@ -4,8 +4,10 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
-#include <string_view>
+#include <filesystem>
+#include <fstream>
 #include <iterator>
+#include <string_view>
 
 #include <boost/fiber/condition_variable.hpp>
 #include <boost/fiber/mutex.hpp>
@@ -87,6 +89,30 @@ std::vector<std::string> TaskEnvironment(const KernelContext& ctx) {
     env.push_back("CUDA_VISIBLE_DEVICES=" + devices);
   }
   return env;
+}
+
+Status WriteTaskInputs(const KernelContext& ctx, const std::string& dir, std::vector<std::string>* env) {
+  const std::vector<KernelInput>& in = ctx.inputs();
+  if (in.empty()) return Status::Ok();
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) return Status::IoError("cannot create input folder " + dir + ": " + ec.message());
+  auto write = [&](const std::string& name, const std::string& bytes) {
+    std::ofstream f(dir + "/" + name, std::ios::binary | std::ios::trunc);
+    f.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+    f.close();
+    return f ? Status::Ok() : Status::IoError("cannot write input file " + dir + "/" + name);
+  };
+  std::string paths;
+  for (size_t i = 0; i < in.size(); ++i) {
+    if (Status s = write(std::to_string(i), in[i].output); !s.ok()) return s;
+    paths += in[i].path + "\n";
+  }
+  if (Status s = write("paths", paths); !s.ok()) return s;
+  env->push_back("TAILCUT_INPUT_DIR=" + dir);
+  env->push_back("TAILCUT_INPUT_COUNT=" + std::to_string(in.size()));
+  return Status::Ok();
 }
 
 Status KernelRegistry::Register(std::string name, KernelFn fn, KernelTraits traits) {

@@ -43,7 +43,8 @@ namespace tailcut::executor {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-constexpr uint8_t kTask = 'T', kHello = 'H', kProgress = 'P', kResult = 'R', kCancelled = 'C', kStartError = 'E';
+constexpr uint8_t kInputs = 'I', kTask = 'T', kHello = 'H', kProgress = 'P', kResult = 'R', kCancelled = 'C',
+                  kStartError = 'E';
 constexpr uint8_t kDead = 0;  // not on the wire: the worker closed its end
 constexpr double kStartTimeoutS = 60;  // imports of big preloads can take a while
 constexpr int kWorkerFd = 3;           // the worker's end of the socket pair
@@ -236,14 +237,32 @@ class PythonPool {
              "--max-result-bytes", std::to_string(o_.max_result_bytes), "--preload", preload};
   }
 
+  // The task, after its inputs (upstream results, python/tailcut/_pickling.py): u32 n | n x (u32 len | bytes).
+  static bool SendTask(Worker& w, const KernelContext& ctx) {
+    if (!ctx.inputs().empty()) {
+      std::string frame;
+      auto u32 = [&](size_t v) {
+        const uint32_t x = static_cast<uint32_t>(v);
+        frame.append(reinterpret_cast<const char*>(&x), 4);  // little-endian hosts only, as Send
+      };
+      u32(ctx.inputs().size());
+      for (const KernelInput& in : ctx.inputs()) {
+        u32(in.output.size());
+        frame += in.output;
+      }
+      if (!w.Send(kInputs, frame)) return false;
+    }
+    return w.Send(kTask, ctx.args());
+  }
+
   StatusOr<std::string> Run(KernelContext& ctx) {
     std::unique_ptr<Worker> w = TakeIdle();
-    if (!w || !w->Send(kTask, ctx.args())) {
+    if (!w || !SendTask(*w, ctx)) {
       w.reset();  // died while idle: replaced
       auto started = Start(ctx);
       if (!started.ok()) return started.status();
       w = std::move(started).value();
-      if (!w->Send(kTask, ctx.args())) return Status::Internal(w->Ending() + " before taking the task");
+      if (!SendTask(*w, ctx)) return Status::Internal(w->Ending() + " before taking the task");
     }
     std::optional<Clock::time_point> interrupted;
     // The worker's own resident memory (its interpreter included) against

@@ -43,6 +43,7 @@ void Prepare(KernelContext& ctx, const AttemptSpec& spec) {
   id.attempt_id = spec.id;
   ctx.SetIdentity(id);
   ctx.SetOutputDir(spec.output_dir);
+  ctx.SetInputs(&spec.inputs);
   ctx.SetMemoryRequest(spec.memory_mb);
   if (spec.gpus > 0) ctx.SetGpu(spec.gpus, std::vector<int>{});  // the runtime hands out devices
 }

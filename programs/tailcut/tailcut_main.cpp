@@ -9,6 +9,7 @@
 #include "cli_util.h"
 #include "commands.h"
 #include "tailcut/client/client.h"
+#include "tailcut/client/pipeline.h"
 #include "tailcut/client/progress.h"
 #include "tailcut/common/clock.h"
 #include "tailcut/common/ids.h"
@@ -27,7 +28,8 @@ const char kUsage[] = R"(usage: tailcut COMMAND [options]
 commands:
   demo                 start a local scheduler and 4 executors (one fail-slow),
                        run a fan-out job, print per-executor and per-job timings
-  submit [JOB.toml]    submit a job (a TOML job file, or --kernel/--tasks flags)
+  submit [JOB.toml]    submit a job (a TOML job file, or --kernel/--tasks flags),
+                       or a pipeline file's stages ([[stage]] tables)
   status JOB           show a job's state
   cancel JOB           cancel a job
   results JOB          committed outputs of a job submitted with return_outputs
@@ -85,7 +87,12 @@ Submits a job. With no file, the flags describe a fan-out of identical tasks.
                        docs/POLICIES.md, "Owners")
   --output-dir DIR     each task's files: the committed attempt's directory
                        becomes DIR/task-<index> (absolute; docs/JOBS.md)
-  --wait               wait for the job, with a progress bar; exit 1 if it fails
+  --after ID,...       run after these jobs: queued until every one succeeded,
+                       failed (or cancelled) with them (docs/JOBS.md)
+  --run NAME           a pipeline file: tells runs of the same file apart (the
+                       same file and run submitted again returns the same jobs)
+  --wait               wait for the job (every stage of a pipeline), with a
+                       progress bar; exit 1 if it fails
   --json, --scheduler EP, --timeout S
 )";
 
@@ -115,6 +122,11 @@ void PrintStatus(const wire::JobStatus& s) {
   if (s.finished_at_s() > 0) std::printf(", %.3f s", s.finished_at_s() - s.submitted_at_s());
   std::printf("\n");
   if (!s.reason().empty()) std::printf("  reason: %s\n", s.reason().c_str());
+  if (s.waiting_for_size() > 0) {
+    std::string ids;
+    for (uint64_t p : s.waiting_for()) ids += (ids.empty() ? "" : ", ") + std::to_string(p);
+    std::printf("  waiting for job%s %s\n", s.waiting_for_size() > 1 ? "s" : "", ids.c_str());
+  }
   if (s.copies_refused_side_effects() > 0)
     std::printf("  not copied: %u tasks are not idempotent (submit with --idempotent if running twice is harmless)\n",
                 s.copies_refused_side_effects());
@@ -142,9 +154,59 @@ int WaitAndReport(Client& client, JobId id, const Args& a) {
   return st->state() == wire::JOB_SUCCEEDED ? kExitOk : kExitFailed;
 }
 
+// `tailcut submit PIPELINE.toml`: every stage, parents first; prints each
+// stage's job id.
+int SubmitPipelineFile(const Args& a, const std::string& path) {
+  auto p = LoadPipelineFile(path);
+  if (!p.ok()) {
+    std::fprintf(stderr, "tailcut: %s\n", p.status().message().c_str());
+    return kExitUsage;
+  }
+  Client client(ClientOptionsFrom(a));
+  std::vector<PipelineJob> jobs;
+  Status s = SubmitPipeline(client, *p, &jobs, a.Get("--run", ""));
+  for (const PipelineJob& j : jobs)
+    if (!a.Has("--json")) std::printf("stage %s: job %llu\n", j.stage.c_str(), static_cast<unsigned long long>(j.job));
+  if (a.Has("--json")) {
+    std::string out = "{\"pipeline\": \"" + p->name + "\", \"stages\": [";
+    for (size_t i = 0; i < jobs.size(); ++i)
+      out += (i ? ", " : "") + std::string("{\"stage\": \"") + jobs[i].stage +
+             "\", \"job_id\": " + std::to_string(jobs[i].job) + "}";
+    std::printf("%s]}\n", out.c_str());
+  }
+  if (!s.ok()) {
+    std::fprintf(stderr, "tailcut: stage '%s': %s\n", p->stages[jobs.size()].name.c_str(), s.message().c_str());
+    return s.code() == Status::Code::kUnavailable ? kExitUnavailable : kExitFailed;
+  }
+  if (!a.Has("--wait")) return kExitOk;
+  std::fflush(stdout);  // the ids before the wait's progress
+  int rc = kExitOk;
+  for (const PipelineJob& j : jobs) rc = std::max(rc, WaitAndReport(client, j.job, a));
+  return rc;
+}
+
+// "--after 3,4": job ids.
+bool ParseAfter(const std::string& list, wire::JobSpec* job) {
+  size_t at = 0;
+  while (at <= list.size()) {
+    size_t comma = list.find(',', at);
+    std::string item = list.substr(at, comma == std::string::npos ? std::string::npos : comma - at);
+    auto id = JobIdRef(item, "--after");
+    if (!id.ok()) {
+      std::fprintf(stderr, "tailcut submit: %s\n", id.status().message().c_str());
+      return false;
+    }
+    job->add_after(*id);
+    if (comma == std::string::npos) break;
+    at = comma + 1;
+  }
+  return true;
+}
+
 int Submit(const Args& a) {
   if (a.Has("--help") || a.Has("-h")) return std::fputs(kSubmitUsage, stdout), kExitOk;
   wire::JobSpec job;
+  if (!a.positional().empty() && IsPipelineFile(a.positional()[0])) return SubmitPipelineFile(a, a.positional()[0]);
   if (!a.positional().empty()) {
     auto j = LoadJobFile(a.positional()[0]);
     if (!j.ok()) {
@@ -179,6 +241,7 @@ int Submit(const Args& a) {
   }
   if (a.Has("--idempotent") || a.Has("--not-idempotent")) job.set_idempotent(a.Has("--idempotent"));
   if (a.Has("--output-dir")) job.set_output_dir(a.Get("--output-dir"));
+  if (a.Has("--after") && !ParseAfter(a.Get("--after"), &job)) return kExitUsage;
   if (a.Has("--priority")) {
     int64_t priority = a.Int("--priority", 0, -1000, 1000);
     if (!a.error().empty()) {

@@ -24,6 +24,13 @@ A result (TaskResult.output):
 status b"O": the value is the function's return value; b"E": it is a dict
 with the exception's "type", "message", "traceback" (text) and
 "exception" (its pickle, None when it does not pickle).
+
+Upstream results a task takes as input (a Future passed as an argument,
+docs/PYTHON.md) travel in its (args, kwargs) as InputRef(i); the executor
+sends their committed results (Assignment.inputs, in order) to the worker
+in a frame before the task's:
+
+    u32 n | n x (u32 len | result)
 """
 
 import pickle
@@ -37,6 +44,34 @@ OK = b"O"
 ERROR = b"E"
 _U32 = struct.Struct("<I")
 _U64 = struct.Struct("<Q")
+
+
+class InputRef:
+    """Stands for input i of the task in its pickled arguments; the worker
+    puts the upstream task's value in its place."""
+
+    __slots__ = ("index",)
+
+    def __init__(self, index):
+        self.index = index
+
+    def __reduce__(self):
+        return (InputRef, (self.index,))
+
+
+def parse_inputs(data):
+    """The results of an inputs frame, as memoryviews of `data`."""
+    view = memoryview(data)
+    (n,) = _U32.unpack_from(view, 0)
+    offset, out = 4, []
+    for _ in range(n):
+        (length,) = _U32.unpack_from(view, offset)
+        offset += 4
+        out.append(view[offset : offset + length])
+        offset += length
+    if offset > len(view):
+        raise ValueError("truncated inputs frame")
+    return out
 
 
 def dumps_value(obj):

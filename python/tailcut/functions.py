@@ -199,12 +199,16 @@ def _function_part(fn, cache):
     return hit[1], hit[2]
 
 
-class _Entry:
-    __slots__ = ("future", "payload", "pickled", "options", "task_class")
+MAX_PARENTS = 64  # jobs one job may run after (the scheduler's limit)
 
-    def __init__(self, future, payload, pickled, options, task_class):
+
+class _Entry:
+    __slots__ = ("future", "payload", "pickled", "options", "task_class", "inputs")
+
+    def __init__(self, future, payload, pickled, options, task_class, inputs=()):
         self.future, self.payload, self.pickled, self.options = future, payload, pickled, options
         self.task_class = task_class
+        self.inputs = tuple(inputs)  # (job id, task index) of the Futures among its arguments
 
 
 class FunctionTasks:
@@ -233,8 +237,9 @@ class FunctionTasks:
         kind, part = _function_part(target, fn_cache)
         if kind == _pickling.KIND_PICKLED:
             self.check_version()
+        args, kwargs, inputs = self.upstream(tuple(args), dict(kwargs))
         try:
-            value = _pickling.dumps_value((tuple(args), dict(kwargs)))
+            value = _pickling.dumps_value((args, kwargs))
         except Exception as e:
             raise InvalidArgument(f"the arguments of {getattr(target, '__qualname__', target)} do not pickle: {e}") from None
         payload = _pickling.task_payload(kind, part, value)
@@ -247,7 +252,36 @@ class FunctionTasks:
                           cpu_slots=tf.cpu_slots, memory_mb=tf.memory_mb)
         if options.get("idempotent") is not None:
             merged["idempotent"] = options["idempotent"]
-        return _Entry(Future(self.client), payload, kind == _pickling.KIND_PICKLED, merged, _task_class(target))
+        return _Entry(Future(self.client), payload, kind == _pickling.KIND_PICKLED, merged, _task_class(target),
+                      inputs)
+
+    def upstream(self, args, kwargs):
+        """Futures among the arguments become inputs (docs/PYTHON.md,
+        "Futures as arguments"): the task runs after their tasks, and the
+        worker gets their values in their place. Returns (args, kwargs,
+        [(job, task)])."""
+        inputs = []
+
+        def ref(value):
+            if not isinstance(value, Future):
+                return value
+            if value._client is not self.client:
+                raise InvalidArgument("a Future passed as an argument must come from the same Client")
+            if value._state == _PENDING:
+                self.flush()  # it needs its job id: send what is pending
+            if value.job_id is None:
+                raise InvalidArgument(f"a Future passed as an argument was never sent: {value._error}")
+            if value.cancelled():
+                raise InvalidArgument(f"a Future passed as an argument was cancelled (task {value.task_index} of job "
+                                      f"{value.job_id})")
+            inputs.append((value.job_id, value.task_index))
+            return _pickling.InputRef(len(inputs) - 1)
+
+        args = tuple(ref(a) for a in args)
+        kwargs = {k: ref(v) for k, v in kwargs.items()}
+        if len({j for j, _ in inputs}) > MAX_PARENTS:
+            raise InvalidArgument(f"a task's Future arguments come from more than {MAX_PARENTS} jobs")
+        return args, kwargs, inputs
 
     def check_version(self):
         now = time.monotonic()
@@ -293,8 +327,11 @@ class FunctionTasks:
         groups = {}
         for e in entries:
             o = e.options
-            groups.setdefault((o["idempotent"], o["max_attempts"]), []).append(e)
-        for (idem, attempts), group in groups.items():
+            # Tasks with Future arguments go with those of the same parent jobs
+            # (a job may run after at most MAX_PARENTS jobs).
+            parents = tuple(sorted({j for j, _ in e.inputs}))
+            groups.setdefault((o["idempotent"], o["max_attempts"], parents), []).append(e)
+        for (idem, attempts, _), group in groups.items():
             start = 0
             while start < len(group):
                 end, size = start, 0
@@ -328,6 +365,8 @@ class FunctionTasks:
             if e.pickled:
                 t.demand.labels[PYTHON_LABEL] = PYTHON_VERSION
             t.features.task_class = e.task_class
+            for job, task in e.inputs:
+                t.inputs.add(job_id=job, task_index=task)
         try:
             job = self.client._submit_request(req)
         except TailcutError as err:

@@ -33,6 +33,11 @@ def _check_uint(value, name, minimum=0, maximum=_UINT32_MAX):
         raise InvalidArgument(f"{name} must be in [{minimum}, {maximum}], got {value}")
 
 
+def _check_job_id(value, name):
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value < 2**64:
+        raise InvalidArgument(f"{name} must be a job id (an integer >= 1), got {value!r}")
+
+
 def _check_seconds(value, name):
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
         raise InvalidArgument(f"{name} must be a finite number of seconds >= 0, got {value!r}")
@@ -63,6 +68,10 @@ class Task:
     # The executor replaces {index} and {count} in args with the task's
     # index and the job's task count; None = when args hold either.
     args_template: Optional[bool] = None
+    # Upstream outputs this task takes (docs/JOBS.md, "Task inputs"): (job
+    # id, task index) pairs, task index None for every task of the job; the
+    # job runs after those jobs.
+    inputs: List[tuple] = field(default_factory=list)
 
     def validate(self, where="task"):
         if not isinstance(self.kernel, str) or not self.kernel:
@@ -86,6 +95,12 @@ class Task:
         for name in ("idempotent", "args_template"):
             if getattr(self, name) not in (None, True, False):
                 raise InvalidArgument(f"{where}.{name} must be True, False or None, got {getattr(self, name)!r}")
+        for ref in self.inputs:
+            if not (isinstance(ref, tuple) and len(ref) == 2):
+                raise InvalidArgument(f"{where}.inputs holds (job id, task index or None) pairs, got {ref!r}")
+            _check_job_id(ref[0], f"{where}.inputs job id")
+            if ref[1] is not None:
+                _check_uint(ref[1], f"{where}.inputs task index")
 
     def to_wire(self, out):
         out.kernel = self.kernel
@@ -104,6 +119,11 @@ class Task:
         if templated is None:
             templated = b"{index}" in out.args or b"{count}" in out.args
         out.args_template = bool(templated)
+        for job, task in self.inputs:
+            if task is None:
+                out.inputs.add(job_id=job, all_tasks=True)
+            else:
+                out.inputs.add(job_id=job, task_index=task)
 
 
 @dataclass
@@ -138,6 +158,9 @@ class Job:
     # directory on the executors' disk or a shared file system; the committed
     # attempt's files end up in output_dir/task-<index>. Needs rule "all".
     output_dir: str = ""
+    # Jobs this one runs after (docs/JOBS.md, "Dependencies"): it is queued
+    # until each has succeeded, and fails (or is cancelled) with them.
+    after: List[int] = field(default_factory=list)
     # Orders your own jobs, higher first (-1000..1000); across owners the
     # weighted fair share decides (docs/POLICIES.md, "Owners").
     priority: int = 0
@@ -186,6 +209,10 @@ class Job:
             raise InvalidArgument(f"idempotent must be True, False or None, got {self.idempotent!r}")
         if not isinstance(self.output_dir, str):
             raise InvalidArgument("output_dir must be str")
+        if not isinstance(self.after, (list, tuple)):
+            raise InvalidArgument(f"after must be a list of job ids, got {self.after!r}")
+        for job in self.after:
+            _check_job_id(job, "after")
         if isinstance(self.priority, bool) or not isinstance(self.priority, int) or not -1000 <= self.priority <= 1000:
             raise InvalidArgument(f"priority must be an int in -1000..1000, got {self.priority!r}")
         # The scheduler checks the form (absolute, normal, rule all) and says why.
@@ -214,6 +241,7 @@ class Job:
         spec.rule.deadline_s = float(self.deadline_s)
         if self.idempotent is not None:
             spec.idempotent = bool(self.idempotent)
+        spec.after.extend(self.after)
         return spec
 
 

@@ -39,6 +39,9 @@ class JobStatus:
     priority: int = 0  # JobSpec.priority
     # Copies cancelled so another job's first attempt could have the slot.
     copies_preempted: int = 0
+    # Jobs it runs after (JobSpec.after), and those not finished yet (while "queued").
+    after: tuple = ()
+    waiting_for: tuple = ()
 
     @property
     def done(self):
@@ -53,7 +56,7 @@ class JobStatus:
         return cls(
             s.job_id, s.name, _state_name(s.state), s.tasks, s.committed, s.running, s.attempts, s.copies,
             s.failed_attempts, s.reason, s.submitted_at_s, s.finished_at_s, s.owner, s.request_key,
-            s.copies_refused_side_effects, s.priority, s.copies_preempted,
+            s.copies_refused_side_effects, s.priority, s.copies_preempted, tuple(s.after), tuple(s.waiting_for),
         )
 
 

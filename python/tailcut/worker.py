@@ -149,7 +149,19 @@ class Worker:
             self.functions[(kind, part)] = fn
         return fn
 
-    def run(self, payload):
+    def substitute(self, value, inputs):
+        """`value` with an InputRef replaced by its upstream task's value."""
+        if not isinstance(value, _pickling.InputRef):
+            return value
+        if not 0 <= value.index < len(inputs):
+            raise ValueError(f"input {value.index} of {len(inputs)} was not delivered")
+        status, _, _, upstream = _pickling.parse_result(inputs[value.index])
+        if status != _pickling.OK:
+            raise RuntimeError(f"input {value.index}: the upstream task raised {upstream.get('type')}: "
+                               f"{upstream.get('message')}")
+        return upstream
+
+    def run(self, payload, inputs=()):
         """One task: the result envelope, or None when SIGINT stopped it."""
         global _running, _interrupted
         _interrupted = False
@@ -163,6 +175,9 @@ class Worker:
                 kind, part, offset = _pickling.parse_task(payload)
                 fn = self.function(kind, part)
                 args, kwargs = _pickling.loads_value(payload, offset)
+                if inputs:
+                    args = tuple(self.substitute(a, inputs) for a in args)
+                    kwargs = {k: self.substitute(v, inputs) for k, v in kwargs.items()}
                 value = fn(*args, **kwargs)
             finally:
                 _running = False
@@ -187,15 +202,20 @@ class Worker:
         return _pickling.result_payload(status, out.text(), err.text(), encoded)
 
     def serve(self):
+        inputs = []
         while True:
             frame = self.channel.receive()
             if frame is None:
                 return
             kind, payload = frame
+            if kind == b"I":  # the next task's inputs
+                inputs = _pickling.parse_inputs(payload)
+                continue
             if kind != b"T":
                 continue
+            task_inputs, inputs = inputs, []
             try:
-                result = self.run(payload)
+                result = self.run(payload, task_inputs)
             except KeyboardInterrupt:  # SIGINT after the function returned, while encoding
                 result = None
             if _interrupted:  # cancelled: whatever it returned is void

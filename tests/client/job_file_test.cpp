@@ -4,6 +4,7 @@
 #include <fstream>
 
 #include "tailcut/client/client.h"
+#include "tailcut/client/pipeline.h"
 
 using namespace tailcut;
 
@@ -67,6 +68,102 @@ TEST_CASE("divisible_units in a job file reaches the spec, a negative one is an 
   auto neg = load("count = 4\ndivisible_units = -1\n[template]\nkernel = \"noop\"\n");
   REQUIRE_FALSE(neg.ok());
   CHECK(neg.status().message().find("divisible_units") != std::string::npos);
+}
+
+namespace {
+
+StatusOr<wire::JobSpec> FromText(const std::string& text) { return ParseJobFile(text, "test.toml"); }
+
+}  // namespace
+
+TEST_CASE("a job file's after and inputs reach the spec - bad ones say what is wrong") {
+  auto j = FromText("after = [3, 4]\n[template]\nkernel = \"noop\"\ninputs = [\"3:0\", \"4:*\"]\n");
+  REQUIRE(j.ok());
+  REQUIRE(j->after_size() == 2);
+  CHECK(j->after(0) == 3);
+  CHECK(j->after(1) == 4);
+  REQUIRE(j->template_().inputs_size() == 2);
+  CHECK(j->template_().inputs(0).job_id() == 3);
+  CHECK(j->template_().inputs(0).task_index() == 0);
+  CHECK_FALSE(j->template_().inputs(0).all_tasks());
+  CHECK(j->template_().inputs(1).all_tasks());
+  auto zero = FromText("after = [0]\n[template]\nkernel = \"noop\"\n");
+  REQUIRE_FALSE(zero.ok());
+  CHECK(zero.status().message().find("after.0") != std::string::npos);
+  auto word = FromText("after = [\"map\"]\n[template]\nkernel = \"noop\"\n");
+  REQUIRE_FALSE(word.ok());
+  CHECK(word.status().message().find("'map' is not a job id") != std::string::npos);
+  auto input = FromText("[template]\nkernel = \"noop\"\ninputs = [\"3\"]\n");
+  REQUIRE_FALSE(input.ok());
+  CHECK(input.status().message().find("JOB:TASK") != std::string::npos);
+  auto task = FromText("[template]\nkernel = \"noop\"\ninputs = [\"3:x\"]\n");
+  REQUIRE_FALSE(task.ok());
+  CHECK(task.status().message().find("'x' is not a task index") != std::string::npos);
+}
+
+TEST_CASE("the example pipeline loads: stages in order, after and inputs as stage positions, own task classes") {
+  REQUIRE(IsPipelineFile(TAILCUT_SOURCE_DIR "/configs/jobs/pipeline.toml"));
+  CHECK_FALSE(IsPipelineFile(TAILCUT_SOURCE_DIR "/configs/jobs/fanout.toml"));
+  auto p = LoadPipelineFile(TAILCUT_SOURCE_DIR "/configs/jobs/pipeline.toml");
+  INFO(p.status().message());
+  REQUIRE(p.ok());
+  CHECK(p->name == "squares");
+  REQUIRE(p->stages.size() == 2);
+  CHECK(p->stages[0].name == "map");
+  CHECK(p->stages[1].name == "reduce");
+  CHECK(p->stages[1].after == std::vector<size_t>{0});
+  CHECK(p->stages[0].spec.template_count() == 8);
+  CHECK(p->stages[0].spec.return_outputs());  // its outputs are taken: kept
+  CHECK(p->stages[0].spec.template_().features().task_class() == "squares.map");
+  CHECK(p->stages[1].spec.template_().features().task_class() == "squares.reduce");
+  CHECK(p->stages[1].spec.name() == "squares/reduce");
+  REQUIRE(p->stages[1].spec.template_().inputs_size() == 1);
+  CHECK(p->stages[1].spec.template_().inputs(0).job_id() == 1);  // stage 0, until submitted
+  CHECK(p->stages[1].spec.template_().inputs(0).all_tasks());
+}
+
+TEST_CASE("pipeline files: stages listed children first are reordered - cycles, unknown stages and typos are errors") {
+  auto p = ParsePipeline(
+      "[[stage]]\nname = \"b\"\nafter = [\"a\"]\n[stage.template]\nkernel = \"noop\"\n"
+      "[[stage]]\nname = \"a\"\n[stage.template]\nkernel = \"noop\"\n",
+      "two.toml");
+  REQUIRE(p.ok());
+  CHECK(p->name == "two");
+  REQUIRE(p->stages.size() == 2);
+  CHECK(p->stages[0].name == "a");
+  CHECK(p->stages[1].after == std::vector<size_t>{0});
+  auto cycle = ParsePipeline(
+      "[[stage]]\nname = \"a\"\nafter = [\"b\"]\n[stage.template]\nkernel = \"noop\"\n"
+      "[[stage]]\nname = \"b\"\nafter = [\"a\"]\n[stage.template]\nkernel = \"noop\"\n"
+      "[[stage]]\nname = \"c\"\n[stage.template]\nkernel = \"noop\"\n",
+      "cycle.toml");
+  REQUIRE_FALSE(cycle.ok());
+  CHECK(cycle.status().message().find("the stages a, b wait for each other (a cycle)") != std::string::npos);
+  auto self = ParsePipeline("[[stage]]\nname = \"a\"\nafter = [\"a\"]\n[stage.template]\nkernel = \"noop\"\n", "s");
+  REQUIRE_FALSE(self.ok());
+  CHECK(self.status().message().find("names itself") != std::string::npos);
+  auto unknown =
+      ParsePipeline("[[stage]]\nname = \"a\"\n[stage.template]\nkernel = \"noop\"\ninputs = [\"m:*\"]\n", "u");
+  REQUIRE_FALSE(unknown.ok());
+  CHECK(unknown.status().message().find("no stage named 'm'") != std::string::npos);
+  auto typo = ParsePipeline("[[stage]]\nname = \"a\"\nafetr = [\"b\"]\n[stage.template]\nkernel = \"noop\"\n", "t");
+  REQUIRE_FALSE(typo.ok());
+  CHECK(typo.status().message().find("afetr") != std::string::npos);
+  auto twice = ParsePipeline(
+      "[[stage]]\nname = \"a\"\n[stage.template]\nkernel = \"noop\"\n"
+      "[[stage]]\nname = \"a\"\n[stage.template]\nkernel = \"noop\"\n",
+      "d");
+  REQUIRE_FALSE(twice.ok());
+  CHECK(twice.status().message().find("two stages are named 'a'") != std::string::npos);
+  auto nameless = ParsePipeline("[[stage]]\n[stage.template]\nkernel = \"noop\"\n", "n");
+  REQUIRE_FALSE(nameless.ok());
+}
+
+TEST_CASE("a pipeline's name goes into request keys as is: only plain characters") {
+  auto bad =
+      ParsePipeline("name = \"my \\\"run\\\"\"\n[[stage]]\nname = \"a\"\n[stage.template]\nkernel = \"noop\"\n", "p");
+  REQUIRE_FALSE(bad.ok());
+  CHECK(bad.status().message().find("pipeline name") != std::string::npos);
 }
 
 TEST_CASE("memory_mb and gpus in a job file reach the spec, and bad memory amounts are errors naming the key") {

@@ -252,3 +252,39 @@ def test_scheduler_restart_while_python_tasks_run():
             assert first.result() in [x * x for x in range(40)]
             cluster.restart_scheduler(kill=True)  # a crash: the journal keeps the job
             assert c.gather(futures, timeout=120) == [x * x for x in range(40)]
+
+
+def total(*parts):
+    return sum(parts)
+
+
+def test_futures_as_arguments_run_after_their_tasks_and_pass_their_values(client):
+    # docs/PYTHON.md, "Futures as arguments": a map, then a reduce over its futures.
+    squares = client.map(square, range(10))
+    reduced = client.submit(total, *squares)
+    assert reduced.result(timeout=60) == sum(x * x for x in range(10))
+    st = client.status(reduced.job_id)
+    assert list(st.after) == [squares[0].job_id]
+    # A keyword argument, and a chain: each step waits for the one before.
+    step = client.submit(square, 2)
+    for _ in range(3):
+        step = client.submit(square, step, plus=1)
+    expected = 2 * 2
+    for _ in range(3):
+        expected = expected * expected + 1
+    assert step.result(timeout=60) == expected
+    assert client.submit(square, 3, plus=client.submit(square, 2)).result(timeout=60) == 13
+
+
+def fails():
+    raise ValueError("no data")
+
+
+def test_a_failed_upstream_future_fails_its_dependents(client):
+    bad = client.submit(fails)
+    dependent = client.submit(square, bad)
+    # The upstream task ran to its end (its exception is its result), so the
+    # dependent runs and gets the exception named in place of the value.
+    with pytest.raises(RuntimeError) as e:
+        dependent.result(timeout=60)
+    assert "input 0: the upstream task raised builtins.ValueError: no data" in str(e.value)

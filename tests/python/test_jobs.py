@@ -138,3 +138,16 @@ def test_closed_client_refuses_calls():
     c.close()
     with pytest.raises(tailcut.InvalidArgument):
         c.executors()
+
+
+def test_after_and_inputs_reach_the_spec_and_are_checked():
+    job = tailcut.Job(template=tailcut.Task("noop", inputs=[(3, 0), (4, None)]), count=2, after=[3, 4])
+    spec = job.to_wire()
+    assert list(spec.after) == [3, 4]
+    refs = spec.template.inputs
+    assert (refs[0].job_id, refs[0].task_index, refs[0].all_tasks) == (3, 0, False)
+    assert (refs[1].job_id, refs[1].all_tasks) == (4, True)
+    with pytest.raises(tailcut.InvalidArgument, match="after"):
+        tailcut.Job(template=tailcut.Task("noop"), count=1, after=[0]).to_wire()
+    with pytest.raises(tailcut.InvalidArgument, match="inputs"):
+        tailcut.Job(template=tailcut.Task("noop", inputs=[3]), count=1).to_wire()

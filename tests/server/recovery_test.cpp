@@ -259,6 +259,86 @@ TEST_CASE("recovery: a request key is bound to its job's body and a running job'
   CHECK(keys.size() <= 3);
 }
 
+TEST_CASE("journal: Prune keeps the parents it is told of (unfinished jobs run after them)") {
+  TempJournal tmp;
+  auto j = tmp.Open();
+  for (JobId id = 1; id <= 5; ++id) j->JobAccepted(id, "", "s", 1.0);
+  for (JobId id : {1, 2, 3, 4}) j->JobFinished(id, JobState::kSucceeded, "", 2.0, 1, 0, 0);
+  REQUIRE(j->Commit().ok());
+  REQUIRE(j->Prune(1, {2}).ok());
+  std::vector<JournaledJob> jobs;
+  REQUIRE(j->Load(&jobs).ok());
+  std::set<JobId> ids;
+  for (auto& x : jobs) ids.insert(x.id);
+  CHECK(ids == std::set<JobId>{2, 4, 5});
+}
+
+TEST_CASE("recovery: a child taking a finished parent's outputs gets them after a restart, past job_retention") {
+  TempJournal tmp;
+  auto spec = [](uint32_t tasks, std::vector<JobId> after, bool inputs) {
+    wire::JobSpec s;
+    s.mutable_template_()->set_kernel("noop");
+    s.set_template_count(tasks);
+    s.set_return_outputs(true);
+    for (JobId p : after) {
+      if (!inputs) {
+        s.add_after(p);
+        continue;
+      }
+      // Only the input: the scheduler adds its job to `after` (not journaled).
+      wire::TaskRef* r = s.mutable_template_()->add_inputs();
+      r->set_job_id(p);
+      r->set_all_tasks(true);
+    }
+    return s.SerializeAsString();
+  };
+  {
+    auto j = tmp.Open();
+    j->JobAccepted(1, "", spec(2, {}, false), 1.0);
+    const std::string a = "out-0", b = "out-1";
+    Committed(*j, 1, 0, &a);
+    Committed(*j, 1, 1, &b);
+    j->JobFinished(1, JobState::kSucceeded, "", 2.0, 2, 0, 0);
+    for (JobId id = 2; id <= 4; ++id) {  // finished jobs after the parent: it is the oldest
+      j->JobAccepted(id, "", spec(1, {}, false), 1.0);
+      j->JobFinished(id, JobState::kSucceeded, "", 2.0, 1, 0, 0);
+    }
+    j->JobAccepted(5, "", spec(1, {1}, true), 3.0);   // the child, unfinished
+    j->JobAccepted(6, "", spec(1, {5}, false), 3.0);  // and its own child, waiting
+    REQUIRE(j->Commit().ok());
+  }
+  CoreOptions o;
+  o.job_retention = 1;
+  CoreHarness h(o);
+  h.Exec(2);
+  auto j = tmp.Open();
+  RequestKeys keys(16);
+  auto rec = Recover(*j, h.core, h.clock, JobDefFromJournal, &keys);
+  REQUIRE(rec.ok());
+  h.Drain();
+  CHECK(h.core.ParentsOfUnfinished() == std::vector<JobId>{1, 5});
+  std::vector<ResolvedInput> in;
+  REQUIRE(h.core.TaskInputs(5, 0, &in).ok());
+  REQUIRE(in.size() == 2);
+  CHECK(*in[0].output == "out-0");
+  CHECK(*in[1].output == "out-1");
+  REQUIRE(h.core.JobStatus(6).ok());
+  CHECK(h.core.JobStatus(6)->waiting_for == std::vector<JobId>{5});
+  // The journal keeps the parent past its retention of 1 finished job.
+  REQUIRE(j->Prune(1, h.core.ParentsOfUnfinished()).ok());
+  std::vector<JournaledJob> jobs;
+  REQUIRE(j->Load(&jobs).ok());
+  std::set<JobId> ids;
+  for (auto& x : jobs) ids.insert(x.id);
+  CHECK(ids == std::set<JobId>{1, 4, 5, 6});
+  // The child runs, then its child; the parent is let go after.
+  for (auto& [a, l] : std::map<AttemptId, LaunchCmd>(h.live)) h.Finish(a);
+  for (auto& [a, l] : std::map<AttemptId, LaunchCmd>(h.live)) h.Finish(a);
+  REQUIRE(h.finished.count(6));
+  CHECK(h.finished.at(6).state == JobState::kSucceeded);
+  CHECK_FALSE(h.core.JobStatus(1).ok());
+}
+
 TEST_CASE("recovery: a job's priority and owner come back from the journal, and so does its share") {
   TempJournal tmp;
   wire::JobSpec spec;

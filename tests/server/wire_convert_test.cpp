@@ -189,6 +189,39 @@ TEST_CASE("wire: deterministic bytes of a job body do not depend on the order it
   CHECK(DeterministicBytes(a) != DeterministicBytes(b));
 }
 
+TEST_CASE("wire: after and task inputs reach the JobDef - a waiting job is JOB_QUEUED, naming its parents") {
+  wire::JobSpec spec = Fanout(2);
+  spec.add_after(7);
+  wire::TaskRef* r = spec.mutable_template_()->add_inputs();
+  r->set_job_id(7);
+  r->set_task_index(3);
+  auto def = JobDefFromWire(spec);
+  REQUIRE(def.ok());
+  CHECK(def->after == std::vector<JobId>{7});
+  REQUIRE(def->templ.inputs.size() == 1);
+  CHECK(def->templ.inputs[0].job == 7);
+  CHECK(def->templ.inputs[0].task == 3);
+  CHECK_FALSE(def->templ.inputs[0].all);
+  spec.mutable_template_()->mutable_inputs(0)->set_job_id(0);
+  auto zero = JobDefFromWire(spec);
+  REQUIRE_FALSE(zero.ok());
+  CHECK(zero.status().message().find("template.inputs") != std::string::npos);
+
+  JobStatusInfo info;
+  info.state = JobState::kRunning;
+  info.after = {7, 8};
+  info.waiting_for = {8};
+  wire::JobStatus st;
+  JobStatusToWire(info, &st);
+  CHECK(st.state() == wire::JOB_QUEUED);
+  REQUIRE(st.waiting_for_size() == 1);
+  CHECK(st.waiting_for(0) == 8);
+  CHECK(st.after_size() == 2);
+  info.waiting_for.clear();
+  JobStatusToWire(info, &st);
+  CHECK(st.state() == wire::JOB_RUNNING);
+}
+
 TEST_CASE("wire: a job's priority is carried, and one outside -1000..1000 is refused naming it") {
   wire::JobSpec spec = Fanout(1);
   spec.set_priority(-1000);

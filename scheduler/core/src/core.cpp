@@ -19,6 +19,7 @@ StatusOr<JobId> SchedulerCore::Impl::SubmitJob(JobDef def) {
   if (s.ok()) SortLabels(def);
   if (s.ok()) s = ValidateJob(s_.executors, def);
   if (s.ok()) s = ValidateDivisible(def);
+  if (s.ok()) s = CheckParents(s_, def);
   if (!s.ok()) return s;
   JobId id = life_.AddJob(std::move(def)).id;
   s_.shares.Add(id, s_.jobs.at(id).def);
@@ -116,6 +117,7 @@ void SchedulerCore::Impl::Tick() {
   std::vector<JobId> check(s_.running_jobs.begin(), s_.running_jobs.end());
   for (JobId id : check) {
     Job& job = s_.jobs.at(id);
+    if (!job.waiting_for.empty()) continue;  // queued behind its parents: no clock of its own yet
     const CompletionRule& r = job.def.rule;
     if (r.kind == CompletionKind::kQuorum && r.deadline_s > 0 && now >= job.submitted + r.deadline_s) {
       std::string summary = std::to_string(job.committed) + " of " + std::to_string(job.Count()) + " reported";
@@ -154,6 +156,7 @@ void SchedulerCore::Impl::TakeCommands(std::vector<Command>* out) {
   // is cut off after kMaxRounds; the rest waits for the next call.
   constexpr int kMaxRounds = 64;
   for (int round = 0; round < kMaxRounds; ++round) {
+    if (Settle(s_, life_, place_)) s_.dirty = true;  // children of jobs that just ended
     if (s_.dirty) Pump();
     s_.dirty = false;
     if (!DeliverPolicyEvents()) break;
@@ -451,6 +454,10 @@ double SchedulerCore::PolicyInterval() const { return impl_->PolicyInterval(); }
 StatusOr<JobStatusInfo> SchedulerCore::JobStatus(JobId job) const { return impl_->Status_(job); }
 StatusOr<std::vector<CommittedOutput>> SchedulerCore::JobOutputs(JobId job) const { return impl_->Outputs(job); }
 std::vector<ExecutorStatusInfo> SchedulerCore::Executors() const { return impl_->ExecutorList(); }
+Status SchedulerCore::TaskInputs(JobId job, TaskIndex task, std::vector<ResolvedInput>* out) {
+  return impl_->TaskInputs(job, task, out);
+}
+std::vector<JobId> SchedulerCore::ParentsOfUnfinished() const { return impl_->ParentsOfUnfinished(); }
 const TaskDef* SchedulerCore::TaskOf(JobId job, TaskIndex task) const { return impl_->TaskOf(job, task); }
 const JobDef* SchedulerCore::JobDefOf(JobId job) const { return impl_->JobDefOf(job); }
 bool SchedulerCore::FixedShares(JobId job, std::vector<uint64_t>* counts, AttemptId* since) const {

@@ -96,6 +96,13 @@ class SchedulerCore::Impl final {
   }
 
   const TaskDef* TaskOf(JobId j, TaskIndex t) const { return core::TaskOf(s_, j, t); }
+  Status TaskInputs(JobId j, TaskIndex t, std::vector<ResolvedInput>* out) {
+    const Job* job = s_.FindJob(j);
+    if (!job || t >= job->Count())
+      return Status::NotFound("no task " + std::to_string(t) + " of job " + std::to_string(j));
+    return core::ResolveInputs(s_, *job, t, out);
+  }
+  std::vector<JobId> ParentsOfUnfinished() const { return core::ParentsOfUnfinished(s_); }
   const JobDef* JobDefOf(JobId j) const {
     const Job* job = s_.FindJob(j);
     return job ? &job->def : nullptr;

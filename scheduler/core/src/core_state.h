@@ -20,6 +20,7 @@
 #include <utility>
 #include <vector>
 
+#include "dependencies.h"
 #include "owner_shares.h"
 #include "policy_guard.h"
 #include "tailcut/core/policy.h"
@@ -88,11 +89,12 @@ struct Job {
   bool pipelines = false;     // QueuePerSlot() > 0; kept by Placement::UpdatePipelining()
   std::vector<CommittedOutput> outputs;
   uint32_t promoting = 0;  // committed tasks whose output directory is not promoted yet
+  std::vector<JobId> waiting_for;  // parents still running (dependencies.h): not runnable yet
 
   uint32_t Count() const { return def.TaskCount(); }
   // Every needed task committed and its output (output_dir) in place.
   bool Complete() const { return committed >= needed && promoting == 0; }
-  bool HasWork() const { return !retry.empty() || next_unlaunched < Count(); }
+  bool HasWork() const { return waiting_for.empty() && (!retry.empty() || next_unlaunched < Count()); }
 };
 
 struct Executor {
@@ -163,6 +165,7 @@ struct CoreState {
   std::unique_ptr<PredictorSuite> predictors;
   std::vector<CoreObserver*> observers;
   ShareBook shares;  // divisible jobs (work_shares.h)
+  DependencyBook deps;   // parents and children (dependencies.h)
   OwnerBook owner_book;  // the runnable queue, per owner and priority (owner_shares.h)
 
   std::unordered_map<JobId, Job> jobs;

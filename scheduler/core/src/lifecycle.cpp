@@ -24,6 +24,8 @@ JobStatusInfo MakeStatusInfo(const Job& job) {
   s.request_key = job.def.request_key;
   s.owner = job.def.owner;
   s.copies_refused_side_effects = job.copies_refused;
+  s.after = job.def.after;
+  s.waiting_for = job.waiting_for;
   s.priority = job.def.priority;
   s.copies_preempted = job.copies_preempted;
   return s;
@@ -44,8 +46,10 @@ Job& Lifecycle::AddJob(JobDef def, JobId id) {
     case CompletionKind::kQuorum: job.needed = job.def.rule.k; break;
   }
   if (job.def.max_attempts == 0) job.def.max_attempts = s_.opt.max_attempts;
+  LinkParents(s_, job);
   double limit = job.def.timeout_s > 0 ? job.def.timeout_s : s_.opt.job_timeout_s;
-  if (limit > 0) s_.job_deadlines.push({job.submitted + limit, id});
+  // A job that waits for parents gets its limit when it may run (dependencies.cpp).
+  if (limit > 0 && job.waiting_for.empty()) s_.job_deadlines.push({job.submitted + limit, id});
   s_.running_jobs.insert(id);
   job.owner = &s_.owner_book.Of(job.def.owner);
   job.owner->jobs++;
@@ -313,6 +317,7 @@ JobStatusInfo Lifecycle::FinishJob(Job& job, JobState state, std::string reason)
   else
     TC_LOG(Info) << "job " << job.id << " (" << job.def.name << ") " << JobStateName(state) << ": " << job.reason;
   JobStatusInfo info = MakeStatusInfo(job);
+  NoteFinished(s_, job);
   s_.Emit(JobFinishedCmd{job.id, state, job.reason, info});
   for (CoreObserver* o : s_.observers) o->OnJobFinished(info);
   Retain(job.id);  // may evict `job` itself (job_retention = 0)
@@ -324,7 +329,9 @@ void Lifecycle::Retain(JobId finished) {
   while (s_.finished_order.size() > s_.opt.job_retention) {
     JobId old = s_.finished_order.front();
     s_.finished_order.pop_front();
-    if (const Job* j = s_.FindJob(old)) place_.ForgetJob(*j);
+    const Job* j = s_.FindJob(old);
+    if (j && !MayEvict(s_, *j)) continue;  // children still take its outputs
+    if (j) place_.ForgetJob(*j);
     s_.jobs.erase(old);
   }
 }

@@ -65,6 +65,7 @@ uint64_t WaitingTasks(const CoreState& s) {
   uint64_t n = 0;
   for (JobId id : s.running_jobs) {
     const Job& j = s.jobs.at(id);
+    if (!j.waiting_for.empty()) continue;  // queued behind its parents, not for a slot
     n += j.Count() - std::min(j.next_unlaunched, j.Count()) + j.retry.size();
   }
   return n;

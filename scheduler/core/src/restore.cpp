@@ -94,7 +94,10 @@ Status RestoreFinishedJob(CoreState& s, Lifecycle& life, JobId id, JobDef def, c
   job.failed_attempts = st.failed_attempts;
   if (job.def.return_outputs) job.outputs = std::move(outputs);
   RestorePromotions(life, job, std::move(promotions));
-  life.Retain(id);
+  // Not trimmed to job_retention yet: the children restored after it pin
+  // the parents whose outputs they take (dependencies.h), and the next job
+  // to finish trims the rest. The journal holds no more than it kept.
+  s.finished_order.push_back(id);
   return Status::Ok();
 }
 

@@ -274,8 +274,13 @@ class Journal::Impl {
     return Status::Ok();
   }
 
-  Status Prune(uint32_t keep) {
+  Status Prune(uint32_t keep, const std::vector<JobId>& parents) {
     std::string old = "SELECT id FROM jobs WHERE finished = 1 ORDER BY id DESC LIMIT -1 OFFSET " + std::to_string(keep);
+    if (!parents.empty()) {
+      std::string list;
+      for (JobId p : parents) list += (list.empty() ? "" : ",") + std::to_string(p);
+      old = "SELECT id FROM (" + old + ") WHERE id NOT IN (" + list + ")";
+    }
     return Exec("BEGIN; DELETE FROM commits WHERE job IN (" + old + "); DELETE FROM shares WHERE job IN (" + old +
                 "); DELETE FROM promotions WHERE job IN (" + old + "); DELETE FROM jobs WHERE id IN (" + old +
                 "); COMMIT;");
@@ -428,6 +433,6 @@ void Journal::PromotionPending(JobId job, TaskIndex task, AttemptId attempt, con
 void Journal::OutputPromoted(JobId job, TaskIndex task) { impl_->Promotion(job, task, 0, nullptr); }
 bool Journal::dirty() const { return impl_->dirty(); }
 Status Journal::Commit() { return impl_->Commit(); }
-Status Journal::Prune(uint32_t keep) { return impl_->Prune(keep); }
+Status Journal::Prune(uint32_t keep, const std::vector<JobId>& parents) { return impl_->Prune(keep, parents); }
 
 }  // namespace tailcut

@@ -64,6 +64,9 @@ void ParentLink::Accept(wire::Assignment& a) {
   if (!a.output_dir().empty())  // its promotion would need this edge's executors' disks: it never runs here
     return refuse("edge " + o_.name + ": jobs with output_dir do not run through an edge scheduler (docs/EDGE.md)",
                   wire::AttemptResult::FAILED);
+  if (a.inputs_size() > 0)  // the edge's own job could not name the parent's upstream outputs
+    return refuse("edge " + o_.name + ": tasks with inputs do not run through an edge scheduler (docs/EDGE.md)",
+                  wire::AttemptResult::FAILED);
   if (held_.size() >= o_.max_tasks)
     return refuse("edge " + o_.name + " holds " + std::to_string(held_.size()) +
                   " parent tasks, scheduler.parent_max_tasks = " + std::to_string(o_.max_tasks));

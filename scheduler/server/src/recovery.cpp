@@ -115,7 +115,7 @@ Status Durability::Open(const std::string& state_dir, bool sync_full, SchedulerC
   auto rec = Recover(*journal_, core, clock, parse, &keys_);
   if (!rec.ok()) return rec.status();
   if (Status s = journal_->Commit(); !s.ok()) return s;
-  if (Status s = journal_->Prune(retention); !s.ok()) return s;
+  if (Status s = journal_->Prune(retention, core.ParentsOfUnfinished()); !s.ok()) return s;
   TC_LOG(Info) << "journal " << jo.path << ": run " << rec->epoch << ", " << rec->resumed << " jobs resumed ("
                << rec->commits << " committed tasks kept), " << rec->finished << " finished jobs";
   return Status::Ok();

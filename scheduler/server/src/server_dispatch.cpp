@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "server_impl.h"
+#include "tailcut/common/log.h"
 #include "tailcut/wire/wire.h"
 
 namespace tailcut {
@@ -116,9 +117,23 @@ void SchedulerServer::Impl::Flush() {
       if (dashboard_) dashboard_->OnLaunch(*l, core_, clock_.Now());
       const TaskDef* t = core_.TaskOf(l->job, l->task);
       if (!t) continue;  // its job ended and was evicted this turn; the attempt's cancel follows
+      size_t input_bytes = 0;
+      if (!t->inputs.empty()) {
+        // Resolved as it is placed. The core checked them when the job
+        // became runnable and holds its parents until it ends, so this
+        // cannot fail; if it did, the attempt is not sent (never with
+        // inputs missing) and its time limit ends it.
+        if (Status s = core_.TaskInputs(l->job, l->task, &inputs_); !s.ok()) {
+          TC_LOG(Error) << "job " << l->job << " task " << l->task << ": " << s.message();
+          continue;
+        }
+        for (const ResolvedInput& r : inputs_) input_bytes += r.output->size() + r.path.size() + kItemOverhead;
+      }
       auto& batch = work.try_emplace(l->executor, budget).first->second;
-      wire::Assignment* a = batch.For(t->args.size() + t->kernel.size() + kItemOverhead).mutable_work()->add_assign();
+      wire::Assignment* a =
+          batch.For(t->args.size() + t->kernel.size() + input_bytes + kItemOverhead).mutable_work()->add_assign();
       LaunchToWire(*l, *t, a);
+      if (!t->inputs.empty()) InputsToWire(inputs_, a);
       if (const JobDef* def = core_.JobDefOf(l->job); def && !def->output_dir.empty())
         a->set_output_dir(def->output_dir);
       // Durable before any executor runs a share (Work goes out below).

@@ -171,6 +171,7 @@ class SchedulerServer::Impl {
   std::unordered_map<ExecutorId, Peer> peers_;
   std::unordered_map<JobId, std::vector<Watcher>> watchers_;
   std::unordered_set<JobId> shares_journaled_;  // divisible jobs whose shares are in the journal
+  std::vector<ResolvedInput> inputs_;           // scratch: one launch's resolved inputs
   std::map<std::pair<JobId, TaskIndex>, double> promote_sent_;  // pending promotions: when last sent
   double next_promote_check_ = 0;
   std::vector<Command> commands_;

@@ -58,6 +58,10 @@ StatusOr<TaskDef> TaskDefFromWire(const wire::TaskSpec& t, const std::string& fi
   d.share = WorkShare{sh.begin(), sh.count(), sh.total()};
   if (t.has_idempotent()) d.idempotent = t.idempotent();
   d.args_template = t.args_template();
+  for (const wire::TaskRef& r : t.inputs()) {
+    if (r.job_id() == 0) return Status::InvalidArgument(field + ".inputs: job_id 0 is no job");
+    d.inputs.push_back({r.job_id(), r.task_index(), r.all_tasks()});
+  }
   return d;
 }
 
@@ -197,6 +201,7 @@ StatusOr<JobDef> JobDefFromWire(const wire::JobSpec& spec) {
   d.divisible_units = spec.divisible_units();
   if (spec.has_idempotent()) d.idempotent = spec.idempotent();
   d.output_dir = spec.output_dir();
+  d.after.assign(spec.after().begin(), spec.after().end());
   d.priority = spec.priority();
   if (d.priority < -kMaxJobPriority || d.priority > kMaxJobPriority)
     return Status::InvalidArgument("priority is " + std::to_string(d.priority) + "; it must be in -" +
@@ -312,7 +317,12 @@ void JobStatusToWire(const JobStatusInfo& i, wire::JobStatus* out) {
   out->set_request_key(i.request_key);
   out->set_owner(i.owner);
   out->set_name(i.name);
-  out->set_state(JobStateToWire(i.state));
+  // Running in the core, but not runnable before its parents: queued.
+  out->set_state(i.state == JobState::kRunning && !i.waiting_for.empty() ? wire::JOB_QUEUED : JobStateToWire(i.state));
+  out->clear_after();
+  out->clear_waiting_for();
+  for (JobId p : i.after) out->add_after(p);
+  for (JobId p : i.waiting_for) out->add_waiting_for(p);
   out->set_tasks(i.tasks);
   out->set_committed(i.committed);
   out->set_running(i.running);
@@ -382,6 +392,16 @@ void TraceRowToWire(const TraceRow& r, wire::TraceAttempt* a) {
   a->set_end_s(r.end);
   a->set_task_class(r.task_class);
   a->set_input_size(r.input_size);
+}
+
+void InputsToWire(const std::vector<ResolvedInput>& in, wire::Assignment* a) {
+  for (const ResolvedInput& r : in) {
+    wire::TaskInput* x = a->add_inputs();
+    x->set_job_id(r.job);
+    x->set_task_index(r.task);
+    if (r.output) x->set_output(*r.output);
+    x->set_path(r.path);
+  }
 }
 
 void LaunchToWire(const LaunchCmd& l, const TaskDef& t, wire::Assignment* a) {

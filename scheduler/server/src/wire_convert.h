@@ -79,6 +79,8 @@ void TraceRowToWire(const TraceRow& r, wire::TraceAttempt* out);
 // A launch as the executor gets it: the task, its demand, and its share of
 // a divisible job (the scheduler's, or one the submitter fixed).
 void LaunchToWire(const LaunchCmd& l, const TaskDef& t, wire::Assignment* out);
+// The task's resolved inputs (SchedulerCore::TaskInputs) as Assignment.inputs.
+void InputsToWire(const std::vector<ResolvedInput>& in, wire::Assignment* out);
 void JobStatusToWire(const JobStatusInfo& info, wire::JobStatus* out);
 // Maps a core Status to the protocol's error codes, for a given request.
 wire::Error::Code ErrorCodeFor(const Status& s, bool submitting);

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "tailcut.pb.h"
+#include "tailcut/common/config.h"
 #include "tailcut/common/ids.h"
 #include "tailcut/common/status.h"
 
@@ -76,6 +77,17 @@ std::string NewRequestKey();
 
 // N copies of one task ("fan-out"): the compact template form on the wire.
 wire::JobSpec FanoutJob(const std::string& kernel, const std::string& args, uint32_t tasks);
+
+// Turns a job reference of a file (`after`, an input's JOB) into a job id;
+// `key` names the config key in errors.
+using JobRefResolver = std::function<StatusOr<uint64_t>(const std::string& text, const std::string& key)>;
+// The resolver of job files: a job id (a positive number).
+StatusOr<uint64_t> JobIdRef(const std::string& text, const std::string& key);
+// The job described by the keys under `prefix` ("" for a job file, "stage.2."
+// in a pipeline) of `c`; `path` is the default name. Does not check for
+// unknown keys (the caller does, once per file: Config::CheckAllUsed).
+StatusOr<wire::JobSpec> JobFromConfig(const Config& c, const std::string& prefix, const std::string& path,
+                                      const JobRefResolver& resolve);
 
 // A job from a TOML file (format in docs/JOBS.md and configs/jobs/).
 StatusOr<wire::JobSpec> LoadJobFile(const std::string& path);

@@ -53,6 +53,15 @@ struct KernelShare {
   bool divisible() const { return total > 0; }
 };
 
+// An upstream task's committed output this attempt takes as input
+// (Assignment.inputs, docs/JOBS.md "Task inputs").
+struct KernelInput {
+  uint64_t job_id = 0;
+  uint32_t task_index = 0;
+  std::string output;  // the upstream task's committed output bytes
+  std::string path;    // its promoted output directory, "" when its job has none
+};
+
 // Who an attempt is (Assignment): what shell and exec tasks find in their
 // environment as TAILCUT_JOB_ID, TAILCUT_TASK_INDEX, TAILCUT_TASK_COUNT,
 // TAILCUT_ATTEMPT_ID and TAILCUT_IS_COPY (docs/KERNELS.md, "A task's
@@ -103,6 +112,12 @@ class KernelContext {
   // the committed attempt's directory is promoted to <output_dir>/task-<i>.
   void SetOutputDir(std::string dir) { output_dir_ = std::move(dir); }
   const std::string& output_dir() const { return output_dir_; }
+  // The attempt's inputs, in the order its TaskSpec.inputs name them.
+  void SetInputs(const std::vector<KernelInput>* inputs) { inputs_ = inputs; }
+  const std::vector<KernelInput>& inputs() const {
+    static const std::vector<KernelInput> kNone;
+    return inputs_ ? *inputs_ : kNone;
+  }
   const KernelShare& share() const { return share_; }
   void SetIdentity(KernelIdentity id) { identity_ = id; }
   const KernelIdentity& identity() const { return identity_; }
@@ -129,6 +144,7 @@ class KernelContext {
   KernelShare share_;
   KernelIdentity identity_;
   std::string output_dir_;
+  const std::vector<KernelInput>* inputs_ = nullptr;  // owned by the AttemptSpec
   bool ran_on_gpu_ = false;
 };
 
@@ -138,6 +154,11 @@ class KernelContext {
 // holds, comma-separated, mapped through the executor's own
 // CUDA_VISIBLE_DEVICES if set; "" when it holds none, so it sees none).
 std::vector<std::string> TaskEnvironment(const KernelContext& ctx);
+// Writes the attempt's inputs into `dir` (created) for a program to read:
+// file `<dir>/<i>` holds input i's output bytes, `<dir>/paths` one promoted
+// directory per line (empty lines for none); appends TAILCUT_INPUT_DIR and
+// TAILCUT_INPUT_COUNT to `env`. Nothing without inputs.
+Status WriteTaskInputs(const KernelContext& ctx, const std::string& dir, std::vector<std::string>* env);
 
 using KernelFn = std::function<StatusOr<std::string>(KernelContext&)>;
 

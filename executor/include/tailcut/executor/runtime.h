@@ -31,7 +31,8 @@ struct AttemptSpec {
   KernelShare share{};  // Assignment.share, checked (divisible jobs)
   KernelIdentity identity{};  // job, task, count, attempt, copy (Assignment)
   std::string output_dir{};   // the attempt's private output directory, "" for none
-  uint64_t memory_mb = 0;     // Resources.memory_mb: program kernels enforce it
+  std::vector<KernelInput> inputs{};  // Assignment.inputs
+  uint64_t memory_mb = 0;             // Resources.memory_mb: program kernels enforce it
 };
 
 // Everything that happened since the previous DrainEvents.

@@ -21,6 +21,14 @@ struct WorkShare {
   bool divisible() const { return total > 0; }
 };
 
+// An upstream task's committed output taken as input (TaskDef::inputs):
+// task `task` of job `job`, or every task of it (`all`).
+struct TaskRef {
+  JobId job = 0;
+  TaskIndex task = 0;
+  bool all = false;
+};
+
 struct TaskDef {
   std::string kernel;
   std::string args;                 // opaque bytes for the kernel
@@ -36,6 +44,9 @@ struct TaskDef {
   // JobDef::idempotent, else the kernel's default (ExecutorDesc).
   std::optional<bool> idempotent;
   bool args_template = false;       // the executor expands {index} and {count} in args
+  // Upstream outputs handed to each attempt (docs/JOBS.md, "Task inputs");
+  // their jobs are in JobDef::after.
+  std::vector<TaskRef> inputs;
   const std::string& ClassName() const { return task_class.empty() ? kernel : task_class; }
 };
 
@@ -74,6 +85,9 @@ struct JobDef {
   // <output_dir>/task-<index> (PromoteCmd) and the job succeeds once every
   // task's is. Needs rule kAll. "" = none.
   std::string output_dir;
+  // Jobs this one runs after (docs/JOBS.md, "Dependencies"): it waits until
+  // each has succeeded and ends when one fails or is cancelled.
+  std::vector<JobId> after;
   // Orders this owner's own jobs: higher first, in [-kMaxJobPriority,
   // kMaxJobPriority] (types.h). Across owners the weighted fair share
   // decides, so anyone may use any priority (docs/POLICIES.md, "Owners").

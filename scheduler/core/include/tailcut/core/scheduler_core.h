@@ -146,6 +146,13 @@ class SchedulerCore {
   StatusOr<JobStatusInfo> JobStatus(JobId job) const;
   StatusOr<std::vector<CommittedOutput>> JobOutputs(JobId job) const;
   std::vector<ExecutorStatusInfo> Executors() const;
+  // The upstream outputs task `task` of `job` takes as input
+  // (TaskDef::inputs), resolved in order; the pointers are valid until the
+  // next event. An error when one cannot be resolved (its parent was lost).
+  Status TaskInputs(JobId job, TaskIndex task, std::vector<ResolvedInput>* out);
+  // Jobs that unfinished jobs run after (JobDef::after): the journal must
+  // keep them past its retention, for recovery to link the children again.
+  std::vector<JobId> ParentsOfUnfinished() const;
   // The task an attempt runs; valid while the job is retained.
   const TaskDef* TaskOf(JobId job, TaskIndex task) const;
   const JobDef* JobDefOf(JobId job) const;  // valid while the job is retained
@@ -159,7 +166,8 @@ class SchedulerCore {
   size_t RunningJobs() const;
   uint64_t QueuedTasks() const;  // tasks of unfinished jobs, committed or not
   // Tasks of running jobs waiting for a slot: never launched, or requeued
-  // for a relaunch. O(running jobs).
+  // for a relaunch (not those of jobs queued behind their parents).
+  // O(running jobs).
   uint64_t WaitingTasks() const;
   const CoreCounters& Counters() const;
   // Owners with running jobs (or slots held), by name: their weights,

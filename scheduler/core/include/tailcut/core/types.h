@@ -160,6 +160,8 @@ struct JobStatusInfo {
   // Tasks a policy wanted another attempt of (copy, clone, hedge, restart),
   // refused because they are not idempotent; each task counted once.
   uint32_t copies_refused_side_effects = 0;
+  std::vector<JobId> after;        // JobDef::after
+  std::vector<JobId> waiting_for;  // parents not finished yet: the job is queued
   int32_t priority = 0;  // JobDef::priority
   // Its copies (speculation, clones, hedges) cancelled so that another
   // job's first attempt could have the slot (docs/POLICIES.md, "Copies
@@ -279,6 +281,16 @@ struct PendingPromotion {
   TaskIndex task = 0;
   AttemptId attempt = 0;
   std::string host;
+};
+
+// One resolved TaskRef of a task about to run (SchedulerCore::TaskInputs):
+// the upstream task's committed output (kept by its job, which the core
+// holds while children need it) and its promoted directory, if any.
+struct ResolvedInput {
+  JobId job = 0;
+  TaskIndex task = 0;
+  const std::string* output = nullptr;  // valid until the next event
+  std::string path;                     // <output_dir>/task-<task>, or ""
 };
 
 // Hooks for tracing, predictors and benchmarks (Taskflow's observer idea).

@@ -81,8 +81,10 @@ class Journal {
   bool dirty() const;
   // Makes everything buffered durable, in one transaction.
   Status Commit();
-  // Deletes the oldest finished jobs beyond the newest `keep` finished ones.
-  Status Prune(uint32_t keep);
+  // Deletes the oldest finished jobs beyond the newest `keep` finished ones,
+  // except those in `parents` (unfinished jobs run after them, and recovery
+  // links them again: SchedulerCore::ParentsOfUnfinished).
+  Status Prune(uint32_t keep, const std::vector<JobId>& parents = {});
 
  private:
   class Impl;
