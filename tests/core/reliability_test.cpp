@@ -2,6 +2,8 @@
 // executors that come back with the attempts they still run.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+
 #include "core_harness.h"
 
 using namespace tailcut;
@@ -225,4 +227,34 @@ TEST_CASE("reliability: a task with side effects never has two live attempts, ev
   CHECK_FALSE(adopt.ok());  // cancelled instead: one live attempt
   CHECK(Contains(adopt.message(), "not idempotent"));
   CHECK(h.core.JobStatus(id)->running == 1);
+}
+
+// The journal records commits, not launches: after a restart an attempt
+// launched before the crash may still run. A task that is not declared
+// idempotent is not launched again until its executor has had lost_after_s
+// to register and have the attempt adopted (restore.cpp).
+TEST_CASE("reliability: after a restart, a job with side effects waits lost_after_s for its executors to return") {
+  CoreOptions o;
+  o.lost_after_s = 2;
+  CoreHarness h(o);
+  h.core.ReserveIds(10, 1000, 1);  // attempts below 1000 ran before the restart
+  JobDef side = CoreHarness::Fanout(2, "shell");
+  JobDef pure = CoreHarness::Fanout(1);
+  pure.idempotent = true;
+  REQUIRE(h.core.RestoreJob(5, side, 0, {}).ok());
+  REQUIRE(h.core.RestoreJob(6, pure, 0, {}).ok());
+  ExecutorId e = h.Exec(4, 0, {"shell", "sleep"});
+  h.Drain();
+  auto launched = [&](JobId j) {
+    return std::count_if(h.launches.begin(), h.launches.end(), [&](const LaunchCmd& l) { return l.job == j; });
+  };
+  CHECK(launched(6) == 1);  // declared idempotent: runs at once
+  CHECK(launched(5) == 0);
+  REQUIRE(h.core.AdoptAttempt(40, 5, 0, e, true).ok());  // its executor is back with task 0
+  h.Pass(1.0);
+  CHECK(launched(5) == 0);
+  h.core.ExecutorSeen(e);
+  h.Pass(1.5);  // past lost_after_s: task 1, which nothing runs, is launched; task 0 is not run twice
+  REQUIRE(launched(5) == 1);
+  CHECK(std::find_if(h.launches.begin(), h.launches.end(), [](const LaunchCmd& l) { return l.job == 5; })->task == 1);
 }

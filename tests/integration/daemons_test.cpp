@@ -10,8 +10,8 @@
 #include <set>
 #include <thread>
 
-#include "tailcut/client/client.h"
 #include "daemon_cluster.h"
+#include "tailcut/client/client.h"
 #include "tailcut/client/local_cluster.h"
 
 using namespace tailcut;
@@ -32,7 +32,6 @@ struct Cluster : testing::DaemonCluster {
     return o;
   }
 };
-
 
 }  // namespace
 
@@ -150,7 +149,8 @@ TEST_CASE("daemons: shell runs only on executors started with --allow-shell, and
 }
 
 TEST_CASE("daemons: an external plugin named in the config loads and copies a straggling task") {
-  std::string config = std::filesystem::temp_directory_path() / ("tailcut-it-plugin-" + std::to_string(getpid()) + ".toml");
+  std::string config =
+      std::filesystem::temp_directory_path() / ("tailcut-it-plugin-" + std::to_string(getpid()) + ".toml");
   {
     std::ofstream f(config);
     f << "[policies]\nchain = \"external\"\n[[policies.external]]\npath = \"" << TAILCUT_EXAMPLE_PLUGIN_PATH
@@ -163,7 +163,7 @@ TEST_CASE("daemons: an external plugin named in the config loads and copies a st
   auto st = c.client->Wait(*id);
   REQUIRE(st.ok());
   CHECK(st->state() == wire::JOB_SUCCEEDED);
-  CHECK(st->copies() >= 1);  // the plugin acted
+  CHECK(st->copies() >= 1);                                 // the plugin acted
   CHECK(st->finished_at_s() - st->submitted_at_s() < 1.5);  // copies beat the 2 s stragglers
   std::filesystem::remove(config);
 }
@@ -173,12 +173,15 @@ TEST_CASE("daemons: output_dir: racing clones write files, each task ends with o
   const fs::path out = fs::temp_directory_path() / ("tailcut-it-out-" + std::to_string(getpid()));
   fs::remove_all(out);
   fs::create_directories(out);
-  // clone: every task of a small job runs twice from the start, so the two attempts race on every task.
-  Cluster c(2, 2, {"--policy", "clone", "--set", "core.redundancy_budget=1", "--set", "policies.clone.budget_share=1"}, {},
+  // clone: every task of a small job runs twice from the start, so the two attempts race on every task
+  // (8 slots: clones take only the slots the job's own 4 tasks leave idle).
+  Cluster c(2, 4, {"--policy", "clone", "--set", "core.redundancy_budget=1", "--set", "policies.clone.budget_share=1"},
+            {},
             /*allow_shell=*/true);
   const uint32_t tasks = 4;
   wire::JobSpec job = FanoutJob(
-      "shell", "d=\"$TAILCUT_OUTPUT_DIR\"; basename \"$d\" > \"$d/who\"; sleep 0.2; echo complete > \"$d/done\"", tasks);
+      "shell", "d=\"$TAILCUT_OUTPUT_DIR\"; basename \"$d\" > \"$d/who\"; sleep 0.2; echo complete > \"$d/done\"",
+      tasks);
   job.set_output_dir(out.string());
   job.set_idempotent(true);  // its effects stay in its own directory: copies may race (docs/JOBS.md)
   job.set_return_outputs(true);
@@ -196,8 +199,8 @@ TEST_CASE("daemons: output_dir: racing clones write files, each task ends with o
     std::string w, d;
     std::getline(who, w);
     std::getline(done, d);
-    CHECK(w == std::to_string(st->job_id()) + "." + std::to_string(r.task_index()) + "." +
-                   std::to_string(r.attempt_id()));
+    CHECK(w ==
+          std::to_string(st->job_id()) + "." + std::to_string(r.task_index()) + "." + std::to_string(r.attempt_id()));
     CHECK(d == "complete");
   }
   size_t entries = 0;
@@ -247,7 +250,9 @@ TEST_CASE("daemons: a plugin policy that throws is disabled with an error log an
         std::string::npos);
 }
 
-TEST_CASE("daemons: a scheduler killed with SIGKILL mid-job resumes from its journal, its waiting client gets the job's own status") {
+TEST_CASE(
+    "daemons: a scheduler killed with SIGKILL mid-job resumes from its journal, its waiting client gets the job's own "
+    "status") {
   Cluster c(2);
   wire::JobSpec job = FanoutJob("sleep", "ms=100", 40);
   job.set_return_outputs(true);

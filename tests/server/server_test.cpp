@@ -16,10 +16,10 @@
 #include <thread>
 
 #include "tailcut/client/client.h"
-#include "tailcut/wire/wire.h"
 #include "tailcut/predictors/trace.h"
 #include "tailcut/server/journal.h"
 #include "tailcut/server/server.h"
+#include "tailcut/wire/wire.h"
 
 using namespace tailcut;
 
@@ -68,7 +68,10 @@ struct ScriptedExecutor {
     m.set_version(kProtocolVersion);
     m.mutable_register_()->set_name("scripted");
     m.mutable_register_()->set_cpu_slots(slots);
-    for (auto& k : kernels) m.mutable_register_()->add_kernels(k);
+    for (auto& k : kernels) {
+      m.mutable_register_()->add_kernels(k);
+      if (k == "noop" || k == "sleep") m.mutable_register_()->add_idempotent_kernels(k);  // as the real executor says
+    }
     Send(m);
   }
   // Next message that is not a heartbeat; false after `seconds`.
@@ -567,8 +570,7 @@ TEST_CASE("server: a 50M-task template is TOO_LARGE, naming the cap, and nothing
   auto big = c.client->Submit(FanoutJob("noop", "", 50'000'000));
   REQUIRE_FALSE(big.ok());
   CHECK(big.status().code() == Status::Code::kTooLarge);
-  CHECK(big.status().message() ==
-        "job has 50000000 tasks; the limit is 1000000 (core.max_tasks_per_job) [TOO_LARGE]");
+  CHECK(big.status().message() == "job has 50000000 tasks; the limit is 1000000 (core.max_tasks_per_job) [TOO_LARGE]");
   CHECK(c.client->Submit(FanoutJob("noop", "", 1)).ok());
 }
 
@@ -897,9 +899,10 @@ TEST_CASE("server: an edge that restarts cancels the parent's tasks it journaled
     REQUIRE(seen);
     REQUIRE(pc.Submit(FanoutJob("sleep", "ms=1", 1)).ok());
     bool assigned = false;
-    for (int i = 0; i < 50 && !assigned; ++i) assigned = ex.Next(&msg, 0.1) && msg.has_work() && msg.work().assign_size() == 1;
-    REQUIRE(assigned);  // held by the edge, never finished
-  }  // the edge stops; its journal keeps the parent's task as a running job
+    for (int i = 0; i < 50 && !assigned; ++i)
+      assigned = ex.Next(&msg, 0.1) && msg.has_work() && msg.work().assign_size() == 1;
+    REQUIRE(assigned);         // held by the edge, never finished
+  }                            // the edge stops; its journal keeps the parent's task as a running job
   { RunningServer edge(eo); }  // restarted: that job is cancelled, not resumed
 
   auto journal = Journal::Open(JournalOptions{dir + "/journal.db"});
@@ -922,7 +925,8 @@ TEST_CASE("server: an edge that restarts cancels the parent's tasks it journaled
 // sends Work.promote to the executor (after the commit is journaled) and
 // again until answered; a scheduler stopped before the answer sends it
 // again from its journal, and the job succeeds only once it is answered.
-TEST_CASE("server: an unanswered promotion is resent, also by the next run from the journal, and the job then succeeds") {
+TEST_CASE(
+    "server: an unanswered promotion is resent, also by the next run from the journal, and the job then succeeds") {
   const std::string dir =
       (std::filesystem::temp_directory_path() / ("tc_promote_" + std::to_string(::getpid()))).string();
   std::filesystem::remove_all(dir);

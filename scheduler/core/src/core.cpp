@@ -269,6 +269,7 @@ void SchedulerCore::Impl::Pump() {
       book.MaybeForget(*owner);
       continue;
     }
+    if (job->recovery_hold && s_.Now() >= s_.recovery_hold_until) job->recovery_hold = false;
     // Queueing tiny tasks beyond free slots only while no other owner
     // waits: queued work would hold the slots that owner is owed. Clones
     // only while no first attempt they yield to waits (core.copies_yield_to).
@@ -286,6 +287,12 @@ void SchedulerCore::Impl::Pump() {
         continue;
       }
       if (owner->OverQuota(std::max<uint32_t>(job->def.Task(t).cpu_slots, 1))) {  // waits for its own slots
+        blocked = true;
+        break;
+      }
+      // Restored: an attempt of it from before the restart may still run
+      // on an executor not back yet (restore.cpp).
+      if (job->recovery_hold && !s_.Idempotent(*job, t)) {
         blocked = true;
         break;
       }

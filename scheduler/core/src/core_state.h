@@ -8,8 +8,8 @@
 #include <cmath>
 #include <cstdint>
 #include <deque>
-#include <limits>
 #include <functional>
+#include <limits>
 #include <map>
 #include <memory>
 #include <queue>
@@ -34,15 +34,15 @@ enum class TaskPhase : uint8_t {
   kActive,      // has live attempts
   kWaiting,     // in the job's retry queue
   kCommitted,
-  kDead,        // failed for good, or the job ended first
+  kDead,  // failed for good, or the job ended first
 };
 
 struct Task {
   TaskPhase phase = TaskPhase::kUnlaunched;
-  uint8_t live = 0;       // live attempts
+  uint8_t live = 0;  // live attempts
   uint16_t failures = 0;
   bool copy_refused = false;  // counted in Job::copies_refused (not idempotent)
-  AttemptId live_head = 0;  // first live attempt; the rest chain via Attempt::next
+  AttemptId live_head = 0;    // first live attempt; the rest chain via Attempt::next
 };
 
 struct Attempt {
@@ -75,7 +75,7 @@ struct Job {
   uint32_t committed = 0, running = 0, attempts = 0, copies = 0, failed_attempts = 0, dead = 0;
   uint32_t needed = 0;
   uint32_t clone_copies = 0;
-  uint32_t copies_refused = 0;  // tasks refused another attempt: not idempotent
+  uint32_t copies_refused = 0;    // tasks refused another attempt: not idempotent
   uint32_t copies_preempted = 0;  // its copies cancelled for another job's first attempt
   OwnerState* owner = nullptr;    // while running (OwnerBook forgets owners without jobs)
   std::vector<float> run_times;
@@ -86,9 +86,12 @@ struct Job {
   std::string infeasible_why;
   uint64_t feasibility_epoch = 0;  // CoreState::executors_epoch when last checked
   bool in_runnable = false;        // has an entry in its owner's runnable queue (OwnerBook)
-  bool pipelines = false;     // QueuePerSlot() > 0; kept by Placement::UpdatePipelining()
+  // Restored after a restart: its tasks that are not idempotent are not
+  // launched until CoreState::recovery_hold_until (restore.cpp).
+  bool recovery_hold = false;
+  bool pipelines = false;  // QueuePerSlot() > 0; kept by Placement::UpdatePipelining()
   std::vector<CommittedOutput> outputs;
-  uint32_t promoting = 0;  // committed tasks whose output directory is not promoted yet
+  uint32_t promoting = 0;          // committed tasks whose output directory is not promoted yet
   std::vector<JobId> waiting_for;  // parents still running (dependencies.h): not runnable yet
 
   uint32_t Count() const { return def.TaskCount(); }
@@ -164,7 +167,7 @@ struct CoreState {
   std::vector<GuardedPolicy> policies;  // called through CallPolicy only
   std::unique_ptr<PredictorSuite> predictors;
   std::vector<CoreObserver*> observers;
-  ShareBook shares;  // divisible jobs (work_shares.h)
+  ShareBook shares;      // divisible jobs (work_shares.h)
   DependencyBook deps;   // parents and children (dependencies.h)
   OwnerBook owner_book;  // the runnable queue, per owner and priority (owner_shares.h)
 
@@ -177,6 +180,10 @@ struct CoreState {
   // Jobs the last Pump left waiting for a slot: the proposal gate launches
   // no copy onto a slot one of them could use.
   std::vector<JobId> waiting_first;
+  // Until then restored jobs (recovery_hold) launch no task that is not
+  // idempotent: the executors still running their attempts from before
+  // the restart have lost_after_s to register again and have them adopted.
+  Time recovery_hold_until = -1;
   std::map<ExecutorId, Executor> executors;
   // Kernels some executor declared not idempotent by default (sticky).
   std::unordered_set<std::string> side_effect_kernels;
@@ -219,11 +226,11 @@ struct CoreState {
   ExecutorId next_executor_id = 1;
   ExecutorId rr_cursor = 0;
   uint32_t total_slots = 0;
-  uint32_t extra_live = 0;  // live attempts beyond the first of each task
-  uint64_t queued_tasks = 0;  // tasks of running jobs (core.max_queued_tasks)
+  uint32_t extra_live = 0;         // live attempts beyond the first of each task
+  uint64_t queued_tasks = 0;       // tasks of running jobs (core.max_queued_tasks)
   size_t runnable_pipelining = 0;  // runnable entries of jobs with `pipelines`
-  uint64_t executors_epoch = 1;  // bumps when executors join or leave
-  CoreCounters counters;  // docs/METRICS.md
+  uint64_t executors_epoch = 1;    // bumps when executors join or leave
+  CoreCounters counters;           // docs/METRICS.md
   Time next_policy_time = 0;
   // The scheduler's own lag (issue 25): how much later than the executor's
   // own run time the core sees attempts end, an EWMA over committed
@@ -233,7 +240,7 @@ struct CoreState {
   // stragglers.
   double report_lag = 0;
   double typical_run_s = -1;  // EWMA of committed run times, all jobs (CoreOptions::policy_interval_ratio)
-  bool dirty = false;  // TakeCommands must Pump first
+  bool dirty = false;         // TakeCommands must Pump first
 
   Time Now() const { return clock->Now(); }
   // Queues a command for TakeCommands.

@@ -60,7 +60,7 @@ Status RestoreJob(CoreState& s, Lifecycle& life, JobId id, JobDef def, Time subm
     TC_LOG(Warn) << "journal: job " << id << "'s shares do not fit it; they are sized again";
   if (job.def.divisible_units > 0 && !commits.empty() && !s.shares.Restored(id)) {
     life.FinishJob(job, JobState::kFailed,
-                    "divisible job restored with committed tasks but without its speed shares; resubmit it");
+                   "divisible job restored with committed tasks but without its speed shares; resubmit it");
     return Status::Ok();
   }
   for (CommittedOutput& c : commits) {
@@ -69,7 +69,19 @@ Status RestoreJob(CoreState& s, Lifecycle& life, JobId id, JobDef def, Time subm
   }
   RestorePromotions(life, job, std::move(promotions));
   // A crash between its last commit (or promotion) and its final status: finish it now.
-  if (job.Complete()) life.FinishJob(job, JobState::kSucceeded, "");
+  if (job.Complete()) {
+    life.FinishJob(job, JobState::kSucceeded, "");
+  } else if (s.opt.lost_after_s > 0) {
+    // The journal records commits, not launches: an attempt launched before
+    // the crash may still run on an executor that has not registered again
+    // yet. Relaunching a task that is not idempotent now would run its side
+    // effect twice; its executor registers within lost_after_s (else it is
+    // lost anyway) and the attempt is adopted. The pump holds only such
+    // tasks (whether a kernel is idempotent is known once executors
+    // offering it have registered).
+    job.recovery_hold = true;
+    s.recovery_hold_until = std::max(s.recovery_hold_until, s.Now() + s.opt.lost_after_s);
+  }
   s.dirty = true;
   return Status::Ok();
 }
