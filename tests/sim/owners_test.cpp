@@ -4,6 +4,8 @@
 // leaves its queue wait as it is.
 #include <catch2/catch.hpp>
 
+#include <map>
+
 #include "sim_helpers.h"
 #include "tailcut/plugins/registry.h"
 
@@ -34,7 +36,9 @@ TEST_CASE("two owners: the small owner's jobs within 1.5x of alone, and the same
   Scenario shared = ScenarioFile("two_owners.toml");
   Scenario alone = shared;
   alone.workload.jobs = 0;  // the big owner submits nothing
-  for (const char* policy : {"none", "spark"}) {
+  std::map<std::string, OwnerResult> small_shared;
+  uint64_t spark_copies = 0;
+  for (const char* policy : {"none", "spark", "default"}) {
     INFO(policy);
     SimResult a = Run(alone, Chain(policy, alone));
     SimResult s = Run(shared, Chain(policy, shared));
@@ -44,21 +48,27 @@ TEST_CASE("two owners: the small owner's jobs within 1.5x of alone, and the same
     REQUIRE(small.jobs == 200);
     CHECK(OwnerOf(s, "big").jobs == 3);
     CHECK(OwnerOf(a, "big").jobs == 0);
-    if (std::string(policy) == "none") {
+    // spark's copies alone run on an idle fleet; behind the big owner's
+    // first attempts they yield (docs/BENCHMARKS.md, "Two owners").
+    if (std::string(policy) != "spark") {
       CHECK(small.p50 <= 1.5 * small_alone.p50);
       CHECK(small.p99 <= 1.5 * small_alone.p99);
+    } else {
+      spark_copies = s.copies;
     }
     // Its tasks wait for a freed slot (the fleet is full), never long.
     CHECK(small.wait_p99 > 0);
     CHECK(small.wait_p99 < 0.1);
+    small_shared[policy] = small;
   }
-  SimResult off = Run(shared, Chain("none", shared));
-  SimResult on = Run(shared, Chain("spark", shared));
-  CHECK(on.copies > 0);  // speculation ran (on idle capacity, at the end)
-  const OwnerResult& w_off = OwnerOf(off, "small");
-  const OwnerResult& w_on = OwnerOf(on, "small");
-  CHECK(std::abs(w_on.wait_p50 - w_off.wait_p50) <= 0.2 * w_off.wait_p50);
-  CHECK(std::abs(w_on.wait_p99 - w_off.wait_p99) <= 0.2 * w_off.wait_p99);
+  CHECK(spark_copies > 0);  // speculation ran (on idle capacity, at the end)
+  // With speculation on for the big owner, the small owner waits as long as with it off.
+  const OwnerResult& w_off = small_shared["none"];
+  for (const char* on : {"spark", "default"}) {
+    INFO(on);
+    CHECK(std::abs(small_shared[on].wait_p50 - w_off.wait_p50) <= 0.2 * w_off.wait_p50);
+    CHECK(std::abs(small_shared[on].wait_p99 - w_off.wait_p99) <= 0.2 * w_off.wait_p99);
+  }
 }
 
 TEST_CASE("streams: each owner's jobs arrive on their own, with their owner and priority") {
