@@ -124,6 +124,18 @@ struct OneExecutorCluster {
   std::unique_ptr<Client> client;
 };
 
+// Registers `ex` with `slots`, submits `spec` through `client`, and returns
+// the job's id, with the executor's first work for it in `*work`.
+JobId RegisterAndSubmit(ScriptedExecutor& ex, uint32_t slots, Client& client, const wire::JobSpec& spec,
+                        wire::SchedulerToExecutor* work) {
+  ex.Register(slots);
+  REQUIRE(ex.Next(work));  // the acknowledgement
+  auto submitted = client.Submit(spec);
+  REQUIRE(submitted.ok());
+  REQUIRE(ex.Next(work));
+  return *submitted;
+}
+
 }  // namespace
 
 TEST_CASE("server: register, batched work, results, job succeeds") {
@@ -469,14 +481,9 @@ TEST_CASE("server: a divisible job keeps its shares across a scheduler restart, 
   {
     RunningServer rs(o);
     ScriptedExecutor ex(ctx, rs.server->executor_endpoint());
-    ex.Register(3);
-    wire::SchedulerToExecutor msg;
-    REQUIRE(ex.Next(&msg));
     Client client(rs.ClientOpts());
-    auto submitted = client.Submit(spec);
-    REQUIRE(submitted.ok());
-    id = *submitted;
-    REQUIRE(ex.Next(&msg));
+    wire::SchedulerToExecutor msg;
+    id = RegisterAndSubmit(ex, 3, client, spec, &msg);
     REQUIRE(msg.work().assign_size() == 3);
     uint64_t task0_attempt = 0;
     for (const auto& a : msg.work().assign()) {
@@ -952,14 +959,9 @@ TEST_CASE(
   {
     RunningServer rs(o);
     ScriptedExecutor ex(ctx, rs.server->executor_endpoint());
-    ex.Register(1);
-    wire::SchedulerToExecutor msg;
-    REQUIRE(ex.Next(&msg));
     Client client(rs.ClientOpts());
-    auto submitted = client.Submit(spec);
-    REQUIRE(submitted.ok());
-    id = *submitted;
-    REQUIRE(ex.Next(&msg));
+    wire::SchedulerToExecutor msg;
+    id = RegisterAndSubmit(ex, 1, client, spec, &msg);
     REQUIRE(msg.work().assign_size() == 1);
     CHECK(msg.work().assign(0).output_dir() == "/data/out");
     attempt = msg.work().assign(0).attempt_id();
