@@ -108,6 +108,7 @@ TEST_CASE("connections: twice the descriptor limit in silent connections locks o
 
   // And the cluster still runs work.
   auto done = testing::SubmitAndWait(*c.client, FanoutJob("sleep", "ms=1", 4));
+  INFO(done.status().message());
   REQUIRE(done.ok());
   CHECK(done->state() == wire::JOB_SUCCEEDED);
   for (int fd : silent) close(fd);

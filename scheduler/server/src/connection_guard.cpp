@@ -102,7 +102,8 @@ void ConnectionGuard::OnEvents(double now) {
       }
     }
   }
-  if (pending_.size() > max_pending_) Shed(max_pending_);
+  // Down to three quarters: a flood costs one pass per quarter of the cap.
+  if (pending_.size() > max_pending_) Shed(max_pending_ - max_pending_ / 4);
   if (!exhausted) return;
   // Out of descriptors: strangers go first, then whoever waits in the
   // backlog is turned away (their ZeroMQ reconnects later), so the
@@ -125,36 +126,44 @@ void ConnectionGuard::Accepted(int fd, double now) {
   order_.emplace_back(fd, seq);
 }
 
-bool ConnectionGuard::Finished(int fd) const {
+int64_t ConnectionGuard::Received(int fd) {
   tcp_info info{};
   socklen_t len = sizeof info;
-  if (getsockopt(fd, IPPROTO_TCP, TCP_INFO, &info, &len) != 0) return false;
-  return len >= offsetof(tcp_info, tcpi_bytes_received) + sizeof info.tcpi_bytes_received &&
-         info.tcpi_bytes_received >= handshake_bytes_;
+  if (getsockopt(fd, IPPROTO_TCP, TCP_INFO, &info, &len) != 0 ||
+      len < offsetof(tcp_info, tcpi_bytes_received) + sizeof info.tcpi_bytes_received)
+    return -1;
+  return static_cast<int64_t>(info.tcpi_bytes_received);
 }
 
 void ConnectionGuard::Shed(size_t keep) {
-  while (pending_.size() > keep && !order_.empty()) {
-    auto [fd, seq] = order_.front();
-    order_.pop_front();
+  // Oldest first, in two tiers: those that never sent a byte, then those
+  // midway (a keyed peer whose handshake waits behind a flood is one:
+  // the flood goes before it). Finished ones leave the watch list.
+  std::vector<std::pair<int, uint64_t>> silent, partial;
+  for (auto [fd, seq] : order_) {
     auto it = pending_.find(fd);
     if (it == pending_.end() || it->second.seq != seq) continue;  // gone, or a newer connection on that fd
     // Only the connection we saw accepted: a reused descriptor (another
     // peer, or no socket at all) is left alone.
-    bool same = PeerOf(fd) == it->second.peer && !it->second.peer.empty();
-    if (same && !Finished(fd)) {
-      shutdown(fd, SHUT_RDWR);  // ZeroMQ sees the end and closes it
-      ++counters_.evicted;
+    int64_t got = it->second.peer.empty() || PeerOf(fd) != it->second.peer ? -1 : Received(fd);
+    if (got < 0 || static_cast<uint64_t>(got) >= handshake_bytes_) {
+      pending_.erase(it);
+      continue;
     }
-    pending_.erase(it);
+    (got == 0 ? silent : partial).emplace_back(fd, seq);
   }
-  // The deque only holds entries for what is watched, plus stale ones.
-  if (order_.size() > 2 * pending_.size() + 64) {
-    std::deque<std::pair<int, uint64_t>> live;
-    for (auto& e : order_)
-      if (auto it = pending_.find(e.first); it != pending_.end() && it->second.seq == e.second) live.push_back(e);
-    order_.swap(live);
-  }
+  std::deque<std::pair<int, uint64_t>> live;
+  for (auto* tier : {&silent, &partial})
+    for (auto [fd, seq] : *tier) {
+      if (pending_.size() > keep) {
+        shutdown(fd, SHUT_RDWR);  // ZeroMQ sees the end and closes it
+        pending_.erase(fd);
+        ++counters_.evicted;
+      }
+    }
+  for (auto e : order_)
+    if (auto it = pending_.find(e.first); it != pending_.end() && it->second.seq == e.second) live.push_back(e);
+  order_.swap(live);
 }
 
 void ConnectionGuard::DrainBacklog() {

@@ -6,8 +6,9 @@
 // busy loop; the guard watches the sockets' monitors and
 //  * bounds how long a handshake may take (ZMQ_HANDSHAKE_IVL),
 //  * caps connections that have not finished their handshake: past the
-//    cap it shuts the oldest such connection down (a keyed peer finishes
-//    its handshake in milliseconds, a silent one never does),
+//    cap it shuts such connections down, those that never sent a byte
+//    first, each kind oldest first (a keyed peer finishes its handshake
+//    in milliseconds, a silent one never does),
 //  * on EMFILE/ENFILE frees descriptors (unfinished connections first,
 //    then the listen backlog through a reserved descriptor), logs once per
 //    interval, and keeps serving the connections it has.
@@ -72,16 +73,18 @@ class ConnectionGuard {
   };
   void Accepted(int fd, double now);
   void Forget(int fd) { pending_.erase(fd); }
-  // Shuts down unfinished connections, oldest first, until `keep` remain;
-  // connections found finished are dropped from the watch list.
+  // Shuts down unfinished connections until `keep` remain (silent ones
+  // first, each tier oldest first); finished ones leave the watch list.
   void Shed(size_t keep);
-  bool Finished(int fd) const;
+  // Bytes the kernel has received on `fd` (TCP_INFO); -1 when unreadable.
+  static int64_t Received(int fd);
   void DrainBacklog();
 
   std::vector<zmq::socket_t> monitors_;
   std::vector<int> listen_fds_;
   std::unordered_map<int, Pending> pending_;
   std::deque<std::pair<int, uint64_t>> order_;  // (fd, seq), oldest first; stale entries skipped
+  // Not kept in step on every event: Accepted appends, Shed compacts.
   uint64_t next_seq_ = 0;
   uint64_t handshake_bytes_;  // the fewest bytes a finished handshake has received
   uint64_t descriptor_limit_ = 0;
