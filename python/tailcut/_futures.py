@@ -173,10 +173,19 @@ def _as_completed(futures, timeout):
         functions.watchers.remove(done)
 
 
-def gather(futures, timeout=None):
-    """The futures' results in order; raises the first task's exception."""
+def gather(futures, timeout=None, progress=None):
+    """The futures' results in order; raises the first task's exception.
+    `progress`: a progress bar (None: only when interactive, _progress.py)."""
+    from . import _progress
+
     futures = list(futures)
-    if futures:
+    if futures and _progress.wanted(progress):
+        bar = _progress.Bar(len(futures))
+        try:
+            for _ in as_completed(futures, timeout):
+                bar.update(1)
+        finally:
+            bar.close()
+    elif futures:
         futures[0]._client._functions.wait(futures, timeout)
     return [f.result() for f in futures]
-

@@ -9,8 +9,9 @@ futures are awaited without blocking the event loop.
             ...
 
 It drives a tailcut.Executor: its thread talks to the scheduler and hands
-each result to the loop (call_soon_threadsafe), so the loop only ever does
-the pickling of a submit. Starting (a local cluster, the connection) and
+the results of each of its turns to the loop in one call_soon_threadsafe,
+so the loop only ever does the pickling of a submit and the setting of
+results. Starting (a local cluster, the connection) and
 closing run in the loop's default thread pool.
 """
 
@@ -55,14 +56,19 @@ class AsyncClient:
         return self.executor
 
     def submit(self, fn, /, *args, **kwargs):
-        """fn(*args, **kwargs) as a task: an awaitable Future (also a
-        concurrent.futures.Future), at once."""
-        return self._open().submit(fn, *args, **kwargs)
+        """fn(*args, **kwargs) as a task: an asyncio Future of this loop,
+        at once (the function and arguments are pickled here, so what does
+        not pickle is refused here)."""
+        ex = self._open()
+        return ex._submit(fn, args, kwargs, ex._options, asyncio.get_running_loop().create_future())
 
     async def map(self, fn, *iterables, timeout=None, progress=None):
         """The results of fn over the iterables zipped, in order (one job)."""
-        ex = self._open()
-        futures = [ex.submit(fn, *items) for items in zip(*iterables)]
+        futures = []
+        for i, items in enumerate(zip(*iterables)):
+            futures.append(self.submit(fn, *items))
+            if i % 256 == 255:
+                await asyncio.sleep(0)  # a long map does not hold the loop
         return await self.gather(futures, timeout=timeout, progress=progress)
 
     async def gather(self, futures, timeout=None, return_exceptions=False, progress=None):
@@ -75,8 +81,7 @@ class AsyncClient:
         futures = list(futures)
         bar = _progress.for_futures(futures, progress, "tasks")
         try:
-            wrapped = [asyncio.wrap_future(f) for f in futures]
-            together = asyncio.gather(*wrapped, return_exceptions=return_exceptions)
+            together = asyncio.gather(*futures, return_exceptions=return_exceptions)
             return await (together if timeout is None else asyncio.wait_for(together, timeout))
         finally:
             if bar is not None:
@@ -85,7 +90,7 @@ class AsyncClient:
     async def as_completed(self, futures, timeout=None):
         """Yields the futures as they finish (an async iterator)."""
         timeout = check_timeout(timeout)
-        by_wrapped = {asyncio.wrap_future(f): f for f in set(futures)}
+        by_wrapped = {asyncio.ensure_future(f): f for f in set(futures)}
         pending = set(by_wrapped)
         loop = asyncio.get_running_loop()
         end = None if timeout is None else loop.time() + timeout

@@ -244,9 +244,10 @@ class Client:
         self._check_open()
         return self._functions.map(fn, iterables, {"idempotent": idempotent})
 
-    def gather(self, futures, timeout=None):
-        """The futures' results, in order (raises the first exception)."""
-        return _fns.gather(futures, timeout)
+    def gather(self, futures, timeout=None, progress=None):
+        """The futures' results, in order (raises the first exception);
+        `progress`: a progress bar (None: only when interactive)."""
+        return _fns.gather(futures, timeout, progress)
 
     def flush(self):
         """Sends the Python tasks submit() holds (refusals go to their futures)."""

@@ -101,6 +101,7 @@ class Executor(cf.Executor):
         self._lock = threading.Lock()
         self._queue = deque()  # _Entry of submits not sent yet
         self._shutdown = False
+        self._woken = False  # a wake byte is on its way: the thread takes the queue before it waits
         self._wake_r, self._wake_w = os.pipe()
         os.set_blocking(self._wake_r, False)
         os.set_blocking(self._wake_w, False)
@@ -121,16 +122,20 @@ class Executor(cf.Executor):
         with Client(**self._client_options) as c:
             return sum(e.cpu_slots for e in c.executors() if "python" in e.labels)
 
-    def _submit(self, fn, args, kwargs, options):
+    def _submit(self, fn, args, kwargs, options, outer=None):
+        """The task's `outer` future: a new Future, or an asyncio future
+        (AsyncClient), which is resolved on its loop."""
         with self._lock:
             if self._shutdown:
                 raise RuntimeError("cannot schedule new futures after shutdown")
             if _global_shutdown:
                 raise RuntimeError("cannot schedule new futures after interpreter shutdown")
             entry = self._functions.make(fn, args, kwargs, options, check_version=False)
-            outer = entry.future.outer = Future()
+            outer = entry.future.outer = Future() if outer is None else outer
             self._queue.append(entry)
-        self._wake()
+            wake, self._woken = not self._woken, True
+        if wake:  # one byte per turn of the thread, not per submit
+            self._wake()
         return outer
 
     def map(self, fn, *iterables, timeout=None, chunksize=1, progress=None):
@@ -151,16 +156,16 @@ class Executor(cf.Executor):
         def results():
             try:
                 fs.reverse()  # popped from the end: no reference kept to a result handed out
+                # No local holds a result while suspended at a yield (a
+                # result the caller dropped is freed).
                 while fs:
-                    f = fs.pop()
-                    try:
-                        value = f.result(None if end is None else end - time.monotonic())
-                    finally:
-                        del f
                     if chunksize == 1:
-                        yield value
+                        yield _take(fs.pop(), end)
                     else:
-                        yield from value
+                        chunk = _take(fs.pop(), end)
+                        chunk.reverse()
+                        while chunk:
+                            yield chunk.pop()
             finally:
                 for f in fs:
                     f.cancel()
@@ -179,7 +184,7 @@ class Executor(cf.Executor):
             if cancel_futures:
                 self._queue.clear()
         for e in dropped:
-            e.future.outer.cancel()
+            _cancel(e.future.outer)
         self._wake()
         if wait and self._thread is not threading.current_thread():
             self._thread.join()
@@ -199,10 +204,11 @@ class Executor(cf.Executor):
         try:
             while True:
                 with self._lock:
+                    self._woken = False
                     room = len(self._queue) if self._cap is None else max(0, self._cap - in_flight)
                     batch = [self._queue.popleft() for _ in range(min(room, len(self._queue)))]
                     stopping = self._shutdown and not self._queue
-                batch = [e for e in batch if e.future.outer.set_running_or_notify_cancel()]
+                batch = [e for e in batch if _start(e.future.outer)]
                 if batch:
                     in_flight += len(batch)
                     self._send(batch)
@@ -247,8 +253,11 @@ class Executor(cf.Executor):
 
     @staticmethod
     def _deliver(finished):
-        """Hands finished tasks to their concurrent futures; returns how many."""
+        """Hands finished tasks to their futures; returns how many. Those of
+        an asyncio loop go to it in one call per turn (one wake-up of the
+        loop, not one per result)."""
         n = 0
+        on_loops = {}
         while finished:
             f = finished.popleft()
             outer, f.outer = f.outer, None
@@ -257,13 +266,20 @@ class Executor(cf.Executor):
             n += 1
             error, value = f._error, f._value
             f._error = f._value = None  # the caller's future holds them now (and drops them)
-            if f._state == _CANCELLED:
+            if isinstance(outer, asyncio.Future):
+                on_loops.setdefault(outer.get_loop(), []).append((outer, f._state == _CANCELLED, error, value))
+            elif f._state == _CANCELLED:
                 outer.cancel()
             elif error is not None:
                 outer.set_exception(error)
             else:
                 outer.set_result(value)
             del outer, error, value
+        for loop, settled in on_loops.items():
+            try:
+                loop.call_soon_threadsafe(_settle, settled)
+            except RuntimeError:  # the loop is closed: nobody waits on them
+                pass
         return n
 
     def _close(self):
@@ -278,6 +294,43 @@ class Executor(cf.Executor):
 
     def __repr__(self):
         return f"<tailcut.Executor {self._client.endpoint} max_workers={self._max_workers}>"
+
+
+def _start(outer):
+    """A task is sent only if its future was not cancelled meanwhile."""
+    if isinstance(outer, asyncio.Future):
+        return not outer.cancelled()  # read from this thread: at worst a cancelled task runs, unread
+    return outer.set_running_or_notify_cancel()
+
+
+def _cancel(outer):
+    if isinstance(outer, asyncio.Future):
+        try:
+            outer.get_loop().call_soon_threadsafe(outer.cancel)
+        except RuntimeError:
+            pass
+    else:
+        outer.cancel()
+
+
+def _settle(settled):
+    """On the loop: results of one turn of the executor's thread."""
+    for fut, cancelled, error, value in settled:
+        if fut.done():
+            continue
+        if cancelled:
+            fut.cancel()
+        elif error is not None:
+            fut.set_exception(error)
+        else:
+            fut.set_result(value)
+
+
+def _take(future, end):
+    try:
+        return future.result(None if end is None else end - time.monotonic())
+    finally:
+        del future
 
 
 def _chunks(iterables, size):
