@@ -6,6 +6,7 @@ each door with a clear error."""
 import asyncio
 import io
 import math
+import os
 import socket
 import sys
 import threading
@@ -235,3 +236,34 @@ def test_progress_uses_tqdm_when_installed(ex, monkeypatch):
 
 def cluster_client(ex):
     return ex.cluster.client()
+
+
+# ------------------------------------------------------------ the worker --
+def _import_slow_package(path):
+    sys.path.insert(0, path)
+    import slow_tc_pkg  # noqa: F401 (its __init__ imports .part, then sleeps)
+
+
+def _half_imported():
+    return os.getpid(), "slow_tc_pkg.part" in sys.modules
+
+
+def test_a_worker_cancelled_while_importing_is_replaced(tmp_path):
+    """A cancel that cuts an import short leaves submodules in sys.modules
+    (what broke numpy in a grid search): that worker exits, a fresh one
+    runs the next task."""
+    pkg = tmp_path / "slow_tc_pkg"
+    pkg.mkdir()
+    (pkg / "part.py").write_text("X = 1\n")
+    (pkg / "__init__.py").write_text("from . import part\nimport time\ntime.sleep(60)\n")
+    with tailcut.LocalCluster(executors=1, slots=1, allow_python=True) as one, one.client() as c:
+        first_pid = c.submit(_half_imported).result(timeout=60)[0]
+        f = c.submit(_import_slow_package, str(tmp_path))
+        c.flush()
+        deadline = time.monotonic() + 30
+        while c.status(f.job_id).running < 1 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        time.sleep(0.5)  # into the sleep of the package's __init__
+        assert f.cancel()
+        pid, half = c.submit(_half_imported).result(timeout=60)
+        assert not half and pid != first_pid
