@@ -30,9 +30,8 @@ def boom(x):
 
 
 @pytest.fixture(scope="module")
-def cluster():
-    with tailcut.LocalCluster(executors=2, slots=2, allow_python=True) as c:
-        yield c
+def cluster(python_cluster):
+    return python_cluster
 
 
 @pytest.fixture
