@@ -249,8 +249,8 @@ class FunctionTasks:
             if e.pickled:
                 t.demand.labels[PYTHON_LABEL] = PYTHON_VERSION
             t.features.task_class = e.task_class
-            for job, task in e.inputs:
-                t.inputs.add(job_id=job, task_index=task)
+            for job, index in e.inputs:
+                t.inputs.add(job_id=job, task_index=index)
         try:
             job = self.client._submit_request(req)
         except TailcutError as err:

@@ -10,7 +10,6 @@ single-threaded slots: a cluster per test would cost ~0.5 s each).
 Adapted (overridden below) are only the tests that read in-process state.
 """
 
-import os
 import sys
 import time
 import unittest

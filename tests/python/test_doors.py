@@ -143,7 +143,8 @@ def test_asyncio_1000_concurrent_awaits_keep_the_loop_responsive(cluster):
     loaded machine's preemption is not in it) under 20 ms, and in wall
     time under a generous 250 ms. The one turn that starts all 1,000 at
     once (asyncio's 1,000 tasks and tailcut's 1,000 submits, ~8 us each)
-    under 50 ms of CPU. The live wall-time figures: bench/python/asyncio_lag.py."""
+    under 50 ms of CPU. The live wall-time figures: bench/python/asyncio_lag.py
+    (docs/BENCHMARKS.md)."""
 
     async def main():
         async with tailcut.AsyncClient(cluster=cluster) as c:
