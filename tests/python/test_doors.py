@@ -186,6 +186,13 @@ def test_asyncio_1000_concurrent_awaits_keep_the_loop_responsive(cluster):
     assert launch_cpu < 0.050, f"starting 1,000 awaits took {launch_cpu * 1000:.1f} ms of the loop's thread"
 
 
+def test_executor_futures_are_awaitable(ex):
+    async def main():
+        return await ex.submit(square, 4), await asyncio.gather(ex.submit(square, 5), ex.submit(square, 6))
+
+    assert asyncio.run(main()) == (16, [25, 36])
+
+
 def test_async_client_needs_start():
     c = tailcut.AsyncClient()
     with pytest.raises(RuntimeError, match="not started"):
