@@ -30,7 +30,12 @@ def noop(x):
     return x
 
 
-async def one_round(c, awaits):
+async def one_round(c, awaits, fn=noop):
+    """One round: `awaits` coroutines started at once, each awaiting
+    c.submit(fn, i), under a 2 ms ticker. Returns (results, the ticks of
+    the turn that started them, the ticks while they were awaited), each
+    tick (start, wall lag s, CPU s of the loop's thread). Also asserted by
+    tests/python/test_doors.py."""
     loop = asyncio.get_running_loop()
     ticks, stop, launched = [], asyncio.Event(), []
 
@@ -41,20 +46,19 @@ async def one_round(c, awaits):
             ticks.append((t0, loop.time() - t0 - 0.002, time.thread_time() - c0))
 
     async def one(i):
-        f = c.submit(noop, i)
+        f = c.submit(fn, i)
         launched.append(loop.time())
         return await f
 
     tick = asyncio.create_task(ticker())
     await asyncio.sleep(0.01)
-    assert await asyncio.gather(*(one(i) for i in range(awaits))) == list(range(awaits))
+    results = await asyncio.gather(*(one(i) for i in range(awaits)))
     stop.set()
     await tick
-    first = min(launched)
+    first, last = min(launched), max(launched)
     start = [t for t in ticks if t[0] < first <= t[0] + 0.002 + t[1]]
-    last = max(launched)
     awaited = [t for t in ticks if t[0] >= last]
-    return start, awaited
+    return results, start, awaited
 
 
 async def main_async(args):
@@ -63,7 +67,8 @@ async def main_async(args):
             await one_round(c, 100)  # warm-up: workers started, the function cached
             start, awaited = [], []
             for _ in range(args.rounds):
-                s, a = await one_round(c, args.awaits)
+                results, s, a = await one_round(c, args.awaits)
+                assert results == list(range(args.awaits))
                 start += s
                 awaited += a
     return start, awaited
