@@ -101,6 +101,7 @@ class Executor(cf.Executor):
         self._lock = threading.Lock()
         self._queue = deque()  # _Entry of submits not sent yet
         self._shutdown = False
+        self._in_flight = 0  # tasks sent and not finished (the thread's; read by shutdown)
         self._woken = False  # a wake byte is on its way: the thread takes the queue before it waits
         self._wake_r, self._wake_w = os.pipe()
         os.set_blocking(self._wake_r, False)
@@ -180,9 +181,13 @@ class Executor(cf.Executor):
         connection (and a local cluster started here) is closed."""
         with self._lock:
             self._shutdown = True
-            dropped = list(self._queue) if cancel_futures else []
+            dropped = []
             if cancel_futures:
-                self._queue.clear()
+                # Those a free worker takes at the thread's next turn count as
+                # started, as in a pool whose idle threads took them already.
+                room = len(self._queue) if self._cap is None else max(0, self._cap - self._in_flight)
+                while len(self._queue) > room:
+                    dropped.append(self._queue.pop())
         for e in dropped:
             _cancel(e.future.outer)
         self._wake()
@@ -200,26 +205,25 @@ class Executor(cf.Executor):
         functions = self._functions
         finished = deque()
         functions.watchers.append(finished)
-        in_flight = 0
         try:
             while True:
                 with self._lock:
                     self._woken = False
-                    room = len(self._queue) if self._cap is None else max(0, self._cap - in_flight)
+                    room = len(self._queue) if self._cap is None else max(0, self._cap - self._in_flight)
                     batch = [self._queue.popleft() for _ in range(min(room, len(self._queue)))]
                     stopping = self._shutdown and not self._queue
                 batch = [e for e in batch if _start(e.future.outer)]
                 if batch:
-                    in_flight += len(batch)
+                    self._in_flight += len(batch)
                     self._send(batch)
-                in_flight -= self._deliver(finished)
-                if stopping and in_flight == 0 and not batch:
+                self._in_flight -= self._deliver(finished)
+                if stopping and self._in_flight == 0 and not batch:
                     return
                 try:
                     functions.pump(None, ())
                 except Exception as err:  # noqa: BLE001 (the scheduler gone for good, a lost job): to the futures
                     self._fail_open(err)
-                in_flight -= self._deliver(finished)
+                self._in_flight -= self._deliver(finished)
         finally:
             functions.watchers.remove(finished)
             self._close()
