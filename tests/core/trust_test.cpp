@@ -109,9 +109,9 @@ TEST_CASE("trust: after a restart, only the identity a journaled launch names ad
   REQUIRE(h.core.RestoreJob(5, def, 0, {{3, earlier + 3, 1, 1.0, {}}}).ok());  // task 3 committed
   std::vector<AttemptId> dropped = h.core.RestoreLaunches({{earlier + 7, 5, 0, "x"},
                                                            {earlier + 8, 5, 1, "x"},
-                                                           {earlier + 9, 5, 3, "x"},    // its task committed
-                                                           {earlier + 10, 6, 0, "x"},   // no such job
-                                                           {base + 1, 5, 2, "x"}},      // not an earlier run's
+                                                           {earlier + 9, 5, 3, "x"},   // its task committed
+                                                           {earlier + 10, 6, 0, "x"},  // no such job
+                                                           {base + 1, 5, 2, "x"}},     // not an earlier run's
                                                           earlier);
   CHECK(dropped == std::vector<AttemptId>{earlier + 9, earlier + 10, base + 1});
   // y offers the kernel and registers first, claiming x's attempts and one the journal never saw.
@@ -150,9 +150,9 @@ TEST_CASE("trust: an earlier run's attempts from before launches were journaled 
   REQUIRE(h.core.RestoreJob(5, CoreHarness::Fanout(3), 0, {}).ok());
   REQUIRE(h.core.RestoreLaunches({{journaled + 1, 5, 1, "x"}}, journaled).empty());
   ExecutorId y = h.ExecAs("y", 2);
-  CHECK(h.core.AdoptAttempt(earlier + 1, 5, 0, y, true).ok());            // run 1 journaled no launches
-  CHECK_FALSE(h.core.AdoptAttempt(journaled + 1, 5, 1, y, true).ok());    // run 2 gave it to x
-  CHECK_FALSE(h.core.AdoptAttempt(journaled + 2, 5, 2, y, true).ok());    // run 2 never gave it out
+  CHECK(h.core.AdoptAttempt(earlier + 1, 5, 0, y, true).ok());          // run 1 journaled no launches
+  CHECK_FALSE(h.core.AdoptAttempt(journaled + 1, 5, 1, y, true).ok());  // run 2 gave it to x
+  CHECK_FALSE(h.core.AdoptAttempt(journaled + 2, 5, 2, y, true).ok());  // run 2 never gave it out
   CHECK(h.core.Counters().reports_refused == 2);
 }
 

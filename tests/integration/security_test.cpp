@@ -349,7 +349,7 @@ TEST_CASE("security: after a scheduler SIGKILL, an executor that never held an a
   auto id = c.client->Submit(job);
   REQUIRE(id.ok());
   std::this_thread::sleep_for(std::chrono::milliseconds(800));  // launched, and journaled (<= 50 ms)
-  c.cluster->SignalExecutor(0, SIGSTOP);  // the holder stays away until the rogue has spoken
+  c.cluster->SignalExecutor(0, SIGSTOP);                        // the holder stays away until the rogue has spoken
   c.cluster->SignalScheduler(SIGKILL);
   REQUIRE(Eventually([&] { return !c.cluster->SchedulerAlive(); }, 10));
   std::vector<JournaledLaunch> held;
@@ -374,8 +374,8 @@ TEST_CASE("security: after a scheduler SIGKILL, an executor that never held an a
   zmq::socket_t rogue(ctx, zmq::socket_type::dealer);
   rogue.set(zmq::sockopt::linger, 0);
   if (!c.cluster->keys_dir().empty())
-    REQUIRE(ApplyPeerKeys(rogue, {c.cluster->keys_dir() + "/executor.key", c.cluster->keys_dir() + "/scheduler.pub"})
-                .ok());
+    REQUIRE(
+        ApplyPeerKeys(rogue, {c.cluster->keys_dir() + "/executor.key", c.cluster->keys_dir() + "/scheduler.pub"}).ok());
   rogue.connect(c.cluster->executor_endpoint());
   wire::ExecutorMessage m;
   m.set_version(kProtocolVersion);

@@ -113,7 +113,7 @@ Status SchedulerCore::Impl::AdoptAttempt(AttemptId id, JobId j, TaskIndex t, Exe
 }
 
 std::vector<AttemptId> SchedulerCore::Impl::RestoreLaunches(std::vector<JournaledLaunch> launches,
-                                                             AttemptId journaled_from) {
+                                                            AttemptId journaled_from) {
   s_.launches_journaled_from = std::max(journaled_from, s_.earlier_runs_from);
   std::vector<AttemptId> dropped;
   std::unordered_map<std::string, std::shared_ptr<const std::string>> identities;  // one string per executor

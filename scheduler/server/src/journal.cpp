@@ -255,8 +255,7 @@ class Journal::Impl {
     if (Status s = Prepare("SELECT value FROM meta WHERE key = 'launches_since'", &q); !s.ok()) return s;
     *since_epoch = sqlite3_step(q) == SQLITE_ROW ? static_cast<uint32_t>(sqlite3_column_int64(q, 0)) : 0;
     sqlite3_finalize(q);
-    if (Status s = Prepare("SELECT attempt, job, task, identity FROM launches ORDER BY attempt", &q); !s.ok())
-      return s;
+    if (Status s = Prepare("SELECT attempt, job, task, identity FROM launches ORDER BY attempt", &q); !s.ok()) return s;
     int rc;
     while ((rc = sqlite3_step(q)) == SQLITE_ROW)
       launches->push_back(JournaledLaunch{static_cast<AttemptId>(sqlite3_column_int64(q, 0)),

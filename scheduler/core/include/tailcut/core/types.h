@@ -324,8 +324,7 @@ class CoreObserver {
   // Every launch, with the identity of the executor it goes to (the live
   // driver journals them: JournaledLaunch). `idempotent`: the task's
   // resolved idempotency, as in LaunchCmd.
-  virtual void OnAttemptLaunched(AttemptId, JobId, TaskIndex, const std::string& /*identity*/,
-                                 bool /*idempotent*/) {}
+  virtual void OnAttemptLaunched(AttemptId, JobId, TaskIndex, const std::string& /*identity*/, bool /*idempotent*/) {}
 };
 
 }  // namespace tailcut
