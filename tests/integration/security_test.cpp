@@ -34,6 +34,18 @@ std::string ReadFile(const std::string& path) {
   return s.str();
 }
 
+// Waits (at most 60 s) for job `id`, which must succeed; its results.
+auto ResultsOfSucceeded(Client& client, JobId id) {
+  WaitOptions w;
+  w.timeout_s = 60;
+  auto st = client.Wait(id, w);
+  REQUIRE(st.ok());
+  CHECK(st->state() == wire::JOB_SUCCEEDED);
+  auto results = client.Results(id);
+  REQUIRE(results.ok());
+  return std::move(results).value();
+}
+
 // Polls `pred` for up to `seconds`.
 template <typename Pred>
 bool Eventually(Pred pred, double seconds = 15) {
@@ -277,14 +289,7 @@ TEST_CASE("security: a revoked executor key gets no more work from its next mess
   job.set_return_outputs(true);
   auto id = c.client->Submit(job);
   REQUIRE(id.ok());
-  WaitOptions w;
-  w.timeout_s = 60;
-  auto st = c.client->Wait(*id, w);
-  REQUIRE(st.ok());
-  CHECK(st->state() == wire::JOB_SUCCEEDED);
-  auto results = c.client->Results(*id);
-  REQUIRE(results.ok());
-  for (const auto& r : *results) CHECK(r.executor_id() != late_id);
+  for (const auto& r : ResultsOfSucceeded(*c.client, *id)) CHECK(r.executor_id() != late_id);
 }
 
 TEST_CASE("security: a revoked client's open connection gets no more streamed results from its next message on") {
@@ -417,15 +422,9 @@ TEST_CASE("security: after a scheduler SIGKILL, an executor that never held an a
   CHECK(cancelled == attempts);
   c.cluster->SignalExecutor(0, SIGCONT);  // the holder comes back with its attempts
 
-  WaitOptions w;
-  w.timeout_s = 60;
-  auto st = c.client->Wait(*id, w);
-  REQUIRE(st.ok());
-  CHECK(st->state() == wire::JOB_SUCCEEDED);
-  auto results = c.client->Results(*id);
-  REQUIRE(results.ok());
-  REQUIRE(results->size() == 2);
-  for (const auto& res : *results) {
+  auto results = ResultsOfSucceeded(*c.client, *id);
+  REQUIRE(results.size() == 2);
+  for (const auto& res : results) {
     CHECK(res.output() != "FORGED");
     CHECK(attempts.count(res.attempt_id()) == 1);  // the holder's own attempts committed, adopted
   }
