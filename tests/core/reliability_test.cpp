@@ -229,7 +229,7 @@ TEST_CASE("reliability: a task with side effects never has two live attempts, ev
   CHECK(h.core.JobStatus(id)->running == 1);
 }
 
-// The journal records commits, not launches: after a restart an attempt
+// After a restart an attempt
 // launched before the crash may still run. A task that is not declared
 // idempotent is not launched again until its executor has had lost_after_s
 // to register and have the attempt adopted (restore.cpp).
