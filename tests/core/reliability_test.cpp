@@ -229,10 +229,10 @@ TEST_CASE("reliability: a task with side effects never has two live attempts, ev
   CHECK(h.core.JobStatus(id)->running == 1);
 }
 
-// The journal records commits, not launches: after a restart an attempt
-// launched before the crash may still run. A task that is not declared
-// idempotent is not launched again until its executor has had lost_after_s
-// to register and have the attempt adopted (restore.cpp).
+// After a restart an attempt launched before the crash may still run. A
+// task that is not declared idempotent is not launched again until its
+// executor has had lost_after_s to register and have the attempt adopted
+// (restore.cpp).
 TEST_CASE("reliability: after a restart, a job with side effects waits lost_after_s for its executors to return") {
   CoreOptions o;
   o.lost_after_s = 2;

@@ -96,6 +96,66 @@ TEST_CASE("trust: after a restart, an earlier run's attempts are taken back and 
   CHECK(h.core.Counters().reports_refused == 2);
 }
 
+// Issue 32: the journal names the identity each attempt went to, so after a
+// restart another executor offering the kernel cannot take it over.
+TEST_CASE("trust: after a restart, only the identity a journaled launch names adopts the attempt") {
+  CoreOptions o;
+  o.lost_after_s = 2;  // the restore hold: tasks that must not run twice wait for their executors
+  CoreHarness h(o);
+  const AttemptId earlier = (AttemptId{1} << 40) + 1, base = (AttemptId{2} << 40) + 1;
+  h.core.ReserveIds(10, base, earlier);
+  JobDef def = CoreHarness::Fanout(4);
+  def.idempotent = false;
+  REQUIRE(h.core.RestoreJob(5, def, 0, {{3, earlier + 3, 1, 1.0, {}}}).ok());  // task 3 committed
+  std::vector<AttemptId> dropped = h.core.RestoreLaunches({{earlier + 7, 5, 0, "x"},
+                                                           {earlier + 8, 5, 1, "x"},
+                                                           {earlier + 9, 5, 3, "x"},   // its task committed
+                                                           {earlier + 10, 6, 0, "x"},  // no such job
+                                                           {base + 1, 5, 2, "x"}},     // not an earlier run's
+                                                          earlier);
+  CHECK(dropped == std::vector<AttemptId>{earlier + 9, earlier + 10, base + 1});
+  // y offers the kernel and registers first, claiming x's attempts and one the journal never saw.
+  ExecutorId y = h.ExecAs("y", 4);
+  Status stolen = h.core.AdoptAttempt(earlier + 7, 5, 0, y, true);
+  CHECK(stolen.code() == Status::Code::kPermissionDenied);
+  CHECK_FALSE(h.core.CommitOrphanResult(5, 1, earlier + 8, y, "forged", 1.0));
+  Status unknown = h.core.AdoptAttempt(earlier + 20, 5, 2, y, true);
+  CHECK(unknown.message().find("the journal has no launch") != std::string::npos);
+  CHECK(h.core.Counters().reports_refused == 3);
+  h.Drain();
+  CHECK(h.launches.empty());  // held for x until lost_after_s
+  // x comes back: its attempt is adopted and its result commits; an unjournaled id is refused for x too.
+  ExecutorId x = h.ExecAs("x", 4);
+  REQUIRE(h.core.AdoptAttempt(earlier + 7, 5, 0, x, true).ok());
+  CHECK(h.core.CommitOrphanResult(5, 1, earlier + 8, x, "true", 1.0));
+  CHECK_FALSE(h.core.AdoptAttempt(earlier + 20, 5, 2, x, true).ok());
+  CHECK(h.core.Counters().reports_refused == 4);
+  CHECK(h.core.ExecutorOfAttempt(earlier + 7) == x);
+  // Past the hold, the task nothing adopted (2) runs again, and only it.
+  h.Pass(1.5);
+  CHECK(h.launches.empty());
+  h.core.ExecutorSeen(x);
+  h.core.ExecutorSeen(y);
+  h.Pass(1.0);
+  REQUIRE(h.launches.size() == 1);
+  CHECK(h.launches[0].task == 2);
+  CHECK(h.launches[0].attempt >= base);
+}
+
+TEST_CASE("trust: an earlier run's attempts from before launches were journaled are taken from any identity") {
+  CoreHarness h(NoHeartbeats());
+  const AttemptId earlier = (AttemptId{1} << 40) + 1, journaled = (AttemptId{2} << 40) + 1,
+                  base = (AttemptId{3} << 40) + 1;
+  h.core.ReserveIds(10, base, earlier);
+  REQUIRE(h.core.RestoreJob(5, CoreHarness::Fanout(3), 0, {}).ok());
+  REQUIRE(h.core.RestoreLaunches({{journaled + 1, 5, 1, "x"}}, journaled).empty());
+  ExecutorId y = h.ExecAs("y", 2);
+  CHECK(h.core.AdoptAttempt(earlier + 1, 5, 0, y, true).ok());          // run 1 journaled no launches
+  CHECK_FALSE(h.core.AdoptAttempt(journaled + 1, 5, 1, y, true).ok());  // run 2 gave it to x
+  CHECK_FALSE(h.core.AdoptAttempt(journaled + 2, 5, 2, y, true).ok());  // run 2 never gave it out
+  CHECK(h.core.Counters().reports_refused == 2);
+}
+
 TEST_CASE("trust: a silent executor's attempts time out by default, and it is quarantined") {
   CoreOptions o = NoHeartbeats();
   REQUIRE(o.attempt_timeout_ratio > 0);  // the default limit is on

@@ -11,6 +11,7 @@
 
 #include <chrono>
 #include <fstream>
+#include <set>
 #include <sstream>
 #include <thread>
 
@@ -18,6 +19,7 @@
 #include "tailcut/client/client.h"
 #include "tailcut/client/local_cluster.h"
 #include "tailcut/common/process.h"
+#include "tailcut/server/journal.h"
 #include "tailcut/wire/security.h"
 #include "tailcut/wire/wire.h"
 
@@ -30,6 +32,18 @@ std::string ReadFile(const std::string& path) {
   std::stringstream s;
   s << in.rdbuf();
   return s.str();
+}
+
+// Waits (at most 60 s) for job `id`, which must succeed; its results.
+auto ResultsOfSucceeded(Client& client, JobId id) {
+  WaitOptions w;
+  w.timeout_s = 60;
+  auto st = client.Wait(id, w);
+  REQUIRE(st.ok());
+  CHECK(st->state() == wire::JOB_SUCCEEDED);
+  auto results = client.Results(id);
+  REQUIRE(results.ok());
+  return std::move(results).value();
 }
 
 // Polls `pred` for up to `seconds`.
@@ -275,14 +289,7 @@ TEST_CASE("security: a revoked executor key gets no more work from its next mess
   job.set_return_outputs(true);
   auto id = c.client->Submit(job);
   REQUIRE(id.ok());
-  WaitOptions w;
-  w.timeout_s = 60;
-  auto st = c.client->Wait(*id, w);
-  REQUIRE(st.ok());
-  CHECK(st->state() == wire::JOB_SUCCEEDED);
-  auto results = c.client->Results(*id);
-  REQUIRE(results.ok());
-  for (const auto& r : *results) CHECK(r.executor_id() != late_id);
+  for (const auto& r : ResultsOfSucceeded(*c.client, *id)) CHECK(r.executor_id() != late_id);
 }
 
 TEST_CASE("security: a revoked client's open connection gets no more streamed results from its next message on") {
@@ -335,4 +342,90 @@ TEST_CASE("security: a revoked client's open connection gets no more streamed re
     if (s.recv(f) && FromFrame(f, &r) && (r.has_results() || r.has_status())) ++after;
   }
   CHECK(after == 0);
+}
+
+// Issue 32: after a scheduler crash, a second executor offering the same
+// kernel (the fleet's own key, another name) registers first and claims the
+// attempts the first one holds, with forged results: it gets none of them.
+TEST_CASE("security: after a scheduler SIGKILL, an executor that never held an attempt cannot adopt it") {
+  testing::DaemonCluster c(testing::DaemonClusterOptions{});
+  wire::JobSpec job = FanoutJob("sleep", "ms=3000", 2);
+  job.set_return_outputs(true);
+  auto id = c.client->Submit(job);
+  REQUIRE(id.ok());
+  std::this_thread::sleep_for(std::chrono::milliseconds(800));  // launched, and journaled (<= 50 ms)
+  c.cluster->SignalExecutor(0, SIGSTOP);                        // the holder stays away until the rogue has spoken
+  c.cluster->SignalScheduler(SIGKILL);
+  REQUIRE(Eventually([&] { return !c.cluster->SchedulerAlive(); }, 10));
+  std::vector<JournaledLaunch> held;
+  {
+    JournalOptions jo;
+    jo.path = c.cluster->log_dir() + "/state/journal.db";
+    auto journal = Journal::Open(jo);
+    REQUIRE(journal.ok());
+    uint32_t since = 0;
+    REQUIRE((*journal)->LoadLaunches(&held, &since).ok());
+  }
+  REQUIRE(held.size() == 2);
+  std::set<uint64_t> attempts;
+  for (const JournaledLaunch& l : held) {
+    CHECK(l.identity.size() > 5);
+    CHECK(l.identity.substr(l.identity.size() - 5) == "\nit-0");  // key + name (docs/SECURITY.md)
+    attempts.insert(l.attempt);
+  }
+  REQUIRE(c.cluster->RestartScheduler().ok());
+
+  zmq::context_t ctx;
+  zmq::socket_t rogue(ctx, zmq::socket_type::dealer);
+  rogue.set(zmq::sockopt::linger, 0);
+  if (!c.cluster->keys_dir().empty())
+    REQUIRE(
+        ApplyPeerKeys(rogue, {c.cluster->keys_dir() + "/executor.key", c.cluster->keys_dir() + "/scheduler.pub"}).ok());
+  rogue.connect(c.cluster->executor_endpoint());
+  wire::ExecutorMessage m;
+  m.set_version(kProtocolVersion);
+  wire::Register* r = m.mutable_register_();
+  r->set_name("rogue");
+  r->set_cpu_slots(2);
+  r->add_kernels("sleep");
+  for (const JournaledLaunch& l : held) {
+    wire::HeldAttempt* h = r->add_running();
+    h->set_attempt_id(l.attempt);
+    h->set_job_id(l.job);
+    h->set_task_index(l.task);
+    h->set_started(true);
+    wire::AttemptResult* res = r->add_undelivered();
+    res->set_attempt_id(l.attempt);
+    res->set_job_id(l.job);
+    res->set_task_index(l.task);
+    res->set_outcome(wire::AttemptResult::OK);
+    res->set_output("FORGED");
+    res->set_run_s(0.01);
+  }
+  REQUIRE(rogue.send(ToFrame(m), zmq::send_flags::none));
+  // Its claims are cancelled (they come before its RegisterAck).
+  std::set<uint64_t> cancelled;
+  bool registered = false;
+  auto until = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (!registered && std::chrono::steady_clock::now() < until) {
+    zmq::pollitem_t item{static_cast<void*>(rogue), 0, ZMQ_POLLIN, 0};
+    if (zmq::poll(&item, 1, std::chrono::milliseconds(200)) == 0) continue;
+    zmq::message_t in;
+    if (!rogue.recv(in, zmq::recv_flags::dontwait)) continue;
+    wire::SchedulerToExecutor reply;
+    REQUIRE(FromFrame(in, &reply));
+    if (reply.has_work())
+      for (uint64_t a : reply.work().cancel()) cancelled.insert(a);
+    registered = reply.has_registered();
+  }
+  REQUIRE(registered);
+  CHECK(cancelled == attempts);
+  c.cluster->SignalExecutor(0, SIGCONT);  // the holder comes back with its attempts
+
+  auto results = ResultsOfSucceeded(*c.client, *id);
+  REQUIRE(results.size() == 2);
+  for (const auto& res : results) {
+    CHECK(res.output() != "FORGED");
+    CHECK(attempts.count(res.attempt_id()) == 1);  // the holder's own attempts committed, adopted
+  }
 }

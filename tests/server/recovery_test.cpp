@@ -313,7 +313,8 @@ TEST_CASE("recovery: a child taking a finished parent's outputs gets them after 
   h.Exec(2);
   auto j = tmp.Open();
   RequestKeys keys(16);
-  auto rec = Recover(*j, h.core, h.clock, JobDefFromJournal, &keys);
+  JournalWriter writer(j.get());
+  auto rec = Recover(*j, h.core, h.clock, JobDefFromJournal, &keys, &writer);
   REQUIRE(rec.ok());
   h.Drain();
   CHECK(h.core.ParentsOfUnfinished() == std::vector<JobId>{1, 5});
@@ -356,7 +357,8 @@ TEST_CASE("recovery: a job's priority and owner come back from the journal, and 
   CoreHarness h;
   h.Exec(2);
   RequestKeys keys(4);
-  REQUIRE(Recover(*j, h.core, h.clock, &JobDefFromJournal, &keys).ok());
+  JournalWriter writer(j.get());
+  REQUIRE(Recover(*j, h.core, h.clock, &JobDefFromJournal, &keys, &writer).ok());
   h.Drain();
   auto st = h.core.JobStatus(1);
   REQUIRE(st.ok());
@@ -366,4 +368,71 @@ TEST_CASE("recovery: a job's priority and owner come back from the journal, and 
   REQUIRE(shares.size() == 1);
   CHECK(shares[0].owner == "user:ann");
   CHECK(shares[0].slots == 2);  // its relaunched tasks hold the fleet's two slots
+}
+
+// Issue 32: the journal says which executor identity holds each attempt, so
+// a second executor offering the same kernel cannot adopt it after a restart.
+TEST_CASE("recovery: only the identity a journaled launch names adopts the attempt after a restart") {
+  TempJournal tmp;
+  wire::JobSpec spec;
+  spec.mutable_template_()->set_kernel("sleep");
+  spec.set_template_count(3);
+  CoreOptions o;
+  o.lost_after_s = 0;  // no restore hold, no heartbeats: the test drives every step
+  AttemptId a1 = 0, a2 = 0;
+  {  // run 1: x runs tasks 1 and 2 when the scheduler dies
+    auto j = tmp.Open();
+    CoreHarness h(o);
+    JournalWriter writer(j.get());
+    h.core.AddObserver(&writer);
+    RequestKeys keys(4);
+    REQUIRE(Recover(*j, h.core, h.clock, &JobDefFromJournal, &keys, &writer).ok());
+    ExecutorId x = h.ExecAs("x", 2);
+    auto def = JobDefFromJournal(spec.SerializeAsString());
+    REQUIRE(def.ok());
+    JobId id = h.Submit(*def);
+    j->JobAccepted(id, "", spec.SerializeAsString(), 1.0);
+    REQUIRE(h.launches.size() == 2);
+    h.Finish(h.launches[0].attempt);  // launched and ended in one group commit: never written
+    REQUIRE(h.launches.size() == 3);
+    a1 = h.launches[1].attempt;
+    a2 = h.launches[2].attempt;
+    CHECK(h.core.ExecutorOfAttempt(a2) == x);
+    REQUIRE(j->Commit().ok());
+    std::vector<JournaledLaunch> rows;
+    uint32_t since = 0;
+    REQUIRE(j->LoadLaunches(&rows, &since).ok());
+    REQUIRE(rows.size() == 2);
+    CHECK(since == 1);
+    CHECK((rows[0].attempt == a1 && rows[0].task == 1 && rows[0].identity == "x"));
+    CHECK((rows[1].attempt == a2 && rows[1].task == 2 && rows[1].job == id));
+  }
+  // Run 2: y, offering the same kernel, registers first and claims both.
+  auto j = tmp.Open();
+  CoreHarness h(o);
+  JournalWriter writer(j.get());
+  h.core.AddObserver(&writer);
+  RequestKeys keys(4);
+  auto rec = Recover(*j, h.core, h.clock, &JobDefFromJournal, &keys, &writer);
+  REQUIRE(rec.ok());
+  CHECK(rec->launches == 2);
+  ExecutorId y = h.ExecAs("y", 2);
+  CHECK(h.core.AdoptAttempt(a1, 1, 1, y, true).code() == Status::Code::kPermissionDenied);
+  CHECK_FALSE(h.core.CommitOrphanResult(1, 2, a2, y, "forged", 1.0));
+  CHECK(h.core.Counters().reports_refused == 2);
+  ExecutorId x = h.ExecAs("x", 2);
+  REQUIRE(h.core.AdoptAttempt(a1, 1, 1, x, true).ok());
+  CHECK(h.core.CommitOrphanResult(1, 2, a2, x, "true", 1.0));
+  h.Drain();
+  CHECK(h.launches.empty());  // nothing ran twice: y got nothing of task 1 or 2
+  h.Finish(a1);
+  REQUIRE(h.finished.count(1));
+  CHECK(h.finished.at(1).state == JobState::kSucceeded);
+  REQUIRE(j->Commit().ok());
+  // Ended attempts and finished jobs leave no launch rows.
+  std::vector<JournaledLaunch> rows;
+  uint32_t since = 0;
+  REQUIRE(j->LoadLaunches(&rows, &since).ok());
+  CHECK(rows.empty());
+  CHECK(since == 1);
 }

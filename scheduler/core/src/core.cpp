@@ -436,6 +436,9 @@ void SchedulerCore::Tick() { impl_->Tick(); }
 void SchedulerCore::ReserveIds(JobId next_job, AttemptId next_attempt, AttemptId earlier_from) {
   impl_->ReserveIds(next_job, next_attempt, earlier_from);
 }
+std::vector<AttemptId> SchedulerCore::RestoreLaunches(std::vector<JournaledLaunch> launches, AttemptId journaled_from) {
+  return impl_->RestoreLaunches(std::move(launches), journaled_from);
+}
 bool SchedulerCore::AcceptsReport(ExecutorId e, AttemptId a) { return impl_->AcceptsReport(e, a); }
 Status SchedulerCore::RestoreJob(JobId id, JobDef def, Time submitted, std::vector<CommittedOutput> commits,
                                  std::vector<uint64_t> share_counts, AttemptId shares_since,

@@ -3,7 +3,9 @@
 // time limits. The class is in core_impl.h.
 #include <algorithm>
 #include <cmath>
+#include <memory>
 #include <sstream>
+#include <unordered_map>
 
 #include "core_impl.h"
 #include "tailcut/common/log.h"
@@ -110,6 +112,26 @@ Status SchedulerCore::Impl::AdoptAttempt(AttemptId id, JobId j, TaskIndex t, Exe
   return Status::Ok();
 }
 
+std::vector<AttemptId> SchedulerCore::Impl::RestoreLaunches(std::vector<JournaledLaunch> launches,
+                                                            AttemptId journaled_from) {
+  s_.launches_journaled_from = std::max(journaled_from, s_.earlier_runs_from);
+  std::vector<AttemptId> dropped;
+  std::unordered_map<std::string, std::shared_ptr<const std::string>> identities;  // one string per executor
+  for (JournaledLaunch& l : launches) {
+    const Job* job = s_.FindJob(l.job);
+    bool earlier = l.attempt >= s_.earlier_runs_from && l.attempt < s_.run_attempt_base;
+    if (!earlier || !job || job->state != JobState::kRunning || l.task >= job->Count() ||
+        job->tasks[l.task].phase == TaskPhase::kCommitted || job->tasks[l.task].phase == TaskPhase::kDead) {
+      dropped.push_back(l.attempt);
+      continue;
+    }
+    auto& id = identities[l.identity];
+    if (!id) id = std::make_shared<const std::string>(std::move(l.identity));
+    Hold(id, l.attempt, l.job, l.task);
+  }
+  return dropped;
+}
+
 void SchedulerCore::Impl::AttemptFailed(AttemptId id, std::string error, double run_s) {
   auto it = s_.attempts.find(id);
   if (it == s_.attempts.end()) return;
@@ -134,7 +156,9 @@ void SchedulerCore::Impl::Refuse(ExecutorId e, AttemptId a, const char* why) {
 }
 
 // Attempt `a` of (j, t) was handed to an executor of e's identity that
-// left since, or to anyone in an earlier run; and e offers its kernel.
+// left since, or in an earlier run (its journaled launch, restored into
+// `held`; to anyone when that run did not journal launches); and e offers
+// its kernel.
 Status SchedulerCore::Impl::HeldBy(AttemptId a, JobId j, TaskIndex t, ExecutorId eid) {
   const Executor* e = s_.FindExec(eid);
   auto refuse = [&](const char* why) {
@@ -148,15 +172,18 @@ Status SchedulerCore::Impl::HeldBy(AttemptId a, JobId j, TaskIndex t, ExecutorId
       return refuse("held by another executor, or for another task");
   } else if (a < s_.earlier_runs_from || a >= s_.run_attempt_base) {
     return refuse("never handed to it");
+  } else if (a >= s_.launches_journaled_from) {
+    return refuse("the journal has no launch of it (never handed out, or handed to another identity)");
   }
   if (const TaskDef* d = TaskOf(j, t); d && !e->kernels.count(d->kernel)) return refuse("kernel not offered by it");
   return Status::Ok();
 }
 
-// Remembers that `a` was live on `e` when `e` left (HeldAttempt).
-void SchedulerCore::Impl::Hold(const Executor& e, const Attempt& a) {
-  if (!s_.held.emplace(a.id, HeldAttempt{e.identity, a.job, a.task}).second) return;
-  s_.held_order.push_back(a.id);
+// Remembers that `a` was live on an executor of `identity` when it left
+// (HeldAttempt), or when an earlier run ended (RestoreLaunches).
+void SchedulerCore::Impl::Hold(std::shared_ptr<const std::string> identity, AttemptId a, JobId j, TaskIndex t) {
+  if (!s_.held.emplace(a, HeldAttempt{std::move(identity), j, t}).second) return;
+  s_.held_order.push_back(a);
   while (s_.held_order.size() > CoreState::kMaxHeldAttempts) {
     s_.held.erase(s_.held_order.front());
     s_.held_order.pop_front();

@@ -79,6 +79,7 @@ class SchedulerCore::Impl final {
   void NoteReportLag(const Attempt& a, double run_s);
   bool CommitOrphanResult(JobId j, TaskIndex t, AttemptId a, ExecutorId e, std::string output, double run_s);
   Status AdoptAttempt(AttemptId id, JobId j, TaskIndex t, ExecutorId eid, bool started);
+  std::vector<AttemptId> RestoreLaunches(std::vector<JournaledLaunch> launches, AttemptId journaled_from);
   void AttemptFailed(AttemptId id, std::string error, double run_s);
   void AttemptDropped(AttemptId id, std::string why);
 
@@ -138,7 +139,8 @@ class SchedulerCore::Impl final {
   // --- who may report what (docs/SECURITY.md, "Results only for work handed out") ---
   void Refuse(ExecutorId e, AttemptId a, const char* why);
   Status HeldBy(AttemptId a, JobId j, TaskIndex t, ExecutorId eid);
-  void Hold(const Executor& e, const Attempt& a);
+  void Hold(const Executor& e, const Attempt& a) { Hold(e.identity, a.id, a.job, a.task); }
+  void Hold(std::shared_ptr<const std::string> identity, AttemptId a, JobId j, TaskIndex t);
   void Answered(ExecutorId id);
   void NoteTimeout(ExecutorId id);
 

@@ -222,8 +222,12 @@ struct CoreState {
   // knows when they came back from the journal.
   AttemptId run_attempt_base = 0;
   // Attempts in [earlier_runs_from, run_attempt_base) were handed out by an
-  // earlier run; the journal does not say to whom.
+  // earlier run. Those from launches_journaled_from on had their launch
+  // journaled: one not restored into `held` (SchedulerCore::RestoreLaunches)
+  // is refused. Older ones (a journal from before launches were journaled)
+  // are taken from any identity offering the kernel.
   AttemptId earlier_runs_from = 1;
+  AttemptId launches_journaled_from = std::numeric_limits<AttemptId>::max();
   ExecutorId next_executor_id = 1;
   ExecutorId rr_cursor = 0;
   uint32_t total_slots = 0;

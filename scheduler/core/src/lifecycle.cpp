@@ -129,11 +129,14 @@ Executor& Lifecycle::AddExecutor(ExecutorDesc desc) {
 }
 
 void Lifecycle::Launch(Job& job, TaskIndex t, ExecutorId eid, bool copy, bool restart) {
-  Attempt& a = Link(job, t, s_.executors.at(eid), s_.next_attempt_id++, copy);
+  Executor& e = s_.executors.at(eid);
+  Attempt& a = Link(job, t, e, s_.next_attempt_id++, copy);
   job.attempts++;
   if (copy) job.copies++;
   ++(copy ? s_.counters.attempts_copy : restart ? s_.counters.attempts_restart : s_.counters.attempts_first);
-  s_.Emit(LaunchCmd{a.id, eid, job.id, t, copy, {}, s_.Idempotent(job, t), job.Count()});
+  const bool idempotent = s_.Idempotent(job, t);
+  for (CoreObserver* o : s_.observers) o->OnAttemptLaunched(a.id, job.id, t, *e.identity, idempotent);
+  s_.Emit(LaunchCmd{a.id, eid, job.id, t, copy, {}, idempotent, job.Count()});
 }
 
 Attempt& Lifecycle::Link(Job& job, TaskIndex t, Executor& e, AttemptId id, bool copy) {

@@ -72,13 +72,13 @@ Status RestoreJob(CoreState& s, Lifecycle& life, JobId id, JobDef def, Time subm
   if (job.Complete()) {
     life.FinishJob(job, JobState::kSucceeded, "");
   } else if (s.opt.lost_after_s > 0) {
-    // The journal records commits, not launches: an attempt launched before
-    // the crash may still run on an executor that has not registered again
-    // yet. Relaunching a task that is not idempotent now would run its side
-    // effect twice; its executor registers within lost_after_s (else it is
-    // lost anyway) and the attempt is adopted. The pump holds only such
-    // tasks (whether a kernel is idempotent is known once executors
-    // offering it have registered).
+    // An attempt launched before the crash may still run on an executor
+    // that has not registered again yet (the journaled launch says which
+    // identity: RestoreLaunches). Relaunching a task that is not idempotent
+    // now would run its side effect twice; its executor registers within
+    // lost_after_s (else it is lost anyway) and the attempt is adopted. The
+    // pump holds only such tasks (whether a kernel is idempotent is known
+    // once executors offering it have registered).
     job.recovery_hold = true;
     s.recovery_hold_until = std::max(s.recovery_hold_until, s.Now() + s.opt.lost_after_s);
   }

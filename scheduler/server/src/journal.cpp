@@ -27,6 +27,13 @@ CREATE TABLE IF NOT EXISTS shares(job INTEGER PRIMARY KEY, counts BLOB NOT NULL,
 -- promoted yet (docs/JOBS.md, "Output directories"); a row goes when it is.
 CREATE TABLE IF NOT EXISTS promotions(job INTEGER NOT NULL, task INTEGER NOT NULL, attempt INTEGER NOT NULL,
   host TEXT NOT NULL, PRIMARY KEY(job, task));
+-- Attempts handed out and the executor identity each went to, so that after
+-- a restart only that identity adopts one (docs/SECURITY.md). A row goes
+-- when its attempt ends, or with its job when it left with its executor;
+-- launched and ended within one group commit, it is never written. Keyed by
+-- the attempt id, which only grows: inserts append to the b-tree.
+CREATE TABLE IF NOT EXISTS launches(attempt INTEGER PRIMARY KEY, job INTEGER NOT NULL, task INTEGER NOT NULL,
+  identity BLOB NOT NULL);
 )sql";
 
 // A job's commits in one group commit, packed (host byte order: the file
@@ -114,8 +121,8 @@ bool Decode(const char* p, const char* end, std::vector<CommittedOutput>* out) {
 class Journal::Impl {
  public:
   ~Impl() {
-    for (sqlite3_stmt* s :
-         {insert_job_, insert_commits_, insert_shares_, finish_job_, begin_, commit_, insert_promotion_, drop_promotion_})
+    for (sqlite3_stmt* s : {insert_job_, insert_commits_, insert_shares_, finish_job_, begin_, commit_,
+                            insert_promotion_, drop_promotion_, insert_launch_, drop_launch_})
       sqlite3_finalize(s);
     if (db_) sqlite3_close(db_);
   }
@@ -150,6 +157,11 @@ class Journal::Impl {
         !s.ok())
       return s;
     if (Status s = Prepare("DELETE FROM promotions WHERE job = ? AND task = ?", &drop_promotion_); !s.ok()) return s;
+    if (Status s = Prepare("INSERT OR REPLACE INTO launches(attempt, job, task, identity) VALUES(?, ?, ?, ?)",
+                           &insert_launch_);
+        !s.ok())
+      return s;
+    if (Status s = Prepare("DELETE FROM launches WHERE attempt = ?", &drop_launch_); !s.ok()) return s;
     if (Status s = Prepare("BEGIN IMMEDIATE", &begin_); !s.ok()) return s;
     if (Status s = Prepare("COMMIT", &commit_); !s.ok()) return s;
     return Prepare(
@@ -160,7 +172,10 @@ class Journal::Impl {
 
   StatusOr<uint32_t> StartRun() {
     if (Status s = Exec("INSERT INTO meta(key, value) VALUES('epoch', 1) "
-                        "ON CONFLICT(key) DO UPDATE SET value = value + 1");
+                        "ON CONFLICT(key) DO UPDATE SET value = value + 1; "
+                        // The first run that journals launches: earlier runs' attempts have no rows.
+                        "INSERT OR IGNORE INTO meta(key, value) SELECT 'launches_since', value FROM meta "
+                        "WHERE key = 'epoch'");
         !s.ok())
       return s;
     sqlite3_stmt* q = nullptr;
@@ -235,6 +250,28 @@ class Journal::Impl {
     return rc == SQLITE_DONE ? Status::Ok() : Error("reading promotions");
   }
 
+  Status LoadLaunches(std::vector<JournaledLaunch>* launches, uint32_t* since_epoch) {
+    sqlite3_stmt* q = nullptr;
+    if (Status s = Prepare("SELECT value FROM meta WHERE key = 'launches_since'", &q); !s.ok()) return s;
+    *since_epoch = sqlite3_step(q) == SQLITE_ROW ? static_cast<uint32_t>(sqlite3_column_int64(q, 0)) : 0;
+    sqlite3_finalize(q);
+    if (Status s = Prepare("SELECT attempt, job, task, identity FROM launches ORDER BY attempt", &q); !s.ok()) return s;
+    int rc;
+    while ((rc = sqlite3_step(q)) == SQLITE_ROW)
+      launches->push_back(JournaledLaunch{static_cast<AttemptId>(sqlite3_column_int64(q, 0)),
+                                          static_cast<JobId>(sqlite3_column_int64(q, 1)),
+                                          static_cast<TaskIndex>(sqlite3_column_int64(q, 2)), Blob(q, 3)});
+    sqlite3_finalize(q);
+    return rc == SQLITE_DONE ? Status::Ok() : Error("reading launches");
+  }
+
+  void AttemptLaunched(AttemptId a, JobId job, TaskIndex task, const std::string& identity) {
+    launched_[a] = JournaledLaunch{a, job, task, identity};
+  }
+  void AttemptEnded(AttemptId a) {
+    if (launched_.erase(a) == 0) ended_.push_back(a);  // else never written
+  }
+
   void JobAccepted(JobId id, const std::string& key, const std::string& spec, double submitted) {
     accepted_.push_back({id, key, spec, submitted});
   }
@@ -254,7 +291,8 @@ class Journal::Impl {
     promotions_.push_back({job, task, attempt, host ? *host : "", host != nullptr});
   }
   bool dirty() const {
-    return !accepted_.empty() || !batches_.empty() || !finished_.empty() || !shares_.empty() || !promotions_.empty();
+    return !accepted_.empty() || !batches_.empty() || !finished_.empty() || !shares_.empty() || !promotions_.empty() ||
+           !launched_.empty() || !ended_.empty();
   }
 
   Status Commit() {
@@ -271,6 +309,8 @@ class Journal::Impl {
     finished_.clear();
     shares_.clear();
     promotions_.clear();
+    launched_.clear();
+    ended_.clear();
     return Status::Ok();
   }
 
@@ -335,6 +375,17 @@ class Journal::Impl {
       }
       if (Status s = Step(st); !s.ok()) return s;
     }
+    for (const auto& [a, l] : launched_) {
+      sqlite3_bind_int64(insert_launch_, 1, static_cast<sqlite3_int64>(a));
+      sqlite3_bind_int64(insert_launch_, 2, static_cast<sqlite3_int64>(l.job));
+      sqlite3_bind_int64(insert_launch_, 3, l.task);
+      sqlite3_bind_blob(insert_launch_, 4, l.identity.data(), static_cast<int>(l.identity.size()), SQLITE_STATIC);
+      if (Status s = Step(insert_launch_); !s.ok()) return s;
+    }
+    for (AttemptId a : ended_) {
+      sqlite3_bind_int64(drop_launch_, 1, static_cast<sqlite3_int64>(a));
+      if (Status s = Step(drop_launch_); !s.ok()) return s;
+    }
     for (const Finished& f : finished_) {
       sqlite3_bind_int(finish_job_, 1, static_cast<int>(f.state));
       sqlite3_bind_text(finish_job_, 2, f.reason.data(), static_cast<int>(f.reason.size()), SQLITE_STATIC);
@@ -384,6 +435,8 @@ class Journal::Impl {
   sqlite3_stmt* finish_job_ = nullptr;
   sqlite3_stmt* insert_promotion_ = nullptr;
   sqlite3_stmt* drop_promotion_ = nullptr;
+  sqlite3_stmt* insert_launch_ = nullptr;
+  sqlite3_stmt* drop_launch_ = nullptr;
   sqlite3_stmt* begin_ = nullptr;   // prepared once: a group commit parses no SQL
   sqlite3_stmt* commit_ = nullptr;
   std::vector<Accepted> accepted_;
@@ -402,6 +455,8 @@ class Journal::Impl {
     bool pending;  // else: promoted (or failed), the row goes
   };
   std::vector<PromotionOp> promotions_;
+  std::map<AttemptId, JournaledLaunch> launched_;  // in id order: rows append
+  std::vector<AttemptId> ended_;                   // rows to delete
 };
 
 StatusOr<std::unique_ptr<Journal>> Journal::Open(const JournalOptions& options) {
@@ -431,6 +486,13 @@ void Journal::PromotionPending(JobId job, TaskIndex task, AttemptId attempt, con
   impl_->Promotion(job, task, attempt, &host);
 }
 void Journal::OutputPromoted(JobId job, TaskIndex task) { impl_->Promotion(job, task, 0, nullptr); }
+Status Journal::LoadLaunches(std::vector<JournaledLaunch>* launches, uint32_t* since_epoch) {
+  return impl_->LoadLaunches(launches, since_epoch);
+}
+void Journal::AttemptLaunched(AttemptId attempt, JobId job, TaskIndex task, const std::string& identity) {
+  impl_->AttemptLaunched(attempt, job, task, identity);
+}
+void Journal::AttemptEnded(AttemptId attempt) { impl_->AttemptEnded(attempt); }
 bool Journal::dirty() const { return impl_->dirty(); }
 Status Journal::Commit() { return impl_->Commit(); }
 Status Journal::Prune(uint32_t keep, const std::vector<JobId>& parents) { return impl_->Prune(keep, parents); }

@@ -19,6 +19,23 @@ void JournalWriter::OnTaskCommitted(JobId job, TaskIndex task, AttemptId attempt
 void JournalWriter::OnJobFinished(const JobStatusInfo& info) {
   journal_->JobFinished(info.id, info.state, info.reason, UnixNow(), info.attempts, info.copies,
                         info.failed_attempts);
+  if (auto it = kept_.find(info.id); it != kept_.end()) {
+    for (AttemptId a : it->second) journal_->AttemptEnded(a);
+    kept_.erase(it);
+  }
+}
+
+void JournalWriter::OnAttemptLaunched(AttemptId attempt, JobId job, TaskIndex task, const std::string& identity,
+                                      bool idempotent) {
+  journal_->AttemptLaunched(attempt, job, task, identity);
+  must_be_durable_ |= !idempotent;
+}
+
+void JournalWriter::OnAttemptEnded(const AttemptRecord& r) {
+  if (r.outcome == AttemptOutcome::kExecutorLost)
+    KeepUntilJobEnds(r.job, r.attempt);
+  else
+    journal_->AttemptEnded(r.attempt);
 }
 
 uint64_t RequestKeys::Digest(std::string_view spec_bytes) { return std::hash<std::string_view>{}(spec_bytes); }
@@ -47,7 +64,7 @@ void RequestKeys::Finished(JobId job, double now) {
 }
 
 StatusOr<RecoveryStats> Recover(Journal& journal, SchedulerCore& core, const Clock& clock, SpecParser parse,
-                                RequestKeys* keys) {
+                                RequestKeys* keys, JournalWriter* writer) {
   RecoveryStats stats;
   auto epoch = journal.StartRun();
   if (!epoch.ok()) return epoch.status();
@@ -95,6 +112,25 @@ StatusOr<RecoveryStats> Recover(Journal& journal, SchedulerCore& core, const Clo
   // Epoch e hands out attempt ids from (e << 40) + 1; the first run has no earlier one.
   const AttemptId first = (static_cast<AttemptId>(stats.epoch) << 40) + 1;
   core.ReserveIds(max_id + 1, first, stats.epoch > 1 ? (AttemptId{1} << 40) + 1 : first);
+  std::vector<JournaledLaunch> launches;
+  uint32_t launches_since = 0;
+  if (Status s = journal.LoadLaunches(&launches, &launches_since); !s.ok()) return s;
+  std::vector<std::pair<JobId, AttemptId>> rows;
+  for (const JournaledLaunch& l : launches) rows.emplace_back(l.job, l.attempt);
+  // Earlier runs from launches_since on journaled every launch (StartRun set it).
+  std::vector<AttemptId> dropped =
+      core.RestoreLaunches(std::move(launches), static_cast<AttemptId>(launches_since) << 40);
+  // Both in attempt order: the rows not dropped are kept until their jobs finish.
+  auto d = dropped.begin();
+  for (auto [job, a] : rows) {
+    if (d != dropped.end() && *d == a) {
+      journal.AttemptEnded(a);
+      ++d;
+    } else {
+      writer->KeepUntilJobEnds(job, a);
+      stats.launches++;
+    }
+  }
   return stats;
 }
 
@@ -112,12 +148,13 @@ Status Durability::Open(const std::string& state_dir, bool sync_full, SchedulerC
   journal_ = std::move(j).value();
   writer_ = std::make_unique<JournalWriter>(journal_.get());
   core.AddObserver(writer_.get());  // before recovery: it may finish jobs
-  auto rec = Recover(*journal_, core, clock, parse, &keys_);
+  auto rec = Recover(*journal_, core, clock, parse, &keys_, writer_.get());
   if (!rec.ok()) return rec.status();
   if (Status s = journal_->Commit(); !s.ok()) return s;
   if (Status s = journal_->Prune(retention, core.ParentsOfUnfinished()); !s.ok()) return s;
   TC_LOG(Info) << "journal " << jo.path << ": run " << rec->epoch << ", " << rec->resumed << " jobs resumed ("
-               << rec->commits << " committed tasks kept), " << rec->finished << " finished jobs";
+               << rec->commits << " committed tasks kept, " << rec->launches
+               << " attempts that only their executor's identity may adopt), " << rec->finished << " finished jobs";
   return Status::Ok();
 }
 
@@ -137,9 +174,13 @@ bool Durability::Hold(const std::string& route, const wire::ClientReply& reply) 
 }
 
 bool Durability::CommitJournal() {
-  if (!journal_->dirty()) return true;
+  if (!journal_->dirty()) {
+    writer_->Committed();  // what it launched ended before the commit: nothing to make durable
+    return true;
+  }
   auto start = std::chrono::steady_clock::now();
   Status s = journal_->Commit();
+  if (s.ok()) writer_->Committed();
   if (on_commit) on_commit(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), s.ok());
   uint64_t held_back = 0;
   if (!s.ok() && commit_errors_.Allow(&held_back))  // retried every turn: a full disk must not fill the log too

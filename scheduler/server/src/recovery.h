@@ -24,16 +24,30 @@ namespace tailcut {
 // core's clock (origin at process start) does not.
 double UnixNow();
 
-// Journals every commit and final status the core reports.
+// Journals every commit and final status the core reports, and every
+// launch with its executor's identity until the attempt ends.
 class JournalWriter final : public CoreObserver {
  public:
   explicit JournalWriter(Journal* journal) : journal_(journal) {}
   void OnTaskCommitted(JobId job, TaskIndex task, AttemptId attempt, ExecutorId executor, double run_s,
                        const std::string* output) override;
   void OnJobFinished(const JobStatusInfo& info) override;
+  void OnAttemptLaunched(AttemptId attempt, JobId job, TaskIndex task, const std::string& identity,
+                         bool idempotent) override;
+  void OnAttemptEnded(const AttemptRecord& r) override;
+  // Attempt `a` of `job` ended with its executor, which may bring it back
+  // (after a restart too): its launch row stays until the job finishes.
+  void KeepUntilJobEnds(JobId job, AttemptId a) { kept_[job].push_back(a); }
+  // A task that must not run twice was launched since the last commit: its
+  // launch is made durable before the Work goes out, or a crash in between
+  // would leave its executor's claim refused and the task run again.
+  bool launch_must_be_durable() const { return must_be_durable_; }
+  void Committed() { must_be_durable_ = false; }
 
  private:
   Journal* journal_;
+  std::unordered_map<JobId, std::vector<AttemptId>> kept_;
+  bool must_be_durable_ = false;
 };
 
 // Client request keys (owner + "\n" + JobSpec.request_key) for idempotent
@@ -76,15 +90,19 @@ struct RecoveryStats {
   size_t resumed = 0;    // unfinished jobs that run on
   size_t finished = 0;   // finished jobs kept for queries
   size_t commits = 0;    // committed tasks kept (not rerun)
+  size_t launches = 0;   // an earlier run's attempts that only their identity may adopt
 };
 
 // Starts a new run on `journal` (a new epoch), replays every job into
 // `core` (whose clock says "now"), and reserves ids so that none is reused:
 // job ids continue after the largest journaled one; attempt ids start at
-// epoch << 40. `parse` turns a journaled spec back into a JobDef.
+// epoch << 40; the journaled launches say which identity may adopt each of
+// an earlier run's attempts (SchedulerCore::RestoreLaunches), and `writer`
+// keeps their rows until their jobs finish. `parse` turns a journaled spec
+// back into a JobDef.
 using SpecParser = StatusOr<JobDef> (*)(const std::string& spec);
 StatusOr<RecoveryStats> Recover(Journal& journal, SchedulerCore& core, const Clock& clock, SpecParser parse,
-                                RequestKeys* keys);
+                                RequestKeys* keys, JournalWriter* writer);
 
 // The live driver's durability in one place: the journal and what feeds it,
 // the request keys of idempotent submits, and the client replies held back
@@ -116,6 +134,9 @@ class Durability {
   void CommitNow() {
     if (journal_) (void)CommitJournal();
   }
+  // The server calls CommitNow before the Work goes out when this is true
+  // (JournalWriter::launch_must_be_durable).
+  bool launch_must_be_durable() const { return writer_ && writer_->launch_must_be_durable(); }
   // Called after each journal transaction with its duration (seconds) and
   // whether it was written: the metrics' journal lag (docs/METRICS.md).
   std::function<void(double seconds, bool ok)> on_commit;

@@ -173,7 +173,8 @@ void SchedulerServer::Impl::Flush() {
       }
     }
   }
-  if (to_commit) durability_.CommitNow();  // one transaction for all of this turn's new shares and promotions
+  // One transaction for all of this turn's new shares, promotions and launches that must not run twice.
+  if (to_commit || durability_.launch_must_be_durable()) durability_.CommitNow();
   SendWork(&work);
   for (auto& [job, batch] : results) {
     for (auto& reply : batch.messages()) {

@@ -81,8 +81,8 @@ class SchedulerCore {
   // task has others). Fails when the job does not run, the task is
   // committed or dead, or the attempt is live elsewhere: cancel it then.
   // Refused (PermissionDenied, counted) unless `a` was handed to an
-  // executor of e's identity, or to anyone in an earlier run (the journal
-  // does not record launches), and e offers the task's kernel.
+  // executor of e's identity (in this run, or in an earlier one as its
+  // journaled launch says: RestoreLaunches), and e offers the task's kernel.
   Status AdoptAttempt(AttemptId a, JobId job, TaskIndex task, ExecutorId e, bool started);
   // A result for (job, task) from attempt `a` that the core does not know
   // (it finished while its executor was away): commits it if the job runs
@@ -96,10 +96,19 @@ class SchedulerCore {
   // --- recovery: the live driver replays its journal into a fresh core ---
   // Ids below these are never handed out (an earlier run used them).
   // Attempts in [earlier_from, next_attempt) were an earlier run's: their
-  // results and adoptions are taken from any executor offering the kernel
-  // (the journal does not record launches); earlier_from = next_attempt:
+  // results and adoptions are taken only as RestoreLaunches says (without
+  // it, from any executor offering the kernel); earlier_from = next_attempt:
   // there was no earlier run.
   void ReserveIds(JobId next_job, AttemptId next_attempt, AttemptId earlier_from = 1);
+  // After ReserveIds and the jobs: an earlier run's journaled launches.
+  // Each attempt may then be adopted (or its result taken) only by an
+  // executor of the identity it went to; an earlier run's attempt from
+  // `journaled_from` on without a launch here is refused (it was never
+  // handed out, or its launch was not durable yet: it reruns). Returns the
+  // launches it did not keep (their job is not running, their task is
+  // committed or dead, or they are not an earlier run's): the driver drops
+  // them from its journal.
+  std::vector<AttemptId> RestoreLaunches(std::vector<JournaledLaunch> launches, AttemptId journaled_from);
   // A job an earlier run accepted and did not finish: its committed tasks
   // are kept (not rerun), the rest run. Not checked for feasibility (it was
   // accepted); no policy's OnJobSubmitted runs again. A divisible job gets

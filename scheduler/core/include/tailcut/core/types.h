@@ -289,6 +289,14 @@ struct PendingPromotion {
   AttemptId attempt = 0;
   std::string host;
 };
+// An attempt an earlier run handed out, as journaled at its launch: only
+// the executor identity it went to may adopt it or bring back its result.
+struct JournaledLaunch {
+  AttemptId attempt = 0;
+  JobId job = 0;
+  TaskIndex task = 0;
+  std::string identity;  // ExecutorDesc::identity (or its name)
+};
 
 // One resolved TaskRef of a task about to run (SchedulerCore::TaskInputs):
 // the upstream task's committed output (kept by its job, which the core
@@ -313,6 +321,10 @@ class CoreObserver {
   // The first time a task is refused another attempt because it is not
   // idempotent (`what`: "copy", "clone", "restart"; `why` says which rule).
   virtual void OnCopyRefused(JobId, TaskIndex, std::string_view /*what*/, std::string_view /*why*/) {}
+  // Every launch, with the identity of the executor it goes to (the live
+  // driver journals them: JournaledLaunch). `idempotent`: the task's
+  // resolved idempotency, as in LaunchCmd.
+  virtual void OnAttemptLaunched(AttemptId, JobId, TaskIndex, const std::string& /*identity*/, bool /*idempotent*/) {}
 };
 
 }  // namespace tailcut

@@ -2,6 +2,9 @@
 // every commit and every final status, made durable before any client hears
 // of them, so that a scheduler killed at any moment loses no accepted work.
 //
+// It also keeps which executor identity each unfinished attempt went to
+// (AttemptLaunched), so that after a restart only that identity adopts it.
+//
 // SQLite in WAL mode at `path`. Writes are buffered and made durable
 // together by Commit() — one transaction (one fsync) per batch: group
 // commit, so that durability does not cost dispatch throughput. The live
@@ -78,6 +81,14 @@ class Journal {
   // promoted (PromoteCmd); OutputPromoted: it was, or cannot be.
   void PromotionPending(JobId job, TaskIndex task, AttemptId attempt, const std::string& host);
   void OutputPromoted(JobId job, TaskIndex task);
+  // Attempt `attempt` of (job, task) went to an executor of `identity`;
+  // AttemptEnded: its row is no longer needed (an attempt launched and
+  // ended before the next Commit is never written).
+  void AttemptLaunched(AttemptId attempt, JobId job, TaskIndex task, const std::string& identity);
+  void AttemptEnded(AttemptId attempt);
+  // The launches journaled and not ended yet, oldest first, and the first
+  // run (epoch) that journaled launches (0: none did yet).
+  Status LoadLaunches(std::vector<JournaledLaunch>* launches, uint32_t* since_epoch);
   bool dirty() const;
   // Makes everything buffered durable, in one transaction.
   Status Commit();
