@@ -24,8 +24,6 @@ namespace {
 constexpr uint64_t kNullHandshakeBytes = 64 + 8;
 constexpr uint64_t kCurveHandshakeBytes = 64 + 200 + 257;
 constexpr uint32_t kMinPending = 16;
-// How long a connection must have been open before it may be shed.
-constexpr double kMinSilenceS = 1.0;
 // Connections closed unread per EMFILE event while the backlog drains.
 constexpr int kMaxBacklogDrain = 256;
 
@@ -105,13 +103,13 @@ void ConnectionGuard::OnEvents(double now) {
     }
   }
   // Down to three quarters: a flood costs one pass per quarter of the cap.
-  if (pending_.size() > max_pending_) Shed(max_pending_ - max_pending_ / 4, now);
+  if (pending_.size() > max_pending_) Shed(max_pending_ - max_pending_ / 4);
   if (!exhausted) return;
   // Out of descriptors: strangers go first, then whoever waits in the
   // backlog is turned away (their ZeroMQ reconnects later), so the
   // listener stops spinning and the connections we have are served.
   size_t before = counters_.evicted;
-  Shed(pending_.size() / 2, now);
+  Shed(pending_.size() / 2);
   if (counters_.evicted == before) DrainBacklog();
   uint64_t held;
   if (log_.Allow(&held))
@@ -137,7 +135,7 @@ int64_t ConnectionGuard::Received(int fd) {
   return static_cast<int64_t>(info.tcpi_bytes_received);
 }
 
-void ConnectionGuard::Shed(size_t keep, double now) {
+void ConnectionGuard::Shed(size_t keep) {
   // Oldest first, in two tiers: those that never sent a byte, then those
   // midway (a keyed peer whose handshake waits behind a flood is one:
   // the flood goes before it). Finished ones leave the watch list.
@@ -152,9 +150,6 @@ void ConnectionGuard::Shed(size_t keep, double now) {
       pending_.erase(it);
       continue;
     }
-    // A peer connected a moment ago may not have been read yet (its own
-    // process busy with a burst of connects): silence counts once it lasts.
-    if (now - it->second.accepted_at < kMinSilenceS) continue;
     (got == 0 ? silent : partial).emplace_back(fd, seq);
   }
   std::deque<std::pair<int, uint64_t>> live;

@@ -73,10 +73,9 @@ class ConnectionGuard {
   };
   void Accepted(int fd, double now);
   void Forget(int fd) { pending_.erase(fd); }
-  // Shuts down unfinished connections open for 1 s or more until `keep`
-  // remain (silent ones first, each tier oldest first); finished ones
-  // leave the watch list.
-  void Shed(size_t keep, double now);
+  // Shuts down unfinished connections until `keep` remain (silent ones
+  // first, each tier oldest first); finished ones leave the watch list.
+  void Shed(size_t keep);
   // Bytes the kernel has received on `fd` (TCP_INFO); -1 when unreadable.
   static int64_t Received(int fd);
   void DrainBacklog();
