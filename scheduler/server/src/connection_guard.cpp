@@ -59,7 +59,7 @@ ConnectionGuard::ConnectionGuard(zmq::context_t& ctx, std::vector<zmq::socket_t*
   descriptor_limit_ = SetDescriptorLimit(o.max_descriptors);
   max_pending_ = o.max_pending_connections
                      ? o.max_pending_connections
-                     : static_cast<uint32_t>(std::clamp<uint64_t>(descriptor_limit_ / 4, kMinPending, 1u << 20));
+                     : static_cast<uint32_t>(std::clamp<uint64_t>(descriptor_limit_ / 2, kMinPending, 1u << 20));
   reserve_fd_ = OpenReserve();
   TC_LOG(Info) << "connections: " << descriptor_limit_ << " descriptors, at most " << max_pending_
                << " unfinished handshakes, each closed after "

@@ -31,8 +31,8 @@ struct ConnectionGuardOptions {
   // then is closed by ZeroMQ (ZMQ_HANDSHAKE_IVL). 0 = ZeroMQ's 30 s.
   uint32_t handshake_timeout_ms = 5000;
   // Connections, over all guarded sockets, that may sit unfinished at
-  // once; past it the oldest is shut down. 0 = a quarter of the
-  // descriptor limit (at least 16), so strangers never hold more.
+  // once; past it the oldest is shut down. 0 = half the descriptor
+  // limit (at least 16), so strangers never hold more.
   uint32_t max_pending_connections = 0;
   // The soft RLIMIT_NOFILE to run with: 0 = raise it to the hard limit.
   uint32_t max_descriptors = 0;

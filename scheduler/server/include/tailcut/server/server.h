@@ -90,7 +90,7 @@ struct ServerOptions {
   // Connections (docs/LIMITS.md, "Connections"): a handshake unfinished
   // after handshake_timeout_ms is closed (0 = ZeroMQ's 30 s); at most
   // max_pending_connections unfinished at once, the oldest shut down past
-  // it (0 = a quarter of the descriptor limit); the soft descriptor limit
+  // it (0 = half the descriptor limit); the soft descriptor limit
   // is raised to max_descriptors (0 = to the hard limit).
   uint32_t handshake_timeout_ms = 5000;
   uint32_t max_pending_connections = 0;
