@@ -30,6 +30,12 @@ ulimit -n "$(ulimit -Hn)"
   --set core.lost_after_s="${LOST_AFTER_S:-10}" >"$work/scheduler.log" 2>&1 &
 sched=$!
 pids+=("$sched")
+# PERF_DATA=FILE: the scheduler under `perf record ${PERF_ARGS:--g}` for the whole run
+# (docs/SCALE.md); the swarm is not recorded.
+if [[ -n ${PERF_DATA:-} ]]; then
+  perf record ${PERF_ARGS:--g} -q -o "$PERF_DATA" -p "$sched" 2>"$work/perf.log" &
+  perf_pid=$!
+fi
 echo "== $chain, $n $( ((real)) && echo real executor daemons || echo hollow executors) x $slots slots, $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)"
 if ((real)); then
   for ((i = 0; i < n; ++i)); do
@@ -46,4 +52,5 @@ else
   "$bin/tailcut-swarm" --scheduler "$ex" --executors "$n" --slots "$slots" --processes "$procs" --threads 2 \
     --client "$cl" --scheduler-pid "$sched" "$@"
 fi
+if [[ -n ${perf_pid:-} ]]; then kill -INT "$perf_pid"; wait "$perf_pid" || true; fi
 grep -iE "error|lost" "$work/scheduler.log" | head -5 || true

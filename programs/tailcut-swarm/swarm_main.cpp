@@ -116,7 +116,8 @@ struct Args {
 // One process's share: `count` executors from `first` on `threads` threads.
 int RunChild(const HollowOptions& o, uint32_t first, uint32_t count, uint32_t threads, double duration_s) {
   zmq::context_t ctx(std::max<int>(1, static_cast<int>(threads)));
-  ctx.set(zmq::ctxopt::max_sockets, static_cast<int>(count + 64));
+  // With keys each session also watches its handshake (two more sockets).
+  ctx.set(zmq::ctxopt::max_sockets, static_cast<int>(count * (o.keys.key_file.empty() ? 1 : 3) + 64));
   std::vector<std::unique_ptr<HollowGroup>> groups;
   threads = std::max<uint32_t>(1, std::min(threads, count));
   for (uint32_t t = 0; t < threads; ++t) {
