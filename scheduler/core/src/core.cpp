@@ -462,6 +462,10 @@ double SchedulerCore::PolicyInterval() const { return impl_->PolicyInterval(); }
 StatusOr<JobStatusInfo> SchedulerCore::JobStatus(JobId job) const { return impl_->Status_(job); }
 StatusOr<std::vector<CommittedOutput>> SchedulerCore::JobOutputs(JobId job) const { return impl_->Outputs(job); }
 std::vector<ExecutorStatusInfo> SchedulerCore::Executors() const { return impl_->ExecutorList(); }
+std::vector<ExecutorStatusInfo> SchedulerCore::Executors(ExecutorId after, size_t limit) const {
+  return impl_->ExecutorList(after, limit);
+}
+size_t SchedulerCore::ExecutorCount() const { return impl_->ExecutorCount(); }
 Status SchedulerCore::TaskInputs(JobId job, TaskIndex task, std::vector<ResolvedInput>* out) {
   return impl_->TaskInputs(job, task, out);
 }

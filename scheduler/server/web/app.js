@@ -98,6 +98,9 @@ function renderExecutors(data) {
     body.appendChild(tr);
   }
   if (!data.executors.length) emptyRow(body, 7, "no executors registered");
+  // The scheduler sends a bounded view of a large fleet (unhealthy first).
+  if (data.total > data.executors.length)
+    emptyRow(body, 7, 'showing ' + data.executors.length + ' of ' + data.total + ' executors (the unhealthy first)');
   return data.executors;
 }
 
