@@ -80,6 +80,12 @@ Status SchedulerServer::Impl::Bind() {
     executors_.set(zmq::sockopt::tcp_keepalive_idle, keepalive_s);
     executors_.set(zmq::sockopt::tcp_keepalive_intvl, std::max(1, keepalive_s / 4));
     executors_.set(zmq::sockopt::tcp_keepalive_cnt, 4);
+    // A whole fleet connects at once (a start, a restart of this process):
+    // ZeroMQ's default listen backlog of 100 overflowed at 10,000 and the
+    // dropped SYNs came back after TCP's 1, 2, 4, 8, 16 s retries, so
+    // registering took 32 s (docs/SCALE.md). The kernel caps it at
+    // net.core.somaxconn.
+    executors_.set(zmq::sockopt::backlog, kExecutorBacklog);
     executors_.bind(opt_.executor_endpoint);
     clients_.bind(opt_.client_endpoint);
     executor_endpoint_ = executors_.get(zmq::sockopt::last_endpoint);

@@ -70,6 +70,7 @@ class SchedulerServer::Impl {
   using Watcher = server_detail::Watcher;
   // Messages drained per socket before the loop ticks the core again.
   static constexpr int kMaxDrain = 4096;
+  static constexpr int kExecutorBacklog = 65535;  // listen backlog of the executor socket
 
   Impl(ServerOptions o, PolicyChain policies)
       : opt_(std::move(o)),
