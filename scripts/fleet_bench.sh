@@ -8,7 +8,31 @@
 # on a machine shared with other builds a process may wait seconds for a
 # core, which a 2 s timeout reads as executors lost (and their attempts
 # rerun). At 10,000 executors heartbeat_rate stretches it past 10 s anyway.
+#
+# The scaling curve (docs/SCALE.md): scripts/fleet_bench.sh BIN_DIR --sweep
+#   runs none and default at 20, 200, 1,000, 3,000 and 10,000 executors x 4
+#   slots (FLEET_SIZES overrides) with SWEEP_ARGS (below) and writes
+#   docs/fleet_scale.{csv,svg} (FLEET_OUT=DIR elsewhere), one log per run
+#   beside them in FLEET_OUT/fleet_scale_logs/.
 set -euo pipefail
+if [[ ${2:-} == --sweep ]]; then
+  bin=$1
+  out=${FLEET_OUT:-$(dirname "$0")/../docs}
+  logs=$out/fleet_scale_logs
+  mkdir -p "$logs"
+  args=${SWEEP_ARGS:---fail-slow-fraction 0.01 --idle-s 5 --noop-tasks 100000 --fanout 10:1000:50}
+  for n in ${FLEET_SIZES:-20 200 1000 3000 10000}; do
+    for chain in none default; do
+      procs=$(((n + 2499) / 2500))
+      # shellcheck disable=SC2086
+      "$0" "$bin" "$chain" "$n" 4 -- --processes "$procs" $args 2>&1 | grep -v WARN >"$logs/$chain-$n.log" || true
+      grep -E "^(==|registered|idle|noop|fanout)" "$logs/$chain-$n.log" || true
+    done
+  done
+  python3 "$(dirname "$0")/fleet_curve.py" "$out/fleet_scale.svg" "$out/fleet_scale.csv" "$logs"/*.log
+  echo "wrote $out/fleet_scale.svg and $out/fleet_scale.csv"
+  exit 0
+fi
 bin=$1 chain=$2 n=$3 slots=$4
 shift 4
 real=0
