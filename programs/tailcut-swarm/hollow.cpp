@@ -9,9 +9,9 @@
 #include <mutex>
 #include <queue>
 #include <random>
+#include <stdexcept>
 #include <unordered_map>
 
-#include "tailcut/common/log.h"
 #include "tailcut/wire/executor_session.h"
 
 namespace tailcut::swarm {

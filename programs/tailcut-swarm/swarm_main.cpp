@@ -56,6 +56,7 @@ hollow executors:
   --fail-slow-factor X    (10)
   --key-file K --scheduler-key PUB   CURVE keys (docs/SECURITY.md)
   --seed N                (1)
+  --name-prefix P         executors are named P-INDEX (hollow)
   --duration-s S          without --client: stop after S s (0: at SIGINT/SIGTERM)
 driver (with --client):
   --client EP             the scheduler's client endpoint; waits for all N to register
@@ -293,7 +294,7 @@ int main(int argc, char** argv) {
       "--processes",       "--threads",       "--jitter", "--fail-slow-fraction", "--fail-slow-factor",
       "--key-file",        "--scheduler-key", "--seed",   "--duration-s",         "--client",
       "--client-key-file", "--scheduler-pid", "--idle-s", "--noop-tasks",         "--fanout",
-      "--wait-executors"};
+      "--wait-executors",  "--name-prefix"};
   for (auto& [k, v] : a.v)
     if (std::find_if(std::begin(known), std::end(known), [&](const char* x) { return k == x; }) == std::end(known)) {
       std::cerr << "tailcut-swarm: unknown option " << k << "\n" << kUsage;
@@ -316,6 +317,7 @@ int main(int argc, char** argv) {
   o.fail_slow_every = frac > 0 ? static_cast<uint32_t>(std::max(1.0, std::round(1 / frac))) : 0;
   o.fail_slow_factor = a.Num("--fail-slow-factor", 10);
   o.seed = static_cast<uint64_t>(a.Num("--seed", 1));
+  o.name_prefix = a.Get("--name-prefix", o.name_prefix);
   uint32_t procs = std::clamp<uint32_t>(static_cast<uint32_t>(a.Num("--processes", 1)), 1, n);
   uint32_t threads = std::max<uint32_t>(1, static_cast<uint32_t>(a.Num("--threads", 2)));
   tailcut::SetLogLevel(tailcut::LogLevel::kWarn);
