@@ -145,10 +145,15 @@ State Recorder::Collect(const SchedulerCore& core, Time now) const {
   // than they show. One pass over the fleet, on a scrape only.
   std::vector<ExecutorStatusInfo> fleet = core.Executors();
   s.executors_total = fleet.size();
-  for (const ExecutorStatusInfo& e : fleet) s.total_slots += e.slots;
-  std::stable_partition(fleet.begin(), fleet.end(), [](const ExecutorStatusInfo& e) {
+  auto needs_a_look = [](const ExecutorStatusInfo& e) {
     return e.quarantined || e.health.state != NodeHealth::kHealthy;
-  });
+  };
+  for (const ExecutorStatusInfo& e : fleet) {
+    s.total_slots += e.slots;
+    s.running_total += e.running;
+    s.executors_not_healthy += e.health.state != NodeHealth::kHealthy;
+  }
+  std::stable_partition(fleet.begin(), fleet.end(), needs_a_look);
   if (fleet.size() > kExecutorsShown) fleet.resize(kExecutorsShown);
   s.executors = std::move(fleet);
   s.owners = TopOwners(core.OwnerShares());
@@ -319,7 +324,8 @@ std::string RenderExecutors(const State& s) {
   std::string json;
   {
     Obj root(&json);
-    root.Raw("now", Time3(s.now)).U("total", s.executors_total);
+    root.Raw("now", Time3(s.now)).U("total", s.executors_total).U("not_healthy", s.executors_not_healthy);
+    root.U("slots", s.total_slots).U("running", s.running_total);
     root.Raw("executors", Array(s.executors, [&](const ExecutorStatusInfo& e, std::string* out) {
                Obj o(out);
                o.U("id", e.id).Str("name", e.name).Str("host", e.host);

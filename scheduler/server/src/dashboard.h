@@ -63,7 +63,7 @@ struct State {
   Time now = 0;
   std::vector<JobView> jobs;  // running (newest first), then finished (newest first)
   std::vector<ExecutorStatusInfo> executors;  // at most kExecutorsShown
-  uint64_t executors_total = 0;
+  uint64_t executors_total = 0, executors_not_healthy = 0, running_total = 0;  // the whole fleet
   std::vector<AttemptView> attempts;  // ended, oldest first, then live ones
   uint64_t last_seq = 0;
   std::vector<double> latencies;      // recent finished jobs, sorted
