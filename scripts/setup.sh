@@ -9,7 +9,8 @@
 # TAILCUT_SETUP_SLURM=1: slurm-wlm and munge, for the real-Slurm test
 # (ctest slurm_real, docs/DEPLOY.md).
 # TAILCUT_SETUP_PROMETHEUS=1: prometheus (with promtool) and curl, for the
-# real scrape and the rules' tests (docs/METRICS.md). CI sets all of them.
+# real scrape and the rules' tests (docs/METRICS.md). CI sets all of them
+# (and TAILCUT_SETUP_PYTHON_DOORS, below).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -30,6 +31,11 @@ packages=(build-essential cmake pkg-config libboost-fiber-dev libzmq3-dev cppzmq
 # TAILCUT_SETUP_DASK=1: python3-distributed and python3-numpy, for the
 # benchmark against Dask (bench/python/functions_bench.py, docs/BENCHMARKS.md).
 [[ ${TAILCUT_SETUP_DASK:-0} == 1 ]] && packages+=(python3-distributed python3-numpy)
+# TAILCUT_SETUP_PYTHON_DOORS=1: CPython's executor tests (libpython3.11-testsuite),
+# joblib and scikit-learn for the joblib backend's tests, tqdm for progress
+# bars (docs/PYTHON.md: ctest python_cpython_futures_test, python_joblib_test).
+[[ ${TAILCUT_SETUP_PYTHON_DOORS:-0} == 1 ]] &&
+  packages+=(libpython3.11-testsuite python3-joblib python3-sklearn python3-tqdm)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -2,32 +2,41 @@
 """Python functions as tasks, side by side with Dask in one run
 (docs/BENCHMARKS.md, "Python functions against Dask").
 
-    PYTHONPATH=python /usr/bin/python3 bench/python/functions_bench.py
+    PYTHONPATH=python /usr/bin/python3 bench/python/functions_bench.py              # ~2 min
+    PYTHONPATH=python /usr/bin/python3 bench/python/functions_bench.py --fanouts 1000   # a p99 of 1,000 rounds
 
-Both get the same number of single-threaded worker processes (--workers):
-Dask a distributed.LocalCluster(n_workers=W, threads_per_worker=1,
-processes=True); tailcut a LocalCluster of W/4 executors with 4 slots each
-(--allow-python: one warm Python worker per slot), once with `--policy
-none` and once with the default chain.
+Every system gets the same --workers single-threaded worker processes
+(default 4, the side-by-side of issue 33): Dask a
+distributed.LocalCluster(n_workers=W, threads_per_worker=1,
+processes=True); tailcut W/--slots executors of --slots slots (default 1:
+single-slot executors, one warm Python worker each), once with `--policy
+none` and once with the default chain. All three run at once and are
+measured in turn, run by run and round by round (ABCABC...), so a change
+of the machine's load falls on all of them alike.
 
-1. Throughput: --tasks no-op function tasks, map() then gather(): tasks/s.
+1. Throughput: --runs runs of --tasks no-op function tasks, map() then
+   gather(): tasks/s, the median of the runs with its 95% bootstrap interval.
 2. Fan-outs: --fanouts rounds of 16 tasks of --task-ms each, every
    execution delayed to 10x with probability 5% (drawn inside the
    function, per execution: a copy draws afresh); p50/p99 of a round's
-   wall time, submit to the last result. Tasks are declared idempotent, so
-   the default chain may copy them.
+   wall time, submit to the last result, with bootstrap intervals. Tasks
+   are declared idempotent, so the default chain may copy them.
 
-Needs python3-distributed (Debian) for the Dask rows; without it they are
-skipped with a note.
+Needs python3-distributed (Debian; TAILCUT_SETUP_DASK=1 scripts/setup.sh)
+for the Dask rows; without it they are skipped with a note. Live figures
+mean something only on an otherwise idle machine (load < 1.5).
 """
 
 import argparse
+import contextlib
+import os
 import random
 import statistics
 import sys
 import time
 
 import tailcut
+from _stats import ci_text, percentile  # bench/python/_stats.py (the script's folder is on sys.path)
 
 
 def noop(x):
@@ -42,110 +51,106 @@ def short_task(i, ms, delay_p, factor):
     return i
 
 
-def percentile(values, p):
-    values = sorted(values)
-    k = (len(values) - 1) * p / 100.0
-    lo, hi = int(k), min(int(k) + 1, len(values) - 1)
-    return values[lo] + (values[hi] - values[lo]) * (k - lo)
+class TailcutSystem:
+    def __init__(self, stack, policy, args):
+        flags = [] if policy == "default" else ["--policy", policy]
+        self.name = f"tailcut {policy}"
+        cluster = stack.enter_context(tailcut.LocalCluster(
+            executors=args.workers // args.slots, slots=args.slots, allow_python=True, scheduler_flags=flags))
+        self.c = stack.enter_context(cluster.client(timeout=60))
+        self.task = tailcut.task(short_task, idempotent=True)
+
+    def map_gather(self, fn, *iterables):
+        return self.c.gather(self.c.map(fn, *iterables))
+
+    def fan_out(self, n, args):
+        return self.c.gather(self.c.map(self.task, range(n), [args.task_ms] * n, [args.delay_p] * n,
+                                        [args.factor] * n))
 
 
-def fanout_rounds(run_round, rounds):
-    times = []
-    for _ in range(rounds):
-        t0 = time.perf_counter()
-        run_round()
-        times.append(time.perf_counter() - t0)
-    return times
+class DaskSystem:
+    name = "dask"
 
+    def __init__(self, stack, args):
+        import logging
 
-def bench_tailcut(policy, args):
-    flags = [] if policy == "default" else ["--policy", policy]
-    executors = max(1, args.workers // 4)
-    with tailcut.LocalCluster(executors=executors, slots=args.workers // executors, allow_python=True,
-                              scheduler_flags=flags) as cluster, cluster.client(timeout=60) as c:
-        # Warm-up: every worker started (first use), the function cached.
-        c.gather(c.map(noop, range(20 * args.workers)))
-        t0 = time.perf_counter()
-        out = c.gather(c.map(noop, range(args.tasks)))
-        tput = args.tasks / (time.perf_counter() - t0)
-        assert out == list(range(args.tasks))
-        task = tailcut.task(short_task, idempotent=True)
-        n = 16
-
-        def one_round():
-            res = c.gather(c.map(task, range(n), [args.task_ms] * n, [args.delay_p] * n, [args.factor] * n))
-            assert res == list(range(n))
-
-        fanout_rounds(one_round, 5)  # predictors learn the task's run time
-        times = fanout_rounds(one_round, args.fanouts)
-    return tput, times
-
-
-def bench_dask(args):
-    try:
         import distributed
-    except ImportError:
-        return None
-    import logging
 
-    logging.getLogger("distributed").setLevel(logging.ERROR)
-    with distributed.LocalCluster(n_workers=args.workers, threads_per_worker=1, processes=True,
-                                  dashboard_address=None, silence_logs=logging.ERROR) as cluster, \
-            distributed.Client(cluster) as c:
-        c.gather(c.map(noop, range(20 * args.workers), pure=False))
-        t0 = time.perf_counter()
-        out = c.gather(c.map(noop, range(args.tasks), pure=False))
-        tput = args.tasks / (time.perf_counter() - t0)
-        assert out == list(range(args.tasks))
-        n = 16
+        logging.getLogger("distributed").setLevel(logging.ERROR)
+        cluster = stack.enter_context(distributed.LocalCluster(
+            n_workers=args.workers, threads_per_worker=1, processes=True, dashboard_address=None,
+            silence_logs=logging.ERROR))
+        self.c = stack.enter_context(distributed.Client(cluster))
 
-        def one_round():
-            res = c.gather(c.map(short_task, range(n), [args.task_ms] * n, [args.delay_p] * n, [args.factor] * n,
-                                 pure=False))
-            assert res == list(range(n))
+    def map_gather(self, fn, *iterables):
+        return self.c.gather(self.c.map(fn, *iterables, pure=False))
 
-        fanout_rounds(one_round, 5)
-        times = fanout_rounds(one_round, args.fanouts)
-    return tput, times
+    def fan_out(self, n, args):
+        return self.c.gather(self.c.map(short_task, range(n), [args.task_ms] * n, [args.delay_p] * n,
+                                        [args.factor] * n, pure=False))
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--workers", type=int, default=16, help="worker processes for each system (default 16)")
-    ap.add_argument("--tasks", type=int, default=20000, help="no-op tasks for the throughput row (default 20000)")
-    ap.add_argument("--fanouts", type=int, default=200, help="fan-outs of 16 tasks (default 200)")
+    ap.add_argument("--workers", type=int, default=4, help="worker processes for each system (default 4)")
+    ap.add_argument("--slots", type=int, default=1, help="slots per tailcut executor (default 1)")
+    ap.add_argument("--tasks", type=int, default=5000, help="no-op tasks per throughput run (default 5000)")
+    ap.add_argument("--runs", type=int, default=5, help="throughput runs per system (default 5)")
+    ap.add_argument("--fanouts", type=int, default=200, help="fan-outs of 16 tasks per system (default 200)")
     ap.add_argument("--task-ms", type=float, default=50.0, help="run time of a short task (default 50 ms)")
     ap.add_argument("--delay-p", type=float, default=0.05, help="probability of a delayed execution (default 0.05)")
     ap.add_argument("--factor", type=float, default=10.0, help="delay factor (default 10)")
     args = ap.parse_args()
-    if args.workers < 4 or args.workers % 4:
-        ap.error("--workers must be a multiple of 4 (tailcut: executors of 4 slots)")
+    if args.slots < 1 or args.workers < args.slots or args.workers % args.slots:
+        ap.error("--workers must be a multiple of --slots")
+    if min(args.tasks, args.runs, args.fanouts) < 1:
+        ap.error("--tasks, --runs and --fanouts must be >= 1")
 
-    rows = []
-    dask = bench_dask(args)
-    if dask is None:
-        print("dask: skipped (python3-distributed is not installed)")
-    else:
-        rows.append(("dask", *dask))
-    for policy in ("none", "default"):
-        rows.append((f"tailcut {policy}", *bench_tailcut(policy, args)))
+    with contextlib.ExitStack() as stack:
+        systems = []
+        try:
+            systems.append(DaskSystem(stack, args))
+        except ImportError:
+            print("dask: skipped (python3-distributed is not installed)")
+        systems += [TailcutSystem(stack, p, args) for p in ("none", "default")]
+        for s in systems:  # warm-up: every worker started, the functions cached, predictors fed
+            s.map_gather(noop, range(20 * args.workers))
+            for _ in range(5):
+                s.fan_out(16, args)
+        tput = {s.name: [] for s in systems}
+        for _ in range(args.runs):
+            for s in systems:
+                t0 = time.perf_counter()
+                out = s.map_gather(noop, range(args.tasks))
+                tput[s.name].append(args.tasks / (time.perf_counter() - t0))
+                assert out == list(range(args.tasks))
+        rounds = {s.name: [] for s in systems}
+        for _ in range(args.fanouts):
+            for s in systems:
+                t0 = time.perf_counter()
+                assert s.fan_out(16, args) == list(range(16))
+                rounds[s.name].append(time.perf_counter() - t0)
 
-    print(f"{args.workers} single-threaded worker processes each; {args.tasks} no-op tasks; "
-          f"{args.fanouts} fan-outs of 16 x {args.task_ms:g} ms, {args.delay_p:.0%} of executions x{args.factor:g}")
-    print(f"{'system':<18} {'no-op tasks/s':>14} {'fan-out p50 ms':>15} {'p99 ms':>9} {'mean ms':>9}")
-    for name, tput, times in rows:
-        print(f"{name:<18} {tput:>14,.0f} {percentile(times, 50) * 1000:>15.1f} {percentile(times, 99) * 1000:>9.1f} "
-              f"{statistics.mean(times) * 1000:>9.1f}")
-    by = {name: (tput, times) for name, tput, times in rows}
-    if "dask" in by:
-        t_d, t_n, t_def = by["dask"], by["tailcut none"], by["tailcut default"]
-        best = max(t_n[0], t_def[0])
-        print(f"tailcut / dask tasks/s: {best / t_d[0]:.1f}x (target >= 10x): {'met' if best >= 10 * t_d[0] else 'NOT met'}")
-        p99 = percentile(t_def[1], 99)
-        ok = p99 < percentile(t_d[1], 99) and p99 < percentile(t_n[1], 99)
-        p50_ok = percentile(t_def[1], 50) <= percentile(t_n[1], 50)
-        print(f"default p99 below dask's and none's: {'met' if ok else 'NOT met'}; "
-              f"default p50 no worse than none's: {'met' if p50_ok else 'NOT met'}")
+    load = os.getloadavg()[0]
+    print(f"{args.workers} single-threaded worker processes each (tailcut: {args.workers // args.slots} executors x "
+          f"{args.slots} slot(s)); {args.runs} runs of {args.tasks} no-op tasks; {args.fanouts} fan-outs of "
+          f"16 x {args.task_ms:g} ms, {args.delay_p:.0%} of executions x{args.factor:g}; interleaved; "
+          f"load average at the end {load:.2f}")
+    print("medians and percentiles with [95% bootstrap interval]")
+    print(f"{'system':<16} {'no-op tasks/s':>28} {'fan-out p50 ms':>26} {'p99 ms':>28} {'mean ms':>8}")
+    med = statistics.median
+    for s in systems:
+        r = rounds[s.name]
+        print(f"{s.name:<16} {ci_text(tput[s.name], med, fmt='{:,.0f}'):>28} "
+              f"{ci_text(r, lambda v: percentile(v, 50), 1000):>26} {ci_text(r, lambda v: percentile(v, 99), 1000):>28} "
+              f"{statistics.mean(r) * 1000:>8.1f}")
+    if "dask" in tput:
+        best = max(med(tput["tailcut none"]), med(tput["tailcut default"]))
+        ratio = best / med(tput["dask"])
+        print(f"tailcut / dask no-op tasks/s: {ratio:.1f}x (target >= 10x): {'met' if ratio >= 10 else 'NOT met'}")
+        p99 = {n: percentile(r, 99) for n, r in rounds.items()}
+        ok = p99["tailcut default"] < p99["dask"] and p99["tailcut default"] < p99["tailcut none"]
+        print(f"default p99 below dask's and none's: {'met' if ok else 'NOT met'}")
     return 0
 
 

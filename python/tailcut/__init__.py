@@ -34,24 +34,20 @@ from .errors import (
 from .jobs import Job, Task, exec_args, fanout, k_of_n, quorum
 from .client import Client, ExecutorInfo, JobStatus, JobTrace, TaskResult, TraceAttempt, new_request_key
 from .local import LocalCluster
-from .functions import (
-    CancelledError,
-    Future,
-    PythonVersionMismatch,
-    RemoteTraceback,
-    TaskError,
-    TaskFunction,
-    as_completed,
-    gather,
-    idempotent,
-    task,
-)
+from ._futures import CancelledError, Future, RemoteTraceback, TaskError, as_completed, gather
+from ._taskfn import TaskFunction, idempotent, task
+from .functions import PythonVersionMismatch
 from ._task import progress
+from .executor import Executor, Future as ExecutorFuture
+from .aio import AsyncClient
+from . import _hooks
+
+_hooks.register_joblib_when_imported()
 
 __all__ = [
     "Busy", "Client", "ExecutorInfo", "Infeasible", "Internal", "InvalidArgument", "Job", "JobFailed",
     "JobStatus", "JobTrace", "LocalCluster", "NotYourJob", "Refused", "TailcutError", "Task", "TaskResult", "Timeout", "TraceAttempt",
     "TooLarge", "Unavailable", "UnknownJob", "UnknownKernel", "exec_args", "fanout", "k_of_n", "new_request_key", "quorum",
     "CancelledError", "Future", "PythonVersionMismatch", "RemoteTraceback", "TaskError", "TaskFunction",
-    "as_completed", "gather", "idempotent", "task", "progress",
+    "as_completed", "gather", "idempotent", "task", "progress", "Executor", "ExecutorFuture", "AsyncClient",
 ]

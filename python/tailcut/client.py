@@ -149,6 +149,15 @@ class Client:
         self._subscriptions = {}  # request id -> job id whose pushes are kept
         self._submitted_keys = {}  # job id -> request key of each job submitted here
         self._functions = _fns.FunctionTasks(self)  # Python tasks: pending submits, open futures
+        self._wake_fd = None  # _set_wake
+
+    def _set_wake(self, fd):
+        """Makes _receive return early when `fd` (a non-blocking pipe's
+        read end) becomes readable."""
+        self._wake_fd = fd
+        self._poller = zmq.Poller()
+        self._poller.register(self._sock, zmq.POLLIN)
+        self._poller.register(fd, zmq.POLLIN)
 
     # ------------------------------------------------------------- life --
     def close(self):
@@ -235,9 +244,10 @@ class Client:
         self._check_open()
         return self._functions.map(fn, iterables, {"idempotent": idempotent})
 
-    def gather(self, futures, timeout=None):
-        """The futures' results, in order (raises the first exception)."""
-        return _fns.gather(futures, timeout)
+    def gather(self, futures, timeout=None, progress=None):
+        """The futures' results, in order (raises the first exception);
+        `progress`: a progress bar (None: only when interactive)."""
+        return _fns.gather(futures, timeout, progress)
 
     def flush(self):
         """Sends the Python tasks submit() holds (refusals go to their futures)."""
@@ -388,10 +398,23 @@ class Client:
             self._keep(reply)
 
     def _receive(self, seconds):
-        """One reply within `seconds`, or None (timeout, or a frame that does
-        not parse)."""
-        if not self._sock.poll(max(0, int(seconds * 1000)) + 1, zmq.POLLIN):
-            return None
+        """One reply within `seconds`, or None (timeout, a frame that does
+        not parse, or a byte on the wake pipe: tailcut.Executor's thread
+        waits here and is woken by a submit)."""
+        ms = max(0, int(seconds * 1000)) + 1
+        if self._wake_fd is None:
+            if not self._sock.poll(ms, zmq.POLLIN):
+                return None
+        else:
+            ready = dict(self._poller.poll(ms))
+            if self._wake_fd in ready:
+                try:
+                    os.read(self._wake_fd, 4096)
+                except BlockingIOError:
+                    pass
+                return None
+            if self._sock not in ready:
+                return None
         try:
             frame = self._sock.recv(zmq.NOBLOCK)
         except zmq.Again:

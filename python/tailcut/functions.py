@@ -18,12 +18,16 @@ on one of them (result, gather, as_completed): the Client is synchronous.
 
 import sys
 import time
-from collections import deque
+import types
+import weakref
 
 from . import _pickling
 from .errors import InvalidArgument, JobFailed, TailcutError, Timeout, TooLarge, Unavailable
+from ._futures import (  # noqa: F401 (tailcut.functions.Future etc. still resolve)
+    _CANCELLED, _DONE, _PENDING, _SENT, CancelledError, Future, RemoteTraceback, TaskError, _exception_of,
+    _writable, as_completed, check_timeout, gather)
 from ._proto import pb
-from .jobs import MAX_MEMORY_MB
+from ._taskfn import TaskFunction, idempotent, task  # noqa: F401
 
 PYTHON_VERSION = "%d.%d" % sys.version_info[:2]
 PYTHON_LABEL = "python"  # the executor label carrying Register.python_version
@@ -40,163 +44,39 @@ class PythonVersionMismatch(InvalidArgument):
     client's Python major.minor (cloudpickle's rule)."""
 
 
-class TaskError(TailcutError):
-    """A task's exception that did not unpickle here: `type_name`,
-    `remote_traceback` (text), `stdout`, `stderr`."""
-
-    def __init__(self, type_name, message, remote_traceback, stdout="", stderr=""):
-        super().__init__(f"{type_name}: {message}\n\nRemote traceback:\n{remote_traceback}")
-        self.type_name, self.remote_traceback, self.stdout, self.stderr = type_name, remote_traceback, stdout, stderr
-
-
-class RemoteTraceback(Exception):
-    """The `__cause__` of an exception re-raised from a task: its traceback
-    on the executor, as text."""
-
-    def __init__(self, text):
-        super().__init__(text)
-        self.text = text
-
-    def __str__(self):
-        return "\n\nRemote traceback (on the executor):\n" + self.text
-
-
-class TaskFunction:
-    """A function with task options; from `tailcut.task(...)` or the
-    `@tailcut.idempotent` decorator. Calling it calls the function here."""
-
-    def __init__(self, fn, idempotent=None, max_attempts=0, timeout_s=0.0, cpu_slots=1, memory_mb=0):
-        if isinstance(fn, TaskFunction):
-            fn = fn.fn
-        if not (callable(fn) or isinstance(fn, str)):
-            raise InvalidArgument(f"a task is a function or a 'module:function' string, got {type(fn).__name__}")
-        if idempotent is not None and not isinstance(idempotent, bool):
-            raise InvalidArgument(f"idempotent must be True, False or None, got {idempotent!r}")
-        if isinstance(max_attempts, bool) or not isinstance(max_attempts, int) or max_attempts < 0:
-            raise InvalidArgument(f"max_attempts must be an int >= 0 (0: the scheduler's default), got {max_attempts!r}")
-        if isinstance(timeout_s, bool) or not isinstance(timeout_s, (int, float)) or not timeout_s >= 0:
-            raise InvalidArgument(f"timeout_s must be seconds >= 0, got {timeout_s!r}")
-        if isinstance(cpu_slots, bool) or not isinstance(cpu_slots, int) or cpu_slots < 1:
-            raise InvalidArgument(f"cpu_slots must be an int >= 1, got {cpu_slots!r}")
-        if isinstance(memory_mb, bool) or not isinstance(memory_mb, int) or not 0 <= memory_mb <= MAX_MEMORY_MB:
-            raise InvalidArgument(f"memory_mb must be an int in [0, 2**40] (MiB; 0: no request), got {memory_mb!r}")
-        self.fn, self.idempotent, self.max_attempts = fn, idempotent, max_attempts
-        self.timeout_s, self.cpu_slots, self.memory_mb = float(timeout_s), cpu_slots, memory_mb
-        if isinstance(fn, str):
-            module, _, name = fn.partition(":")
-            if not module or not name:
-                raise InvalidArgument(f"a function reference is 'module:function', got {fn!r}")
-        self.__name__ = fn if isinstance(fn, str) else getattr(fn, "__qualname__", type(fn).__name__)
-
-    def __call__(self, *args, **kwargs):
-        if isinstance(self.fn, str):
-            from .worker import _resolve
-
-            return _resolve(self.fn)(*args, **kwargs)
-        return self.fn(*args, **kwargs)
-
-    def __repr__(self):
-        return f"tailcut.task({self.__name__}, idempotent={self.idempotent})"
-
-
-def task(fn=None, *, idempotent=None, max_attempts=0, timeout_s=0.0, cpu_slots=1, memory_mb=0):
-    """Task options for a function, as a call or a decorator:
-
-        @tailcut.task(idempotent=True, timeout_s=30)
-        def score(x): ...
-
-    idempotent: running it twice is harmless, so the scheduler may copy a
-    slow attempt (None: not idempotent, docs/POLICIES.md "Side effects");
-    max_attempts: failed attempts (a worker that died, a lost executor)
-    before the job fails, 0 the scheduler's default; timeout_s: per attempt;
-    memory_mb: MiB it holds while running (placed only where that much is
-    free; the worker is stopped past it, docs/JOBS.md "Memory")."""
-    options = dict(idempotent=idempotent, max_attempts=max_attempts, timeout_s=timeout_s, cpu_slots=cpu_slots,
-                   memory_mb=memory_mb)
-    if fn is None:
-        return lambda f: TaskFunction(f, **options)
-    return TaskFunction(fn, **options)
-
-
-def idempotent(fn):
-    """Decorator: the function may run more than once (its copies race and
-    the first result wins), so slow attempts get copies."""
-    base = fn if isinstance(fn, TaskFunction) else TaskFunction(fn)
-    return TaskFunction(base.fn, True, base.max_attempts, base.timeout_s, base.cpu_slots, base.memory_mb)
-
-
-_PENDING, _SENT, _DONE, _CANCELLED = "pending", "sent", "done", "cancelled"
-
-
-class Future:
-    """The result of one Python task. `result()` waits for it and returns
-    the function's value or raises its exception (with the remote
-    traceback as `__cause__`); `stdout` and `stderr` hold the last 4 KiB
-    the function printed; `executor_id`, `attempt_id`, `run_s` say which
-    attempt won, `copy` whether it was a redundant copy (it beat the
-    task's earlier attempt)."""
-
-    __slots__ = ("_client", "_state", "_value", "_error", "job_id", "task_index", "stdout", "stderr",
-                 "executor_id", "attempt_id", "run_s", "copy")
-
-    def __init__(self, client):
-        self._client = client
-        self._state = _PENDING
-        self._value = self._error = None
-        self.job_id = self.task_index = None
-        self.stdout = self.stderr = ""
-        self.executor_id = self.attempt_id = 0
-        self.run_s = 0.0
-        self.copy = False
-
-    def done(self):
-        return self._state in (_DONE, _CANCELLED)
-
-    def cancelled(self):
-        return self._state == _CANCELLED
-
-    def result(self, timeout=None):
-        self._client._functions.wait([self], timeout)
-        if self._state == _CANCELLED:
-            raise CancelledError(f"task {self.task_index} of job {self.job_id} was cancelled")
-        if self._error is not None:
-            raise self._error
-        return self._value
-
-    def exception(self, timeout=None):
-        self._client._functions.wait([self], timeout)
-        return self._error
-
-    def cancel(self):
-        """Cancels the task: one not sent yet is dropped; a sent one is
-        stopped when it is the last unfinished task of its job (the job is
-        cancelled: its running attempt gets SIGINT), else its result is
-        ignored. False when it had already finished."""
-        return self._client._functions.cancel(self)
-
-    def __repr__(self):
-        return f"<tailcut.Future {self._state} job={self.job_id} task={self.task_index}>"
-
-
-class CancelledError(TailcutError):
-    """result() of a cancelled Future."""
+_CACHED_TYPES = (types.FunctionType, types.BuiltinFunctionType)
 
 
 def _function_part(fn, cache):
-    """(kind, bytes) of a function, pickled once per call of flush."""
+    """(kind, bytes) of a function. `cache` maps functions to their pickle
+    (weakly: a function nobody holds is dropped): a plain function is
+    pickled once per Client, with its closure and globals as of then, as
+    Dask does; other callables (bound methods, partials, objects) each time,
+    as their state may change."""
     if isinstance(fn, str):
         return _pickling.KIND_REFERENCE, fn.encode("utf-8")
-    key = id(fn)
-    hit = cache.get(key)
-    if hit is None:
+    cacheable = isinstance(fn, _CACHED_TYPES)
+    part = cache.get(fn) if cacheable else None
+    if part is None:
         try:
             import cloudpickle
         except ImportError:
             raise InvalidArgument("sending a Python function needs cloudpickle (Debian: python3-cloudpickle; "
                                   "pip: cloudpickle), or name it as 'module:function'") from None
-        hit = (fn, _pickling.KIND_PICKLED, cloudpickle.dumps(fn, protocol=5))
-        cache[key] = hit
-    return hit[1], hit[2]
+        try:
+            part = cloudpickle.dumps(fn, protocol=5)
+        except Exception as e:
+            name = getattr(fn, "__qualname__", type(fn).__name__)
+            raise InvalidArgument(f"the function {name} does not pickle ({type(e).__name__}: {e}): a task's function "
+                                  "travels to the executors, so it must not hold sockets, locks, open files or "
+                                  "clients; create those inside the function, or name an importable one as "
+                                  "'module:function'") from None
+        if cacheable:
+            try:
+                cache[fn] = part
+            except TypeError:  # not weakly referenceable (some builtins)
+                pass
+    return _pickling.KIND_PICKLED, part
 
 
 MAX_PARENTS = 64  # jobs one job may run after (the scheduler's limit)
@@ -225,17 +105,22 @@ class FunctionTasks:
         self.next_poll = 0.0  # when open jobs' statuses are asked next
         self.unanswered_since = None  # the scheduler has not answered since
         self.watchers = []  # deques of futures done, one per as_completed() running
+        self.pickled = weakref.WeakKeyDictionary()  # function -> its pickle (_function_part)
 
     # ----------------------------------------------------------- submit --
-    def make(self, fn, args, kwargs, options, fn_cache):
+    def make(self, fn, args, kwargs, options, check_version=True):
+        """The task of fn(*args, **kwargs), encoded (an _Entry). Touches the
+        scheduler only for the version check (tailcut.Executor calls it
+        from the caller's thread with check_version=False, and checks on
+        its own thread)."""
         tf = fn if isinstance(fn, TaskFunction) else None
         target = tf.fn if tf else fn
         if not (callable(target) or isinstance(target, str)):
             raise InvalidArgument(f"a task is a function or a 'module:function' string, got {type(target).__name__}")
         if isinstance(target, str):
             TaskFunction(target)  # checks the reference's form
-        kind, part = _function_part(target, fn_cache)
-        if kind == _pickling.KIND_PICKLED:
+        kind, part = _function_part(target, self.pickled)
+        if kind == _pickling.KIND_PICKLED and check_version:
             self.check_version()
         args, kwargs, inputs = self.upstream(tuple(args), dict(kwargs))
         try:
@@ -252,8 +137,8 @@ class FunctionTasks:
                           cpu_slots=tf.cpu_slots, memory_mb=tf.memory_mb)
         if options.get("idempotent") is not None:
             merged["idempotent"] = options["idempotent"]
-        return _Entry(Future(self.client), payload, kind == _pickling.KIND_PICKLED, merged, _task_class(target),
-                      inputs)
+        task_class = options.get("task_class") or _task_class(target)
+        return _Entry(Future(self.client), payload, kind == _pickling.KIND_PICKLED, merged, task_class, inputs)
 
     def upstream(self, args, kwargs):
         """Futures among the arguments become inputs (docs/PYTHON.md,
@@ -303,15 +188,14 @@ class FunctionTasks:
         # No executor runs Python at all: the scheduler's refusal says how to enable it.
 
     def submit(self, fn, args, kwargs, options):
-        entry = self.make(fn, args, kwargs, options, {})
+        entry = self.make(fn, args, kwargs, options)
         self.pending.append(entry)
         if len(self.pending) >= BATCH_TASKS:
             self.flush()
         return entry.future
 
     def map(self, fn, iterables, options):
-        cache = {}
-        entries = [self.make(fn, items, {}, options, cache) for items in zip(*iterables)]
+        entries = [self.make(fn, items, {}, options) for items in zip(*iterables)]
         self.flush()  # what submit() left pending goes first
         self.send(entries, raise_errors=True)
         return [e.future for e in entries]
@@ -365,8 +249,8 @@ class FunctionTasks:
             if e.pickled:
                 t.demand.labels[PYTHON_LABEL] = PYTHON_VERSION
             t.features.task_class = e.task_class
-            for job, task in e.inputs:
-                t.inputs.add(job_id=job, task_index=task)
+            for job, index in e.inputs:
+                t.inputs.add(job_id=job, task_index=index)
         try:
             job = self.client._submit_request(req)
         except TailcutError as err:
@@ -452,6 +336,7 @@ class FunctionTasks:
     def wait(self, futures, timeout=None):
         """Pumps results until every future in `futures` is done, or raises
         Timeout."""
+        timeout = check_timeout(timeout)
         futures = [f for f in futures if not f.done()]
         if any(f._state == _PENDING for f in futures):
             self.flush()
@@ -537,78 +422,4 @@ def _task_class(target):
 def _job_done(status):
     return status.state in (pb.JOB_SUCCEEDED, pb.JOB_FAILED, pb.JOB_CANCELLED)
 
-
-def _writable(data):
-    # A value's out-of-band buffers (numpy arrays) are views of the output:
-    # a bytearray makes them writable, at one copy, only when there are any.
-    return bytearray(data) if _has_buffers(data) else data
-
-
-def _has_buffers(data):
-    try:
-        view = memoryview(data)
-        (n,) = _pickling._U32.unpack_from(view, 6)
-        offset = 10 + n
-        (m,) = _pickling._U32.unpack_from(view, offset)
-        return _pickling._U32.unpack_from(view, offset + 4 + m)[0] > 0
-    except Exception:
-        return False
-
-
-def _exception_of(value, stdout, stderr):
-    tb = value.get("traceback", "")
-    exc = None
-    if value.get("exception") is not None:
-        try:
-            exc = _pickling.loads_value(value["exception"])
-        except Exception:
-            exc = None
-    if isinstance(exc, BaseException):
-        exc.__cause__ = RemoteTraceback(tb)
-        try:
-            exc.remote_traceback, exc.stdout, exc.stderr = tb, stdout, stderr
-        except AttributeError:
-            pass
-        return exc
-    return TaskError(value.get("type", "Exception"), value.get("message", ""), tb, stdout, stderr)
-
-
-def as_completed(futures, timeout=None):
-    """Yields the futures as they finish (each once), from one Client;
-    Timeout when some are not done after `timeout` seconds."""
-    futures = list(futures)
-    if not futures:
-        return
-    functions = futures[0]._client._functions
-    if any(f._state == _PENDING for f in futures):
-        functions.flush()
-    deadline = None if timeout is None else time.monotonic() + timeout
-    wanted = {id(f) for f in futures}
-    done = deque()
-    functions.watchers.append(done)
-    try:
-        left = len(wanted)
-        for f in futures:
-            if f.done() and id(f) in wanted:
-                wanted.discard(id(f))
-                left -= 1
-                yield f
-        while left:
-            while not done:
-                functions.pump(deadline, futures)
-            f = done.popleft()
-            if id(f) in wanted:
-                wanted.discard(id(f))
-                left -= 1
-                yield f
-    finally:
-        functions.watchers.remove(done)
-
-
-def gather(futures, timeout=None):
-    """The futures' results in order; raises the first task's exception."""
-    futures = list(futures)
-    if futures:
-        futures[0]._client._functions.wait(futures, timeout)
-    return [f.result() for f in futures]
 

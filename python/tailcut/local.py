@@ -176,10 +176,11 @@ class LocalCluster:
         """A Client of this cluster (see client_options)."""
         return Client(**{**self.client_options(as_), **options})
 
-    def add_executor(self, *flags, allow_shell=None, allow_python=None):
-        """Starts one more executor (extra flags after the usual ones) and
-        waits for it to register."""
-        self._start_executor(len(self._executors), list(flags), allow_shell, allow_python)
+    def add_executor(self, *flags, allow_shell=None, allow_python=None, env=None):
+        """Starts one more executor (extra flags after the usual ones; `env`:
+        variables added to its environment, which its Python workers
+        inherit) and waits for it to register."""
+        self._start_executor(len(self._executors), list(flags), allow_shell, allow_python, env)
         self._wait_for_executors(len(self._executors))
 
     def restart_scheduler(self, kill=False):
@@ -206,10 +207,11 @@ class LocalCluster:
                 if name != "scheduler":
                     out.write(Path(self.keys_dir, name + ".pub").read_text())
 
-    def _spawn(self, argv, log_name):
+    def _spawn(self, argv, log_name, env=None):
         main_thread = threading.current_thread() is threading.main_thread()
         with open(os.path.join(self.log_dir, log_name), "ab") as log:
             return subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+                                    env={**os.environ, **env} if env else None,
                                     preexec_fn=_die_with_parent if main_thread else None)
 
     def _start_scheduler(self):
@@ -225,7 +227,7 @@ class LocalCluster:
                      "--trusted-keys", os.path.join(self.keys_dir, "trusted.toml")]
         self._scheduler = self._spawn(argv + self.scheduler_flags, "scheduler.log")
 
-    def _start_executor(self, index, extra=(), allow_shell=None, allow_python=None):
+    def _start_executor(self, index, extra=(), allow_shell=None, allow_python=None, env=None):
         argv = [str(self.bin_dir / "tailcut-executor"), "--scheduler", self.executor_endpoint,
                 "--slots", str(self.slots), "--name", f"local-{index + 1}"]
         if self.with_keys:
@@ -241,7 +243,7 @@ class LocalCluster:
             runs_code = True
         if runs_code and not self.with_keys:  # loopback, our own scheduler: nothing to authenticate it with
             argv.append("--trust-unauthenticated-scheduler")
-        self._executors.append(self._spawn(argv + self.executor_flags + list(extra), f"executor-{index + 1}.log"))
+        self._executors.append(self._spawn(argv + self.executor_flags + list(extra), f"executor-{index + 1}.log", env))
 
     def _scheduler_up(self):
         """True once the scheduler answers; False if it exited first."""

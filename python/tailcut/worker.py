@@ -133,6 +133,7 @@ class Worker:
         self.channel = channel
         self.max_result_bytes = max_result_bytes
         self.functions = {}
+        self.imported = False  # the last cancelled task imported modules
 
     def function(self, kind, part):
         fn = self.functions.get((kind, part))
@@ -169,6 +170,7 @@ class Worker:
         saved = sys.stdout, sys.stderr
         sys.stdout, sys.stderr = out, err
         status, value = _pickling.OK, None
+        modules, self.imported = len(sys.modules), False
         try:
             _running = True
             try:
@@ -183,6 +185,7 @@ class Worker:
                 _running = False
         except KeyboardInterrupt as e:
             if _interrupted:
+                self.imported = len(sys.modules) != modules
                 return None
             status, value = _pickling.ERROR, _error_value(e, 1)  # the function's own
         except BaseException as e:  # SystemExit too: the worker stays
@@ -222,6 +225,13 @@ class Worker:
                 result = None
             if result is None:
                 self.channel.send(b"C")
+                if self.imported:
+                    # Cancelled while it imported (a first task unpickling
+                    # scikit-learn, say): a module cut short can stay half
+                    # made in sys.modules ("module 'numpy' has no attribute
+                    # 'round'" in the next task). The executor replaces a
+                    # worker that exits.
+                    return
             else:
                 self.channel.send(b"R", result)
 

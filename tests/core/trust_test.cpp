@@ -116,8 +116,9 @@ TEST_CASE("trust: a silent executor's attempts time out by default, and it is qu
   std::vector<AttemptId> held = h.LiveOn(silent);
   REQUIRE(held.size() >= 3);  // never started, never answered
   REQUIRE(h.LiveOn(good).empty());
-  // The limit is the floor (10 x 0.1 s is less), armed at launch.
-  h.Pass(o.attempt_timeout_floor_s - 1);
+  // They had free slots and never started: the start limit, the start
+  // floor (10 x 0.1 s is less), armed at launch.
+  h.Pass(o.attempt_start_floor_s - 1);
   CHECK(h.core.Counters().attempts_timed_out == 0);
   h.Pass(2);
   CHECK(h.core.Counters().attempts_timed_out == held.size());
@@ -146,6 +147,7 @@ TEST_CASE("trust: an unknown task class gets the ceiling") {
   CoreHarness h(o);
   h.ExecAs("x", 1);
   JobId id = h.Submit(CoreHarness::Fanout(1, "noop"));
+  h.core.AttemptStarted(h.live.begin()->first);  // started: the run limit applies
   h.Pass(99);
   CHECK(h.core.Counters().attempts_timed_out == 0);
   h.Pass(2);
@@ -233,4 +235,52 @@ TEST_CASE("trust: job_retention = 0 and a default limit below its floor are conf
   auto c = Config::Parse("[core]\nattempt_timeout_ratio = 0\n", "test.toml");
   REQUIRE(LoadCoreOptions(*c, "core", &o).ok());
   CHECK(o.attempt_timeout_ratio == 0);
+}
+
+TEST_CASE("trust: an attempt whose executor never reports a start times out by its class, a started one by the run limit") {
+  CoreOptions o = NoHeartbeats();
+  o.attempt_start_floor_s = 0.5;  // 10 x 0.1 s = 1 s is then the start limit
+  CoreHarness h(o);
+  ExecutorId quiet = h.ExecAs("quiet", 2);
+  JobId warm = h.Submit(CoreHarness::Fanout(10));  // teaches the class: 0.1 s
+  while (!h.live.empty()) {
+    h.clock.Advance(0.1);
+    h.Finish(h.live.begin()->first, 0.1);
+  }
+  REQUIRE(h.finished.count(warm));
+  JobDef j = CoreHarness::Fanout(2);
+  j.max_attempts = 3;
+  h.Submit(j);
+  std::vector<AttemptId> held = h.LiveOn(quiet);
+  REQUIRE(held.size() == 2);
+  h.core.AttemptStarted(held[0]);  // reported started: judged by the run limit (30 s floor)
+  h.Pass(0.9);
+  CHECK(h.core.Counters().attempts_timed_out == 0);
+  h.Pass(0.2);  // 1.1 s: the unstarted one is past 10 x its class's p99
+  CHECK(h.core.Counters().attempts_timed_out == 1);
+  CHECK_FALSE(h.live.count(held[1]));
+  CHECK(h.live.count(held[0]));
+  h.Pass(o.attempt_timeout_floor_s - 2);
+  CHECK(h.live.count(held[0]));  // the started one keeps its run limit
+  h.Pass(2);
+  CHECK_FALSE(h.live.count(held[0]));
+}
+
+TEST_CASE("trust: attempts queued behind others on their executor get no start limit") {
+  CoreOptions o = NoHeartbeats();
+  o.attempt_start_floor_s = 0.5;
+  o.pipeline_s = 10;  // 0.1 s tasks count as tiny: the executor queues them beyond its slot
+  CoreHarness h(o);
+  ExecutorId x = h.ExecAs("x", 1);
+  h.Submit(CoreHarness::Fanout(20));
+  for (int i = 0; i < 4; ++i) {  // pipelining starts after 4 commits of the job
+    REQUIRE(h.LiveOn(x).size() == 1);
+    h.clock.Advance(0.1);
+    h.Finish(h.LiveOn(x)[0], 0.1);
+  }
+  std::vector<AttemptId> on_x = h.LiveOn(x);
+  REQUIRE(on_x.size() >= 3);  // one on the slot, the rest queued behind it
+  h.core.AttemptStarted(on_x[0]);
+  h.Pass(2);  // the queued ones wait for the first: none is judged by a start limit
+  CHECK(h.core.Counters().attempts_timed_out == 0);
 }

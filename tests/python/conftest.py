@@ -25,6 +25,13 @@ def cluster(request):
         yield c
 
 
+@pytest.fixture(scope="module")
+def python_cluster():
+    """Executors that run Python functions (--allow-python), no keys."""
+    with tailcut.LocalCluster(executors=2, slots=2, allow_python=True) as c:
+        yield c
+
+
 @pytest.fixture
 def client(cluster):
     with cluster.client() as c:

@@ -23,9 +23,8 @@ cloudpickle.register_pickle_by_value(sys.modules[__name__])
 
 
 @pytest.fixture(scope="module")
-def cluster():
-    with tailcut.LocalCluster(executors=2, slots=2, allow_python=True) as c:
-        yield c
+def cluster(python_cluster):
+    return python_cluster
 
 
 @pytest.fixture

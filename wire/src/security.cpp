@@ -159,21 +159,29 @@ HandshakeMonitor::HandshakeMonitor(zmq::context_t& ctx, zmq::socket_t& socket, b
   events_.connect(address);
 }
 
-std::string HandshakeMonitor::TakeFailure() {
-  std::string why;
+bool TakeMonitorEvent(zmq::socket_t& monitor, MonitorEvent* out) {
   zmq::message_t event, endpoint;
   // Each event: 6 bytes (uint16 event, uint32 value), then the endpoint.
-  while (events_.recv(event, zmq::recv_flags::dontwait)) {
-    if (event.more()) (void)events_.recv(endpoint, zmq::recv_flags::none);
+  while (monitor.recv(event, zmq::recv_flags::dontwait)) {
+    if (event.more()) (void)monitor.recv(endpoint, zmq::recv_flags::none);
     if (event.size() < 6) continue;
-    uint16_t id;
-    std::memcpy(&id, event.data(), sizeof id);
-    why = id == ZMQ_EVENT_HANDSHAKE_FAILED_AUTH
-              ? "the scheduler at " + endpoint.to_string() + " refused this key (not in its trusted_keys, or the wrong role)"
-          : with_keys_ ? "the handshake with " + endpoint.to_string() +
+    std::memcpy(&out->id, event.data(), sizeof out->id);
+    std::memcpy(&out->value, static_cast<const char*>(event.data()) + 2, sizeof out->value);
+    out->endpoint = endpoint.to_string();
+    return true;
+  }
+  return false;
+}
+
+std::string HandshakeMonitor::TakeFailure() {
+  std::string why;
+  MonitorEvent e;
+  while (TakeMonitorEvent(events_, &e)) {
+    why = e.id == ZMQ_EVENT_HANDSHAKE_FAILED_AUTH
+              ? "the scheduler at " + e.endpoint + " refused this key (not in its trusted_keys, or the wrong role)"
+          : with_keys_ ? "the handshake with " + e.endpoint +
                              " failed: it does not hold the scheduler key configured here, or does not use keys"
-                       : "the scheduler at " + endpoint.to_string() +
-                             " wants keys: set key_file and scheduler_key (docs/SECURITY.md)";
+                       : "the scheduler at " + e.endpoint + " wants keys: set key_file and scheduler_key (docs/SECURITY.md)";
   }
   return why;
 }

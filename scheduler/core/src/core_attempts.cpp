@@ -123,6 +123,7 @@ void SchedulerCore::Impl::AttemptDropped(AttemptId id, std::string why) {
 
 void SchedulerCore::Impl::MarkStarted(Attempt& a) {
   a.started = s_.Now();
+  life_.Started(a);
   s_.PostAttempt(PolicyEvent::Kind::kStarted, a);
 }
 
@@ -189,15 +190,19 @@ void SchedulerCore::Impl::NoteTimeout(ExecutorId id) {
 // Attempts and jobs past their time limit: O(log n) per deadline.
 void SchedulerCore::Impl::ExpireDeadlines(Time now) {
   while (!s_.attempt_deadlines.empty() && s_.attempt_deadlines.top().first <= now) {
-    AttemptId id = s_.attempt_deadlines.top().second;
+    auto [at, id] = s_.attempt_deadlines.top();
     s_.attempt_deadlines.pop();
     auto it = s_.attempts.find(id);
-    if (it == s_.attempts.end()) continue;  // ended in time
+    if (it == s_.attempts.end()) continue;          // ended in time
+    if (it->second.deadline != at) continue;        // re-armed when it started
     Attempt a = it->second;
     s_.counters.attempts_timed_out++;
     s_.Emit(CancelCmd{id, a.executor});
-    FailAttempt(a, "attempt exceeded its time limit of " + FormatLimit(a.deadline - a.queued) + " s since launch",
-                now - (a.started >= 0 ? a.started : a.queued));
+    std::string why = a.deadline < a.run_deadline
+                          ? "attempt was not reported started within its start limit of " +
+                                FormatLimit(a.deadline - a.queued) + " s since launch"
+                          : "attempt exceeded its time limit of " + FormatLimit(a.deadline - a.queued) + " s since launch";
+    FailAttempt(a, std::move(why), now - (a.started >= 0 ? a.started : a.queued));
     NoteTimeout(a.executor);
   }
   while (!s_.job_deadlines.empty() && s_.job_deadlines.top().first <= now) {

@@ -32,6 +32,7 @@ Status LoadCoreOptions(const Config& cfg, std::string_view prefix, CoreOptions* 
       .Get("job_timeout_s", &o->job_timeout_s)
       .Get("attempt_timeout_ratio", &o->attempt_timeout_ratio)
       .Get("attempt_timeout_floor_s", &o->attempt_timeout_floor_s)
+      .Get("attempt_start_floor_s", &o->attempt_start_floor_s)
       .Get("attempt_timeout_ceiling_s", &o->attempt_timeout_ceiling_s)
       .Get("unresponsive_after_timeouts", &o->unresponsive_after_timeouts)
       .Get("count_executor_loss", &o->count_executor_loss)
@@ -50,6 +51,7 @@ Status LoadCoreOptions(const Config& cfg, std::string_view prefix, CoreOptions* 
       .Check(o->job_timeout_s >= 0, "job_timeout_s must be >= 0 (0 = none)")
       .Check(o->attempt_timeout_ratio >= 0, "attempt_timeout_ratio must be >= 0 (0 = no default limit)")
       .Check(o->attempt_timeout_floor_s > 0, "attempt_timeout_floor_s must be > 0")
+      .Check(o->attempt_start_floor_s > 0, "attempt_start_floor_s must be > 0")
       .Check(o->attempt_timeout_ceiling_s >= o->attempt_timeout_floor_s,
              "attempt_timeout_ceiling_s must be >= attempt_timeout_floor_s")
       .Check(o->lost_after_s >= 0, "lost_after_s must be >= 0 (0 = never)")

@@ -52,7 +52,8 @@ struct Attempt {
   ExecutorId executor = 0;
   Time queued = 0;
   Time started = -1;
-  Time deadline = 0;  // its time limit runs out (armed at launch); 0 = none
+  Time deadline = 0;      // the limit armed now (the heap's key); 0 = none
+  Time run_deadline = 0;  // its time limit since launch; `deadline` is the sooner start limit until it starts
   float progress = -1;
   bool copy = false;
   uint32_t slots = 1;

@@ -161,7 +161,13 @@ Attempt& Lifecycle::Link(Job& job, TaskIndex t, Executor& e, AttemptId id, bool 
   if (copy) s_.live_copies.insert(a.id);
   e.attempts.insert(a.id);
   job.running++;
-  if (double limit = TimeLimit(job, t, e.id); limit > 0) a.deadline = a.queued + limit;
+  if (double limit = TimeLimit(job, t, e.id); limit > 0) {
+    a.deadline = a.run_deadline = a.queued + limit;
+    // Only an attempt that had a free slot should start at once; one
+    // queued behind others (tiny tasks pipelined) waits for them.
+    double start = e.used_slots <= e.desc.slots ? StartLimit(job, t, e.id) : 0;
+    if (start > 0 && a.queued + start < a.deadline) a.deadline = a.queued + start;
+  }
   Attempt& live = s_.attempts.emplace(a.id, a).first->second;
   if (live.deadline > 0) PushDeadline(live);
   place_.AttemptLinked(job, live);
@@ -178,6 +184,21 @@ double Lifecycle::TimeLimit(const Job& job, TaskIndex t, ExecutorId e) const {
   LatencyEstimate est = s_.predictors->Predict(d.ClassName(), d.input_size, e);
   if (!est.known() || !std::isfinite(est.p99)) return o.attempt_timeout_ceiling_s;
   return std::clamp(o.attempt_timeout_ratio * est.p99, o.attempt_timeout_floor_s, o.attempt_timeout_ceiling_s);
+}
+
+double Lifecycle::StartLimit(const Job& job, TaskIndex t, ExecutorId e) const {
+  const CoreOptions& o = s_.opt;
+  if (o.attempt_timeout_ratio <= 0) return 0;
+  const TaskDef& d = job.def.Task(t);
+  LatencyEstimate est = s_.predictors->Predict(d.ClassName(), d.input_size, e);
+  if (!est.known() || !std::isfinite(est.p99)) return o.attempt_timeout_floor_s;
+  return std::clamp(o.attempt_timeout_ratio * est.p99, o.attempt_start_floor_s, o.attempt_timeout_ceiling_s);
+}
+
+void Lifecycle::Started(Attempt& a) {
+  if (a.run_deadline <= 0 || a.deadline == a.run_deadline) return;
+  a.deadline = a.run_deadline;
+  PushDeadline(a);  // the start limit's heap entry is stale now
 }
 
 void Lifecycle::PushDeadline(const Attempt& a) {

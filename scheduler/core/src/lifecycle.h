@@ -47,6 +47,14 @@ class Lifecycle {
   // on `e` now: the task's timeout_s, else core.task_timeout_s, else the
   // default relative to the predicted run time (CoreOptions).
   double TimeLimit(const Job& job, TaskIndex t, ExecutorId e) const;
+  // How long an attempt launched onto a free slot of `e` may go without
+  // its start being reported (0 = no start limit): attempt_timeout_ratio x
+  // the class's predicted p99 on `e`, at least attempt_start_floor_s; the
+  // run limit's floor while the class is unknown. Silence is judged
+  // against the class, not a fixed 30 s (docs/RELIABILITY.md).
+  double StartLimit(const Job& job, TaskIndex t, ExecutorId e) const;
+  // Arms the run limit once `a` has started (its start limit is over).
+  void Started(Attempt& a);
   // Removes a live attempt and records how it ended.
   void EndAttempt(const Attempt& a, AttemptOutcome outcome, double run_s);
   // Ends attempt `id` without a result; requeues its task if nothing else runs it.

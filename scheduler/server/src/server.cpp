@@ -86,6 +86,10 @@ Status SchedulerServer::Impl::Bind() {
     // registering took 32 s (docs/SCALE.md). The kernel caps it at
     // net.core.somaxconn.
     executors_.set(zmq::sockopt::backlog, kExecutorBacklog);
+    guard_ = std::make_unique<ConnectionGuard>(
+        ctx_, std::vector<zmq::socket_t*>{&executors_, &clients_},
+        ConnectionGuardOptions{opt_.handshake_timeout_ms, opt_.max_pending_connections, opt_.max_descriptors},
+        auth_ != nullptr);
     executors_.bind(opt_.executor_endpoint);
     clients_.bind(opt_.client_endpoint);
     executor_endpoint_ = executors_.get(zmq::sockopt::last_endpoint);
@@ -271,8 +275,10 @@ void SchedulerServer::Impl::Run() {
     if (wake >= 0) until = std::min(until, wake);
     long wait_ms = std::clamp<long>(static_cast<long>(std::ceil((until - now) * 1000)), 0, 100);
     // Only the sockets in use: an unused entry (null socket) would poll fd 0.
-    zmq::pollitem_t items[4] = {{executors_.handle(), 0, ZMQ_POLLIN, 0}, {clients_.handle(), 0, ZMQ_POLLIN, 0}};
+    zmq::pollitem_t items[6] = {{executors_.handle(), 0, ZMQ_POLLIN, 0}, {clients_.handle(), 0, ZMQ_POLLIN, 0}};
     size_t n_items = 2;
+    const size_t guard_item = n_items;
+    for (zmq::socket_t& m : guard_->monitors()) items[n_items++] = {m.handle(), 0, ZMQ_POLLIN, 0};
     const size_t auth_item = auth_ ? n_items++ : 0;
     if (auth_) items[auth_item] = {auth_->socket().handle(), 0, ZMQ_POLLIN, 0};
     const size_t parent_item = parent_ ? n_items++ : 0;
@@ -286,6 +292,9 @@ void SchedulerServer::Impl::Run() {
     }
     NoteStall();
     if (auth_ && reload_keys_.exchange(false)) ReloadTrustedKeysNow();
+    if (std::any_of(items + guard_item, items + guard_item + guard_->monitors().size(),
+                    [](const zmq::pollitem_t& i) { return i.revents & ZMQ_POLLIN; }))
+      guard_->OnEvents(clock_.Now());
     if (auth_ && (items[auth_item].revents & ZMQ_POLLIN)) auth_->HandleRequests();
     if (items[0].revents & ZMQ_POLLIN) DrainExecutors();
     if (items[1].revents & ZMQ_POLLIN) DrainClients();

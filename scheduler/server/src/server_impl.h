@@ -22,6 +22,7 @@
 #include <zmq.hpp>
 
 #include "admission.h"
+#include "connection_guard.h"
 #include "dashboard.h"
 #include "http_server.h"
 #include "metrics.h"
@@ -168,6 +169,7 @@ class SchedulerServer::Impl {
   std::atomic<bool> stop_{false};
   std::atomic<bool> reload_keys_{false};
   std::unique_ptr<ZapAuthenticator> auth_;  // null without keys
+  std::unique_ptr<ConnectionGuard> guard_;  // unfinished handshakes and descriptors
   std::unique_ptr<ParentLink> parent_;      // null without scheduler.parent
   std::unordered_map<std::string, ExecutorId> by_route_;
   std::unordered_map<ExecutorId, Peer> peers_;

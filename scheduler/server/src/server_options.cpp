@@ -38,6 +38,9 @@ Status LoadServerOptions(const Config& cfg, ServerOptions* o) {
       .Get("max_watchers_per_client", &o->max_watchers_per_client)
       .Get("client_hwm", &o->client_hwm)
       .Get("executor_hwm", &o->executor_hwm)
+      .Get("handshake_timeout_ms", &o->handshake_timeout_ms)
+      .Get("max_pending_connections", &o->max_pending_connections)
+      .Get("max_descriptors", &o->max_descriptors)
       .Get("parent", &o->parent.endpoint)
       .Get("parent_key_file", &o->parent.key_file)
       .Get("parent_key", &o->parent.parent_key)
@@ -51,6 +54,9 @@ Status LoadServerOptions(const Config& cfg, ServerOptions* o) {
       .Check(o->heartbeat_ms > 0, "heartbeat_ms must be > 0")
       .Check(o->heartbeat_rate >= 0, "heartbeat_rate must be >= 0 (0 = no stretching)")
       .Check(o->tick_s > 0, "tick_s must be > 0")
+      .Check(o->max_descriptors == 0 || o->max_descriptors >= 64,
+             "max_descriptors must be 0 (the hard limit) or at least 64")
+      .Check(o->handshake_timeout_ms <= 600000, "handshake_timeout_ms must be at most 600000 (10 minutes)")
       .Check(o->trace_max_mb >= 1 && o->trace_max_mb <= 1024 * 1024, "trace_max_mb must be in [1, 1048576]")
       .Check(o->trace_memory_rows <= kMaxTraceMemoryRows,
              "trace_memory_rows must be in [0, " + std::to_string(kMaxTraceMemoryRows) + "]")

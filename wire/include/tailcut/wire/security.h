@@ -66,6 +66,17 @@ struct PeerKeys {
 // Applies `keys` to `socket` (nothing when !keys.enabled()).
 Status ApplyPeerKeys(zmq::socket_t& socket, const PeerKeys& keys);
 
+// One event of a libzmq socket monitor (zmq_socket_monitor): its id
+// (ZMQ_EVENT_*), its value (a descriptor or an errno) and the endpoint.
+struct MonitorEvent {
+  uint16_t id = 0;
+  uint32_t value = 0;
+  std::string endpoint;
+};
+// Takes the next event from a monitor's PAIR socket without waiting;
+// false when none is queued.
+bool TakeMonitorEvent(zmq::socket_t& monitor, MonitorEvent* out);
+
 // Not thread-safe: used by the thread that owns `socket`.
 // Why a connection of `socket` failed its handshake (the scheduler refused
 // the key, or is not the scheduler the key names), from libzmq's socket

@@ -109,6 +109,13 @@ struct CoreOptions {
   // answers cannot hold it. Ratio 0: no default limit (the simulator's).
   double attempt_timeout_ratio = 10;
   double attempt_timeout_floor_s = 30;
+  // An attempt launched onto a free slot must be reported started within
+  // attempt_timeout_ratio x its class's predicted p99, at least this (a
+  // round trip and a process start), else it times out like the above: an
+  // executor that heart-beats but never starts its work holds it about as
+  // long as the class runs, not 30 s. While the class is unknown: the floor
+  // above.
+  double attempt_start_floor_s = 5;
   double attempt_timeout_ceiling_s = 86400;
   // An executor whose last this-many attempts all timed out, with no result
   // between them, is quarantined until it registers again (0 = never).

@@ -87,6 +87,14 @@ struct ServerOptions {
   // TCP buffers. 0 = no limit.
   uint32_t client_hwm = 1000;
   uint32_t executor_hwm = 100000;
+  // Connections (docs/LIMITS.md, "Connections"): a handshake unfinished
+  // after handshake_timeout_ms is closed (0 = ZeroMQ's 30 s); at most
+  // max_pending_connections unfinished at once, the oldest shut down past
+  // it (0 = a quarter of the descriptor limit); the soft descriptor limit
+  // is raised to max_descriptors (0 = to the hard limit).
+  uint32_t handshake_timeout_ms = 5000;
+  uint32_t max_pending_connections = 0;
+  uint32_t max_descriptors = 0;
   ParentOptions parent;                     // the edge tier; empty endpoint = none
 };
 // Reads the [scheduler] keys and checks them against out->core. [core] and

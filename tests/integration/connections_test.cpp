@@ -1,0 +1,115 @@
+// End to end, issue 34 "descriptors are not a door": strangers who open TCP
+// connections and send nothing (twice the scheduler's descriptor limit)
+// neither lock out a keyed client or a new executor nor spin the
+// scheduler (docs/LIMITS.md, "Connections").
+#include <catch2/catch.hpp>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <fstream>
+#include <iterator>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "daemon_cluster.h"
+
+using namespace tailcut;
+
+namespace {
+
+constexpr int kSchedulerDescriptors = 256;
+
+// Seconds of CPU (user + system) process `pid` has used.
+double CpuSeconds(int pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string stat((std::istreambuf_iterator<char>(in)), {});
+  size_t after_name = stat.rfind(')');  // the name may hold spaces
+  if (after_name == std::string::npos) return 0;
+  std::istringstream fields(stat.substr(after_name + 2));
+  std::string skip;
+  for (int i = 0; i < 11; ++i) fields >> skip;  // state .. cmajflt (fields 3-13)
+  double utime = 0, stime = 0;
+  fields >> utime >> stime;
+  return (utime + stime) / static_cast<double>(sysconf(_SC_CLK_TCK));
+}
+
+// `n` TCP connections to the port of `endpoint` ("tcp://127.0.0.1:PORT")
+// that never send a byte.
+std::vector<int> SilentConnections(const std::string& endpoint, int n) {
+  sockaddr_in to{};
+  to.sin_family = AF_INET;
+  to.sin_port = htons(static_cast<uint16_t>(std::stoi(endpoint.substr(endpoint.rfind(':') + 1))));
+  inet_pton(AF_INET, "127.0.0.1", &to.sin_addr);
+  std::vector<int> fds;
+  for (int i = 0; i < n; ++i) {
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    REQUIRE(fd >= 0);
+    (void)connect(fd, reinterpret_cast<sockaddr*>(&to), sizeof to);  // EINPROGRESS: the kernel finishes it
+    fds.push_back(fd);
+  }
+  return fds;
+}
+
+double SecondsSince(std::chrono::steady_clock::time_point t) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+}
+
+}  // namespace
+
+TEST_CASE("connections: twice the descriptor limit in silent connections locks out no keyed peer, spins no core") {
+  rlimit own{};  // this test holds the silent connections itself
+  REQUIRE(getrlimit(RLIMIT_NOFILE, &own) == 0);
+  own.rlim_cur = own.rlim_max;
+  REQUIRE(setrlimit(RLIMIT_NOFILE, &own) == 0);
+  REQUIRE(own.rlim_cur >= 4 * kSchedulerDescriptors);
+
+  testing::DaemonClusterOptions o;  // keyed: LocalCluster makes CURVE keys
+  o.scheduler_flags = {"--policy", "none", "--set",
+                       "scheduler.max_descriptors=" + std::to_string(kSchedulerDescriptors)};
+  testing::DaemonCluster c(o);
+  REQUIRE_FALSE(c.cluster->keys_dir().empty());
+
+  std::vector<int> silent = SilentConnections(c.cluster->executor_endpoint(), kSchedulerDescriptors);
+  for (int fd : SilentConnections(c.cluster->client_endpoint(), kSchedulerDescriptors)) silent.push_back(fd);
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));  // the scheduler takes them in
+
+  // A keyed client on a new connection is answered within 1 s.
+  ClientOptions co = c.cluster->client_options();
+  co.timeout_s = 1;
+  auto asked = std::chrono::steady_clock::now();
+  auto executors = Client(co).Executors();
+  INFO(executors.status().message());
+  REQUIRE(executors.ok());
+  CHECK(SecondsSince(asked) < 1.0);
+
+  // A new executor registers (its own start included).
+  LocalExecutorSpec e;
+  e.flags = {"--slots", "1", "--name", "late"};
+  e.expect_exit = true;
+  REQUIRE(c.cluster->AddExecutor(e).ok());
+  Status registered = c.cluster->WaitForExecutors(2, 3);
+  INFO(registered.message());
+  CHECK(registered.ok());
+
+  // The strangers still hold their ends open; the scheduler is idle, not
+  // spinning on a full descriptor table (libzmq's listener would retry
+  // accept() in a busy loop at EMFILE).
+  const int pid = c.cluster->scheduler_pid();
+  double cpu_before = CpuSeconds(pid);
+  std::this_thread::sleep_for(std::chrono::seconds(1));
+  CHECK(CpuSeconds(pid) - cpu_before < 0.5);
+
+  // And the cluster still runs work.
+  auto done = testing::SubmitAndWait(*c.client, FanoutJob("sleep", "ms=1", 4));
+  INFO(done.status().message());
+  REQUIRE(done.ok());
+  CHECK(done->state() == wire::JOB_SUCCEEDED);
+  for (int fd : silent) close(fd);
+}
