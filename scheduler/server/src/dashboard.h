@@ -62,7 +62,7 @@ struct JobView {
 struct State {
   Time now = 0;
   std::vector<JobView> jobs;  // running (newest first), then finished (newest first)
-  std::vector<ExecutorStatusInfo> executors;  // at most kExecutorsShown
+  std::vector<ExecutorStatusInfo> executors;                                   // at most kExecutorsShown
   uint64_t executors_total = 0, executors_not_healthy = 0, running_total = 0;  // the whole fleet
   std::vector<AttemptView> attempts;  // ended, oldest first, then live ones
   uint64_t last_seq = 0;
