@@ -2,17 +2,46 @@
 # The fleet-scale figures of docs/BENCHMARKS.md ("Fleet scale"): one
 # scheduler daemon, hollow executors from tailcut-swarm (or real executor
 # daemons with --real), idle CPU over IDLE_S seconds, then the jobs given.
-# Usage: scripts/fleet_bench.sh BIN_DIR CHAIN EXECUTORS SLOTS [--real] -- SWARM_ARGS...
+# Usage: scripts/fleet_bench.sh BIN_DIR CHAIN EXECUTORS SLOTS [--real | --restart] -- SWARM_ARGS...
 #   e.g. scripts/fleet_bench.sh build/bin default 10000 4 -- --idle-s 10 --noop-tasks 1000000
 # LOST_AFTER_S (default 10, the default config says 2) is core.lost_after_s:
 # on a machine shared with other builds a process may wait seconds for a
 # core, which a 2 s timeout reads as executors lost (and their attempts
 # rerun). At 10,000 executors heartbeat_rate stretches it past 10 s anyway.
+# --restart (docs/SCALE.md): a restart under a connected fleet instead of
+#   jobs: the scheduler (journal on) is killed with SIGKILL once all have
+#   registered, started again on the same endpoints, and the time until
+#   all are registered again is printed.
+#
+# The scaling curve (docs/SCALE.md): scripts/fleet_bench.sh BIN_DIR --sweep
+#   runs none and default at 20, 200, 1,000, 3,000 and 10,000 executors x 4
+#   slots (FLEET_SIZES overrides) with SWEEP_ARGS (below) and writes
+#   docs/fleet_scale.{csv,svg} (FLEET_OUT=DIR elsewhere), one log per run
+#   beside them in FLEET_OUT/fleet_scale_logs/.
 set -euo pipefail
+if [[ ${2:-} == --sweep ]]; then
+  bin=$1
+  out=${FLEET_OUT:-$(dirname "$0")/../docs}
+  logs=$out/fleet_scale_logs
+  mkdir -p "$logs"
+  args=${SWEEP_ARGS:---fail-slow-fraction 0.01 --idle-s 5 --noop-tasks 100000 --fanout 10:1000:50}
+  for n in ${FLEET_SIZES:-20 200 1000 3000 10000}; do
+    for chain in none default; do
+      procs=$(((n + 2499) / 2500))
+      # shellcheck disable=SC2086
+      "$0" "$bin" "$chain" "$n" 4 -- --processes "$procs" $args 2>&1 | grep -v WARN >"$logs/$chain-$n.log" || true
+      grep -E "^(==|registered|idle|noop|fanout)" "$logs/$chain-$n.log" || true
+    done
+  done
+  python3 "$(dirname "$0")/fleet_curve.py" "$out/fleet_scale.svg" "$out/fleet_scale.csv" "$logs"/*.log
+  echo "wrote $out/fleet_scale.svg and $out/fleet_scale.csv"
+  exit 0
+fi
 bin=$1 chain=$2 n=$3 slots=$4
 shift 4
-real=0
+real=0 restart=0
 if [[ ${1:-} == --real ]]; then real=1; shift; fi
+if [[ ${1:-} == --restart ]]; then restart=1; shift; fi
 [[ ${1:-} == -- ]] && shift
 work=$(mktemp -d "${TMPDIR:-/tmp}/tailcut-fleet-XXXXXX")
 pids=()
@@ -25,13 +54,42 @@ trap cleanup EXIT
 base=$((20000 + RANDOM % 20000))
 ex=tcp://127.0.0.1:$base cl=tcp://127.0.0.1:$((base + 1))
 ulimit -n "$(ulimit -Hn)"
-"$bin/tailcut-scheduler" --executor-endpoint "$ex" --client-endpoint "$cl" --http-listen '' --policy "$chain" \
-  --log-level warn --set 'scheduler.state_dir=""' --set scheduler.max_executors=20000 \
-  --set core.lost_after_s="${LOST_AFTER_S:-10}" >"$work/scheduler.log" 2>&1 &
-sched=$!
-pids+=("$sched")
+state='""'
+((restart)) && state="\"$work/state\""
+start_scheduler() {
+  "$bin/tailcut-scheduler" --executor-endpoint "$ex" --client-endpoint "$cl" --http-listen '' --policy "$chain" \
+    --log-level warn --set "scheduler.state_dir=$state" --set scheduler.max_executors=20000 \
+    --set core.lost_after_s="${LOST_AFTER_S:-10}" >>"$work/scheduler.log" 2>&1 &
+  sched=$!
+  pids+=("$sched")
+}
+start_scheduler
+# PERF_DATA=FILE: the scheduler under `perf record ${PERF_ARGS:--g}` for the whole run
+# (docs/SCALE.md); the swarm is not recorded.
+if [[ -n ${PERF_DATA:-} ]]; then
+  perf record ${PERF_ARGS:--g} -q -o "$PERF_DATA" -p "$sched" 2>"$work/perf.log" &
+  perf_pid=$!
+fi
 echo "== $chain, $n $( ((real)) && echo real executor daemons || echo hollow executors) x $slots slots, $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)"
-if ((real)); then
+procs=$(((n + 2999) / 3000))
+if ((restart)); then
+  "$bin/tailcut-swarm" --scheduler "$ex" --executors "$n" --slots "$slots" --processes "$procs" --threads 2 \
+    --duration-s 600 "$@" >"$work/swarm.log" 2>&1 &
+  pids+=($!)
+  # The swarm as a driver only, with one hollow executor of its own: wait
+  # for all of them.
+  wait_for() {
+    "$bin/tailcut-swarm" --scheduler "$ex" --executors 1 --name-prefix "counter-$1" --client "$cl" \
+      --wait-executors $((n + 1)) | grep '^registered'
+  }
+  wait_for before
+  kill -KILL "$sched"
+  wait "$sched" 2>/dev/null || true
+  t0=$(date +%s.%N)
+  start_scheduler
+  wait_for after
+  echo "after the restart: all $n registered again $(awk "BEGIN { printf \"%.1f\", $(date +%s.%N) - $t0 }") s after the new scheduler started"
+elif ((real)); then
   for ((i = 0; i < n; ++i)); do
     "$bin/tailcut-executor" --scheduler "$ex" --slots "$slots" --threads 1 --name "real-$i" --log-level warn \
       >/dev/null 2>&1 &
@@ -42,8 +100,8 @@ if ((real)); then
   "$bin/tailcut-swarm" --scheduler "$ex" --executors 1 --client "$cl" --scheduler-pid "$sched" \
     --wait-executors $((n + 1)) "$@"
 else
-  procs=$(((n + 2999) / 3000))
   "$bin/tailcut-swarm" --scheduler "$ex" --executors "$n" --slots "$slots" --processes "$procs" --threads 2 \
     --client "$cl" --scheduler-pid "$sched" "$@"
 fi
+if [[ -n ${perf_pid:-} ]]; then kill -INT "$perf_pid"; wait "$perf_pid" || true; fi
 grep -iE "error|lost" "$work/scheduler.log" | head -5 || true

@@ -271,12 +271,28 @@ StatusOr<wire::JobStatus> Client::Cancel(JobId job) {
   return r->status();
 }
 
-StatusOr<std::vector<wire::ExecutorInfo>> Client::Executors() {
+StatusOr<std::vector<wire::ExecutorInfo>> Client::Executors(uint32_t page) {
+  std::vector<wire::ExecutorInfo> out;
+  uint64_t after = 0;
+  do {
+    wire::ClientRequest req;
+    req.mutable_list_executors()->set_after_id(after);
+    req.mutable_list_executors()->set_limit(page);
+    auto r = impl_->Call(std::move(req));
+    if (!r.ok()) return r.status();
+    out.insert(out.end(), r->executors().executors().begin(), r->executors().executors().end());
+    // A scheduler that does not page sends no next_after_id: one page.
+    after = r->executors().next_after_id();
+  } while (after != 0);
+  return out;
+}
+
+StatusOr<uint64_t> Client::ExecutorCount() {
   wire::ClientRequest req;
-  req.mutable_list_executors();
+  req.mutable_list_executors()->set_limit(1);
   auto r = impl_->Call(std::move(req));
   if (!r.ok()) return r.status();
-  return std::vector<wire::ExecutorInfo>(r->executors().executors().begin(), r->executors().executors().end());
+  return r->executors().total();
 }
 
 StatusOr<std::vector<wire::TaskResult>> Client::Results(JobId job) {

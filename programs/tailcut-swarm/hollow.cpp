@@ -1,15 +1,18 @@
 #include "hollow.h"
 
+#include <sys/epoll.h>
+#include <unistd.h>
+
 #include <chrono>
 #include <cmath>
 #include <deque>
 #include <mutex>
 #include <queue>
 #include <random>
+#include <stdexcept>
 #include <unordered_map>
 
-#include "tailcut/common/log.h"
-#include "tailcut/wire/wire.h"
+#include "tailcut/wire/executor_session.h"
 
 namespace tailcut::swarm {
 namespace {
@@ -33,14 +36,15 @@ constexpr double kRegisterRetryS = 2.0, kRegisterRetryMaxS = 32.0;
 
 }  // namespace
 
+// One hollow executor: the protocol is ExecutorSession's (wire), the same
+// as the executor daemon's; what it holds and "runs" is this file's.
 struct HollowGroup::Member {
-  zmq::socket_t sock;
-  std::string name;
+  std::unique_ptr<ExecutorSession> session;
+  uint32_t index = 0;
   bool slow = false;
-  bool registered = false;
-  double heartbeat_s = 0.2, lost_s = 2.0;
-  double next_heartbeat = 0, last_heard = 0, next_register = 0;
-  double register_retry_s = kRegisterRetryS;
+  bool registered = false;  // as last counted in stats
+  bool touched = false;     // in Impl::touched
+  double next_timer = 0;    // the session's, as queued in `due`
   uint32_t running = 0;
   struct Held {
     uint64_t job = 0;
@@ -50,95 +54,93 @@ struct HollowGroup::Member {
   };
   std::unordered_map<uint64_t, Held> held;
   std::deque<uint64_t> queue;  // assigned, waiting for a slot
-  wire::ExecutorMessage out;   // the Report being filled
-  bool dirty = false;
 };
 
 struct HollowGroup::Impl {
   const HollowOptions o;
   std::vector<Member> members;
   std::mt19937_64 rng;
-  // (finish time, member, attempt): the running attempts, earliest first.
+  int epoll_fd = -1;
+  // (time, member, attempt): the running attempts' finishes, earliest
+  // first; attempt 0: the member's session timer (Tick), stale when it no
+  // longer equals the member's next_timer. Nothing here scans the group.
   using Due = std::tuple<double, uint32_t, uint64_t>;
   std::priority_queue<Due, std::vector<Due>, std::greater<>> due;
+  std::vector<uint32_t> touched;  // members to Service this turn, once each
   mutable std::mutex stats_mu;  // Stats() is read from the driver's thread
   HollowStats stats;
 
   Impl(const HollowOptions& opt, uint64_t seed) : o(opt), rng(seed) {}
-
-  using Report = wire::Report;
-  Report& R(Member& m) {
-    if (!m.out.has_report()) {
-      m.out.set_version(kProtocolVersion);
-      m.out.mutable_report();
-    }
-    m.dirty = true;
-    return *m.out.mutable_report();
+  ~Impl() {
+    if (epoll_fd >= 0) close(epoll_fd);
   }
 
-  void SendRegister(Member& m, double now) {
-    wire::ExecutorMessage msg;
-    msg.set_version(kProtocolVersion);
-    wire::Register* r = msg.mutable_register_();
-    r->set_name(m.name);
-    r->set_host("swarm");
-    r->set_cpu_slots(o.slots);
-    r->set_memory_mb(o.memory_mb);
-    for (uint32_t g = 0; g < o.gpus; ++g) {
-      wire::GpuInfo* gpu = r->add_gpus();
-      gpu->set_index(g);
-      gpu->set_name("hollow GPU");
-      gpu->set_fake(true);
-    }
-    for (const std::string& k : o.kernels) r->add_kernels(k);
-    // What it holds goes with the Register (docs/PROTOCOL.md); results not
-    // yet delivered too.
-    for (auto& [id, h] : m.held) {
-      wire::HeldAttempt* a = r->add_running();
-      a->set_attempt_id(id);
-      a->set_job_id(h.job);
-      a->set_task_index(h.task);
-      a->set_started(h.started >= 0);
-    }
-    if (m.out.has_report())
-      for (const wire::AttemptResult& res : m.out.report().results()) *r->add_undelivered() = res;
-    if (m.sock.send(ToFrame(msg), zmq::send_flags::dontwait)) {
-      m.out.Clear();
-      m.dirty = false;
-    }
-    m.next_register = now + m.register_retry_s;
-    m.register_retry_s = std::min(2 * m.register_retry_s, kRegisterRetryMaxS);
+  ExecutorSession::Hooks HooksFor(Member& m) {
+    ExecutorSession::Hooks h;
+    h.offer = [this, &m](wire::Register* r) {
+      r->set_cpu_slots(o.slots);
+      r->set_memory_mb(o.memory_mb);
+      for (uint32_t g = 0; g < o.gpus; ++g) {
+        wire::GpuInfo* gpu = r->add_gpus();
+        gpu->set_index(g);
+        gpu->set_name("hollow GPU");
+        gpu->set_fake(true);
+      }
+      for (const std::string& k : o.kernels) r->add_kernels(k);
+      for (auto& [id, held] : m.held) {
+        wire::HeldAttempt* a = r->add_running();
+        a->set_attempt_id(id);
+        a->set_job_id(held.job);
+        a->set_task_index(held.task);
+        a->set_started(held.started >= 0);
+      }
+      return true;
+    };
+    h.work = [this, &m](wire::Work* w) {
+      ++stats.received;
+      OnWork(m, *w, NowS());
+    };
+    h.report = [this, &m](wire::Report* r, bool heartbeat) {
+      r->mutable_signals()->set_load(static_cast<double>(m.running) / o.slots);
+      ++stats.reports;
+      if (heartbeat && r->results_size() == 0 && r->started_size() == 0) ++stats.heartbeats;
+    };
+    h.registered = [this](const wire::RegisterAck& ack, bool) {
+      ++stats.received;
+      ++stats.registrations;
+      stats.max_heartbeat_ms = std::max(stats.max_heartbeat_ms, ack.heartbeat_interval_ms());
+    };
+    return h;
   }
 
-  void Start(Member& m, uint32_t index, uint64_t id, double now) {
+  void Start(Member& m, uint64_t id, double now) {
     Member::Held& h = m.held[id];
     h.started = now;
     ++m.running;
-    R(m).add_started()->set_attempt_id(id);
-    due.emplace(now + h.run_s, index, id);
+    m.session->AddStarted(id);
+    due.emplace(now + h.run_s, m.index, id);
   }
 
-  void Finish(Member& m, uint32_t index, uint64_t id, Member::Held& h, wire::AttemptResult::Outcome outcome,
-              double now) {
-    wire::AttemptResult* res = R(m).add_results();
-    res->set_attempt_id(id);
-    res->set_outcome(outcome);
-    res->set_job_id(h.job);
-    res->set_task_index(h.task);
-    res->set_run_s(h.started >= 0 ? now - h.started : 0);
+  void Finish(Member& m, uint64_t id, Member::Held& h, wire::AttemptResult::Outcome outcome, double now) {
+    wire::AttemptResult res;
+    res.set_attempt_id(id);
+    res.set_outcome(outcome);
+    res.set_job_id(h.job);
+    res.set_task_index(h.task);
+    res.set_run_s(h.started >= 0 ? now - h.started : 0);
+    m.session->AddResult(&res);
     bool was_running = h.started >= 0;
     m.held.erase(id);
-    if (was_running) {
-      --m.running;
-      while (m.running < o.slots && !m.queue.empty()) {
-        uint64_t next = m.queue.front();
-        m.queue.pop_front();
-        if (m.held.count(next)) Start(m, index, next, now);
-      }
+    if (!was_running) return;
+    --m.running;
+    while (m.running < o.slots && !m.queue.empty()) {
+      uint64_t next = m.queue.front();
+      m.queue.pop_front();
+      if (m.held.count(next)) Start(m, next, now);
     }
   }
 
-  void OnWork(Member& m, uint32_t index, const wire::Work& w, double now) {
+  void OnWork(Member& m, const wire::Work& w, double now) {
     std::lognormal_distribution<double> jitter(0, o.jitter_sigma);
     for (const wire::Assignment& a : w.assign()) {
       Member::Held h;
@@ -149,7 +151,7 @@ struct HollowGroup::Impl {
       m.held[a.attempt_id()] = h;
       ++stats.attempts;
       if (m.running < o.slots)
-        Start(m, index, a.attempt_id(), now);
+        Start(m, a.attempt_id(), now);
       else
         m.queue.push_back(a.attempt_id());
     }
@@ -157,80 +159,70 @@ struct HollowGroup::Impl {
       auto it = m.held.find(id);
       if (it == m.held.end()) continue;
       ++stats.cancelled;
-      Finish(m, index, id, it->second, wire::AttemptResult::CANCELLED, now);
+      Finish(m, id, it->second, wire::AttemptResult::CANCELLED, now);
     }
   }
 
-  void Handle(Member& m, uint32_t index, const zmq::message_t& frame, double now) {
-    wire::SchedulerToExecutor in;
-    if (!FromFrame(frame, &in) || in.version() != kProtocolVersion) return;
-    ++stats.received;
-    m.last_heard = now;
-    switch (in.body_case()) {
-      case wire::SchedulerToExecutor::kRegistered: {
-        const wire::RegisterAck& ack = in.registered();
-        if (!m.registered) ++stats.registered;
-        m.registered = true;
-        m.register_retry_s = kRegisterRetryS;
-        ++stats.registrations;
-        if (ack.heartbeat_interval_ms()) m.heartbeat_s = ack.heartbeat_interval_ms() / 1000.0;
-        m.lost_s = ack.lost_after_ms() ? ack.lost_after_ms() / 1000.0 : 10 * m.heartbeat_s;
-        stats.max_heartbeat_ms = std::max(stats.max_heartbeat_ms, ack.heartbeat_interval_ms());
-        // Spread the fleet's heartbeats over the interval.
-        m.next_heartbeat = now + m.heartbeat_s * std::uniform_real_distribution<double>(0.5, 1.0)(rng);
-        break;
+  void Touch(Member& m) {
+    if (!m.touched) touched.push_back(m.index);
+    m.touched = true;
+  }
+
+  // Everything pending on `m`'s socket, then its outbox out as one Report.
+  // ZMQ_FD (polled for reading only: it is an eventfd, always writable)
+  // says that the socket's state may have changed, in or out (a Register
+  // that found no connection waits for POLLOUT), and any send or receive
+  // may clear it, so ZMQ_EVENTS is asked until it has nothing.
+  void Service(Member& m, double now) {
+    ExecutorSession& s = *m.session;
+    m.touched = false;
+    try {
+      for (int turn = 0; turn < 64; ++turn) {
+        int ev = s.socket().get(zmq::sockopt::events);
+        if (ev & ZMQ_POLLIN) s.OnReadable(now);
+        if ((ev & ZMQ_POLLOUT) && s.want_out()) s.OnWritable(now);
+        s.Flush();
+        if (!(ev & ZMQ_POLLIN)) break;
       }
-      case wire::SchedulerToExecutor::kWork: OnWork(m, index, in.work(), now); break;
-      case wire::SchedulerToExecutor::kError:
-        if (in.error().code() == wire::Error::UNKNOWN_EXECUTOR && m.registered) Lost(m, now);
-        break;
-      default: break;
+    } catch (const zmq::error_t& e) {  // EINTR: a signal; Run checks `stop`
+      if (e.num() != EINTR) throw;
     }
-  }
-
-  void Lost(Member& m, double now) {
-    m.registered = false;
-    --stats.registered;
-    SendRegister(m, now);
-  }
-
-  // One Report per member per turn, whatever it carries; an empty one when
-  // the interval passed with nothing else sent (any Report is a heartbeat).
-  void Flush(Member& m, double now) {
-    if (!m.registered) {
-      if (now >= m.next_register) SendRegister(m, now);
-      return;
+    if (s.registered() != m.registered) {
+      m.registered = s.registered();
+      m.registered ? ++stats.registered : --stats.registered;
     }
-    if (now - m.last_heard > m.lost_s) return Lost(m, now);
-    bool beat = now >= m.next_heartbeat;
-    if (!m.dirty && !beat) return;
-    Report& r = R(m);
-    r.mutable_signals()->set_load(static_cast<double>(m.running) / o.slots);
-    if (!m.sock.send(ToFrame(m.out), zmq::send_flags::dontwait)) return;  // kept for the next turn
-    ++stats.reports;
-    if (beat && r.results_size() == 0 && r.started_size() == 0) ++stats.heartbeats;
-    m.out.Clear();
-    m.dirty = false;
-    m.next_heartbeat = now + m.heartbeat_s;
+    if (double t = s.NextTimer(); t != m.next_timer) {
+      m.next_timer = t;
+      due.emplace(t, m.index, 0);
+    }
   }
 };
 
 HollowGroup::HollowGroup(zmq::context_t& ctx, const HollowOptions& o, uint32_t first_index, uint32_t count)
     : impl_(std::make_unique<Impl>(o, o.seed * 1000003 + first_index)) {
-  impl_->members.resize(count);
+  Impl& s = *impl_;
+  s.epoll_fd = epoll_create1(EPOLL_CLOEXEC);
+  if (s.epoll_fd < 0) throw std::runtime_error("epoll_create1 failed");
+  s.members.resize(count);
   for (uint32_t i = 0; i < count; ++i) {
-    Member& m = impl_->members[i];
+    Member& m = s.members[i];
+    m.index = i;
     uint32_t index = first_index + i;
-    m.name = o.name_prefix + "-" + std::to_string(index);
     m.slow = o.fail_slow_every && index % o.fail_slow_every == 0;
-    m.sock = zmq::socket_t(ctx, zmq::socket_type::dealer);
-    m.sock.set(zmq::sockopt::routing_id, m.name);
-    m.sock.set(zmq::sockopt::sndhwm, 0);
-    m.sock.set(zmq::sockopt::rcvhwm, 0);
-    m.sock.set(zmq::sockopt::immediate, 1);
-    m.sock.set(zmq::sockopt::linger, 200);
-    if (Status s = ApplyPeerKeys(m.sock, o.keys); !s.ok()) throw std::runtime_error(s.message());
-    m.sock.connect(o.scheduler);
+    SessionOptions so;
+    so.endpoint = o.scheduler;
+    so.name = o.name_prefix + "-" + std::to_string(index);
+    so.register_retry_s = kRegisterRetryS;
+    so.max_backoff_s = kRegisterRetryMaxS;
+    so.keys = o.keys;
+    so.watch_handshake = !o.keys.key_file.empty();
+    m.session = std::make_unique<ExecutorSession>(std::move(so), ctx, s.HooksFor(m));
+    if (Status st = m.session->Connect(); !st.ok()) throw std::runtime_error(st.message());
+    epoll_event ev{};
+    ev.events = EPOLLIN;
+    ev.data.u32 = i;
+    if (epoll_ctl(s.epoll_fd, EPOLL_CTL_ADD, m.session->socket().get(zmq::sockopt::fd), &ev) != 0)
+      throw std::runtime_error("epoll_ctl failed");
   }
 }
 
@@ -238,47 +230,47 @@ HollowGroup::~HollowGroup() = default;
 
 void HollowGroup::Run(const std::atomic<bool>& stop) {
   Impl& s = *impl_;
-  std::vector<zmq::pollitem_t> items(s.members.size());
-  for (size_t i = 0; i < s.members.size(); ++i) items[i] = {s.members[i].sock.handle(), 0, ZMQ_POLLIN, 0};
-  double now = NowS();
-  for (Member& m : s.members) s.SendRegister(m, now);
-  while (!stop.load(std::memory_order_relaxed)) {
-    now = NowS();
-    // Sleep until the next finish, at most 20 ms (timers are checked then).
-    double wait = 0.02;
-    if (!s.due.empty()) wait = std::clamp(std::get<0>(s.due.top()) - now, 0.0, wait);
-    try {
-      zmq::poll(items.data(), items.size(), std::chrono::milliseconds(static_cast<long>(wait * 1000)));
-    } catch (const zmq::error_t& e) {
-      if (e.num() != EINTR) throw;
-      continue;  // a signal: `stop` says whether to go on
+  {
+    std::lock_guard lock(s.stats_mu);
+    double now = NowS();
+    for (Member& m : s.members) {
+      m.session->Tick(now);  // the first Register
+      s.Service(m, now);
     }
+  }
+  std::vector<epoll_event> ready(1024);
+  while (!stop.load(std::memory_order_relaxed)) {
+    double now = NowS();
+    // Sleep until the next timer, at most 100 ms (`stop` is checked then).
+    double wait = 0.1;
+    if (!s.due.empty()) wait = std::clamp(std::get<0>(s.due.top()) - now, 0.0, wait);
+    int n =
+        epoll_wait(s.epoll_fd, ready.data(), static_cast<int>(ready.size()), static_cast<int>(std::ceil(wait * 1000)));
     now = NowS();
     std::lock_guard lock(s.stats_mu);
-    for (size_t i = 0; i < items.size(); ++i) {
-      if (!(items[i].revents & ZMQ_POLLIN)) continue;
-      Member& m = s.members[i];
-      zmq::message_t frame;
-      while (m.sock.recv(frame, zmq::recv_flags::dontwait)) s.Handle(m, static_cast<uint32_t>(i), frame, now);
-    }
+    for (int i = 0; i < n; ++i) s.Service(s.members[ready[i].data.u32], now);
+    // Then the finishes and timers due, each member's results out in one
+    // Report (Touch) rather than one per attempt.
     while (!s.due.empty() && std::get<0>(s.due.top()) <= now) {
       auto [at, i, id] = s.due.top();
       s.due.pop();
       Member& m = s.members[i];
-      auto it = m.held.find(id);
-      if (it == m.held.end() || it->second.started < 0) continue;  // cancelled
-      ++s.stats.results;
-      s.Finish(m, i, id, it->second, wire::AttemptResult::OK, now);
+      if (id == 0) {                       // the session's timer
+        if (at != m.next_timer) continue;  // moved since
+        m.next_timer = -1;
+        m.session->Tick(now);
+      } else {
+        auto it = m.held.find(id);
+        if (it == m.held.end() || it->second.started < 0) continue;  // cancelled
+        ++s.stats.results;
+        s.Finish(m, id, it->second, wire::AttemptResult::OK, now);
+      }
+      s.Touch(m);
     }
-    for (Member& m : s.members) s.Flush(m, now);
+    for (uint32_t i : s.touched) s.Service(s.members[i], now);
+    s.touched.clear();
   }
-  for (Member& m : s.members) {
-    if (!m.registered) continue;
-    wire::ExecutorMessage bye;
-    bye.set_version(kProtocolVersion);
-    bye.mutable_goodbye()->set_reason("swarm stopping");
-    (void)m.sock.send(ToFrame(bye), zmq::send_flags::dontwait);
-  }
+  for (Member& m : s.members) m.session->Goodbye("swarm stopping", 200);
 }
 
 HollowStats HollowGroup::Stats() const {

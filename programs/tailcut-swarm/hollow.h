@@ -1,10 +1,13 @@
 // Hollow executors: protocol-complete executors without a runtime. Each
-// one has its own DEALER socket (its own connection and routing id, keys
-// included), registers, heartbeats at the interval the scheduler's
+// one is an ExecutorSession (wire), the executor daemon's side of the
+// protocol, with its own DEALER socket (its own connection and routing id,
+// keys included): it registers, heartbeats at the interval the scheduler's
 // RegisterAck names, takes Work, "runs" each attempt for a sampled time on
 // its slots (queueing the rest), honours cancels, re-registers with what it
 // holds when the scheduler forgets it, and reports results in batched
-// Reports. One HollowGroup is one thread's share of the swarm.
+// Reports. One HollowGroup is one thread's share of the swarm; it waits on
+// the sockets with epoll and on its timers with a heap, so a turn costs
+// what is ready, not the size of the group.
 #pragma once
 
 #include <atomic>
@@ -45,7 +48,7 @@ struct HollowStats {
   uint64_t cancelled = 0;
   uint64_t reports = 0;           // Reports sent (heartbeats included)
   uint64_t heartbeats = 0;        // Reports sent only because the interval passed
-  uint64_t received = 0;          // messages from the scheduler
+  uint64_t received = 0;          // Work and RegisterAcks from the scheduler
   uint32_t max_heartbeat_ms = 0;  // the longest interval an ack named
 };
 

@@ -56,6 +56,7 @@ hollow executors:
   --fail-slow-factor X    (10)
   --key-file K --scheduler-key PUB   CURVE keys (docs/SECURITY.md)
   --seed N                (1)
+  --name-prefix P         executors are named P-INDEX (hollow)
   --duration-s S          without --client: stop after S s (0: at SIGINT/SIGTERM)
 driver (with --client):
   --client EP             the scheduler's client endpoint; waits for all N to register
@@ -116,7 +117,8 @@ struct Args {
 // One process's share: `count` executors from `first` on `threads` threads.
 int RunChild(const HollowOptions& o, uint32_t first, uint32_t count, uint32_t threads, double duration_s) {
   zmq::context_t ctx(std::max<int>(1, static_cast<int>(threads)));
-  ctx.set(zmq::ctxopt::max_sockets, static_cast<int>(count + 64));
+  // With keys each session also watches its handshake (two more sockets).
+  ctx.set(zmq::ctxopt::max_sockets, static_cast<int>(count * (o.keys.key_file.empty() ? 1 : 3) + 64));
   std::vector<std::unique_ptr<HollowGroup>> groups;
   threads = std::max<uint32_t>(1, std::min(threads, count));
   for (uint32_t t = 0; t < threads; ++t) {
@@ -187,12 +189,14 @@ int Drive(const Args& a, uint32_t n, CpuMeter meter) {
   double t0 = NowS();
   size_t seen = 0;
   while (!g_stop.load()) {
-    auto ex = c.Executors();
+    // The count only: the whole list of 10,000 every half second would
+    // load the scheduler it is measuring.
+    auto ex = c.ExecutorCount();
     if (!ex.ok()) {
       std::cerr << "tailcut-swarm: " << ex.status().message() << "\n";
       return 1;
     }
-    seen = ex->size();
+    seen = *ex;
     if (seen >= n) break;
     if (NowS() - t0 > 300) {
       std::cerr << "tailcut-swarm: only " << seen << " of " << n << " executors registered after 300 s\n";
@@ -290,7 +294,7 @@ int main(int argc, char** argv) {
       "--processes",       "--threads",       "--jitter", "--fail-slow-fraction", "--fail-slow-factor",
       "--key-file",        "--scheduler-key", "--seed",   "--duration-s",         "--client",
       "--client-key-file", "--scheduler-pid", "--idle-s", "--noop-tasks",         "--fanout",
-      "--wait-executors"};
+      "--wait-executors",  "--name-prefix"};
   for (auto& [k, v] : a.v)
     if (std::find_if(std::begin(known), std::end(known), [&](const char* x) { return k == x; }) == std::end(known)) {
       std::cerr << "tailcut-swarm: unknown option " << k << "\n" << kUsage;
@@ -313,6 +317,7 @@ int main(int argc, char** argv) {
   o.fail_slow_every = frac > 0 ? static_cast<uint32_t>(std::max(1.0, std::round(1 / frac))) : 0;
   o.fail_slow_factor = a.Num("--fail-slow-factor", 10);
   o.seed = static_cast<uint64_t>(a.Num("--seed", 1));
+  o.name_prefix = a.Get("--name-prefix", o.name_prefix);
   uint32_t procs = std::clamp<uint32_t>(static_cast<uint32_t>(a.Num("--processes", 1)), 1, n);
   uint32_t threads = std::max<uint32_t>(1, static_cast<uint32_t>(a.Num("--threads", 2)));
   tailcut::SetLogLevel(tailcut::LogLevel::kWarn);

@@ -269,9 +269,15 @@ class Client:
 
     def executors(self):
         """The registered executors, as a list of ExecutorInfo."""
-        req = pb.ClientRequest()
-        req.list_executors.SetInParent()
-        return [ExecutorInfo.from_wire(e) for e in self._call(req).executors.executors]
+        out, after = [], 0
+        while True:  # page by page (ListExecutors in tailcut.proto)
+            req = pb.ClientRequest()
+            req.list_executors.after_id = after
+            page = self._call(req).executors
+            out += [ExecutorInfo.from_wire(e) for e in page.executors]
+            after = page.next_after_id
+            if not after:
+                return out
 
     def results(self, job):
         """Every committed result so far, by task index (the job must keep its

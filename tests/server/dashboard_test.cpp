@@ -57,6 +57,24 @@ TEST_CASE("dashboard: strings are JSON-escaped, markup characters included") {
   CHECK(JsonString("\xed\xa0\x80") == "\"\\ufffd\\ufffd\\ufffd\"");
 }
 
+TEST_CASE("dashboard: the fleet view is bounded and counts the whole fleet") {
+  Fixture f;
+  const size_t n = kExecutorsShown + 50;
+  for (size_t i = 0; i < n; ++i) f.h.Exec(2);
+  auto job = f.h.core.SubmitJob(CoreHarness::Fanout(3));
+  REQUIRE(job.ok());
+  f.h.Drain();
+  State s = f.Collect();
+  CHECK(s.executors.size() == kExecutorsShown);
+  CHECK(s.executors_total == n);
+  CHECK(s.total_slots == 2 * n);
+  CHECK(s.running_total == 3);
+  const std::string json = RenderExecutors(s);
+  CHECK(json.find("\"total\":" + std::to_string(n) + ",") != std::string::npos);
+  CHECK(json.find("\"slots\":" + std::to_string(2 * n) + ",") != std::string::npos);
+  CHECK(Count(json, "\"last_seen_ago_s\"") == kExecutorsShown);
+}
+
 TEST_CASE("dashboard: jobs, executors and attempts with their kind and outcome") {
   Fixture f;
   f.h.Exec(1);

@@ -650,6 +650,27 @@ TEST_CASE("server: executors beyond max_executors are refused with BUSY until on
   CHECK(msg.has_registered());
 }
 
+TEST_CASE("server: ListExecutors answers in pages that the client follows, and counts the fleet") {
+  OneExecutorCluster c(TestOptions(), 1);
+  std::vector<std::unique_ptr<ScriptedExecutor>> more;
+  for (int i = 0; i < 4; ++i) {
+    more.push_back(std::make_unique<ScriptedExecutor>(c.ctx, c.rs.server->executor_endpoint()));
+    more.back()->Register(1);
+    wire::SchedulerToExecutor msg;
+    REQUIRE(more.back()->Next(&msg));
+    REQUIRE(msg.has_registered());
+  }
+  auto count = c.client->ExecutorCount();
+  REQUIRE(count.ok());
+  CHECK(*count == 5);
+  auto paged = c.client->Executors(/*page=*/2);  // three pages
+  REQUIRE(paged.ok());
+  std::set<uint64_t> ids;
+  for (auto& e : *paged) ids.insert(e.executor_id());
+  CHECK(paged->size() == 5);
+  CHECK(ids.size() == 5);
+}
+
 TEST_CASE("server: NaN, infinite and absurd numbers from an executor are capped or ignored") {
   OneExecutorCluster c(TestOptions(), 1);
   // A Register claiming 4 billion slots and 100 GPUs is capped.

@@ -62,16 +62,18 @@ Status ExecutorSession::Connect() {
     // loss timeout, so a stalled scheduler is re-registered with first;
     // PINGs at half of it, not at the heartbeat rate: liveness is the
     // Reports' job, and a PING per executor per interval costs the
-    // scheduler's I/O thread (docs/PROTOCOL.md, "Heartbeats").
+    // scheduler's I/O thread (docs/PROTOCOL.md, "Heartbeats"). No TTL: it
+    // would arm a timer per PING on the scheduler's side, whose libzmq
+    // cancels timers by a scan of all connections' timers (docs/SCALE.md);
+    // the scheduler finds dead connections by TCP keepalive instead.
     const int zmtp_timeout = static_cast<int>(std::min<double>(2000 * lost_after_s_, 600000));
     socket_.set(zmq::sockopt::heartbeat_ivl, std::max(static_cast<int>(o_.heartbeat_ms), zmtp_timeout / 2));
     socket_.set(zmq::sockopt::heartbeat_timeout, zmtp_timeout);
-    socket_.set(zmq::sockopt::heartbeat_ttl, std::min(zmtp_timeout, 6553500));
     if (Status s = ApplyPeerKeys(socket_, o_.keys); !s.ok()) return s;
     if (o_.keys.key_file.empty() && !IsLocalOnlyEndpoint(o_.endpoint))
       TC_LOG(Warn) << "no keys: the link to " << o_.endpoint << " is neither encrypted nor proven to reach the real "
                    << o_.peer << " (docs/SECURITY.md)";
-    handshake_ = std::make_unique<HandshakeMonitor>(ctx_, socket_, !o_.keys.key_file.empty());
+    if (o_.watch_handshake) handshake_ = std::make_unique<HandshakeMonitor>(ctx_, socket_, !o_.keys.key_file.empty());
     socket_.connect(o_.endpoint);
   } catch (const zmq::error_t& e) {
     return Status::IoError(o_.peer + " " + o_.endpoint + ": " + e.what());

@@ -134,7 +134,8 @@ void SchedulerCore::Impl::Tick() {
     }
   }
   if (!s_.policies.empty() && now >= s_.next_policy_time) {
-    s_.next_policy_time = now + PolicyInterval();
+    const double interval = PolicyInterval();
+    s_.next_policy_time = now + interval;
     std::vector<Proposal> proposals;
     for (uint32_t i = 0; i < s_.policies.size(); ++i) {
       GuardedPolicy& p = s_.policies[i];
@@ -143,8 +144,8 @@ void SchedulerCore::Impl::Tick() {
         gate_.ApplyAll(proposals, p.name, i);
     }
     // Advice that changes with time alone is caught here: O(executors)
-    // per policy interval, not per placement.
-    place_.RefreshAvoidAll();
+    // per second (a share per policy interval), not per placement.
+    place_.RefreshAvoidSweep(interval);
   }
   s_.dirty = true;
 }
@@ -464,6 +465,10 @@ double SchedulerCore::PolicyInterval() const { return impl_->PolicyInterval(); }
 StatusOr<JobStatusInfo> SchedulerCore::JobStatus(JobId job) const { return impl_->Status_(job); }
 StatusOr<std::vector<CommittedOutput>> SchedulerCore::JobOutputs(JobId job) const { return impl_->Outputs(job); }
 std::vector<ExecutorStatusInfo> SchedulerCore::Executors() const { return impl_->ExecutorList(); }
+std::vector<ExecutorStatusInfo> SchedulerCore::Executors(ExecutorId after, size_t limit) const {
+  return impl_->ExecutorList(after, limit);
+}
+size_t SchedulerCore::ExecutorCount() const { return impl_->ExecutorCount(); }
 Status SchedulerCore::TaskInputs(JobId job, TaskIndex task, std::vector<ResolvedInput>* out) {
   return impl_->TaskInputs(job, task, out);
 }

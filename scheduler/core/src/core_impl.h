@@ -5,6 +5,7 @@
 #pragma once
 
 #include <algorithm>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -91,7 +92,10 @@ class SchedulerCore::Impl final {
   // ----------------------------------------------------------- queries --
   StatusOr<JobStatusInfo> Status_(JobId id) const { return core::JobStatusOf(s_, id); }
   StatusOr<std::vector<CommittedOutput>> Outputs(JobId id) const { return core::JobOutputsOf(s_, id); }
-  std::vector<ExecutorStatusInfo> ExecutorList() const { return core::ExecutorList(s_); }
+  std::vector<ExecutorStatusInfo> ExecutorList(ExecutorId after = 0, size_t limit = SIZE_MAX) const {
+    return core::ExecutorList(s_, after, limit);
+  }
+  size_t ExecutorCount() const { return s_.executors.size(); }
   bool FixedShares(JobId id, std::vector<uint64_t>* counts, AttemptId* since) const {
     return core::FixedShares(s_, id, counts, since);
   }

@@ -1,5 +1,7 @@
 #include "placement.h"
 
+#include <cmath>
+
 #include "feasibility.h"
 #include "tailcut/common/log.h"
 
@@ -62,6 +64,7 @@ bool Placement::PolicyAvoids(ExecutorId e) const {
 }
 
 void Placement::RefreshAvoid(Executor& e) {
+  ++avoid_refreshes_;
   bool avoid = false;
   for (auto& p : s_.policies) {
     CallPolicy(p, "AvoidExecutor", [&](const MitigationPolicy& m) { avoid = m.AvoidExecutor(view_, e.id); });
@@ -77,8 +80,16 @@ void Placement::RefreshAvoid(Executor& e) {
   }  // newly avoided ones leave `free` when they reach its front
 }
 
-void Placement::RefreshAvoidAll() {
-  for (auto& [id, e] : s_.executors) RefreshAvoid(e);
+void Placement::RefreshAvoidSweep(double interval_s) {
+  const size_t n = s_.executors.size();
+  size_t count = interval_s >= kAvoidSweepS ? n : static_cast<size_t>(std::ceil(n * interval_s / kAvoidSweepS));
+  auto it = s_.executors.lower_bound(sweep_next_);
+  for (; count > 0 && n > 0; --count) {
+    if (it == s_.executors.end()) it = s_.executors.begin();
+    RefreshAvoid(it->second);
+    ++it;
+  }
+  sweep_next_ = it == s_.executors.end() ? 0 : it->first;
 }
 
 // Drops the front entries of `free` (or of `free_avoided`) that are stale or

@@ -54,7 +54,15 @@ class Placement {
   bool PolicyAvoids(ExecutorId e) const;
   // Asks the policies again about `e` (on events: policy.h says which).
   void RefreshAvoid(Executor& e);
-  void RefreshAvoidAll();
+  // Advice that changes with time alone: after an OnTick `interval_s`
+  // after the last, the next share of the fleet, so that the whole fleet
+  // is asked again every kAvoidSweepS (or every OnTick when they are
+  // further apart): O(fleet) per second, not per OnTick, which tiny tasks
+  // bring down to a millisecond.
+  static constexpr double kAvoidSweepS = 1.0;
+  void RefreshAvoidSweep(double interval_s);
+  // How many RefreshAvoid calls were made (tests/core: per-event cost).
+  uint64_t avoid_refreshes() const { return avoid_refreshes_; }
 
   // The runnable queue (OwnerBook): jobs with tasks to place, per owner by
   // weighted fair share, within an owner by priority, then round-robin.
@@ -72,6 +80,8 @@ class Placement {
   CoreState& s_;
   const ClusterView& view_;
   std::unique_ptr<PlacementStrategy> strategy_;
+  ExecutorId sweep_next_ = 0;  // where RefreshAvoidSweep goes on
+  uint64_t avoid_refreshes_ = 0;
 };
 
 }  // namespace tailcut::core

@@ -39,9 +39,10 @@ const TaskDef* TaskOf(const CoreState& s, JobId j, TaskIndex t) {
   return job && t < job->Count() ? &job->def.Task(t) : nullptr;
 }
 
-std::vector<ExecutorStatusInfo> ExecutorList(const CoreState& s) {
+std::vector<ExecutorStatusInfo> ExecutorList(const CoreState& s, ExecutorId after, size_t limit) {
   std::vector<ExecutorStatusInfo> out;
-  for (auto& [id, e] : s.executors) {
+  for (auto it = s.executors.upper_bound(after); it != s.executors.end() && out.size() < limit; ++it) {
+    const auto& [id, e] = *it;
     ExecutorStatusInfo i;
     i.id = id;
     i.name = e.desc.name;

@@ -16,7 +16,8 @@ StatusOr<JobStatusInfo> JobStatusOf(const CoreState& s, JobId id);
 StatusOr<std::vector<CommittedOutput>> JobOutputsOf(const CoreState& s, JobId id);
 // The task an attempt runs; null once the job is evicted.
 const TaskDef* TaskOf(const CoreState& s, JobId j, TaskIndex t);
-std::vector<ExecutorStatusInfo> ExecutorList(const CoreState& s);
+// At most `limit` executors with an id above `after`, by id.
+std::vector<ExecutorStatusInfo> ExecutorList(const CoreState& s, ExecutorId after, size_t limit);
 // Tasks of running jobs waiting for a slot (SchedulerCore::WaitingTasks).
 uint64_t WaitingTasks(const CoreState& s);
 // "NAME: HOOK threw: WHAT" per disabled policy, in chain order.

@@ -141,8 +141,21 @@ State Recorder::Collect(const SchedulerCore& core, Time now) const {
     s.jobs.push_back(std::move(v));
   }
   s.jobs.insert(s.jobs.end(), finished_.begin(), finished_.end());
-  s.executors = core.Executors();
-  for (const ExecutorStatusInfo& e : s.executors) s.total_slots += e.slots;
+  // Bounded: 10,000 rows a refresh would cost the page (and this copy) more
+  // than they show. One pass over the fleet, on a scrape only.
+  std::vector<ExecutorStatusInfo> fleet = core.Executors();
+  s.executors_total = fleet.size();
+  auto needs_a_look = [](const ExecutorStatusInfo& e) {
+    return e.quarantined || e.health.state != NodeHealth::kHealthy;
+  };
+  for (const ExecutorStatusInfo& e : fleet) {
+    s.total_slots += e.slots;
+    s.running_total += e.running;
+    s.executors_not_healthy += e.health.state != NodeHealth::kHealthy;
+  }
+  std::stable_partition(fleet.begin(), fleet.end(), needs_a_look);
+  if (fleet.size() > kExecutorsShown) fleet.resize(kExecutorsShown);
+  s.executors = std::move(fleet);
   s.owners = TopOwners(core.OwnerShares());
   s.attempts.assign(ended_.begin(), ended_.end());
   std::vector<AttemptView> live;
@@ -308,16 +321,23 @@ std::string RenderJobs(const State& s) {
 }
 
 std::string RenderExecutors(const State& s) {
-  return List(s, "executors", s.executors, [&](const ExecutorStatusInfo& e, std::string* out) {
-    Obj o(out);
-    o.U("id", e.id).Str("name", e.name).Str("host", e.host);
-    o.U("slots", e.slots).U("gpus", e.gpus).U("running", e.running).U("finished", e.finished);
-    o.D("load", e.slots ? static_cast<double>(e.running) / e.slots : 0);
-    o.B("quarantined", e.quarantined);
-    o.Str("health", NodeHealthName(e.health.state)).D("speed_factor", e.health.speed_factor);
-    o.Raw("last_seen_ago_s", Time3(std::max(0.0, s.now - e.last_seen)));
-    return true;
-  });
+  std::string json;
+  {
+    Obj root(&json);
+    root.Raw("now", Time3(s.now)).U("total", s.executors_total).U("not_healthy", s.executors_not_healthy);
+    root.U("slots", s.total_slots).U("running", s.running_total);
+    root.Raw("executors", Array(s.executors, [&](const ExecutorStatusInfo& e, std::string* out) {
+               Obj o(out);
+               o.U("id", e.id).Str("name", e.name).Str("host", e.host);
+               o.U("slots", e.slots).U("gpus", e.gpus).U("running", e.running).U("finished", e.finished);
+               o.D("load", e.slots ? static_cast<double>(e.running) / e.slots : 0);
+               o.B("quarantined", e.quarantined);
+               o.Str("health", NodeHealthName(e.health.state)).D("speed_factor", e.health.speed_factor);
+               o.Raw("last_seen_ago_s", Time3(std::max(0.0, s.now - e.last_seen)));
+               return true;
+             }));
+  }
+  return json;
 }
 
 std::string RenderAttempts(const State& s, uint64_t since) {

@@ -28,6 +28,9 @@ namespace tailcut::dashboard {
 inline constexpr size_t kRecentAttempts = 2000;
 inline constexpr size_t kFinishedJobs = 100;
 inline constexpr size_t kRunningJobsShown = 200;
+// The fleet view's rows: the ones that want a look first (quarantined, not
+// healthy), then by id; the page says how many there are in all.
+inline constexpr size_t kExecutorsShown = 200;
 inline constexpr size_t kRunSamples = 1024;
 inline constexpr size_t kLatencySamples = 1000;
 
@@ -59,7 +62,8 @@ struct JobView {
 struct State {
   Time now = 0;
   std::vector<JobView> jobs;  // running (newest first), then finished (newest first)
-  std::vector<ExecutorStatusInfo> executors;
+  std::vector<ExecutorStatusInfo> executors;                                   // at most kExecutorsShown
+  uint64_t executors_total = 0, executors_not_healthy = 0, running_total = 0;  // the whole fleet
   std::vector<AttemptView> attempts;  // ended, oldest first, then live ones
   uint64_t last_seq = 0;
   std::vector<double> latencies;      // recent finished jobs, sorted

@@ -65,16 +65,27 @@ Status SchedulerServer::Impl::Bind() {
     executors_.set(zmq::sockopt::sndhwm, Hwm(opt_.executor_hwm));
     executors_.set(zmq::sockopt::rcvhwm, Hwm(opt_.executor_hwm));
     // An executor that reconnects (a reset only it saw) takes its routing
-    // id over from the stale connection; ZMTP heartbeats close dead ones.
-    // The timeout is generous: after a long stall of this process its
-    // timers fire before pending input is read. Liveness is the
-    // application's heartbeats: ZMTP's only find dead TCP connections, at
-    // half the timeout, not at the heartbeat rate (their PINGs would cost
-    // the I/O thread a wake-up per executor per interval).
-    const int zmtp_timeout = std::max(10000, static_cast<int>(4000 * opt_.core.lost_after_s));
+    // id over from the stale connection; TCP keepalive closes dead ones.
+    // Not ZMTP heartbeats: libzmq 4.3 keeps every connection's heartbeat
+    // timers in one ordered map per I/O thread and cancels one by a linear
+    // scan of it, once per PING answered, so at 10,000 executors the I/O
+    // thread spent most of its time walking that map and never caught up
+    // (docs/SCALE.md). Keepalive probes are the kernel's: nothing per
+    // connection in this process. Liveness is the application's heartbeats;
+    // this only finds dead TCP connections, after a generous idle time so
+    // that a long stall of this process is not one.
+    const int keepalive_s = std::max(10, static_cast<int>(2 * opt_.core.lost_after_s));
     executors_.set(zmq::sockopt::router_handover, 1);
-    executors_.set(zmq::sockopt::heartbeat_ivl, zmtp_timeout / 2);
-    executors_.set(zmq::sockopt::heartbeat_timeout, zmtp_timeout);
+    executors_.set(zmq::sockopt::tcp_keepalive, 1);
+    executors_.set(zmq::sockopt::tcp_keepalive_idle, keepalive_s);
+    executors_.set(zmq::sockopt::tcp_keepalive_intvl, std::max(1, keepalive_s / 4));
+    executors_.set(zmq::sockopt::tcp_keepalive_cnt, 4);
+    // A whole fleet connects at once (a start, a restart of this process):
+    // ZeroMQ's default listen backlog of 100 overflowed at 10,000 and the
+    // dropped SYNs came back after TCP's 1, 2, 4, 8, 16 s retries, so
+    // registering took 32 s (docs/SCALE.md). The kernel caps it at
+    // net.core.somaxconn.
+    executors_.set(zmq::sockopt::backlog, kExecutorBacklog);
     guard_ = std::make_unique<ConnectionGuard>(
         ctx_, std::vector<zmq::socket_t*>{&executors_, &clients_},
         ConnectionGuardOptions{opt_.handshake_timeout_ms, opt_.max_pending_connections, opt_.max_descriptors},

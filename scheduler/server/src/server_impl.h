@@ -71,6 +71,7 @@ class SchedulerServer::Impl {
   using Watcher = server_detail::Watcher;
   // Messages drained per socket before the loop ticks the core again.
   static constexpr int kMaxDrain = 4096;
+  static constexpr int kExecutorBacklog = 65535;  // listen backlog of the executor socket
 
   Impl(ServerOptions o, PolicyChain policies)
       : opt_(std::move(o)),
@@ -132,7 +133,8 @@ class SchedulerServer::Impl {
                   wire::ClientReply* reply);
   Status OnStatus(const wire::GetJobStatus& r, const Caller& who, wire::ClientReply* reply);
   Status OnCancel(const wire::CancelJob& r, const Caller& who, wire::ClientReply* reply);
-  Status OnListExecutors(wire::ClientReply* reply);
+  static constexpr size_t kExecutorPage = 1000;  // ListExecutors' largest page
+  Status OnListExecutors(const wire::ListExecutors& r, wire::ClientReply* reply);
   Status OnWatch(const std::string& route, uint64_t request_id, const wire::WatchJob& r, const Caller& who,
                  wire::ClientReply* reply);
   Status OnResults(const wire::GetJobResults& r, const Caller& who, wire::ClientReply* reply);

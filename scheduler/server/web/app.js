@@ -98,6 +98,9 @@ function renderExecutors(data) {
     body.appendChild(tr);
   }
   if (!data.executors.length) emptyRow(body, 7, "no executors registered");
+  // The scheduler sends a bounded view of a large fleet (unhealthy first).
+  if (data.total > data.executors.length)
+    emptyRow(body, 7, 'showing ' + data.executors.length + ' of ' + data.total + ' executors (the unhealthy first)');
   return data.executors;
 }
 
@@ -244,15 +247,15 @@ function renderLegend() {
   }
 }
 
-function renderSummary(jobs, executors, latency) {
+// `fleet`: /api/executors, whose totals are the whole fleet's (its rows
+// are at most 200).
+function renderSummary(jobs, fleet, latency) {
   const box = document.getElementById("summary");
   clear(box);
-  const running = jobs.filter((j) => j.state === "running").length;
-  const unhealthy = executors.filter((e) => e.health !== "healthy").length;
-  for (const [label, value] of [["running jobs", running], ["finished jobs", latency.jobs_finished],
-                                ["executors", executors.length], ["not healthy", unhealthy],
-                                ["slots busy", executors.reduce((s, e) => s + e.running, 0) + "/" +
-                                  executors.reduce((s, e) => s + e.slots, 0)]]) {
+  const running = jobs.filter((j) => j.state === 'running').length;
+  for (const [label, value] of [
+           ['running jobs', running], ['finished jobs', latency.jobs_finished], ['executors', fleet.total],
+           ['not healthy', fleet.not_healthy], ['slots busy', fleet.running + '/' + fleet.slots]]) {
     const s = el("span", {}, label + " ");
     s.appendChild(el("b", {}, value));
     box.appendChild(s);
@@ -270,7 +273,7 @@ async function refresh() {
     const execList = renderExecutors(executors);
     renderCdf(latency);
     renderTimeline(attempts, execList);
-    renderSummary(jobList, execList, latency);
+    renderSummary(jobList, executors, latency);
     status.textContent = "updated " + new Date().toLocaleTimeString();
     status.classList.remove("error");
   } catch (e) {

@@ -58,7 +58,11 @@ class Client {
   StatusOr<JobId> Submit(const wire::JobSpec& job);
   StatusOr<wire::JobStatus> GetStatus(JobId job);
   StatusOr<wire::JobStatus> Cancel(JobId job);
-  StatusOr<std::vector<wire::ExecutorInfo>> Executors();
+  // Every registered executor, page by page (ListExecutors; `page`
+  // executors a request, 0: the scheduler's largest).
+  StatusOr<std::vector<wire::ExecutorInfo>> Executors(uint32_t page = 0);
+  // How many are registered: one request, one executor's worth of reply.
+  StatusOr<uint64_t> ExecutorCount();
   StatusOr<std::vector<wire::TaskResult>> Results(JobId job);
   // The job's committed attempts the scheduler still holds in memory
   // (scheduler.trace_memory_rows), as trace rows (`tailcut trace`).

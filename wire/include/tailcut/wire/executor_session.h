@@ -38,6 +38,10 @@ struct SessionOptions {
   uint64_t max_message_bytes = 64u << 20;
   uint64_t max_output_bytes = 0;  // outputs and errors held unsent; 0: half a message
   PeerKeys keys;                  // none: plain TCP (a warning off this machine)
+  // Watch the handshake (a socket monitor: two more sockets) to say why a
+  // key was refused. tailcut-swarm turns it off without keys, where no
+  // handshake can fail that way, to hold thousands of sessions per process.
+  bool watch_handshake = true;
 };
 
 class ExecutorSession {

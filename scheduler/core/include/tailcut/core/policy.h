@@ -227,7 +227,9 @@ class MitigationPolicy {
   // Placement advice: true keeps new work off `e` while others have room.
   // The core caches the answer per executor and asks again only after an
   // event on `e` (it joined, an attempt on it ended, it was quarantined or
-  // released, its health changed) and after each OnTick.
+  // released, its health changed) and, for advice that changes with time
+  // alone, in a sweep of the fleet spread over the OnTicks of a second (all
+  // of it after each OnTick when they are a second or more apart).
   virtual bool AvoidExecutor(const ClusterView&, ExecutorId) const { return false; }
 };
 

@@ -155,6 +155,10 @@ class SchedulerCore {
   StatusOr<JobStatusInfo> JobStatus(JobId job) const;
   StatusOr<std::vector<CommittedOutput>> JobOutputs(JobId job) const;
   std::vector<ExecutorStatusInfo> Executors() const;
+  // At most `limit` executors with an id above `after`, by id: one page in
+  // O(log fleet + limit) (ListExecutors).
+  std::vector<ExecutorStatusInfo> Executors(ExecutorId after, size_t limit) const;
+  size_t ExecutorCount() const;
   // The upstream outputs task `task` of `job` takes as input
   // (TaskDef::inputs), resolved in order; the pointers are valid until the
   // next event. An error when one cannot be resolved (its parent was lost).
