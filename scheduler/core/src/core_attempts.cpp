@@ -180,6 +180,7 @@ void SchedulerCore::Impl::NoteTimeout(ExecutorId id) {
   TC_LOG(Warn) << "executor " << id << " (" << e->desc.name << ") unresponsive: " << reason;
   if (e->quarantined) return;
   s_.ChangeSlots(*e, [&] { e->quarantined = true; });
+  s_.quarantined++;
   place_.RefreshAvoid(*e);
   place_.MarkFree(*e);
   s_.PostExecutor(id, ExecutorChange::kQuarantined);
@@ -187,13 +188,15 @@ void SchedulerCore::Impl::NoteTimeout(ExecutorId id) {
 }
 
 // Attempts and jobs past their time limit: O(log n) per deadline.
-void SchedulerCore::Impl::ExpireDeadlines(Time now) {
+bool SchedulerCore::Impl::ExpireDeadlines(Time now) {
+  bool fired = false;
   while (!s_.attempt_deadlines.empty() && s_.attempt_deadlines.top().first <= now) {
     AttemptId id = s_.attempt_deadlines.top().second;
     s_.attempt_deadlines.pop();
     auto it = s_.attempts.find(id);
     if (it == s_.attempts.end()) continue;  // ended in time
     Attempt a = it->second;
+    fired = true;
     s_.counters.attempts_timed_out++;
     s_.Emit(CancelCmd{id, a.executor});
     FailAttempt(a, "attempt exceeded its time limit of " + FormatLimit(a.deadline - a.queued) + " s since launch",
@@ -209,7 +212,9 @@ void SchedulerCore::Impl::ExpireDeadlines(Time now) {
     life_.FinishJob(*job, JobState::kFailed,
                     "job exceeded timeout_s = " + FormatLimit(limit) + " with " + std::to_string(job->committed) +
                         " of " + std::to_string(job->Count()) + " tasks committed");
+    fired = true;
   }
+  return fired;
 }
 
 std::string SchedulerCore::Impl::FormatLimit(double s) {
