@@ -76,8 +76,8 @@ TEST_CASE("a wake-up comes at its time, through TakeCommands, and not for an end
   std::vector<std::string> log;
   Probe* p = nullptr;
   CoreOptions o;
-  o.lost_after_s = 0;           // the test's executor sends no heartbeats
-  o.policy_interval_s = 100;    // OnTick, a timer too, falls due long after
+  o.lost_after_s = 0;         // the test's executor sends no heartbeats
+  o.policy_interval_s = 100;  // OnTick, a timer too, falls due long after
   o.policy_interval_ratio = 0;
   CoreHarness h(o, ProbeChain(&log, 2.0, &p));
   h.Exec(2);

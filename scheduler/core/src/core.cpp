@@ -397,8 +397,8 @@ void SchedulerCore::Impl::Pump() {
         // Free slots exist and none takes it, every way was tried (no
         // better executor awaited, no queueing skipped, the copies looked
         // at): nothing but an executor's change can place it (Park).
-        park = !held && (q == 0 || !others_wait) && preempt_budget > 0 &&
-               (!s_.free.empty() || !s_.free_avoided.empty());
+        park =
+            !held && (q == 0 || !others_wait) && preempt_budget > 0 && (!s_.free.empty() || !s_.free_avoided.empty());
         park_task = t;
         break;
       }

@@ -250,7 +250,7 @@ struct CoreState {
   ExecutorId next_executor_id = 1;
   ExecutorId rr_cursor = 0;
   uint32_t total_slots = 0;
-  uint32_t quarantined = 0;  // executors quarantined now (policies' OnTick runs while any is)
+  uint32_t quarantined = 0;        // executors quarantined now (policies' OnTick runs while any is)
   uint32_t extra_live = 0;         // live attempts beyond the first of each task
   uint64_t queued_tasks = 0;       // tasks of running jobs (core.max_queued_tasks)
   size_t runnable_pipelining = 0;  // runnable entries of jobs with `pipelines`
