@@ -81,9 +81,11 @@ StatusOr<Scenario> ParseScenario(Config cfg, const std::string& base_dir) {
           .Get("name", &sc.name)
           .Get("seed", &seed)
           .Get("max_time_s", &sc.max_time_s)
+          .Get("tick_s", &sc.tick_s)
           .status();
       !s.ok())
     return s;
+  if (!(sc.tick_s >= 0)) return Status::InvalidArgument("tick_s must be >= 0 (0: the policy interval)");
   sc.seed = static_cast<uint64_t>(seed);
 
   // [core], [predictor], [policies.*]: the daemon's loader. The simulator
