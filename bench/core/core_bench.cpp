@@ -81,14 +81,27 @@ size_t DrainAndComplete(SchedulerCore& core, std::vector<Command>& cmds) {
   }
 }
 
+// BM_CoreCycle's core: 64 executors x 4 slots, no heartbeats, 100
+// finished jobs retained.
+struct CycleCore {
+  static CoreOptions Options() {
+    CoreOptions o;
+    o.lost_after_s = 0;
+    o.job_retention = 100;
+    return o;
+  }
+  CycleCore() : core(Options(), &clock) {
+    for (int i = 0; i < 64; ++i) core.AddExecutor(Exec(i, 4));
+  }
+  FakeClock clock;
+  SchedulerCore core;
+};
+
 void BM_CoreCycle(benchmark::State& st) {
   SetLogLevel(LogLevel::kWarn);
-  FakeClock clock;
-  CoreOptions o;
-  o.lost_after_s = 0;
-  o.job_retention = 100;
-  SchedulerCore core(o, &clock);
-  for (int i = 0; i < 64; ++i) core.AddExecutor(Exec(i, 4));
+  CycleCore c;
+  SchedulerCore& core = c.core;
+  FakeClock& clock = c.clock;
   std::vector<Command> cmds;
   JobDef job = Fanout(1);
   for (auto _ : st) {
@@ -107,32 +120,27 @@ BENCHMARK(BM_CoreCycle);
 
 void BM_WaitingWork(benchmark::State& st) {
   SetLogLevel(LogLevel::kError);
-  FakeClock clock;
-  CoreOptions o;
-  o.lost_after_s = 0;
-  o.job_retention = 100;
-  SchedulerCore core(o, &clock);
-  for (int i = 0; i < 64; ++i) core.AddExecutor(Exec(i, 4));
+  CycleCore c;
   std::vector<Command> cmds;
   for (int64_t i = 0; i < st.range(0); ++i) {
     JobDef waits = Fanout(1);
     waits.templ.kernel = "not_offered";
     waits.wait_for_resources = true;
     waits.owner = "user:u" + std::to_string(i);
-    if (!core.SubmitJob(std::move(waits)).ok()) st.SkipWithError("a waiting job was refused");
-    core.TakeCommands(&cmds);
+    if (!c.core.SubmitJob(std::move(waits)).ok()) st.SkipWithError("a waiting job was refused");
+    c.core.TakeCommands(&cmds);
   }
   JobDef job = Fanout(1);
   for (auto _ : st) {
-    clock.Advance(1e-4);
-    core.Tick();  // what a driver does between events
-    DrainAndComplete(core, cmds);
-    auto id = core.SubmitJob(job);
+    c.clock.Advance(1e-4);
+    c.core.Tick();  // what a driver does between events
+    DrainAndComplete(c.core, cmds);
+    auto id = c.core.SubmitJob(job);
     benchmark::DoNotOptimize(id);
-    DrainAndComplete(core, cmds);
+    DrainAndComplete(c.core, cmds);
   }
   st.counters["visits_per_job"] =
-      static_cast<double>(core.Counters().placement_visits) / static_cast<double>(st.iterations() + st.range(0));
+      static_cast<double>(c.core.Counters().placement_visits) / static_cast<double>(st.iterations() + st.range(0));
 }
 BENCHMARK(BM_WaitingWork)->Arg(0)->Arg(10000);
 

@@ -55,7 +55,8 @@ void PrintIntervals(std::FILE* out, const std::vector<SimResult>& results, uint3
   const std::vector<double> base = none ? Finished(*none) : std::vector<double>{};
   size_t fewest = SIZE_MAX;
   for (const SimResult& r : results) fewest = std::min(fewest, Finished(r).size());
-  std::fprintf(out, "confidence: %.0f%% percentile bootstrap (%u resamples) over each policy's jobs, %u interleaved %s\n",
+  std::fprintf(out,
+               "confidence: %.0f%% percentile bootstrap (%u resamples) over each policy's jobs, %u interleaved %s\n",
                100 * bo.level, bo.resamples, rounds, rounds == 1 ? "run" : "rounds");
   std::fprintf(out, "%-12s %-28s %-28s %-24s %-24s %s\n", "POLICY", "P50_S [CI]", "P99_S [CI]", "P50/none [CI]",
                "P99/none [CI]", "VERDICT");

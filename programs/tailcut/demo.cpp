@@ -195,9 +195,10 @@ int RunDemo(const Args& a) {
       std::fprintf(stderr, "demo: run %d of %d: job wall max none %.3f s, default %.3f s\n", run + 1, d.runs,
                    maxima["none"].back(), maxima["default"].back());
   }
-  std::printf("\n%d run%s, interleaved; job wall max: the median of the runs' maxima [95%% bootstrap interval] "
-              "and their range\n",
-              d.runs, d.runs == 1 ? "" : "s");
+  std::printf(
+      "\n%d run%s, interleaved; job wall max: the median of the runs' maxima [95%% bootstrap interval] "
+      "and their range\n",
+      d.runs, d.runs == 1 ? "" : "s");
   std::printf("%-10s %14s %32s %20s %8s\n", "POLICY", "JOB WALL p50", "JOB WALL max, median [CI]", "max range",
               "COPIES");
   for (const std::string& p : policies) {

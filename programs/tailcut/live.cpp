@@ -482,12 +482,14 @@ int RunBenchCommand(const BenchCommandOptions& bo) {
       o, *sc, "tailcut bench",
       "scenario " + name + " (live), seed " + std::to_string(lo.seed) +
           (rounds > 1 ? " + round, " + std::to_string(rounds) + " interleaved rounds" : ""),
-      "live job latency CDF: " + name, [&](const std::string& entry) {
+      "live job latency CDF: " + name,
+      [&](const std::string& entry) {
         LiveOptions run = lo;
         if (!bo.trace.empty()) run.trace_path = BenchTracePath(bo.trace, entry, several);
         auto r = rounds > 1 ? merged.at(entry) : RunLivePolicy(*sc, entry, run);
         if (r.ok()) shown.push_back(*r);
-        if (r.ok() && !run.trace_path.empty()) std::fprintf(stderr, "bench: trace written to %s\n", run.trace_path.c_str());
+        if (r.ok() && !run.trace_path.empty())
+          std::fprintf(stderr, "bench: trace written to %s\n", run.trace_path.c_str());
         if (r.ok())
           std::fprintf(stderr,
                        "bench: %s, policy %s: %llu jobs, %llu attempts (%llu copies), %.1f s workload, %.1f s wall\n",

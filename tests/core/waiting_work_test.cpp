@@ -10,14 +10,9 @@
 
 using namespace tailcut;
 using tailcut::testing::CoreHarness;
+using tailcut::testing::NoHeartbeats;
 
 namespace {
-
-CoreOptions Quiet() {
-  CoreOptions o;
-  o.lost_after_s = 0;
-  return o;
-}
 
 // A one-task job of `kernel` from its own keyless user (an owner of its own).
 JobDef OneTask(const std::string& kernel, uint32_t i, bool wait = true) {
@@ -33,7 +28,7 @@ uint64_t Visits(const CoreHarness& h) { return h.core.Counters().placement_visit
 
 TEST_CASE("10,000 unplaceable one-task jobs are looked at once each, then a job that fits costs O(1)") {
   constexpr uint32_t kWaiting = 10000;
-  CoreHarness h(Quiet());
+  CoreHarness h(NoHeartbeats());
   ExecutorId e = h.Exec(2, 0, {"noop"});
   for (uint32_t i = 0; i < kWaiting; ++i) h.Submit(OneTask("gpu_only", i));  // a kernel nobody offers yet
   CHECK(h.launches.empty());
@@ -60,7 +55,7 @@ TEST_CASE("10,000 unplaceable one-task jobs are looked at once each, then a job 
 }
 
 TEST_CASE("parked jobs are woken by an executor that offers their kernel, and keep their order") {
-  CoreHarness h(Quiet());
+  CoreHarness h(NoHeartbeats());
   h.Exec(1, 0, {"noop"});
   std::vector<JobId> jobs;
   for (uint32_t i = 0; i < 5; ++i) jobs.push_back(h.Submit(OneTask("k", i)));
@@ -79,7 +74,7 @@ TEST_CASE("parked jobs are woken by an executor that offers their kernel, and ke
 }
 
 TEST_CASE("a job needing more room than any executor has free waits parked until room frees") {
-  CoreHarness h(Quiet());
+  CoreHarness h(NoHeartbeats());
   ExecutorId e = h.Exec(2);
   h.Submit(OneTask("sleep", 0));  // takes one of the two slots
   REQUIRE(h.LiveOn(e).size() == 1);
@@ -96,7 +91,7 @@ TEST_CASE("a job needing more room than any executor has free waits parked until
 }
 
 TEST_CASE("a parked job is judged again when the executors that could run it leave") {
-  CoreOptions o = Quiet();
+  CoreOptions o = NoHeartbeats();
   o.infeasible_grace_s = 5;
   CoreHarness h(o);
   ExecutorId g = h.Exec(1, 1);
@@ -122,7 +117,7 @@ TEST_CASE("a parked job is judged again when the executors that could run it lea
 }
 
 TEST_CASE("a cancelled parked job is forgotten by the parking, and the others still wake") {
-  CoreHarness h(Quiet());
+  CoreHarness h(NoHeartbeats());
   h.Exec(1, 0, {"noop"});
   JobId a = h.Submit(OneTask("k", 0));
   JobId b = h.Submit(OneTask("k", 1));
@@ -135,7 +130,7 @@ TEST_CASE("a cancelled parked job is forgotten by the parking, and the others st
 }
 
 TEST_CASE("an idle core asks to be woken for nothing, a quorum deadline it asks for") {
-  CoreOptions o = Quiet();
+  CoreOptions o = NoHeartbeats();
   o.job_timeout_s = 0;  // no default time limit: the quorum's deadline is the only timer
   CoreHarness h(o);
   CHECK(h.core.NextWakeUp() < 0);
