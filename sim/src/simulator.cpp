@@ -126,7 +126,9 @@ SimResult Loop::Run() {
     }
     if (e.type == Ev::kWakeUp) {
       if (e.t == cores_[e.a].wake_at) cores_[e.a].wake_at = -1;
-      if (!Done()) Drain();  // delivered at exactly the asked time
+      if (Done()) continue;
+      cores_[e.a].core->Tick();  // its timers due now (NextWakeUp)
+      Drain();                   // and wake-ups, delivered at exactly the asked time
       continue;
     }
     --pending_;

@@ -85,6 +85,7 @@ TEST_CASE("a wake-up comes at its time, through TakeCommands, and not for an end
   REQUIRE(job.ok());
   h.Drain();
   REQUIRE(h.launches.size() == 2);
+  h.core.Tick();  // the policies' first OnTick, due now; the next is 100 s away
   AttemptId first = h.launches[0].attempt, second = h.launches[1].attempt;
   h.clock.Set(1.0);
   h.core.AttemptStarted(first);

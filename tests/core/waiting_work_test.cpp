@@ -105,12 +105,11 @@ TEST_CASE("a parked job is judged again when the executors that could run it lea
   h.core.RemoveExecutor(g, false, "goodbye");
   h.Drain();
   // Now nothing could ever run it: it fails after the grace, a timer the
-  // core asks to be woken for (no tick needed).
+  // core asks to be woken for.
   REQUIRE_FALSE(h.finished.count(waits));
   const Time due = h.core.NextWakeUp();
   CHECK(due == h.clock.Now() + 5);
-  h.clock.Advance(5);
-  h.Drain();
+  h.Pass(5);
   REQUIRE(h.finished.count(waits));
   CHECK(h.finished.at(waits).state == JobState::kFailed);
   CHECK(h.finished.at(waits).reason.find("gpu") != std::string::npos);
@@ -143,8 +142,7 @@ TEST_CASE("an idle core asks to be woken for nothing, a quorum deadline it asks 
   JobId job = h.Submit(q);
   CHECK(h.core.NextWakeUp() == 2);
   h.Finish(h.LiveOn(1)[0]);
-  h.clock.Advance(2);
-  h.Drain();  // no Tick: the deadline is due and the driver asked for commands
+  h.Pass(2);  // the driver ticks when the core asked to be woken
   REQUIRE(h.finished.count(job));
   CHECK(h.finished.at(job).state == JobState::kSucceeded);
   CHECK(h.core.NextWakeUp() < 0);

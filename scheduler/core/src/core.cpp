@@ -98,9 +98,9 @@ void SchedulerCore::Impl::ExecutorSignals(ExecutorId id, uint32_t gpu_throttle_r
 
 // The core's timers, each due at a time it computed (NextWakeUp): executor
 // loss, time limits, jobs' own timers, the end of a recovery hold, the
-// policies' OnTick. Tick and TakeCommands both run what is due, so the
-// schedule follows from events and these times, never from how often a
-// driver ticks (docs/PLACEMENT.md, "Events, not ticks").
+// policies' OnTick. Tick runs what is due and nothing else; drivers tick at
+// NextWakeUp, so the schedule follows from events and these times, never
+// from how often a driver ticks (docs/PLACEMENT.md, "Events, not ticks").
 void SchedulerCore::Impl::RunDue() {
   const Time now = s_.Now();
   bool fired = false;
@@ -130,23 +130,37 @@ void SchedulerCore::Impl::RunDue() {
     s_.recovery_hold_until = -1;  // the pump releases the held tasks
     fired = true;
   }
-  // Unarmed (nothing runs), a due OnTick still comes before placing the
-  // work an event brought, so the advice it refreshes is current.
-  if (!s_.policies.empty() && now >= s_.next_policy_time && (PolicyTimerArmed() || s_.dirty)) {
+  if (PolicyTimerArmed() && now >= s_.next_policy_time) {
     s_.next_policy_time = now + PolicyInterval();
-    std::vector<Proposal> proposals;
-    for (uint32_t i = 0; i < s_.policies.size(); ++i) {
-      GuardedPolicy& p = s_.policies[i];
-      proposals.clear();
-      if (CallPolicy(p, "OnTick", [&](MitigationPolicy& m) { m.OnTick(view_, &proposals); }))
-        gate_.ApplyAll(proposals, p.name, i);
-    }
-    // Advice that changes with time alone is caught here: O(executors)
-    // per policy interval, not per placement.
-    place_.RefreshAvoidAll();
+    RunOnTick();
     fired = true;
   }
   if (fired) s_.dirty = true;
+}
+
+void SchedulerCore::Impl::RunOnTick() {
+  std::vector<Proposal> proposals;
+  for (uint32_t i = 0; i < s_.policies.size(); ++i) {
+    GuardedPolicy& p = s_.policies[i];
+    proposals.clear();
+    if (CallPolicy(p, "OnTick", [&](MitigationPolicy& m) { m.OnTick(view_, &proposals); }))
+      gate_.ApplyAll(proposals, p.name, i);
+  }
+  // Advice that changes with time alone is caught here: O(executors)
+  // per policy interval, not per placement.
+  place_.RefreshAvoidAll();
+}
+
+// While nothing runs the policy timer is not armed (no wake-ups for an idle
+// scheduler), so before placing the work an event brought, the policies'
+// advice (AvoidExecutor, which may change with time alone) is asked again
+// if an interval has passed since: at most once per interval, and OnTick
+// keeps its own turn.
+void SchedulerCore::Impl::RefreshIdlePolicies() {
+  const Time now = s_.Now();
+  if (s_.policies.empty() || !s_.dirty || PolicyTimerArmed() || now < s_.next_idle_refresh) return;
+  s_.next_idle_refresh = now + PolicyInterval();
+  place_.RefreshAvoidAll();
 }
 
 // Quorum deadlines and infeasible jobs' grace, checked when due: O(log n)
@@ -228,7 +242,7 @@ void SchedulerCore::Impl::TakeCommands(std::vector<Command>* out) {
   // (placement again). A policy that keeps reacting to its own effects
   // is cut off after kMaxRounds; the rest waits for the next call.
   constexpr int kMaxRounds = 64;
-  RunDue();
+  RefreshIdlePolicies();
   for (int round = 0; round < kMaxRounds; ++round) {
     if (Settle(s_, life_, place_)) s_.dirty = true;  // children of jobs that just ended
     if (s_.dirty) Pump();

@@ -152,6 +152,8 @@ class SchedulerCore::Impl final {
 
   // --- core.cpp
   void RunDue();
+  void RunOnTick();
+  void RefreshIdlePolicies();
   bool RunJobTimers(Time now);  // whether any job ended
   void DropStaleTimers();
   bool PolicyTimerArmed() const;

@@ -257,6 +257,7 @@ struct CoreState {
   uint64_t executors_epoch = 1;    // bumps when executors join or leave
   CoreCounters counters;           // docs/METRICS.md
   Time next_policy_time = 0;
+  Time next_idle_refresh = 0;  // SchedulerCore::Impl::RefreshIdlePolicies
   // The scheduler's own lag (issue 25): how much later than the executor's
   // own run time the core sees attempts end, an EWMA over committed
   // attempts. Results queued in this process, network and batching show
