@@ -20,6 +20,12 @@
 //                       avoid refresh included; 1,000 executors x 4 slots,
 //                       100-task jobs, run times of 0.05-0.4 s on a
 //                       FakeClock so wake-ups come due.
+// * BM_WaitingWork:     BM_CoreCycle's one-task job, and a driver tick
+//                       (Tick + TakeCommands) between jobs, with N one-task
+//                       jobs waiting that no executor can place (a kernel
+//                       none offers, each job its own keyless user): N = 0
+//                       and 10,000 side by side (docs/PLACEMENT.md,
+//                       "Waiting work"; issue 35: "costs nothing").
 // Predictor update cost: bench/predictors (BM_SuiteObserve).
 #include <benchmark/benchmark.h>
 
@@ -75,14 +81,27 @@ size_t DrainAndComplete(SchedulerCore& core, std::vector<Command>& cmds) {
   }
 }
 
+// BM_CoreCycle's core: 64 executors x 4 slots, no heartbeats, 100
+// finished jobs retained.
+struct CycleCore {
+  static CoreOptions Options() {
+    CoreOptions o;
+    o.lost_after_s = 0;
+    o.job_retention = 100;
+    return o;
+  }
+  CycleCore() : core(Options(), &clock) {
+    for (int i = 0; i < 64; ++i) core.AddExecutor(Exec(i, 4));
+  }
+  FakeClock clock;
+  SchedulerCore core;
+};
+
 void BM_CoreCycle(benchmark::State& st) {
   SetLogLevel(LogLevel::kWarn);
-  FakeClock clock;
-  CoreOptions o;
-  o.lost_after_s = 0;
-  o.job_retention = 100;
-  SchedulerCore core(o, &clock);
-  for (int i = 0; i < 64; ++i) core.AddExecutor(Exec(i, 4));
+  CycleCore c;
+  SchedulerCore& core = c.core;
+  FakeClock& clock = c.clock;
   std::vector<Command> cmds;
   JobDef job = Fanout(1);
   for (auto _ : st) {
@@ -98,6 +117,32 @@ void BM_CoreCycle(benchmark::State& st) {
       benchmark::Counter(3.0 * st.iterations(), benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
 }
 BENCHMARK(BM_CoreCycle);
+
+void BM_WaitingWork(benchmark::State& st) {
+  SetLogLevel(LogLevel::kError);
+  CycleCore c;
+  std::vector<Command> cmds;
+  for (int64_t i = 0; i < st.range(0); ++i) {
+    JobDef waits = Fanout(1);
+    waits.templ.kernel = "not_offered";
+    waits.wait_for_resources = true;
+    waits.owner = "user:u" + std::to_string(i);
+    if (!c.core.SubmitJob(std::move(waits)).ok()) st.SkipWithError("a waiting job was refused");
+    c.core.TakeCommands(&cmds);
+  }
+  JobDef job = Fanout(1);
+  for (auto _ : st) {
+    c.clock.Advance(1e-4);
+    c.core.Tick();  // what a driver does between events
+    DrainAndComplete(c.core, cmds);
+    auto id = c.core.SubmitJob(job);
+    benchmark::DoNotOptimize(id);
+    DrainAndComplete(c.core, cmds);
+  }
+  st.counters["visits_per_job"] =
+      static_cast<double>(c.core.Counters().placement_visits) / static_cast<double>(st.iterations() + st.range(0));
+}
+BENCHMARK(BM_WaitingWork)->Arg(0)->Arg(10000);
 
 void BM_CoreFanoutTask(benchmark::State& st) {
   SetLogLevel(LogLevel::kWarn);

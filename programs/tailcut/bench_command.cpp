@@ -38,6 +38,11 @@ int RunBench(const Args& args) {
     if (!number("--jobs", &n) || n == 0 || n > 1000000) return kExitUsage;
     bo.jobs = static_cast<uint32_t>(n);
   }
+  if (args.Has("--rounds")) {
+    uint64_t n = 0;
+    if (!number("--rounds", &n) || n == 0 || n > 1000) return kExitUsage;
+    bo.rounds = static_cast<uint32_t>(n);
+  }
   o.json = args.Has("--json");
   o.no_online = args.Has("--no-online");
   o.csv = args.Get("--csv");

@@ -10,6 +10,7 @@
 #include <cmath>
 #include <cstdio>
 #include <limits>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <thread>
@@ -33,7 +34,7 @@ namespace tailcut::sim {
 
 const char kBenchUsage[] = R"(usage: tailcut bench SCENARIO.toml [--policy LIST] [--seed N] [--json]
                      [--csv FILE] [--plot FILE.svg] [--jobs N] [--executor PATH]
-                     [--trace FILE] [--no-online]
+                     [--trace FILE] [--no-online] [--rounds R]
 
 Runs the scenario's [live] section on real daemons over loopback, once per
 policy entry: an in-process scheduler with that policy chain, live.executors
@@ -50,7 +51,11 @@ twin). Progress goes to stderr. Each policy takes a few seconds.
   --json          JSON array with the keys of `tailcut sim --json`
   --csv FILE      per-job latencies: policy,job,latency_s
   --plot FILE     SVG of the job-latency CDF per policy (log-x)
-  --jobs N        override live.jobs (quick runs)
+  --jobs N        override live.jobs (quick runs; 1000 or more for a p99),
+                  per policy over all rounds
+  --rounds R      run each entry R times, the entries interleaved round by
+                  round (seed + round, the same for every entry), jobs / R
+                  per round; the results merge (default 1)
   --executor PATH the executor binary (default: tailcut-executor next to tailcut)
   --trace FILE    write each run's attempt trace (committed attempts, the CSV
                   of docs/TRACE_FORMAT.md) for `tailcut whatif`; with several
@@ -58,6 +63,9 @@ twin). Progress goes to stderr. Each policy takes a few seconds.
   --no-online     skip the online reference row
 
 Latency is measured by the client: submit call -> final job status (watch).
+After the table: each p50 and p99 with its 95% bootstrap interval, and each
+entry's p50 and p99 over none's with theirs; "better than none" is said only
+where the whole interval is below 1.
 Extra work = (machine time of all attempts - of committed attempts) /
 committed, from the core's attempt records; XMACH_% (extra_machine) is
 machine time relative to the `none` entry of the same run. The last row,
@@ -449,13 +457,39 @@ int RunBenchCommand(const BenchCommandOptions& bo) {
       std::fprintf(stderr, "tailcut bench: %s\n", s.message().c_str());
       return 1;
     }
+  // Interleaved rounds run first, entry after entry within each round;
+  // ComparePolicies then takes each entry's merged rounds.
+  const uint32_t rounds = std::max<uint32_t>(bo.rounds, 1);
+  const uint32_t total_jobs = lo.jobs ? lo.jobs : l.jobs;
+  std::map<std::string, StatusOr<SimResult>> merged;
+  for (uint32_t k = 0; rounds > 1 && k < rounds; ++k)
+    for (const std::string& entry : SplitPolicyList(entries)) {
+      auto it = merged.find(entry);
+      if (it != merged.end() && !it->second.ok()) continue;  // it failed: reported once
+      LiveOptions run = lo;
+      run.seed = lo.seed + k;  // the same arrivals and faults for every entry of the round
+      run.jobs = (total_jobs + rounds - 1) / rounds;
+      if (!bo.trace.empty() && k == 0) run.trace_path = BenchTracePath(bo.trace, entry, several);
+      std::fprintf(stderr, "bench: round %u of %u, policy %s\n", k + 1, rounds, entry.c_str());
+      auto r = RunLivePolicy(*sc, entry, run);
+      if (it == merged.end() || !r.ok())
+        merged.insert_or_assign(entry, std::move(r));
+      else
+        MergeRound(&*it->second, *r);
+    }
+  std::vector<SimResult> shown;
   int rc = ComparePolicies(
-      o, *sc, "tailcut bench", "scenario " + name + " (live), seed " + std::to_string(lo.seed),
-      "live job latency CDF: " + name, [&](const std::string& entry) {
+      o, *sc, "tailcut bench",
+      "scenario " + name + " (live), seed " + std::to_string(lo.seed) +
+          (rounds > 1 ? " + round, " + std::to_string(rounds) + " interleaved rounds" : ""),
+      "live job latency CDF: " + name,
+      [&](const std::string& entry) {
         LiveOptions run = lo;
         if (!bo.trace.empty()) run.trace_path = BenchTracePath(bo.trace, entry, several);
-        auto r = RunLivePolicy(*sc, entry, run);
-        if (r.ok() && !run.trace_path.empty()) std::fprintf(stderr, "bench: trace written to %s\n", run.trace_path.c_str());
+        auto r = rounds > 1 ? merged.at(entry) : RunLivePolicy(*sc, entry, run);
+        if (r.ok()) shown.push_back(*r);
+        if (r.ok() && !run.trace_path.empty())
+          std::fprintf(stderr, "bench: trace written to %s\n", run.trace_path.c_str());
         if (r.ok())
           std::fprintf(stderr,
                        "bench: %s, policy %s: %llu jobs, %llu attempts (%llu copies), %.1f s workload, %.1f s wall\n",
@@ -467,6 +501,7 @@ int RunBenchCommand(const BenchCommandOptions& bo) {
       [&] { return LiveBound(*sc, lo); },
       // On LiveBound's model; the measured none is one candidate of the sweep.
       [&](const SimResult& none) { return OnlineRow(LiveReferenceModel(*sc, lo), lo.seed, none, "bench"); });
+  if (!shown.empty()) PrintIntervals(o.json ? stderr : stdout, shown, rounds);
   std::fprintf(stderr, "bench: total wall time %.1f s\n", Since(wall0));
   return rc;
 }

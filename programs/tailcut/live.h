@@ -12,7 +12,9 @@
 #pragma once
 
 #include <cstdint>
+#include <cstdio>
 #include <string>
+#include <vector>
 
 #include "tailcut/common/status.h"
 #include "tailcut/sim/command.h"
@@ -48,10 +50,23 @@ StatusOr<SimResult> RunLivePolicy(const Scenario& scenario, const std::string& e
 // executor that the harness restarts treated as never gone.
 SimResult LiveBound(const Scenario& scenario, const LiveOptions& options);
 
+// `round`, another run of the same policy entry, added to `into` (jobs,
+// latencies, machine time, counts; quantiles recomputed).
+void MergeRound(SimResult* into, const SimResult& round);
+// Each result's p50 and p99 with a bootstrap interval (tailcut/common/
+// stats.h), and each one's p50 / p99 over `none`'s with theirs; "better
+// than none" only where the whole interval is below 1.
+void PrintIntervals(std::FILE* out, const std::vector<SimResult>& results, uint32_t rounds);
+
 struct BenchCommandOptions {
   SimCommandOptions common;  // scenario, --policy, --seed, --json, --csv, --plot, --help
   std::string executor;      // --executor PATH
-  uint32_t jobs = 0;         // --jobs N (0: live.jobs)
+  uint32_t jobs = 0;         // --jobs N (0: live.jobs): per policy, over all rounds
+  // --rounds R: each policy entry runs R times, the entries interleaved
+  // round by round (none, default, none, default, ...), each round with
+  // jobs / R jobs and its own seed (seed + round, the same for every
+  // entry), so a drift of the machine's load falls on every policy alike.
+  uint32_t rounds = 1;
   std::string trace;         // --trace FILE: each run's attempt trace (for
                              // `tailcut whatif`); with several policy entries
                              // FILE gets ".ENTRY" before its extension

@@ -78,12 +78,14 @@ StatusOr<Scenario> ParseScenario(Config cfg, const std::string& base_dir) {
   sc.origin = cfg.origin();
   int64_t seed = 1;
   if (Status s = TableReader(cfg, "")
-          .Get("name", &sc.name)
-          .Get("seed", &seed)
-          .Get("max_time_s", &sc.max_time_s)
-          .status();
+                     .Get("name", &sc.name)
+                     .Get("seed", &seed)
+                     .Get("max_time_s", &sc.max_time_s)
+                     .Get("tick_s", &sc.tick_s)
+                     .status();
       !s.ok())
     return s;
+  if (!(sc.tick_s >= 0)) return Status::InvalidArgument("tick_s must be >= 0 (0: the policy interval)");
   sc.seed = static_cast<uint64_t>(seed);
 
   // [core], [predictor], [policies.*]: the daemon's loader. The simulator

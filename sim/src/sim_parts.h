@@ -8,6 +8,7 @@
 #include <cmath>
 #include <vector>
 
+#include "tailcut/common/random.h"
 #include "tailcut/core/scheduler_core.h"
 #include "tailcut/sim/scenario.h"
 #include "tailcut/sim/simulator.h"
@@ -34,6 +35,10 @@ inline JobDef ClassJob(const JobClass& c, uint32_t n, const char* kernel) {
 
 // The core's observer hooks into the result.
 inline void RecordAttempt(SimResult* r, const AttemptRecord& a) {
+  // Where and when each attempt ran, in the order they ended.
+  uint64_t launch_ns = static_cast<uint64_t>(std::llround(a.queued * 1e9));
+  r->placements = Mix(r->placements ^ Mix(a.job * 0x9e3779b97f4a7c15ULL ^ Mix(a.task ^ (a.executor << 32)) ^
+                                          Mix(launch_ns ^ (uint64_t{a.copy} << 63))));
   if (a.outcome != AttemptOutcome::kCommitted) return;
   r->committed_s += a.run_s;
   ++r->committed;

@@ -113,16 +113,22 @@ SimResult Loop::Run() {
                      << " jobs unfinished; stopping";
         break;
       }
-      // Every core's policies run at their own interval (SchedulerCore::
-      // PolicyInterval, which the core enforces): tick at the shortest.
-      double interval = top_.PolicyInterval();
-      for (const CoreRef& c : cores_) interval = std::min(interval, c.core->PolicyInterval());
+      // The cores ask for their own timers (NextWakeUp, ArmWakeUps); ticks
+      // carry heartbeats and the stall check, by default at the shortest
+      // policy interval.
+      double interval = sc_.tick_s;
+      if (interval <= 0) {
+        interval = top_.PolicyInterval();
+        for (const CoreRef& c : cores_) interval = std::min(interval, c.core->PolicyInterval());
+      }
       PushRaw(Ev::kTick, e.t + interval, 0, 0, 0, 0);
       continue;
     }
     if (e.type == Ev::kWakeUp) {
       if (e.t == cores_[e.a].wake_at) cores_[e.a].wake_at = -1;
-      if (!Done()) Drain();  // delivered at exactly the asked time
+      if (Done()) continue;
+      cores_[e.a].core->Tick();  // its timers due now (NextWakeUp)
+      Drain();                   // and wake-ups, delivered at exactly the asked time
       continue;
     }
     --pending_;

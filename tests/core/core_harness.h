@@ -54,6 +54,13 @@ class CopyEverything : public MitigationPolicy {
   JobId job_;
 };
 
+// Options for tests whose executors send no heartbeats.
+inline CoreOptions NoHeartbeats() {
+  CoreOptions o;
+  o.lost_after_s = 0;
+  return o;
+}
+
 class CoreHarness {
  public:
   explicit CoreHarness(CoreOptions o = {}, PolicyChain policies = {}) : core(o, &clock, std::move(policies)) {

@@ -116,11 +116,12 @@ TEST_CASE("finishing a job cancels its attempts and old finished jobs are forgot
   CHECK(core::MakeStatusInfo(f.s.jobs.at(id3)).state == JobState::kSucceeded);
 }
 
-TEST_CASE("a joining executor wakes jobs that have work") {
+TEST_CASE("a joining executor wakes the jobs parked for want of one") {
   StateFixture f;
   core::Job& job = f.Job(2);
   REQUIRE(f.place.PopRunnable(*job.owner) == &job);
-  job.in_runnable = false;
+  f.place.Park(job, 0);  // the pump found no executor for it
+  CHECK_FALSE(job.in_runnable);
   f.s.dirty = false;
   ExecutorId e = f.Exec(3);
   CHECK(job.in_runnable);
@@ -128,6 +129,8 @@ TEST_CASE("a joining executor wakes jobs that have work") {
   CHECK(f.s.dirty);
   CHECK(f.s.total_slots == 3);
   CHECK(f.s.free.back() == e);
+  CHECK(job.parked == nullptr);
+  CHECK(f.s.parked.empty());
 }
 
 // An executor whose attempts are always beaten by copies never commits: what

@@ -75,12 +75,17 @@ TEST_CASE("policies get attempt and executor events in order, after placement") 
 TEST_CASE("a wake-up comes at its time, through TakeCommands, and not for an ended attempt") {
   std::vector<std::string> log;
   Probe* p = nullptr;
-  CoreHarness h({}, ProbeChain(&log, 2.0, &p));
+  CoreOptions o;
+  o.lost_after_s = 0;         // the test's executor sends no heartbeats
+  o.policy_interval_s = 100;  // OnTick, a timer too, falls due long after
+  o.policy_interval_ratio = 0;
+  CoreHarness h(o, ProbeChain(&log, 2.0, &p));
   h.Exec(2);
   auto job = h.core.SubmitJob(CoreHarness::Fanout(2));
   REQUIRE(job.ok());
   h.Drain();
   REQUIRE(h.launches.size() == 2);
+  h.core.Tick();  // the policies' first OnTick, due now; the next is 100 s away
   AttemptId first = h.launches[0].attempt, second = h.launches[1].attempt;
   h.clock.Set(1.0);
   h.core.AttemptStarted(first);
@@ -96,7 +101,7 @@ TEST_CASE("a wake-up comes at its time, through TakeCommands, and not for an end
   CHECK(p->woken_at[0] == Approx(3.0));
   CHECK(std::count(log.begin(), log.end(), "woken " + std::to_string(first)) == 1);
   CHECK(std::count(log.begin(), log.end(), "woken " + std::to_string(second)) == 0);
-  CHECK(h.core.NextWakeUp() < 0);
+  CHECK(h.core.NextWakeUp() == Approx(100));  // only the policies' OnTick is pending
 }
 
 TEST_CASE("avoid advice is cached per executor and refreshed on its events") {

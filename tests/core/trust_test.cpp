@@ -10,16 +10,7 @@
 
 using namespace tailcut;
 using tailcut::testing::CoreHarness;
-
-namespace {
-
-CoreOptions NoHeartbeats() {
-  CoreOptions o;
-  o.lost_after_s = 0;
-  return o;
-}
-
-}  // namespace
+using tailcut::testing::NoHeartbeats;
 
 TEST_CASE("trust: a result from another executor for a live attempt is refused and the true one commits") {
   CoreHarness h(NoHeartbeats());

@@ -6,6 +6,8 @@
 #include <string>
 
 #include "live.h"
+#include "tailcut/common/random.h"
+#include "tailcut/common/stats.h"
 #include "tailcut/sim/whatif.h"
 
 using namespace tailcut;
@@ -155,4 +157,42 @@ TEST_CASE("live bench --trace records every task and whatif names the fail-slow 
   CHECK(rep->by_executor[0].name == slow_id);
   CHECK(rep->by_executor[0].saved_mean > 0);
   std::remove(o.trace_path.c_str());
+}
+
+namespace {
+SimResult WithLatencies(const std::string& policy, uint64_t seed, size_t n, double mean) {
+  SimResult r;
+  r.policy = policy;
+  Rng rng(seed);
+  for (size_t i = 0; i < n; ++i) r.latencies.push_back(rng.Exp(mean));
+  r.jobs = n;
+  Summarise(&r);
+  return r;
+}
+std::string Intervals(const std::vector<SimResult>& results) {
+  std::FILE* f = std::tmpfile();
+  PrintIntervals(f, results, 2);
+  std::rewind(f);
+  std::string text;
+  for (int c; (c = std::fgetc(f)) != EOF;) text += static_cast<char>(c);
+  std::fclose(f);
+  return text;
+}
+}  // namespace
+
+TEST_CASE("bench rounds merge into one result, and a claim against none is made only where the interval says so") {
+  SimResult a = WithLatencies("default", 1, 600, 1.0);
+  MergeRound(&a, WithLatencies("default", 2, 600, 1.0));
+  CHECK(a.jobs == 1200);
+  CHECK(a.latencies.size() == 1200);
+  CHECK(a.p99 == QuantileOf(a.latencies, 0.99));
+  const SimResult none = WithLatencies("none", 3, 1200, 1.0);
+  std::string same = Intervals({none, a});
+  CHECK(same.find("p99 not told from none") != std::string::npos);
+  CHECK(same.find("better than none") == std::string::npos);
+  CHECK(same.find("note:") == std::string::npos);  // 1,200 jobs: enough for a p99
+  std::string half = Intervals({none, WithLatencies("default", 4, 1200, 0.5)});
+  CHECK(half.find("p50 better than none; p99 better than none") != std::string::npos);
+  std::string few = Intervals({WithLatencies("none", 5, 100, 1.0), WithLatencies("default", 6, 100, 1.0)});
+  CHECK(few.find("a p99 over 100 jobs rests on its 2 slowest") != std::string::npos);
 }

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <iterator>
+#include <limits>
 
 #include "core_impl.h"
 #include "tailcut/common/log.h"
@@ -70,10 +71,12 @@ void SchedulerCore::Impl::RemoveExecutor(ExecutorId id, bool lost, std::string r
     }
     life_.DropAttempt(a, AttemptOutcome::kExecutorLost, 0, "");
   }
+  s_.quarantined -= it->second.quarantined;
   s_.total_slots -= it->second.desc.slots;
   s_.free_slots -= CoreState::FreeSlotsOf(it->second);
   s_.executors_epoch++;
   place_.ForgetExecutor(id);
+  place_.WakeFeasibleOn(it->second);  // what it could run may fit nowhere now
   s_.predictors->ForgetExecutor(id);
   if (lost) {
     TC_LOG(Warn) << "executor " << id << " (" << it->second.desc.name << ") lost: " << reason << "; " << ids.size()
@@ -93,62 +96,145 @@ void SchedulerCore::Impl::ExecutorSignals(ExecutorId id, uint32_t gpu_throttle_r
                  << state.speed_factor << ")";
 }
 
-void SchedulerCore::Impl::Tick() {
-  Time now = s_.Now();
+// The core's timers, each due at a time it computed (NextWakeUp): executor
+// loss, time limits, jobs' own timers, the end of a recovery hold, the
+// policies' OnTick. Tick runs what is due and nothing else; drivers tick at
+// NextWakeUp, so the schedule follows from events and these times, never
+// from how often a driver ticks (docs/PLACEMENT.md, "Events, not ticks").
+void SchedulerCore::Impl::RunDue() {
+  const Time now = s_.Now();
+  bool fired = false;
   if (s_.opt.lost_after_s > 0) {
     // Only the entries older than the timeout. An executor's newest
     // entry is at most a quarter timeout older than when it was last
     // heard (Heard), so one heard since stays at the front until it is
     // due or heard again (then a newer entry makes this one stale): the
-    // entries behind it wait at most that quarter.
+    // entries behind it wait at most that quarter. Compared as sums, the
+    // way NextWakeUp computes the time they fall due.
+    const double lost_after = s_.opt.lost_after_s;
     std::vector<ExecutorId> lost;
-    while (!s_.heard.empty() && now - s_.heard.front().first > s_.opt.lost_after_s) {
+    while (!s_.heard.empty() && now > s_.heard.front().first + lost_after) {
       auto [t, id] = s_.heard.front();
       Executor* e = s_.FindExec(id);
-      if (e && e->heard_queued == t && now - e->last_seen <= s_.opt.lost_after_s) break;  // not due yet
+      if (e && e->heard_queued == t && now <= e->last_seen + lost_after) break;  // not due yet
       s_.heard.pop_front();
       if (e && e->heard_queued == t) lost.push_back(id);  // else gone, or queued again since
     }
     std::sort(lost.begin(), lost.end());  // deterministic order
-    for (ExecutorId id : lost)
-      RemoveExecutor(id, true, "no heartbeat for " + std::to_string(s_.opt.lost_after_s) + " s");
+    for (ExecutorId id : lost) RemoveExecutor(id, true, "no heartbeat for " + std::to_string(lost_after) + " s");
+    fired |= !lost.empty();
   }
-  ExpireDeadlines(now);
-  std::vector<JobId> check(s_.running_jobs.begin(), s_.running_jobs.end());
-  for (JobId id : check) {
-    Job& job = s_.jobs.at(id);
-    if (!job.waiting_for.empty()) continue;  // queued behind its parents: no clock of its own yet
-    const CompletionRule& r = job.def.rule;
-    if (r.kind == CompletionKind::kQuorum && r.deadline_s > 0 && now >= job.submitted + r.deadline_s) {
-      std::string summary = std::to_string(job.committed) + " of " + std::to_string(job.Count()) + " reported";
-      if (job.committed >= std::max<uint32_t>(r.min_count, 1))
-        life_.FinishJob(job, JobState::kSucceeded, "quorum closed at deadline: " + summary);
+  fired |= ExpireDeadlines(now);
+  fired |= RunJobTimers(now);
+  if (s_.recovery_hold_until >= 0 && now >= s_.recovery_hold_until) {
+    s_.recovery_hold_until = -1;  // the pump releases the held tasks
+    fired = true;
+  }
+  if (PolicyTimerArmed() && now >= s_.next_policy_time) {
+    s_.next_policy_time = now + PolicyInterval();
+    RunOnTick();
+    fired = true;
+  }
+  if (fired) s_.dirty = true;
+}
+
+void SchedulerCore::Impl::RunOnTick() {
+  std::vector<Proposal> proposals;
+  for (uint32_t i = 0; i < s_.policies.size(); ++i) {
+    GuardedPolicy& p = s_.policies[i];
+    proposals.clear();
+    if (CallPolicy(p, "OnTick", [&](MitigationPolicy& m) { m.OnTick(view_, &proposals); }))
+      gate_.ApplyAll(proposals, p.name, i);
+  }
+  // Advice that changes with time alone is caught here: a share of the
+  // fleet per policy interval, all of it once a second, not per placement.
+  place_.RefreshAvoidSweep(PolicyInterval());
+}
+
+// While nothing runs the policy timer is not armed (no wake-ups for an idle
+// scheduler), so before placing the work an event brought, the policies'
+// advice (AvoidExecutor, which may change with time alone) is asked again
+// if an interval has passed since: at most once per interval, and OnTick
+// keeps its own turn.
+void SchedulerCore::Impl::RefreshIdlePolicies() {
+  const Time now = s_.Now();
+  if (s_.policies.empty() || !s_.dirty || PolicyTimerArmed() || now < s_.next_idle_refresh) return;
+  s_.next_idle_refresh = now + PolicyInterval();
+  place_.RefreshAvoidSweep(PolicyInterval());
+}
+
+// Quorum deadlines and infeasible jobs' grace, checked when due: O(log n)
+// per timer, nothing per tick for the jobs that wait.
+bool SchedulerCore::Impl::RunJobTimers(Time now) {
+  bool fired = false;
+  while (!s_.job_timers.empty() && s_.job_timers.top().first <= now) {
+    Job* job = s_.FindJob(s_.job_timers.top().second);
+    s_.job_timers.pop();
+    // Queued behind its parents: no clock of its own yet (Unblock arms it).
+    if (!job || job->state != JobState::kRunning || !job->waiting_for.empty()) continue;
+    const CompletionRule& r = job->def.rule;
+    if (r.kind == CompletionKind::kQuorum && r.deadline_s > 0 && now >= job->submitted + r.deadline_s) {
+      std::string summary = std::to_string(job->committed) + " of " + std::to_string(job->Count()) + " reported";
+      if (job->committed >= std::max<uint32_t>(r.min_count, 1))
+        life_.FinishJob(*job, JobState::kSucceeded, "quorum closed at deadline: " + summary);
       else
-        life_.FinishJob(job, JobState::kFailed,
+        life_.FinishJob(*job, JobState::kFailed,
                         "deadline passed with " + summary + ", fewer than min_count " + std::to_string(r.min_count));
+      fired = true;
       continue;
     }
-    if (!job.def.wait_for_resources && job.infeasible_since >= 0 &&
-        now - job.infeasible_since >= s_.opt.infeasible_grace_s) {
-      life_.FinishJob(job, JobState::kFailed, job.infeasible_why);
+    if (!job->def.wait_for_resources && job->infeasible_since >= 0 &&
+        now - job->infeasible_since >= s_.opt.infeasible_grace_s) {
+      life_.FinishJob(*job, JobState::kFailed, job->infeasible_why);
+      fired = true;
     }
   }
-  if (!s_.policies.empty() && now >= s_.next_policy_time) {
-    const double interval = PolicyInterval();
-    s_.next_policy_time = now + interval;
-    std::vector<Proposal> proposals;
-    for (uint32_t i = 0; i < s_.policies.size(); ++i) {
-      GuardedPolicy& p = s_.policies[i];
-      proposals.clear();
-      if (CallPolicy(p, "OnTick", [&](MitigationPolicy& m) { m.OnTick(view_, &proposals); }))
-        gate_.ApplyAll(proposals, p.name, i);
-    }
-    // Advice that changes with time alone is caught here: O(executors)
-    // per second (a share per policy interval), not per placement.
-    place_.RefreshAvoidSweep(interval);
-  }
-  s_.dirty = true;
+  return fired;
 }
+
+// Timers of attempts and jobs that ended stay in their heaps until they come
+// up; those at the front go now, so NextWakeUp names a time something is due
+// (an idle core asks to be woken for nothing). Amortised O(log n) per timer.
+void SchedulerCore::Impl::DropStaleTimers() {
+  auto job_ended = [&](JobId id) {
+    const Job* j = s_.FindJob(id);
+    return !j || j->state != JobState::kRunning;
+  };
+  while (!s_.attempt_deadlines.empty() && !s_.attempts.count(s_.attempt_deadlines.top().second))
+    s_.attempt_deadlines.pop();
+  while (!s_.job_deadlines.empty() && job_ended(s_.job_deadlines.top().second)) s_.job_deadlines.pop();
+  while (!s_.job_timers.empty() && job_ended(s_.job_timers.top().second)) s_.job_timers.pop();
+}
+
+bool SchedulerCore::Impl::PolicyTimerArmed() const {
+  // Nothing to mitigate while no attempt runs, except a quarantine a
+  // policy releases on time (reassign's probation): an idle scheduler,
+  // or one whose waiting work fits nowhere, is not woken for OnTick.
+  return !s_.policies.empty() && (!s_.attempts.empty() || s_.quarantined > 0);
+}
+
+Time SchedulerCore::Impl::NextWakeUp() const {
+  Time next = -1;
+  auto consider = [&](Time t) {
+    if (next < 0 || t < next) next = t;
+  };
+  if (!s_.wakeups.empty()) consider(s_.wakeups.top().at);
+  if (PolicyTimerArmed()) consider(s_.next_policy_time);
+  if (!s_.attempt_deadlines.empty()) consider(s_.attempt_deadlines.top().first);
+  if (!s_.job_deadlines.empty()) consider(s_.job_deadlines.top().first);
+  if (!s_.job_timers.empty()) consider(s_.job_timers.top().first);
+  if (s_.recovery_hold_until >= 0) consider(s_.recovery_hold_until);
+  if (s_.opt.lost_after_s > 0 && !s_.heard.empty()) {
+    auto [t, id] = s_.heard.front();
+    auto it = s_.executors.find(id);
+    Time base = it != s_.executors.end() && it->second.heard_queued == t ? std::max(t, it->second.last_seen) : t;
+    // Lost strictly after lost_after_s of silence (RunDue).
+    consider(std::nextafter(base + s_.opt.lost_after_s, std::numeric_limits<double>::infinity()));
+  }
+  return next;
+}
+
+void SchedulerCore::Impl::Tick() { RunDue(); }
 
 void SchedulerCore::Impl::TakeCommands(std::vector<Command>* out) {
   // Placement first, so policies see the cluster as it is; what they
@@ -156,12 +242,14 @@ void SchedulerCore::Impl::TakeCommands(std::vector<Command>* out) {
   // (placement again). A policy that keeps reacting to its own effects
   // is cut off after kMaxRounds; the rest waits for the next call.
   constexpr int kMaxRounds = 64;
+  RefreshIdlePolicies();
   for (int round = 0; round < kMaxRounds; ++round) {
     if (Settle(s_, life_, place_)) s_.dirty = true;  // children of jobs that just ended
     if (s_.dirty) Pump();
     s_.dirty = false;
     if (!DeliverPolicyEvents()) break;
   }
+  DropStaleTimers();
   s_.shares.Stamp(&s_.commands);
   if (out->empty()) {
     out->swap(s_.commands);
@@ -265,6 +353,7 @@ void SchedulerCore::Impl::Pump() {
   uint64_t limit = 0;
   while (OwnerState* owner = book.Pick(&limit)) {
     Job* job = place_.PopRunnable(*owner);
+    s_.counters.placement_visits++;
     if (!job || job->state != JobState::kRunning) {
       if (job) job->in_runnable = false;  // a finished job's last entry is gone
       book.MaybeForget(*owner);
@@ -278,7 +367,8 @@ void SchedulerCore::Impl::Pump() {
         book.Waiting() - (owner->entries > 0) + owners_aside.size() - owners_aside.count(owner) > 0;
     const bool jobs_wait = s_.opt.CopiesYieldToJobs() ? book.Entries() > 0 || !aside.empty() : others_wait;
     uint32_t placed = 0;
-    bool blocked = false;
+    bool blocked = false, park = false;
+    TaskIndex park_task = 0;
     while (placed < kQuantum && job->HasWork() && owner->slots < limit) {
       bool from_retry = !job->retry.empty();
       TaskIndex t = from_retry ? job->retry.front() : job->next_unlaunched;
@@ -298,10 +388,9 @@ void SchedulerCore::Impl::Pump() {
         break;
       }
       ExecutorId e = place_.PickFree(*job, t, false);
-      if (!e && !others_wait) {
-        uint32_t q = place_.QueuePerSlot(*job);
-        if (q > 0) e = place_.PickQueue(*job, t, q);
-      }
+      const bool held = !e && place_.strategy().HeldLastPick();
+      const uint32_t q = place_.QueuePerSlot(*job);
+      if (!e && !others_wait && q > 0) e = place_.PickQueue(*job, t, q);
       if (!e) e = PreemptCopyFor(*job, t, &preempt_budget);
       if (!e) {
         // Feasibility only changes when executors come or go.
@@ -312,11 +401,19 @@ void SchedulerCore::Impl::Pump() {
             job->infeasible_since = s_.Now();
             job->infeasible_why = s.message();
             TC_LOG(Warn) << "job " << job->id << " waits: " << s.message();
+            if (!job->def.wait_for_resources)
+              s_.job_timers.push({job->infeasible_since + s_.opt.infeasible_grace_s, job->id});
           } else if (s.ok()) {
             job->infeasible_since = -1;
           }
         }
         blocked = true;
+        // Free slots exist and none takes it, every way was tried (no
+        // better executor awaited, no queueing skipped, the copies looked
+        // at): nothing but an executor's change can place it (Park).
+        park =
+            !held && (q == 0 || !others_wait) && preempt_budget > 0 && (!s_.free.empty() || !s_.free_avoided.empty());
+        park_task = t;
         break;
       }
       from_retry ? job->retry.pop_front() : void(job->next_unlaunched++);
@@ -339,6 +436,8 @@ void SchedulerCore::Impl::Pump() {
     }
     if (!job->HasWork()) {
       job->in_runnable = false;
+    } else if (park) {
+      place_.Park(*job, park_task);
     } else if (blocked) {
       aside.push_back(job);
       owners_aside.insert(owner);

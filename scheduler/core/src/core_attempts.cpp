@@ -208,6 +208,7 @@ void SchedulerCore::Impl::NoteTimeout(ExecutorId id) {
   TC_LOG(Warn) << "executor " << id << " (" << e->desc.name << ") unresponsive: " << reason;
   if (e->quarantined) return;
   s_.ChangeSlots(*e, [&] { e->quarantined = true; });
+  s_.quarantined++;
   place_.RefreshAvoid(*e);
   place_.MarkFree(*e);
   s_.PostExecutor(id, ExecutorChange::kQuarantined);
@@ -215,7 +216,8 @@ void SchedulerCore::Impl::NoteTimeout(ExecutorId id) {
 }
 
 // Attempts and jobs past their time limit: O(log n) per deadline.
-void SchedulerCore::Impl::ExpireDeadlines(Time now) {
+bool SchedulerCore::Impl::ExpireDeadlines(Time now) {
+  bool fired = false;
   while (!s_.attempt_deadlines.empty() && s_.attempt_deadlines.top().first <= now) {
     auto [at, id] = s_.attempt_deadlines.top();
     s_.attempt_deadlines.pop();
@@ -223,6 +225,7 @@ void SchedulerCore::Impl::ExpireDeadlines(Time now) {
     if (it == s_.attempts.end()) continue;          // ended in time
     if (it->second.deadline != at) continue;        // re-armed when it started
     Attempt a = it->second;
+    fired = true;
     s_.counters.attempts_timed_out++;
     s_.Emit(CancelCmd{id, a.executor});
     std::string why = a.deadline < a.run_deadline
@@ -241,7 +244,9 @@ void SchedulerCore::Impl::ExpireDeadlines(Time now) {
     life_.FinishJob(*job, JobState::kFailed,
                     "job exceeded timeout_s = " + FormatLimit(limit) + " with " + std::to_string(job->committed) +
                         " of " + std::to_string(job->Count()) + " tasks committed");
+    fired = true;
   }
+  return fired;
 }
 
 std::string SchedulerCore::Impl::FormatLimit(double s) {

@@ -87,7 +87,7 @@ class SchedulerCore::Impl final {
   void Tick();
   void TakeCommands(std::vector<Command>* out);
   double PolicyInterval() const;
-  Time NextWakeUp() const { return s_.wakeups.empty() ? -1 : s_.wakeups.top().at; }
+  Time NextWakeUp() const;
 
   // ----------------------------------------------------------- queries --
   StatusOr<JobStatusInfo> Status_(JobId id) const { return core::JobStatusOf(s_, id); }
@@ -148,7 +148,7 @@ class SchedulerCore::Impl final {
   void Answered(ExecutorId id);
   void NoteTimeout(ExecutorId id);
 
-  void ExpireDeadlines(Time now);
+  bool ExpireDeadlines(Time now);  // whether any ran out
   static std::string FormatLimit(double s);
   void CountLoss(Attempt a);
   void FailAttempt(Attempt a, std::string error, double run_s,  // a copy: EndAttempt erases it
@@ -157,6 +157,12 @@ class SchedulerCore::Impl final {
               bool copy = false);
 
   // --- core.cpp
+  void RunDue();
+  void RunOnTick();
+  void RefreshIdlePolicies();
+  bool RunJobTimers(Time now);  // whether any job ended
+  void DropStaleTimers();
+  bool PolicyTimerArmed() const;
   static bool CanStillComplete(const Job& job);
   void Pump();
   // Copies looked at per pump for a first attempt without a slot.

@@ -62,6 +62,17 @@ struct Attempt {
   AttemptId next = 0;  // next live attempt of the same task
 };
 
+// What a task needs of an executor (Feasible and Placement::Fits read no
+// more): jobs parked for want of an executor are grouped by it, so a change
+// on one executor wakes only the groups it could now take.
+struct TaskNeed {
+  std::string kernel;
+  uint32_t cpu_slots = 1, gpus = 0;
+  uint64_t memory_mb = 0;
+  std::vector<std::pair<std::string, std::string>> labels;
+  auto operator<=>(const TaskNeed&) const = default;
+};
+
 struct Job {
   JobId id = 0;
   JobDef def;
@@ -87,6 +98,9 @@ struct Job {
   std::string infeasible_why;
   uint64_t feasibility_epoch = 0;  // CoreState::executors_epoch when last checked
   bool in_runnable = false;        // has an entry in its owner's runnable queue (OwnerBook)
+  // Its next task fits no executor now: out of the runnable queue, in
+  // CoreState::parked under what that task needs (Placement::Park).
+  const TaskNeed* parked = nullptr;
   // Restored after a restart: its tasks that are not idempotent are not
   // launched until CoreState::recovery_hold_until (restore.cpp).
   bool recovery_hold = false;
@@ -210,6 +224,16 @@ struct CoreState {
   using Deadline = std::pair<Time, uint64_t>;
   using DeadlineHeap = std::priority_queue<Deadline, std::vector<Deadline>, std::greater<>>;
   DeadlineHeap attempt_deadlines, job_deadlines;
+  // Timers of running jobs: a quorum's deadline, an infeasible job's grace
+  // (Tick checks the job when its entry comes up; stale entries are skipped).
+  DeadlineHeap job_timers;
+  // Jobs parked because their next task fits no executor (Placement::Park),
+  // by what it needs, in job id order.
+  struct ParkedGroup {
+    TaskDef need;  // the TaskNeed as a task, for Feasible and Placement::FitsNow
+    std::set<JobId> jobs;
+  };
+  std::map<TaskNeed, ParkedGroup> parked;
   // Liveness without a scan of the fleet: (time, executor) in the order
   // heard, one entry per executor per quarter of lost_after_s at most, so
   // a heartbeat costs O(1) and Tick looks only at the entries now due.
@@ -231,12 +255,14 @@ struct CoreState {
   ExecutorId next_executor_id = 1;
   ExecutorId rr_cursor = 0;
   uint32_t total_slots = 0;
+  uint32_t quarantined = 0;        // executors quarantined now (policies' OnTick runs while any is)
   uint32_t extra_live = 0;         // live attempts beyond the first of each task
   uint64_t queued_tasks = 0;       // tasks of running jobs (core.max_queued_tasks)
   size_t runnable_pipelining = 0;  // runnable entries of jobs with `pipelines`
   uint64_t executors_epoch = 1;    // bumps when executors join or leave
   CoreCounters counters;           // docs/METRICS.md
   Time next_policy_time = 0;
+  Time next_idle_refresh = 0;  // SchedulerCore::Impl::RefreshIdlePolicies
   // The scheduler's own lag (issue 25): how much later than the executor's
   // own run time the core sees attempts end, an EWMA over committed
   // attempts. Results queued in this process, network and batching show
@@ -334,5 +360,12 @@ struct CoreState {
     return extra_live >= cap ? 0 : cap - extra_live;
   }
 };
+
+// A quorum job's deadline counts from its submission, checked once it may
+// run (its parents done): RunJobTimers closes it then.
+inline void ArmQuorumDeadline(CoreState& s, const Job& job) {
+  const CompletionRule& r = job.def.rule;
+  if (r.kind == CompletionKind::kQuorum && r.deadline_s > 0) s.job_timers.push({job.submitted + r.deadline_s, job.id});
+}
 
 }  // namespace tailcut::core

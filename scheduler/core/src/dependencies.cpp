@@ -140,6 +140,7 @@ void Unblock(CoreState& s, Lifecycle& life, Placement& place, Job& job) {
   // The job's time limit counts from when it may run, not from its submission.
   double limit = job.def.timeout_s > 0 ? job.def.timeout_s : s.opt.job_timeout_s;
   if (limit > 0) s.job_deadlines.push({s.Now() + limit, job.id});
+  ArmQuorumDeadline(s, job);
   place.MakeRunnable(job);
 }
 

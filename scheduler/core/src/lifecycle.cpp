@@ -50,6 +50,7 @@ Job& Lifecycle::AddJob(JobDef def, JobId id) {
   double limit = job.def.timeout_s > 0 ? job.def.timeout_s : s_.opt.job_timeout_s;
   // A job that waits for parents gets its limit when it may run (dependencies.cpp).
   if (limit > 0 && job.waiting_for.empty()) s_.job_deadlines.push({job.submitted + limit, id});
+  if (job.waiting_for.empty()) ArmQuorumDeadline(s_, job);
   s_.running_jobs.insert(id);
   job.owner = &s_.owner_book.Of(job.def.owner);
   job.owner->jobs++;
@@ -118,12 +119,8 @@ Executor& Lifecycle::AddExecutor(ExecutorDesc desc) {
   s_.executors_epoch++;
   place_.RefreshAvoid(e);
   place_.MarkFree(e);
+  // Jobs parked for want of a fitting executor were woken by MarkFree.
   s_.PostExecutor(id, ExecutorChange::kJoined);
-  // Jobs that waited for a fitting executor may run now.
-  for (JobId j : s_.running_jobs) {
-    Job& job = s_.jobs.at(j);
-    if (job.HasWork()) place_.MakeRunnable(job);
-  }
   s_.dirty = true;
   return e;
 }
@@ -314,6 +311,7 @@ void Lifecycle::ObserveUnfinished(const Job& job, const Attempt& a) {
 }
 
 JobStatusInfo Lifecycle::FinishJob(Job& job, JobState state, std::string reason) {
+  place_.Unpark(job);
   job.state = state;
   job.reason = std::move(reason);
   job.finished = s_.Now();

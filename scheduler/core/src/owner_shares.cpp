@@ -62,7 +62,7 @@ void OwnerBook::MaybeForget(OwnerState& o) {
 }
 
 void OwnerBook::Push(OwnerState& o, int32_t priority, JobId job) {
-  if (o.entries++ == 0) ++waiting_;
+  if (o.entries++ == 0) waiting_.emplace(o.name, &o);
   ++entries_;
   o.runnable[priority].push_back(job);
 }
@@ -76,7 +76,7 @@ JobId OwnerBook::Pop(OwnerState& o) {
   JobId id = level->second.front();
   level->second.pop_front();
   if (level->second.empty() && o.runnable.size() > kKeepLevels) o.runnable.erase(level);
-  if (--o.entries == 0) --waiting_;
+  if (--o.entries == 0) waiting_.erase(o.name);
   --entries_;
   return id;
 }
@@ -91,14 +91,14 @@ OwnerState* OwnerBook::Pick(uint64_t* limit) {
   // Performance: one owner (the common case, and every bench) is O(1) here;
   // otherwise O(owners with work) per pick, and a pick places up to a
   // quantum of tasks.
-  for (auto& [name, o] : owners_) {
-    if (o.entries == 0 || o.OverQuota(1)) continue;
-    if (!best || before(o, *best)) best = &o;
+  for (auto& [name, o] : waiting_) {
+    if (o->OverQuota(1)) continue;
+    if (!best || before(*o, *best)) best = o;
   }
   if (!best) return nullptr;
   double next = std::numeric_limits<double>::infinity();
-  for (auto& [name, o] : owners_)
-    if (&o != best && o.entries > 0 && !o.OverQuota(1)) next = std::min(next, o.Share());
+  for (auto& [name, o] : waiting_)
+    if (o != best && !o->OverQuota(1)) next = std::min(next, o->Share());
   // At least one more slot: on a tie the rounding of next * weight may fall
   // just under its own count.
   if (std::isfinite(next))

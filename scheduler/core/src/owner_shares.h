@@ -11,6 +11,7 @@
 #include <functional>
 #include <map>
 #include <string>
+#include <string_view>
 
 #include "tailcut/common/ids.h"
 #include "tailcut/core/types.h"
@@ -55,14 +56,17 @@ class OwnerBook {
   OwnerState* Pick(uint64_t* limit);
 
   // Owners with runnable entries (any, stale ones included).
-  size_t Waiting() const { return waiting_; }
+  size_t Waiting() const { return waiting_.size(); }
   size_t Entries() const { return entries_; }
   const std::map<std::string, OwnerState>& owners() const { return owners_; }
 
  private:
   const OwnerOptions& opt_;
   std::map<std::string, OwnerState> owners_;  // ordered: deterministic picks
-  size_t waiting_ = 0, entries_ = 0;
+  // Those with entries, in the same order: Pick looks at no other (owners
+  // whose jobs all wait parked cost nothing).
+  std::map<std::string_view, OwnerState*> waiting_;
+  size_t entries_ = 0;
   uint64_t picks_ = 0;
 };
 

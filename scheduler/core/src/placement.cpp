@@ -23,6 +23,8 @@ void Placement::MarkFree(Executor& e) {
     (e.avoided ? s_.free_avoided : s_.free).push_back(e.id);
   }
   strategy_->ExecutorChanged(e);
+  if (!s_.parked.empty() && !e.quarantined)
+    Wake([&](const TaskDef& d) { return FitsNow(e, d) || FitsWithoutCopies(e, d); });
 }
 
 void Placement::ForgetExecutor(ExecutorId e) { strategy_->ExecutorRemoved(e); }
@@ -31,10 +33,12 @@ void Placement::AttemptEnded(const Attempt& a) { strategy_->AttemptEnded(a); }
 bool Placement::AllowsQuarantine(const Executor& e) const { return strategy_->AllowsQuarantine(e); }
 
 bool Placement::Fits(const Job& job, TaskIndex t, const Executor& e, bool copy) const {
-  const TaskDef& d = job.def.Task(t);
+  return FitsNow(e, job.def.Task(t)) && !(copy && RunsTask(job, t, e.id));
+}
+
+bool Placement::FitsNow(const Executor& e, const TaskDef& d) {
   uint32_t need = std::max<uint32_t>(d.cpu_slots, 1);
-  return !e.quarantined && e.used_slots + need <= e.desc.slots && HasFreeDevices(e, d) && Feasible(e, d) &&
-         !(copy && RunsTask(job, t, e.id));
+  return !e.quarantined && e.used_slots + need <= e.desc.slots && HasFreeDevices(e, d) && Feasible(e, d);
 }
 
 bool Placement::HasFreeDevices(const Executor& e, const TaskDef& d) {
@@ -185,6 +189,74 @@ void Placement::UpdatePipelining(Job& job) {
 
 void Placement::ForgetJob(const Job& job) {
   if (job.in_runnable && job.pipelines) s_.runnable_pipelining--;
+}
+
+// Parked jobs are grouped by what their blocked task needs; a group is
+// woken whole (its jobs go back to the runnable queue in id order and the
+// pump serves them by the owners' shares again), so a change on an executor
+// costs O(groups) and a wake O(jobs woken). Jobs that cannot use the change
+// (another took the room first) are parked again by that pump.
+void Placement::Park(Job& job, TaskIndex t) {
+  const TaskDef& d = job.def.Task(t);
+  TaskNeed need{d.kernel, std::max<uint32_t>(d.cpu_slots, 1), d.gpus, d.memory_mb, d.labels};
+  auto [it, fresh] = s_.parked.try_emplace(std::move(need));
+  if (fresh) {
+    TaskDef& n = it->second.need;
+    n.kernel = d.kernel;
+    n.cpu_slots = it->first.cpu_slots;
+    n.gpus = d.gpus;
+    n.memory_mb = d.memory_mb;
+    n.labels = d.labels;
+  }
+  it->second.jobs.insert(job.id);
+  job.parked = &it->first;
+  job.in_runnable = false;
+}
+
+void Placement::Unpark(Job& job) {
+  if (!job.parked) return;
+  auto it = s_.parked.find(*job.parked);
+  it->second.jobs.erase(job.id);
+  if (it->second.jobs.empty()) s_.parked.erase(it);
+  job.parked = nullptr;
+}
+
+template <typename Pred>
+void Placement::Wake(Pred&& fits) {
+  for (auto it = s_.parked.begin(); it != s_.parked.end();) {
+    if (!fits(it->second.need)) {
+      ++it;
+      continue;
+    }
+    std::set<JobId> woken = std::move(it->second.jobs);
+    it = s_.parked.erase(it);
+    for (JobId id : woken) {
+      Job& job = s_.jobs.at(id);  // parked jobs run (FinishJob unparks)
+      job.parked = nullptr;
+      MakeRunnable(job);
+    }
+  }
+}
+
+bool Placement::FitsWithoutCopies(const Executor& e, const TaskDef& d) const {
+  if (s_.live_copies.empty()) return false;
+  uint32_t slots = e.used_slots, gpus = e.used_gpus;
+  uint64_t memory = e.used_memory_mb;
+  bool any = false;
+  for (AttemptId id : e.attempts) {
+    const Attempt& a = s_.attempts.at(id);
+    if (!a.copy) continue;
+    any = true;
+    slots -= a.slots;
+    gpus -= a.gpus;
+    memory -= a.memory_mb;
+  }
+  return any && slots + std::max<uint32_t>(d.cpu_slots, 1) <= e.desc.slots && gpus + d.gpus <= e.desc.gpus &&
+         (e.desc.memory_mb == 0 || memory + d.memory_mb <= e.desc.memory_mb) && Feasible(e, d);
+}
+
+void Placement::WakeFeasibleOn(const Executor& e) {
+  if (!s_.parked.empty()) Wake([&](const TaskDef& d) { return Feasible(e, d); });
 }
 
 }  // namespace tailcut::core

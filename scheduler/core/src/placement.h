@@ -43,6 +43,8 @@ class Placement {
   // Whether task t of `job` (a copy when `copy`) may run on `e` now: slots,
   // gpus, memory, kernels, not quarantined, and a copy not where the task runs.
   bool Fits(const Job& job, TaskIndex t, const Executor& e, bool copy) const;
+  // The same for a first attempt of a task needing `d`.
+  static bool FitsNow(const Executor& e, const TaskDef& d);
   // Pipelining for tiny tasks: queued attempts allowed per slot.
   uint32_t QueuePerSlot(const Job& job) const;
   // An executor that may queue this task behind its running work, or 0.
@@ -75,8 +77,24 @@ class Placement {
   // `job` is about to be forgotten while it may still have a runnable entry.
   void ForgetJob(const Job& job);
 
+  // Waiting work (docs/PLACEMENT.md, "Waiting work"): task t of `job` fits
+  // no executor now (the pump tried every way), so the job leaves the
+  // runnable queue and costs nothing until an executor that could take t
+  // changes (MarkFree: it joins, frees room, is released; RemoveExecutor:
+  // whether t is feasible at all is judged again). Unpark: the job ended.
+  void Park(Job& job, TaskIndex t);
+  void Unpark(Job& job);
+  // `e` leaves: the jobs it could have run are looked at again.
+  void WakeFeasibleOn(const Executor& e);
+
  private:
   void CleanFront(bool avoided_list);
+  // Wakes the parked groups whose need `fits` says yes to.
+  template <typename Pred>
+  void Wake(Pred&& fits);
+  // Whether a first attempt needing `d` fits `e` once its copies are
+  // cancelled (the pump preempts copies for first attempts).
+  bool FitsWithoutCopies(const Executor& e, const TaskDef& d) const;
   CoreState& s_;
   const ClusterView& view_;
   std::unique_ptr<PlacementStrategy> strategy_;

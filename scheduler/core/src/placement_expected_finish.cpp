@@ -184,6 +184,7 @@ ExecutorId ExpectedFinishPlacement::PickFastest(const Job& job, TaskIndex t, boo
 
 ExecutorId ExpectedFinishPlacement::PickFree(const Job& job, TaskIndex t, bool copy, ExecutorId preferred,
                                              ExecutorId fallback_only) {
+  held_ = false;
   if (preferred) {
     if (Executor* e = s_.FindExec(preferred); e && place_.Fits(job, t, *e, copy)) return preferred;
   }
@@ -215,7 +216,8 @@ ExecutorId ExpectedFinishPlacement::PickFree(const Job& job, TaskIndex t, bool c
   double speed = Speed(id), pool_speed = 0;
   for (int k = 0; k < b; ++k) pool_speed = pools_[k].slots ? BucketSpeed(k) : pool_speed;  // slowest faster bucket
   if (speed < kClearlySlower * pool_speed) return id;
-  return d * speed <= kMargin * pool ? id : 0;
+  held_ = d * speed > kMargin * pool;
+  return held_ ? 0 : id;
 }
 
 bool ExpectedFinishPlacement::AllowsQuarantine(const Executor& e) const {

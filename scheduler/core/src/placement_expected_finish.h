@@ -44,6 +44,7 @@ class ExpectedFinishPlacement final : public PlacementStrategy {
   ExecutorId PickFree(const Job& job, TaskIndex t, bool copy, ExecutorId preferred,
                       ExecutorId fallback_only) override;
   bool AllowsQuarantine(const Executor& e) const override;
+  bool HeldLastPick() const override { return held_; }
 
   static constexpr int kBuckets = 48;
   // Bucket b holds speed factors around 2^((b - 8) / 4): 0.25x .. ~800x.
@@ -58,6 +59,7 @@ class ExpectedFinishPlacement final : public PlacementStrategy {
   double FasterPoolFinish(int b, double d, uint32_t tasks) const;
 
  private:
+  bool held_ = false;  // HeldLastPick
   struct Pool {
     uint32_t slots = 0;
     double rate = 0;     // sum of slots / speed: typical tasks per typical run time

@@ -42,6 +42,10 @@ class PlacementStrategy {
                               ExecutorId fallback_only) = 0;
   // Whether a policy's proposal to quarantine `e` applies.
   virtual bool AllowsQuarantine(const Executor&) const { return true; }
+  // Whether the last PickFree returned 0 while an executor fitted (the task
+  // waits for a better one). Such a task is not parked: what makes it take
+  // the fitting one (the runnable queue's length) is no executor's change.
+  virtual bool HeldLastPick() const { return false; }
 };
 
 std::vector<std::string> PlacementStrategyNames();  // "expected_finish", "first_free"

@@ -103,10 +103,9 @@ void ProposalGate::Apply(const Proposal& p, std::string_view policy, uint32_t in
                       << place_.strategy().name() << " gives it only work it finishes in time (" << p.reason << ")";
         return;
       }
-      size_t quarantined = 0;
-      for (auto& [id, x] : s_.executors) quarantined += x.quarantined;
-      if (quarantined + 1 > QuarantineCap(s_.opt.max_quarantined_share, s_.executors.size())) return;
+      if (s_.quarantined + 1 > QuarantineCap(s_.opt.max_quarantined_share, s_.executors.size())) return;
       s_.ChangeSlots(*e, [&] { e->quarantined = true; });
+      s_.quarantined++;
       place_.RefreshAvoid(*e);
       place_.MarkFree(*e);  // the strategy takes its capacity out
       s_.PostExecutor(e->id, ExecutorChange::kQuarantined);
@@ -118,6 +117,7 @@ void ProposalGate::Apply(const Proposal& p, std::string_view policy, uint32_t in
       Executor* e = s_.FindExec(p.executor);
       if (!e || !e->quarantined || e->unresponsive) return;  // timed out: only registering again releases it
       s_.ChangeSlots(*e, [&] { e->quarantined = false; });
+      s_.quarantined--;
       place_.RefreshAvoid(*e);
       place_.MarkFree(*e);
       s_.PostExecutor(e->id, ExecutorChange::kReleased);

@@ -303,6 +303,7 @@ void SchedulerServer::Impl::Run() {
     // requests) must not lose executors whose heartbeats wait behind it.
     NoteStall();
     now = clock_.Now();
+    if (wake >= 0 && now >= wake) core_.Tick();  // the core's timers at their time, not at tick_s
     if (now >= next_tick) {
       core_.Tick();
       ResendPromotions(now);

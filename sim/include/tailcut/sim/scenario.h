@@ -154,6 +154,9 @@ struct Scenario {
   PredictorOptions predictor;     // [predictor]: the core's PredictorSuite
   std::string chain = "none";     // policies.chain as one --policy entry ("a+b"): the runs' default
   bool heartbeats = false;        // true when core.lost_after_s > 0
+  // The driver's tick (heartbeats, the stall check); 0: the core's policy
+  // interval. The schedule does not depend on it (docs/PLACEMENT.md).
+  double tick_s = 0;
   ClusterModel cluster;
   WorkloadModel workload;
   std::vector<TraceJob> trace;    // when workload.arrival = trace

@@ -51,6 +51,9 @@ struct SimResult {
   uint64_t failed_attempts = 0;  // attempts reported failed (AttemptFailed)
   uint64_t dropped = 0;          // attempts reported dropped (AttemptDropped)
   uint64_t progress = 0;         // progress reports sent (AttemptProgress)
+  // A digest of every attempt's (job, task, executor, launch time, copy):
+  // equal digests, the same schedule (tests/sim/tick_test.cpp).
+  uint64_t placements = 0;
   std::string last_failure;      // reason of the last job that failed
   // Filled by ComparePolicies (NaN when it has no reference): machine_s
   // relative to the `none` entry of the same comparison, and the

@@ -90,7 +90,11 @@ class SchedulerCore {
   // cancelled. False when it came too late (nothing changed), or when `a`
   // was not handed to e's identity (the same rule as AdoptAttempt; counted).
   bool CommitOrphanResult(JobId job, TaskIndex task, AttemptId a, ExecutorId e, std::string output, double run_s);
-  // Periodic: executor loss, deadlines, infeasible jobs, policies, placement.
+  // The core's timers that are due by the clock's Now(): executor loss,
+  // time limits, quorum deadlines, infeasible jobs' grace, the end of a
+  // recovery hold, the policies' OnTick. Nothing else: a tick when nothing
+  // is due changes nothing, so the schedule does not depend on how often a
+  // driver ticks, provided it ticks at NextWakeUp (docs/PLACEMENT.md).
   void Tick();
 
   // --- recovery: the live driver replays its journal into a fresh core ---
@@ -142,10 +146,12 @@ class SchedulerCore {
   // events here (after placement) and the wake-ups they asked for that are
   // due by the clock's Now().
   void TakeCommands(std::vector<Command>* out);
-  // When the earliest wake-up a policy asked for is due (Proposal::WakeUp),
-  // or -1 when none is pending. Drivers call TakeCommands at that time (the
-  // simulator at exactly that virtual time, the live server from its timer):
-  // detection then happens at the policy's threshold, not at the next Tick.
+  // When the core's earliest timer is due: a wake-up a policy asked for
+  // (Proposal::WakeUp) or any of Tick's; -1 when none is pending (an idle
+  // core asks for nothing). Drivers call Tick and TakeCommands at that time
+  // (the simulator at exactly that virtual time, the live server from its
+  // poll timeout): detection then happens at the policy's threshold, and
+  // every timer at its own time, not at the next periodic tick.
   Time NextWakeUp() const;
   // The current gap between two policy runs (CoreOptions::policy_interval_*):
   // a driver that ticks on its own schedule (the simulator) ticks this often.

@@ -272,6 +272,10 @@ struct CoreCounters {
   uint64_t attempts_timed_out = 0;
   // Copies cancelled to give their slot to another job's first attempt.
   uint64_t copies_preempted = 0;
+  // Jobs the placement pump took from the runnable queue: the work placement
+  // does. A job that no executor can place now adds none until an executor
+  // that could take it joins or frees room (docs/PLACEMENT.md, "Waiting work").
+  uint64_t placement_visits = 0;
 };
 
 // `copy`: the attempt was a redundant copy (false for commits replayed from the journal).
