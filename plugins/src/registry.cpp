@@ -8,6 +8,7 @@
 #include "tailcut/plugins/coded.h"
 #include "tailcut/plugins/hedge.h"
 #include "tailcut/plugins/late.h"
+#include "tailcut/plugins/payoff.h"
 #include "tailcut/plugins/plugin_api.h"
 #include "tailcut/plugins/predictive.h"
 #include "tailcut/plugins/quorum.h"
@@ -62,12 +63,16 @@ StatusOr<PolicyChain> MakePolicyChain(const std::string& chain, const Config& cf
   PolicyChain out;
   for (const std::string& name : SplitPolicyList(chain)) {
     if (name == "none") continue;
-    if (name == "default") {
+    if (name == "default") {  // the chain inside the payoff controller (docs/POLICIES.md)
+      PolicyChain inner;
       for (const std::string& d : DefaultPolicyChain()) {
         auto sub = MakePolicyChain(d, cfg);
         if (!sub.ok()) return sub.status();
-        for (auto& p : *sub) out.push_back(std::move(p));
+        for (auto& p : *sub) inner.push_back(std::move(p));
       }
+      auto p = MakePayoffPolicy(cfg, "policies.payoff.", std::move(inner));
+      if (!p.ok()) return p.status();
+      out.push_back(std::move(p).value());
       continue;
     }
     if (name.rfind("plugin:", 0) == 0) {  // plugin:PATH or plugin:PATH#NAME
