@@ -43,18 +43,23 @@ bool PayoffLedger::Decide(const std::string& arm, bool relative) {
   double act = relative ? 1 - o_.control : 0.5;
   if (v == Verdict::kPays) act = 1 - o_.control;
   if (v == Verdict::kCosts) act = o_.explore;
-  // Unsure: a relative arm goes on acting (its treated samples are the
-  // evidence); an absolute one leans on what it has seen.
-  if (v == Verdict::kUnsure) act = relative ? 1 - o_.control : gain > 0 ? 0.75 : 0.25;
+  // Unsure: lean on the evidence so far (a relative arm that gains goes on
+  // acting: its treated samples are the evidence).
+  if (v == Verdict::kUnsure) act = gain > 0 ? (relative ? 1 - o_.control : 0.75) : 0.25;
   Arm& a = arms_[arm];
+  // Not judged yet: at most `warmup` actions in flight, so that an arm that
+  // costs is not acted on many times before its first outcomes come in.
+  if ((v == Verdict::kWarmup || v == Verdict::kUnsure) && a.pending >= o_.warmup) act = 0;
   a.decisions++;
   const bool yes = uniform_() < act;
   a.acted += yes;
+  a.pending += yes;
   return yes;
 }
 
 void PayoffLedger::Outcome(const std::string& arm, bool treated, double seconds) {
   Arm& a = arms_[arm];
+  if (treated && a.pending > 0) a.pending--;
   Group& g = treated ? a.treated : a.control;
   // Exponential forgetting: the last `memory` samples of the group count,
   // so a shape that changes is noticed.
@@ -103,6 +108,18 @@ PayoffPolicy::~PayoffPolicy() {  // DEBUG
     std::fprintf(stderr, "arm %s: dec %llu acted %llu | treated n %.1f mean %.4g sd %.3g | control n %.1f mean %.4g sd %.3g | verdict %d\n",
                  k.c_str(), (unsigned long long)a.decisions, (unsigned long long)a.acted, a.treated.n, a.treated.Mean(),
                  std::sqrt(a.treated.Var()), a.control.n, a.control.Mean(), std::sqrt(a.control.Var()), (int)ledger_.Judge(k));
+}
+
+bool PayoffPolicy::IdleFor(const ClusterView& v, JobId job, uint32_t copies) {
+  // Bounded: past this many jobs, assume the fleet is busy.
+  constexpr size_t kScan = 256;
+  uint64_t waiting = 0, jobs = 0, mine = 0;
+  v.ForEachJob([&](const JobView& j) {
+    ++jobs;
+    if (j.id == job) mine = j.tasks;
+    else waiting += j.unlaunched;
+  });
+  return jobs <= kScan && waiting + mine * (1ULL + copies) <= v.FreeSlots();
 }
 
 std::string PayoffPolicy::Arm(const ClusterView& v, JobId job, TaskIndex task, const char* kind,
@@ -164,6 +181,13 @@ void PayoffPolicy::Filter(const ClusterView& v, uint32_t source, std::vector<Pro
         break;
       }
       case Proposal::Kind::kCloneAtLaunch: {
+        // A clone's cost is known up front: on a fleet whose free slots do
+        // not cover the waiting work and the clones, it takes a slot a first
+        // attempt needs. Then there is nothing to learn: no clone.
+        if (!o_.enabled || !IdleFor(v, p.job, p.copies)) {
+          pass = o_.enabled ? false : true;
+          break;
+        }
         pass = Admit(jobs_, {p.job, 0}, Arm(v, p.job, 0, "clone", source), v.Now(), p.copies, -1);
         JobView j;
         if (auto it = jobs_.find({p.job, 0}); it != jobs_.end() && v.FindJob(p.job, &j)) it->second.needed = j.needed;
@@ -229,7 +253,9 @@ void PayoffPolicy::OnAttemptEnded(const ClusterView& v, const AttemptView& a, co
     Subject& s = it->second;
     const double race = s.copy_launched >= 0 && contended ? e.ended - s.copy_launched : 0;
     // Against the prediction: a candidate without one gives no sample.
-    if (s.predicted >= 0 && (!s.treated || s.applied))
+    // By assignment (treated whether or not the core could carry it out),
+    // so that the groups stay alike.
+    if (s.predicted >= 0)
       ledger_.Outcome(s.arm, s.treated, e.ended - s.decided + (s.treated ? race : 0) - s.predicted);
     tasks_.erase(it);
   }
@@ -237,7 +263,7 @@ void PayoffPolicy::OnAttemptEnded(const ClusterView& v, const AttemptView& a, co
     Subject& s = it->second;
     if (s.treated && s.applied && contended) s.cost += e.run_s * s.copies;
     if (++s.committed >= s.needed) {
-      if (!s.treated || s.applied) ledger_.Outcome(s.arm, s.treated, e.ended - s.decided + s.cost);
+      ledger_.Outcome(s.arm, s.treated, e.ended - s.decided + s.cost);
       jobs_.erase(it);
     }
   }

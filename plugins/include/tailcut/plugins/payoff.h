@@ -50,6 +50,7 @@ class PayoffLedger {
   struct Arm {
     Group treated, control;
     uint64_t decisions = 0, acted = 0;
+    uint64_t pending = 0;  // treated decisions whose outcome has not come yet
     // Outcomes are relative to a prediction of what the candidate would
     // have taken untouched: the control group then only calibrates it (its
     // mean is taken as 0 until it has `warmup` samples), so the arm is
@@ -102,7 +103,7 @@ class PayoffPolicy final : public MitigationPolicy {
   struct Subject {
     std::string arm;
     bool treated = false;
-    bool applied = false;  // the core carried the action out (else no sample)
+    bool applied = false;  // the core carried the action out (its cost counts)
     Time decided = 0;
     double cost = 0;           // slot seconds taken while work waited
     Time copy_launched = -1;   // task subjects: when the copy it bought started racing
@@ -117,6 +118,9 @@ class PayoffPolicy final : public MitigationPolicy {
   // Whether to pass an action on `key`'s subject (deciding it the first time).
   bool Admit(std::map<std::pair<JobId, TaskIndex>, Subject>& subjects, std::pair<JobId, TaskIndex> key,
              const std::string& arm, Time now, uint32_t copies, double predicted);
+  // Whether the free slots cover every other job's unlaunched tasks and
+  // `job`'s tasks with `copies` clones each.
+  static bool IdleFor(const ClusterView& v, JobId job, uint32_t copies);
   // The expected time left of attempt `a` (PredictorSuite::Assess); < 0 unknown.
   static double TimeLeft(const ClusterView& v, const AttemptView& a);
   std::string Arm(const ClusterView& v, JobId job, TaskIndex task, const char* kind, uint32_t source) const;
