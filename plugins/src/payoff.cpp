@@ -2,8 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
-#include <cstdlib>
 
 #include "policy_util.h"
 #include "tailcut/common/random.h"
@@ -101,14 +99,6 @@ PayoffPolicy::PayoffPolicy(PayoffOptions o, PolicyChain inner, std::function<dou
     : o_(o), inner_(std::move(inner)), ledger_(o, uniform ? std::move(uniform) : [rng = std::make_shared<Rng>(Mix(o.seed))] {
         return rng->Uniform();
       }) {}
-
-PayoffPolicy::~PayoffPolicy() {  // DEBUG
-  if (!std::getenv("PAYOFF_DEBUG")) return;
-  for (auto& [k, a] : ledger_.arms())
-    std::fprintf(stderr, "arm %s: dec %llu acted %llu | treated n %.1f mean %.4g sd %.3g | control n %.1f mean %.4g sd %.3g | verdict %d\n",
-                 k.c_str(), (unsigned long long)a.decisions, (unsigned long long)a.acted, a.treated.n, a.treated.Mean(),
-                 std::sqrt(a.treated.Var()), a.control.n, a.control.Mean(), std::sqrt(a.control.Var()), (int)ledger_.Judge(k));
-}
 
 bool PayoffPolicy::IdleFor(const ClusterView& v, JobId job, uint32_t copies) {
   // Bounded: past this many jobs, assume the fleet is busy.

@@ -82,7 +82,6 @@ class PayoffPolicy final : public MitigationPolicy {
  public:
   PayoffPolicy(PayoffOptions o, PolicyChain inner, std::function<double()> uniform = {});
   std::string_view name() const override { return "payoff"; }
-  ~PayoffPolicy() override;  // DEBUG
   const PolicyChain& inner() const { return inner_; }
   const PayoffLedger& ledger() const { return ledger_; }
 
