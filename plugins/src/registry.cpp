@@ -36,6 +36,17 @@ const std::map<std::string, Factory>& Factories() {
   return f;
 }
 
+// Policies whose only tool is a copy on idle capacity: behind another
+// owner's backlog there is none, so a small owner's p99 goes from theirs
+// alone to none's (two_owners.toml: spark 4.45x, late 6.4x, hedge 6.1x of
+// alone; docs/BENCHMARKS.md, "Two owners"). Null for the others.
+const char* SingleTenant(const std::string& name) {
+  if (name == "spark" || name == "late" || name == "hedge")
+    return "its copies need idle capacity, which another owner's backlog takes (a small owner's p99 went to 4-6x "
+           "its p99 alone)";
+  return nullptr;
+}
+
 }  // namespace
 
 std::vector<std::string> SplitPolicyList(const std::string& list) {
@@ -100,6 +111,9 @@ StatusOr<PolicyChain> MakePolicyChain(const std::string& chain, const Config& cf
       }
       continue;
     }
+    if (const char* why = SingleTenant(name); why && cfg.Has("owners"))
+      return Status::InvalidArgument("policy '" + name + "' is single-tenant: " + why +
+                                     "; with [owners] use default (docs/POLICIES.md, \"Single-tenant policies\")");
     auto it = Factories().find(name);
     if (it == Factories().end()) {
       std::string known = "none, default, external, plugin:PATH[#NAME]";

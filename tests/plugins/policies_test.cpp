@@ -398,6 +398,22 @@ TEST_CASE("registry: names, default chain, parameters and errors") {
   CHECK(good->Unused().empty());
 }
 
+TEST_CASE("registry: copy-only policies are single-tenant, refused with [owners]") {
+  auto cfg = Config::Parse("[owners]\ndefault_weight = 1\n");
+  REQUIRE(cfg.ok());
+  for (const char* p : {"spark", "late", "hedge", "clone,spark"}) {
+    INFO(p);
+    auto c = MakePolicyChain(p, *cfg);
+    REQUIRE_FALSE(c.ok());
+    CHECK(c.status().message().find("single-tenant") != std::string::npos);
+  }
+  for (const char* p : {"default", "predictive", "clone,predictive,reassign", "none"}) {
+    INFO(p);
+    CHECK(MakePolicyChain(p, *cfg).ok());
+  }
+  CHECK(MakePolicyChain("spark", Config()).ok());  // one tenant: as before
+}
+
 TEST_CASE("configs/policies/*.toml load, and every key in them is a real parameter") {
   for (const char* f : {"spark", "late", "clone", "hedge", "reassign", "predictive", "coded", "quorum", "payoff"}) {
     INFO(f);
