@@ -96,9 +96,10 @@ constexpr size_t kMaxSubjects = 1 << 16;
 }  // namespace
 
 PayoffPolicy::PayoffPolicy(PayoffOptions o, PolicyChain inner, std::function<double()> uniform)
-    : o_(o), inner_(std::move(inner)), ledger_(o, uniform ? std::move(uniform) : [rng = std::make_shared<Rng>(Mix(o.seed))] {
-        return rng->Uniform();
-      }) {}
+    : o_(o),
+      inner_(std::move(inner)),
+      ledger_(
+          o, uniform ? std::move(uniform) : [rng = std::make_shared<Rng>(Mix(o.seed))] { return rng->Uniform(); }) {}
 
 bool PayoffPolicy::IdleFor(const ClusterView& v, JobId job, uint32_t copies) {
   // Bounded: past this many jobs, assume the fleet is busy.
@@ -106,8 +107,10 @@ bool PayoffPolicy::IdleFor(const ClusterView& v, JobId job, uint32_t copies) {
   uint64_t waiting = 0, jobs = 0, mine = 0;
   v.ForEachJob([&](const JobView& j) {
     ++jobs;
-    if (j.id == job) mine = j.tasks;
-    else waiting += j.unlaunched;
+    if (j.id == job)
+      mine = j.tasks;
+    else
+      waiting += j.unlaunched;
   });
   return jobs <= kScan && waiting + mine * (1ULL + copies) <= v.FreeSlots();
 }
@@ -123,15 +126,7 @@ double PayoffPolicy::TimeLeft(const ClusterView& v, const AttemptView& a) {
   const PredictorSuite* pred = v.Predictors();
   JobView j;
   if (!pred || !v.FindJob(a.job, &j) || !j.def || a.task >= j.def->TaskCount()) return -1;
-  const TaskDef& d = j.def->Task(a.task);
-  RunningAttempt ra;
-  ra.attempt = a.attempt;
-  ra.executor = a.executor;
-  ra.task_class = d.ClassName();
-  ra.input_size = d.input_size;
-  ra.elapsed = v.RunTime(a);
-  ra.progress = a.progress;
-  const StragglerEstimate est = pred->Assess(ra);
+  const StragglerEstimate est = pred->Assess(ToRunning(a, j.def->Task(a.task), v.RunTime(a)));
   return est.expected_total > 0 ? est.time_left : -1;
 }
 
@@ -245,8 +240,7 @@ void PayoffPolicy::OnAttemptEnded(const ClusterView& v, const AttemptView& a, co
     // Against the prediction: a candidate without one gives no sample.
     // By assignment (treated whether or not the core could carry it out),
     // so that the groups stay alike.
-    if (s.predicted >= 0)
-      ledger_.Outcome(s.arm, s.treated, e.ended - s.decided + (s.treated ? race : 0) - s.predicted);
+    if (s.predicted >= 0) ledger_.Outcome(s.arm, s.treated, e.ended - s.decided + (s.treated ? race : 0) - s.predicted);
     tasks_.erase(it);
   }
   if (auto it = jobs_.find({a.job, 0}); it != jobs_.end()) {
@@ -259,8 +253,7 @@ void PayoffPolicy::OnAttemptEnded(const ClusterView& v, const AttemptView& a, co
   }
 }
 
-void PayoffPolicy::OnExecutorChanged(const ClusterView& v, ExecutorId e, ExecutorChange c,
-                                     std::vector<Proposal>* out) {
+void PayoffPolicy::OnExecutorChanged(const ClusterView& v, ExecutorId e, ExecutorChange c, std::vector<Proposal>* out) {
   Each(v, out, [&](MitigationPolicy& p, std::vector<Proposal>* o) { p.OnExecutorChanged(v, e, c, o); });
 }
 
@@ -293,7 +286,7 @@ bool PayoffPolicy::AvoidExecutor(const ClusterView& v, ExecutorId e) const {
 }
 
 StatusOr<std::unique_ptr<MitigationPolicy>> MakePayoffPolicy(const Config& cfg, const std::string& prefix,
-                                                              PolicyChain inner) {
+                                                             PolicyChain inner) {
   PayoffOptions o;
   if (Status s = LoadPayoffOptions(cfg, prefix, &o); !s.ok()) return s;
   return std::unique_ptr<MitigationPolicy>(std::make_unique<PayoffPolicy>(o, std::move(inner)));

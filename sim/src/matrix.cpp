@@ -15,8 +15,8 @@ namespace {
 struct Params {
   double median_s = 0.01;
   enum class Dist { kLognormal, kPareto, kBimodal } dist = Dist::kLognormal;
-  double sigma = 0.3;  // lognormal, bimodal
-  double alpha = 2.5;  // pareto
+  double sigma = 0.3;                  // lognormal, bimodal
+  double alpha = 2.5;                  // pareto
   double high_p = 0, high_factor = 1;  // bimodal
   uint32_t executors = 4, slots = 1;
   double straggler_p = 0, straggler_factor = 10;
@@ -55,8 +55,9 @@ std::string TaskTime(const Params& p, bool healthy) {
                     p.median_s / std::pow(2.0, 1.0 / p.alpha), p.alpha);
       break;
     case Params::Dist::kBimodal:
-      std::snprintf(b, sizeof b, R"({ dist = "bimodal", median = %.6g, sigma = %.3g, high_p = %.3g, high_factor = %.3g)",
-                    p.median_s, p.sigma, p.high_p, p.high_factor);
+      std::snprintf(b, sizeof b,
+                    R"({ dist = "bimodal", median = %.6g, sigma = %.3g, high_p = %.3g, high_factor = %.3g)", p.median_s,
+                    p.sigma, p.high_p, p.high_factor);
       break;
   }
   std::string s = b;
@@ -92,8 +93,8 @@ std::string Toml(const Params& p, const std::string& name, bool healthy) {
   t << "[cluster]\nexecutors = " << p.executors << "\nslots = " << p.slots
     << "\nnetwork = { dist = \"constant\", value = 0.00015 }\n";
   for (uint32_t i = 0; !healthy && i < p.fail_slow; ++i)
-    t << "\n[[cluster.fail_slow]]\nexecutor = " << (1 + 3 * i) % p.executors << "\nat_s = 0\nfactor = "
-      << kFailSlowFactor << "\n";
+    t << "\n[[cluster.fail_slow]]\nexecutor = " << (1 + 3 * i) % p.executors
+      << "\nat_s = 0\nfactor = " << kFailSlowFactor << "\n";
   // Offered load against the healthy fleet's capacity; with two owners each
   // brings half of it (the other owner's jobs have twice the tasks).
   const double capacity = static_cast<double>(p.executors) * p.slots;
@@ -189,8 +190,8 @@ const std::vector<MatrixShape>& MatrixShapes() {
       const Params p = Generate(i);
       char name[8];
       std::snprintf(name, sizeof name, "m%02u", i);
-      v.push_back({name, Summary(p), Toml(p, name, false), Toml(p, name, true),
-                   p.straggler_p > 0 || p.fail_slow > 0, p.rule == CompletionKind::kAll});
+      v.push_back({name, Summary(p), Toml(p, name, false), Toml(p, name, true), p.straggler_p > 0 || p.fail_slow > 0,
+                   p.rule == CompletionKind::kAll});
     }
     return v;
   }();
@@ -236,7 +237,8 @@ StatusOr<MatrixRow> RunMatrixShape(const MatrixShape& shape, const std::string& 
 std::string MatrixTable(const std::vector<MatrixRow>& rows, const std::string& entry) {
   std::ostringstream t;
   char b[768];
-  t << "| shape | what | none p50 / p99 s | " << entry << " p50 / p99 s | online p99 s (R) | healthy p99 s | p50 / none | "
+  t << "| shape | what | none p50 / p99 s | " << entry
+    << " p50 / p99 s | online p99 s (R) | healthy p99 s | p50 / none | "
     << "p99 / none | p99 / online | p99 / healthy | fails |\n|---|---|---|---|---|---|---|---|---|---|---|\n";
   size_t p50 = 0, p99 = 0, onl = 0, hlt = 0, faulty = 0;
   for (const MatrixRow& r : rows) {
@@ -259,7 +261,8 @@ std::string MatrixTable(const std::vector<MatrixRow>& rows, const std::string& e
       std::snprintf(onl_x, sizeof onl_x, "%.3f", r.policy.p99 / r.online.p99);
       std::snprintf(hlt_x, sizeof hlt_x, "%.3f", r.policy.p99 / r.healthy_p99);
     }
-    std::snprintf(b, sizeof b, "| %s | %s | %.4g / %.4g | %.4g / %.4g | %.4g (%.3g) | %.4g | %.3f | %.3f | %s | %s | %s |\n",
+    std::snprintf(b, sizeof b,
+                  "| %s | %s | %.4g / %.4g | %.4g / %.4g | %.4g (%.3g) | %.4g | %.3f | %.3f | %s | %s | %s |\n",
                   r.shape->name.c_str(), r.shape->summary.c_str(), r.none.p50, r.none.p99, r.policy.p50, r.policy.p99,
                   r.online.p99, r.online_ratio, r.healthy_p99, r.policy.p50 / r.none.p50, r.policy.p99 / r.none.p99,
                   onl_x, hlt_x, fails.c_str());

@@ -127,7 +127,8 @@ Status LoadDistribution(const Config& cfg, const std::string& key, Distribution*
   else if (name == "shifted_exp") d.kind = Distribution::Kind::kShiftedExp;
   else if (name == "pareto") d.kind = Distribution::Kind::kPareto;
   else if (name == "lognormal") d.kind = Distribution::Kind::kLognormal;
-  else if (name == "bimodal") d.kind = Distribution::Kind::kBimodal;
+  else if (name == "bimodal")
+    d.kind = Distribution::Kind::kBimodal;
   else
     return Status::InvalidArgument("'" + key + ".dist' = '" + name +
                                    "': want constant, uniform, exp, shifted_exp, pareto, lognormal or bimodal");

@@ -34,7 +34,7 @@ TEST_CASE("payoff ledger: a relative arm acts while it warms up and keeps acting
   for (int i = 0; i < 4; ++i) CHECK(l.Decide("c/copy/p", true));
   CHECK(l.Judge("c/copy/p") == Verdict::kWarmup);
   coin->next = {0.0};
-  CHECK_FALSE(l.Decide("c/copy/p", true));  // 4 in flight: held back
+  CHECK_FALSE(l.Decide("c/copy/p", true));                                   // 4 in flight: held back
   for (double s : {-1.0, -1.2, -0.8, -1.1}) l.Outcome("c/copy/p", true, s);  // each saved ~1 s
   CHECK(l.Judge("c/copy/p") == Verdict::kPays);
   CHECK(l.Gain("c/copy/p") == Approx(1.025));

@@ -1,7 +1,7 @@
 // Scenarios and the daemon read [core], [predictor] and [policies.*] with one
 // loader (tailcut/plugins/scheduling_config.h) and reject the same typos.
-#include "sim_helpers.h"
 #include "daemon_config.h"
+#include "sim_helpers.h"
 #include "tailcut/plugins/payoff.h"
 #include "tailcut/plugins/registry.h"
 #include "tailcut/sim/command.h"

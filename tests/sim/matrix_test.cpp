@@ -42,8 +42,7 @@ TEST_CASE("matrix: at least 60 shapes spanning scales, laws, slots and faults", 
 // schedule depends on the policy ticks (issue 31 point 2), not on what the
 // policies do. Every other shape must hold both; a shape that starts to
 // hold is welcome, one that stops is a regression.
-const std::set<std::string> kKnownHarm = {"m06", "m10", "m12", "m14", "m22", "m26",
-                                          "m28", "m41", "m42", "m43", "m58"};
+const std::set<std::string> kKnownHarm = {"m06", "m10", "m12", "m14", "m22", "m26", "m28", "m41", "m42", "m43", "m58"};
 
 TEST_CASE("matrix: the default chain does no harm against none", "[sim][matrix]") {
   size_t p50 = 0, p99 = 0;

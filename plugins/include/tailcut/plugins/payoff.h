@@ -27,13 +27,13 @@
 namespace tailcut {
 
 struct PayoffOptions {
-  bool enabled = true;    // false: the inner chain's proposals pass as they are
-  uint32_t warmup = 4;    // samples of each group before an arm is judged
+  bool enabled = true;     // false: the inner chain's proposals pass as they are
+  uint32_t warmup = 4;     // samples of each group before an arm is judged
   double control = 0.002;  // share held back while an arm pays
-  double explore = 0.02;  // share acted on while it does not
-  double z = 2.0;         // an arm pays (or not) when its gain is z standard errors from 0
-  double memory = 64;     // samples of an arm that count (exponential forgetting)
-  uint64_t seed = 1;      // of the controller's coin
+  double explore = 0.02;   // share acted on while it does not
+  double z = 2.0;          // an arm pays (or not) when its gain is z standard errors from 0
+  double memory = 64;      // samples of an arm that count (exponential forgetting)
+  uint64_t seed = 1;       // of the controller's coin
 };
 Status LoadPayoffOptions(const Config& cfg, const std::string& prefix, PayoffOptions* o);
 
@@ -104,10 +104,10 @@ class PayoffPolicy final : public MitigationPolicy {
     bool treated = false;
     bool applied = false;  // the core carried the action out (its cost counts)
     Time decided = 0;
-    double cost = 0;           // slot seconds taken while work waited
-    Time copy_launched = -1;   // task subjects: when the copy it bought started racing
-    double predicted = -1;     // task subjects: the original's expected time left at the decision; < 0 unknown
-    uint32_t copies = 0;       // clones per task (job subjects)
+    double cost = 0;          // slot seconds taken while work waited
+    Time copy_launched = -1;  // task subjects: when the copy it bought started racing
+    double predicted = -1;    // task subjects: the original's expected time left at the decision; < 0 unknown
+    uint32_t copies = 0;      // clones per task (job subjects)
     uint32_t committed = 0, needed = 0;  // job subjects
   };
   // Calls `hook` on each inner policy, filtering what it proposes.
@@ -137,6 +137,6 @@ class PayoffPolicy final : public MitigationPolicy {
 
 // [policies.payoff] around `inner`.
 StatusOr<std::unique_ptr<MitigationPolicy>> MakePayoffPolicy(const Config& cfg, const std::string& prefix,
-                                                              PolicyChain inner);
+                                                             PolicyChain inner);
 
 }  // namespace tailcut

@@ -24,29 +24,29 @@
 namespace tailcut::sim {
 
 struct MatrixShape {
-  std::string name;       // m07, ...
-  std::string summary;    // what the shape is, one line
-  std::string toml;       // the scenario, as `tailcut sim` reads it
-  std::string healthy;    // its healthy twin: no stragglers, no fail-slow executors
-  bool faulty = false;    // stragglers or fail-slow executors
-  bool plain = true;      // rule all (not coded, not quorum)
+  std::string name;     // m07, ...
+  std::string summary;  // what the shape is, one line
+  std::string toml;     // the scenario, as `tailcut sim` reads it
+  std::string healthy;  // its healthy twin: no stragglers, no fail-slow executors
+  bool faulty = false;  // stragglers or fail-slow executors
+  bool plain = true;    // rule all (not coded, not quorum)
 };
 
 // The shapes, in order; the same on every call.
 const std::vector<MatrixShape>& MatrixShapes();
 
 // The criteria the matrix holds the default chain to (issue 31).
-inline constexpr double kMatrixP50Slack = 1.02;    // default p50 <= this x none's, every shape
+inline constexpr double kMatrixP50Slack = 1.02;     // default p50 <= this x none's, every shape
 inline constexpr double kMatrixOnlineSlack = 1.15;  // faulty shapes: default p99 <= this x online's
 inline constexpr double kMatrixHealthySlack = 1.4;  // faulty shapes: default p99 <= this x the healthy p99
 
 struct MatrixRow {
   const MatrixShape* shape = nullptr;
-  SimResult none, policy;  // `policy`: the entry judged (default)
-  SimResult online;        // the online reference (tailcut/sim/online_reference.h)
-  double online_ratio = 0;  // its threshold, x the class median; 0 = none was best
-  double healthy_p99 = 0;  // none's p99 on the healthy twin
-  bool p50_holds = false, p99_holds = false;        // every shape
+  SimResult none, policy;                            // `policy`: the entry judged (default)
+  SimResult online;                                  // the online reference (tailcut/sim/online_reference.h)
+  double online_ratio = 0;                           // its threshold, x the class median; 0 = none was best
+  double healthy_p99 = 0;                            // none's p99 on the healthy twin
+  bool p50_holds = false, p99_holds = false;         // every shape
   bool online_holds = false, healthy_holds = false;  // faulty shapes (true on the others)
 };
 
