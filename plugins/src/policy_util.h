@@ -159,4 +159,16 @@ class SlowdownTracker {
   ExecutorMap<Stat> stats_;  // dense by id: every ended attempt looks here
 };
 
+// What the predictors judge of a live attempt of task `d`.
+inline RunningAttempt ToRunning(const AttemptView& a, const TaskDef& d, double elapsed) {
+  RunningAttempt ra;
+  ra.attempt = a.attempt;
+  ra.executor = a.executor;
+  ra.task_class = d.ClassName();
+  ra.input_size = d.input_size;
+  ra.elapsed = elapsed;
+  ra.progress = a.progress;
+  return ra;
+}
+
 }  // namespace tailcut::policy_util

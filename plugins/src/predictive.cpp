@@ -74,17 +74,6 @@ SparkOptions FallbackOptions(const PredictiveOptions& o) {
   return s;
 }
 
-RunningAttempt ToRunning(const AttemptView& a, const TaskDef& d, double elapsed) {
-  RunningAttempt ra;
-  ra.attempt = a.attempt;
-  ra.executor = a.executor;
-  ra.task_class = d.ClassName();
-  ra.input_size = d.input_size;
-  ra.elapsed = elapsed;
-  ra.progress = a.progress;
-  return ra;
-}
-
 // The elapsed time at which P(straggler) of `ra` (progress as reported so
 // far) first reaches `p`, to within ~2%: it grows with elapsed time, so a
 // doubling search and a few bisection steps find it. Infinity when it does

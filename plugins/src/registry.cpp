@@ -8,6 +8,7 @@
 #include "tailcut/plugins/coded.h"
 #include "tailcut/plugins/hedge.h"
 #include "tailcut/plugins/late.h"
+#include "tailcut/plugins/payoff.h"
 #include "tailcut/plugins/plugin_api.h"
 #include "tailcut/plugins/predictive.h"
 #include "tailcut/plugins/quorum.h"
@@ -33,6 +34,17 @@ const std::map<std::string, Factory>& Factories() {
       {"quorum", MakeQuorumPolicy},
   };
   return f;
+}
+
+// Policies whose only tool is a copy on idle capacity: behind another
+// owner's backlog there is none, so a small owner's p99 goes from theirs
+// alone to none's (two_owners.toml: spark 4.45x, late 6.4x, hedge 6.1x of
+// alone; docs/BENCHMARKS.md, "Two owners"). Null for the others.
+const char* SingleTenant(const std::string& name) {
+  if (name == "spark" || name == "late" || name == "hedge")
+    return "its copies need idle capacity, which another owner's backlog takes (a small owner's p99 went to 4-6x "
+           "its p99 alone)";
+  return nullptr;
 }
 
 }  // namespace
@@ -62,12 +74,16 @@ StatusOr<PolicyChain> MakePolicyChain(const std::string& chain, const Config& cf
   PolicyChain out;
   for (const std::string& name : SplitPolicyList(chain)) {
     if (name == "none") continue;
-    if (name == "default") {
+    if (name == "default") {  // the chain inside the payoff controller (docs/POLICIES.md)
+      PolicyChain inner;
       for (const std::string& d : DefaultPolicyChain()) {
         auto sub = MakePolicyChain(d, cfg);
         if (!sub.ok()) return sub.status();
-        for (auto& p : *sub) out.push_back(std::move(p));
+        for (auto& p : *sub) inner.push_back(std::move(p));
       }
+      auto p = MakePayoffPolicy(cfg, "policies.payoff.", std::move(inner));
+      if (!p.ok()) return p.status();
+      out.push_back(std::move(p).value());
       continue;
     }
     if (name.rfind("plugin:", 0) == 0) {  // plugin:PATH or plugin:PATH#NAME
@@ -95,6 +111,9 @@ StatusOr<PolicyChain> MakePolicyChain(const std::string& chain, const Config& cf
       }
       continue;
     }
+    if (const char* why = SingleTenant(name); why && cfg.Has("owners"))
+      return Status::InvalidArgument("policy '" + name + "' is single-tenant: " + why +
+                                     "; with [owners] use default (docs/POLICIES.md, \"Single-tenant policies\")");
     auto it = Factories().find(name);
     if (it == Factories().end()) {
       std::string known = "none, default, external, plugin:PATH[#NAME]";

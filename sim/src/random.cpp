@@ -20,13 +20,13 @@ Distribution Distribution::Exponential(double mean) {
 
 double Distribution::Sample(Rng& rng) const { return SampleBits(rng.Bits()); }
 
-double Distribution::SampleBits(uint64_t bits) const {
-  double x = SampleBitsUnstraggled(bits);
+double Distribution::SampleBits(uint64_t bits, uint64_t task_bits) const {
+  double x = SampleBitsUnstraggled(bits, task_bits);
   if (straggler_p > 0 && ToUnit(Mix(bits ^ 0xc2b2ae3d27d4eb4fULL)) < straggler_p) x *= straggler_factor;
   return x;
 }
 
-double Distribution::SampleBitsUnstraggled(uint64_t bits) const {
+double Distribution::SampleBitsUnstraggled(uint64_t bits, uint64_t task_bits) const {
   double u1 = ToUnit(Mix(bits));
   double x = 0;
   switch (kind) {
@@ -35,7 +35,11 @@ double Distribution::SampleBitsUnstraggled(uint64_t bits) const {
     case Kind::kExp: x = mean * UnitExp(u1); break;
     case Kind::kShiftedExp: x = shift + mean * UnitExp(u1); break;
     case Kind::kPareto: x = scale / std::pow(1.0 - u1, 1.0 / alpha); break;
-    case Kind::kLognormal: x = median * std::exp(sigma * UnitNormal(u1, ToUnit(Mix(bits ^ 0x5bd1e995ULL)))); break;
+    case Kind::kLognormal:
+    case Kind::kBimodal:
+      x = median * std::exp(sigma * UnitNormal(u1, ToUnit(Mix(bits ^ 0x5bd1e995ULL))));
+      if (kind == Kind::kBimodal && ToUnit(Mix(task_bits ^ 0x27d4eb2f165667c5ULL)) < high_p) x *= high_factor;
+      break;
   }
   return x < 0 ? 0 : x;
 }
@@ -48,7 +52,8 @@ double Distribution::Min() const {
     case Kind::kShiftedExp: m = shift; break;
     case Kind::kPareto: m = scale; break;
     case Kind::kExp:
-    case Kind::kLognormal: m = 0; break;
+    case Kind::kLognormal:
+    case Kind::kBimodal: m = 0; break;
   }
   if (straggler_p > 0 && straggler_factor < 1) m *= straggler_factor;
   return m < 0 ? 0 : m;
@@ -63,6 +68,7 @@ double Distribution::Mean() const {
     case Kind::kShiftedExp: m = shift + mean; break;
     case Kind::kPareto: m = alpha > 1 ? alpha * scale / (alpha - 1) : INFINITY; break;
     case Kind::kLognormal: m = median * std::exp(0.5 * sigma * sigma); break;
+    case Kind::kBimodal: m = median * std::exp(0.5 * sigma * sigma) * (1 - high_p + high_p * high_factor); break;
   }
   return m * (1 - straggler_p + straggler_p * straggler_factor);
 }
@@ -75,6 +81,7 @@ double Distribution::Median() const {
     case Kind::kShiftedExp: return shift + mean * std::log(2.0);
     case Kind::kPareto: return scale * std::pow(2.0, 1.0 / alpha);
     case Kind::kLognormal: return median;
+    case Kind::kBimodal: return high_p < 0.5 ? median : median * high_factor;
   }
   return value;
 }
@@ -88,6 +95,9 @@ std::string Distribution::Describe() const {
     case Kind::kShiftedExp: s << shift << " + exp(mean " << mean << ")"; break;
     case Kind::kPareto: s << "pareto(x_m " << scale << ", alpha " << alpha << ")"; break;
     case Kind::kLognormal: s << "lognormal(median " << median << ", sigma " << sigma << ")"; break;
+    case Kind::kBimodal:
+      s << "bimodal(median " << median << ", sigma " << sigma << ", x" << high_factor << " w.p. " << high_p << ")";
+      break;
   }
   if (straggler_p > 0) s << " x" << straggler_factor << " w.p. " << straggler_p;
   return s.str();
@@ -109,6 +119,7 @@ Status LoadDistribution(const Config& cfg, const std::string& key, Distribution*
   t.Get("dist", &name).Get("value", &d.value).Get("min", &d.min).Get("max", &d.max).Get("mean", &d.mean);
   t.Get("shift", &d.shift).Get("scale", &d.scale).Get("alpha", &d.alpha).Get("median", &d.median);
   t.Get("sigma", &d.sigma).Get("straggler_p", &d.straggler_p).Get("straggler_factor", &d.straggler_factor);
+  t.Get("high_p", &d.high_p).Get("high_factor", &d.high_factor);
   if (!t.status().ok()) return t.status();
   if (name == "constant") d.kind = Distribution::Kind::kConstant;
   else if (name == "uniform") d.kind = Distribution::Kind::kUniform;
@@ -116,9 +127,13 @@ Status LoadDistribution(const Config& cfg, const std::string& key, Distribution*
   else if (name == "shifted_exp") d.kind = Distribution::Kind::kShiftedExp;
   else if (name == "pareto") d.kind = Distribution::Kind::kPareto;
   else if (name == "lognormal") d.kind = Distribution::Kind::kLognormal;
+  else if (name == "bimodal")
+    d.kind = Distribution::Kind::kBimodal;
   else
     return Status::InvalidArgument("'" + key + ".dist' = '" + name +
-                                   "': want constant, uniform, exp, shifted_exp, pareto or lognormal");
+                                   "': want constant, uniform, exp, shifted_exp, pareto, lognormal or bimodal");
+  if (d.high_p < 0 || d.high_p > 1 || d.high_factor < 0)
+    return Status::InvalidArgument("'" + key + "': bimodal needs high_p in [0, 1] and high_factor >= 0");
   if (d.kind == Distribution::Kind::kPareto && (d.alpha <= 0 || d.scale <= 0))
     return Status::InvalidArgument("'" + key + "': pareto needs alpha > 0 and scale > 0");
   if (d.straggler_p < 0 || d.straggler_p > 1) return Status::InvalidArgument("'" + key + ".straggler_p' must be in [0, 1]");

@@ -345,7 +345,8 @@ double Loop::BaseWork(JobId job, TaskIndex task, const JobInfo& info, uint32_t n
     const TraceTask& t = sc_.trace[static_cast<size_t>(info.trace)].tasks[task];
     return exec == t.executor % sc_.cluster.executors ? t.duration : t.normal;
   }
-  return sc_.workload.classes[info.cls].task_time.SampleBits(draws::TaskBits(seed_, job, task, n));
+  return sc_.workload.classes[info.cls].task_time.SampleBits(draws::TaskBits(seed_, job, task, n),
+                                                             draws::TaskBits(seed_, job, task, 0));
 }
 
 // Whether the n-th attempt of (job, task) fails or is dropped, and where:

@@ -39,7 +39,11 @@ size_t Lines(const std::string& path) {
 
 TEST_CASE("side effects: a one-task shell job appends one line under the default chain, with a straggler") {
   // Executor 0 is a straggler: every attempt waits 2 s before it runs.
-  testing::DaemonClusterOptions o{2, 2, {}, {{"--delay-prob", "1", "--delay-ms", "2000"}}};
+  // The default chain without the payoff controller around it: the
+  // controller's coin decides whether a one-task job gets its clone while it
+  // warms up (docs/POLICIES.md), and this test needs the clone proposed.
+  testing::DaemonClusterOptions o{
+      2, 2, {"--policy", "clone,predictive,reassign"}, {{"--delay-prob", "1", "--delay-ms", "2000"}}};
   o.allow_shell = true;
   testing::DaemonCluster c(o);
   const std::string dir = Fresh("side");

@@ -6,6 +6,7 @@
 #include "tailcut/plugins/coded.h"
 #include "tailcut/plugins/hedge.h"
 #include "tailcut/plugins/late.h"
+#include "tailcut/plugins/payoff.h"
 #include "tailcut/plugins/predictive.h"
 #include "tailcut/plugins/quorum.h"
 #include "tailcut/plugins/reassign.h"
@@ -371,7 +372,10 @@ TEST_CASE("registry: names, default chain, parameters and errors") {
     CHECK(std::find(names.begin(), names.end(), n) != names.end());
   auto d = MakePolicyChain("default", Config());
   REQUIRE(d.ok());
-  CHECK(d->size() == DefaultPolicyChain().size());
+  REQUIRE(d->size() == 1);  // the payoff controller around the chain
+  const auto* payoff = dynamic_cast<const PayoffPolicy*>((*d)[0].get());
+  REQUIRE(payoff);
+  CHECK(payoff->inner().size() == DefaultPolicyChain().size());
   auto all = MakePolicyChain("spark, late ,clone,hedge,reassign,predictive,coded,gradient_code,quorum", Config());
   REQUIRE(all.ok());
   CHECK(all->size() == 9);
@@ -394,12 +398,28 @@ TEST_CASE("registry: names, default chain, parameters and errors") {
   CHECK(good->Unused().empty());
 }
 
+TEST_CASE("registry: copy-only policies are single-tenant, refused with [owners]") {
+  auto cfg = Config::Parse("[owners]\ndefault_weight = 1\n");
+  REQUIRE(cfg.ok());
+  for (const char* p : {"spark", "late", "hedge", "clone,spark"}) {
+    INFO(p);
+    auto c = MakePolicyChain(p, *cfg);
+    REQUIRE_FALSE(c.ok());
+    CHECK(c.status().message().find("single-tenant") != std::string::npos);
+  }
+  for (const char* p : {"default", "predictive", "clone,predictive,reassign", "none"}) {
+    INFO(p);
+    CHECK(MakePolicyChain(p, *cfg).ok());
+  }
+  CHECK(MakePolicyChain("spark", Config()).ok());  // one tenant: as before
+}
+
 TEST_CASE("configs/policies/*.toml load, and every key in them is a real parameter") {
-  for (const char* f : {"spark", "late", "clone", "hedge", "reassign", "predictive", "coded", "quorum"}) {
+  for (const char* f : {"spark", "late", "clone", "hedge", "reassign", "predictive", "coded", "quorum", "payoff"}) {
     INFO(f);
     auto cfg = Config::LoadFile(std::string(TAILCUT_SOURCE_DIR) + "/configs/policies/" + f + ".toml");
     REQUIRE(cfg.ok());
-    std::string chain = std::string(f) == "coded" ? "coded,gradient_code" : f;
+    std::string chain = std::string(f) == "coded" ? "coded,gradient_code" : std::string(f) == "payoff" ? "default" : f;
     auto c = MakePolicyChain(chain, *cfg);
     REQUIRE(c.ok());
     CHECK(cfg->CheckAllUsed().ok());

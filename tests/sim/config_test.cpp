@@ -1,7 +1,8 @@
 // Scenarios and the daemon read [core], [predictor] and [policies.*] with one
 // loader (tailcut/plugins/scheduling_config.h) and reject the same typos.
-#include "sim_helpers.h"
 #include "daemon_config.h"
+#include "sim_helpers.h"
+#include "tailcut/plugins/payoff.h"
 #include "tailcut/plugins/registry.h"
 #include "tailcut/sim/command.h"
 
@@ -87,9 +88,17 @@ task_time = 1.0
 }
 
 TEST_CASE("'default' is the same chain for the daemon, tailcut sim and tailcut bench") {
+  // `default` is the payoff controller around the chain (docs/POLICIES.md).
   auto names = [](const PolicyChain& c) {
     std::vector<std::string> out;
-    for (auto& p : c) out.emplace_back(p->name());
+    for (auto& p : c) {
+      const auto* payoff = dynamic_cast<const PayoffPolicy*>(p.get());
+      if (!payoff) {
+        out.emplace_back(p->name());
+        continue;
+      }
+      for (auto& q : payoff->inner()) out.emplace_back(q->name());
+    }
     return out;
   };
   auto empty = Config::Parse("", "empty.toml");

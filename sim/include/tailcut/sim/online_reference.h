@@ -4,7 +4,8 @@
 // attempt still running at `ratio` x its class's median run time (without
 // the straggler mixture) gets one copy when a slot and the redundancy
 // budget allow, else is killed and restarted (the core relaunches it at
-// once). The reference is the run with the lowest p99 over the sweep and
+// once); at most 16 times per task (a task long on every try would loop).
+// The reference is the run with the lowest p99 over the sweep and
 // over never acting (`none`), so it is never above `none`.
 #pragma once
 
