@@ -200,8 +200,12 @@ void SchedulerCore::Impl::DropStaleTimers() {
     const Job* j = s_.FindJob(id);
     return !j || j->state != JobState::kRunning;
   };
-  while (!s_.attempt_deadlines.empty() && !s_.attempts.count(s_.attempt_deadlines.top().second))
-    s_.attempt_deadlines.pop();
+  // Ended, or re-armed when it started (its start limit's entry is stale).
+  auto stale = [&](const CoreState::Deadline& d) {
+    auto it = s_.attempts.find(d.second);
+    return it == s_.attempts.end() || it->second.deadline != d.first;
+  };
+  while (!s_.attempt_deadlines.empty() && stale(s_.attempt_deadlines.top())) s_.attempt_deadlines.pop();
   while (!s_.job_deadlines.empty() && job_ended(s_.job_deadlines.top().second)) s_.job_deadlines.pop();
   while (!s_.job_timers.empty() && job_ended(s_.job_timers.top().second)) s_.job_timers.pop();
 }
