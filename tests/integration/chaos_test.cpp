@@ -229,6 +229,43 @@ size_t CheckOutputDir(const ClientRecord& r) {
   return problems;
 }
 
+std::string Describe(const wire::JobStatus& s) {
+  return "state " + wire::JobState_Name(s.state()) + ", " + std::to_string(s.committed()) + "/" +
+         std::to_string(s.tasks()) + " committed, " + std::to_string(s.running()) + " running, " +
+         std::to_string(s.attempts()) + " attempts (" + std::to_string(s.copies()) + " copies, " +
+         std::to_string(s.failed_attempts()) + " failed)" + (s.reason().empty() ? "" : ", reason: " + s.reason());
+}
+
+// Prints every job a client saw unfinished (or not succeeded) with its
+// status now, and every executor the scheduler lists: a job left behind
+// says whether its tasks wait, run somewhere, or were given up on.
+void ExplainUnfinished(LocalCluster& cluster, const std::vector<ClientRecord>& records) {
+  std::vector<const ClientRecord*> left;
+  for (const ClientRecord& r : records)
+    if (!r.succeeded) left.push_back(&r);
+  if (left.empty()) return;
+  ClientOptions co = cluster.client_options();
+  co.timeout_s = 10;
+  Client client(co);
+  for (const ClientRecord* r : left) {
+    auto st = client.GetStatus(r->id);
+    std::printf("chaos: job %llu (%u tasks) left %s (the client: %s); now: %s\n",
+                static_cast<unsigned long long>(r->id), r->tasks, r->finished ? "failed" : "unfinished",
+                r->error.c_str(), st.ok() ? Describe(*st).c_str() : st.status().message().c_str());
+  }
+  auto executors = client.Executors();
+  if (!executors.ok()) {
+    std::printf("chaos: executors: %s\n", executors.status().message().c_str());
+    return;
+  }
+  for (const wire::ExecutorInfo& e : *executors)
+    std::printf("chaos: executor %llu %s: %u slots, %u running, %llu finished, health %s%s, seen %.1f s ago\n",
+                static_cast<unsigned long long>(e.executor_id()), e.name().c_str(), e.cpu_slots(), e.running(),
+                static_cast<unsigned long long>(e.finished()),
+                wire::ExecutorHealth::State_Name(e.health().state()).c_str(), e.quarantined() ? ", quarantined" : "",
+                e.last_seen_s_ago());
+}
+
 void RunChaos(bool output_jobs) {
   const double seconds = EnvSeconds("TAILCUT_CHAOS_SECONDS", 30);
   const double executor_kill_every = EnvSeconds("TAILCUT_CHAOS_EXECUTOR_KILL_S", 2.0);
@@ -360,6 +397,9 @@ void RunChaos(bool output_jobs) {
   }
   submitting = false;
   for (auto& t : threads) t.join();
+  // Which jobs were left, and why: their status now and the fleet as the
+  // scheduler sees it (docs/RELIABILITY.md, "Chaos soak").
+  ExplainUnfinished(*cluster, records);
   // Refused since the scheduler's last restart: the rogue was heard, and refused.
   const double refused = Sample(ScrapeMetrics(cluster->http_endpoint()), "tailcut_reports_refused_total");
   const uint64_t rogue_messages = rogue->sent();
@@ -399,6 +439,9 @@ void RunChaos(bool output_jobs) {
   for (const ClientRecord& r : records) tasks_of[r.id] = r.tasks;
   for (const JournaledJob& j : journaled) {
     journal_unfinished += !j.finished;
+    if (!j.finished)
+      std::printf("chaos: journal: job %llu unfinished with %zu commits\n", static_cast<unsigned long long>(j.id),
+                  j.commits.size());
     std::set<TaskIndex> seen;
     for (const CommittedOutput& c : j.commits) {
       journal_double += !seen.insert(c.task).second;
