@@ -27,6 +27,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <deque>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -244,6 +245,16 @@ void ExplainUnfinished(LocalCluster& cluster, const std::vector<ClientRecord>& r
   for (const ClientRecord& r : records)
     if (!r.succeeded) left.push_back(&r);
   if (left.empty()) return;
+  if (!cluster.SchedulerAlive()) {  // nothing restarts it: every job still running is left
+    std::ifstream in(cluster.log_dir() + "/scheduler.log");
+    std::deque<std::string> tail;
+    for (std::string line; std::getline(in, line);) {
+      tail.push_back(line);
+      if (tail.size() > 5) tail.pop_front();
+    }
+    std::printf("chaos: the scheduler is not running; its log ends:\n");
+    for (const std::string& line : tail) std::printf("  %s\n", line.c_str());
+  }
   ClientOptions co = cluster.client_options();
   co.timeout_s = 10;
   Client client(co);
@@ -397,6 +408,10 @@ void RunChaos(bool output_jobs) {
   }
   submitting = false;
   for (auto& t : threads) t.join();
+  // The last restart took: a scheduler that exited at its start (a port
+  // taken meanwhile) leaves every job behind it unfinished.
+  const bool scheduler_alive = cluster->SchedulerAlive();
+  CHECK(scheduler_alive);
   // Which jobs were left, and why: their status now and the fleet as the
   // scheduler sees it (docs/RELIABILITY.md, "Chaos soak").
   ExplainUnfinished(*cluster, records);
