@@ -23,6 +23,7 @@ struct DaemonClusterOptions {
   double client_timeout_s = 10;
   bool allow_shell = false;  // executors run shell tasks (--allow-shell)
   bool http = false;         // /metrics on a free port: cluster->http_endpoint()
+  bool keys = true;          // CURVE keys (LocalClusterOptions::keys)
 };
 
 // Submits `job` and waits (at most 60 s) for its final status.
@@ -43,6 +44,7 @@ struct DaemonCluster {
     o.scheduler_flags = {"--set", "scheduler.heartbeat_ms=100", "--set", "core.lost_after_s=1.0"};
     o.scheduler_flags.insert(o.scheduler_flags.end(), d.scheduler_flags.begin(), d.scheduler_flags.end());
     o.http = d.http;
+    o.keys = d.keys;
     auto started = LocalCluster::Start(o);
     REQUIRE(started.ok());
     cluster = std::move(started).value();
