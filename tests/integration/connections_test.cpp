@@ -157,6 +157,7 @@ void FloodThenServe(bool keys, int descriptors) {
 
   testing::DaemonClusterOptions o;
   o.keys = keys;
+  o.http = true;  // the guard's counters, read at the end
   o.scheduler_flags = {"--policy", "none"};
   if (descriptors)
     o.scheduler_flags.insert(o.scheduler_flags.end(),
@@ -190,6 +191,26 @@ void FloodThenServe(bool keys, int descriptors) {
   INFO(done.status().message());
   REQUIRE(done.ok());
   CHECK(done->state() == wire::JOB_SUCCEEDED);
+
+  // What the guard did is in /metrics (docs/METRICS.md, "Bounds").
+  auto m = testing::ScrapeMetrics(c.cluster->http_endpoint());
+  CHECK(m["tailcut_connections_accepted_total"] >= 400);
+  const double shed = m["tailcut_connections_shed_total{reason=\"unfinished\"}"] +
+                      m["tailcut_connections_shed_total{reason=\"idle\"}"] +
+                      m["tailcut_connections_shed_total{reason=\"backlog\"}"];
+  if (descriptors) {
+    CHECK(m["tailcut_descriptor_limit"] == descriptors);
+    CHECK(shed > 0);
+    // With keys the strangers never finish: the cap on unfinished ones sheds
+    // them before descriptors run out. Without keys they finish and idle:
+    // descriptors run out, and idle ones are shed.
+    if (keys) CHECK(m["tailcut_connections_shed_total{reason=\"unfinished\"}"] > 0);
+    if (!keys) CHECK(m["tailcut_connection_accept_failures_total"] > 0);
+    if (!keys) CHECK(m["tailcut_connections_shed_total{reason=\"idle\"}"] > 0);
+  } else {
+    CHECK(m["tailcut_connection_accept_failures_total"] == 0);
+    CHECK(shed == 0);
+  }
 }
 
 }  // namespace
