@@ -12,6 +12,11 @@
 // with exactly one complete directory, the committed attempt's, and no
 // attempt directory may be left behind.
 //
+// In both, the test-only policy race_copies (race_copies_plugin.cpp) asks
+// for a copy of every task as its first attempt starts, so exactly-once
+// is checked under racing copies every run (the default chain's copies sit
+// behind the payoff controller, which may launch none).
+//
 // ctest runs a short version (TAILCUT_CHAOS_SECONDS unset: ~30 s each, >= 3
 // scheduler kills, >= 10 executor kills); scripts/chaos.sh runs it longer.
 #include <catch2/catch.hpp>
@@ -289,8 +294,16 @@ void RunChaos(bool output_jobs) {
   o.executor_binary = TAILCUT_EXECUTOR_BIN;
   // Every job stays queryable (and journaled) to the end, for the checks.
   o.http = true;  // the rogue's refused reports, read at the end
-  o.scheduler_flags = {"--policy", "default", "--set", "scheduler.heartbeat_ms=100", "--set", "core.lost_after_s=1.0",
-                       "--set", "core.job_retention=1000000", "--log-level", "warn"};
+  // Racing copies every run: the test-only race_copies policy asks for a
+  // copy of every task as its first attempt starts, outside the payoff
+  // controller (which may launch none of the default chain's); a quarter
+  // of the slots may hold copies.
+  o.scheduler_flags = {"--policy",    std::string("default,plugin:") + TAILCUT_RACE_COPIES_PLUGIN + "#race_copies",
+                       "--set",       "core.redundancy_budget=0.25",
+                       "--set",       "scheduler.heartbeat_ms=100",
+                       "--set",       "core.lost_after_s=1.0",
+                       "--set",       "core.job_retention=1000000",
+                       "--log-level", "warn"};
   auto started = LocalCluster::Start(o);
   REQUIRE(started.ok());
   std::unique_ptr<LocalCluster> cluster = std::move(started).value();
@@ -473,12 +486,16 @@ void RunChaos(bool output_jobs) {
               output_jobs ? " (output_dir)" : "", seconds, jobs, tasks, executor_kills, scheduler_kills, unfinished,
               failed, wrong, missing, duplicates, journal_double, journaled.size(), journal_unfinished,
               journal_incomplete, static_cast<unsigned long long>(rogue_messages), refused, forged);
+  // Copies raced the originals (race_copies), and still each task committed once.
+  size_t copies = 0;
+  for (const JournaledJob& j : journaled) copies += j.copies;
+  std::printf("chaos%s: %zu copies launched\n", output_jobs ? " (output_dir)" : "", copies);
+  CHECK(copies > 0);
   if (output_jobs) {
-    size_t copies = 0;
-    for (const JournaledJob& j : journaled) copies += j.copies;
-    std::printf("chaos (output_dir): %zu task directories checked, %zu copies launched, %zu problems (missing, "
-                "partial, not the committed attempt's, extra, or attempt directories left)\n",
-                promoted, copies, output_problems);
+    std::printf(
+        "chaos (output_dir): %zu task directories checked, %zu problems (missing, partial, not the "
+        "committed attempt's, extra, or attempt directories left)\n",
+        promoted, output_problems);
     CHECK(promoted > 0);
     CHECK(output_problems == 0);
   }
