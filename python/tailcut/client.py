@@ -38,7 +38,10 @@ PROTOCOL_VERSION = pb.PROTOCOL_VERSION_CURRENT
 _RESEND_S = 1.0  # as the C++ client: a restarted scheduler lost the first copy
 _HANDSHAKE_EVENTS = (
     zmq.EVENT_HANDSHAKE_FAILED_AUTH | zmq.EVENT_HANDSHAKE_FAILED_PROTOCOL | zmq.EVENT_HANDSHAKE_FAILED_NO_DETAIL
+    | zmq.EVENT_HANDSHAKE_SUCCEEDED
 )
+_MECHANISM_MISMATCH = 0x11000002  # ZMQ_PROTOCOL_ERROR_ZMTP_MECHANISM_MISMATCH
+_CLOSED_STREAK = 3  # as HandshakeMonitor::kClosedStreak (C++)
 
 
 def new_request_key():
@@ -136,6 +139,7 @@ class Client:
             self._sock.curve_publickey = own.public.encode("ascii")
             self._sock.curve_secretkey = own.secret.encode("ascii")
         self._with_keys = own is not None
+        self._closed_in_a_row = 0  # handshakes closed before they finished, none finished since
         # Handshake failures (key refused, keys missing) come only as socket
         # events; without watching them a refused client would just time out.
         self._monitor = self._sock.get_monitor_socket(_HANDSHAKE_EVENTS)
@@ -379,12 +383,13 @@ class Client:
         now = time.monotonic()
         deadline, resend = now + self.timeout, now + _RESEND_S
         self._sock.send(frame)
+        trouble = None  # handshakes that keep failing for no definite reason: said on timeout
         while True:
-            self._check_handshake()
+            trouble = self._check_handshake() or trouble
             now = time.monotonic()
             if now >= deadline:
-                raise Unavailable(f"no answer from the scheduler at {self.endpoint} within {self.timeout:g} s "
-                                  "(is tailcut-scheduler running there?)")
+                raise Unavailable(f"no answer from the scheduler at {self.endpoint} within {self.timeout:g} s"
+                                  + (f": {trouble}" if trouble else " (is tailcut-scheduler running there?)"))
             if now >= resend:
                 self._sock.send(frame)
                 resend = now + _RESEND_S
@@ -433,20 +438,36 @@ class Client:
             self._pushed.append(reply)
 
     def _check_handshake(self):
-        why = None
+        """Raises Refused when a handshake failure is definitive (the key
+        refused, or the other mechanism); returns what repeated closed
+        handshakes may mean, or None (as HandshakeMonitor in C++)."""
+        refused = trouble = None
         while self._monitor.poll(0):
             event = recv_monitor_message(self._monitor, zmq.NOBLOCK)
             where = event.get("endpoint", b"")
             where = where.decode() if isinstance(where, bytes) else str(where)
-            if event["event"] == zmq.EVENT_HANDSHAKE_FAILED_AUTH:
-                why = f"the scheduler at {where} refused this key (not in its trusted_keys, or the wrong role)"
-            elif self._with_keys:
-                why = (f"the handshake with {where} failed: it does not hold the scheduler key configured here, "
-                       "or does not use keys")
+            kind, value = event["event"], event.get("value", 0)
+            if kind == zmq.EVENT_HANDSHAKE_SUCCEEDED:
+                self._closed_in_a_row = 0
+            elif kind == zmq.EVENT_HANDSHAKE_FAILED_AUTH:
+                refused = f"the scheduler at {where} refused this key (not in its trusted_keys, or the wrong role)"
+            elif kind == zmq.EVENT_HANDSHAKE_FAILED_PROTOCOL and value == _MECHANISM_MISMATCH:
+                refused = (f"the scheduler at {where} does not use keys: unset key_file and scheduler_key, "
+                           "or give it keys" if self._with_keys else
+                           f"the scheduler at {where} wants keys: set key_file and scheduler_key (docs/SECURITY.md)")
+            elif kind == zmq.EVENT_HANDSHAKE_FAILED_PROTOCOL and self._with_keys:
+                refused = f"the handshake with {where} failed: it does not hold the scheduler key configured here"
             else:
-                why = f"the scheduler at {where} wants keys: set key_file and scheduler_key (docs/SECURITY.md)"
-        if why:
-            raise Refused(why)
+                self._closed_in_a_row += 1
+                if self._closed_in_a_row >= _CLOSED_STREAK:
+                    trouble = (f"the handshake with {where} failed {self._closed_in_a_row} times in a row, the "
+                               "connection closed before it finished: "
+                               + ("it does not hold the scheduler key configured here, or it " if self._with_keys
+                                  else "the scheduler (not a question of keys: one with keys says it wants them) ")
+                               + "is restarting, turning strangers away, or out of descriptors")
+        if refused:
+            raise Refused(refused)
+        return trouble
 
     def _checked(self, job, wire_status):
         """The status, checked to be the job this client submitted under that
