@@ -254,7 +254,7 @@ void SchedulerCore::Impl::TakeCommands(std::vector<Command>* out) {
     if (!DeliverPolicyEvents()) break;
   }
   DropStaleTimers();
-  s_.shares.Stamp(&s_.commands);
+  CompleteLaunches(s_);  // shares fixed, each launch given its spec
   if (out->empty()) {
     out->swap(s_.commands);
   } else {

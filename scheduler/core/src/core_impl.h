@@ -14,6 +14,7 @@
 #include "cluster_view.h"
 #include "core_state.h"
 #include "feasibility.h"
+#include "launch_specs.h"
 #include "lifecycle.h"
 #include "placement.h"
 #include "policy_guard.h"

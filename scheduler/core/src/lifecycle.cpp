@@ -85,6 +85,7 @@ bool Lifecycle::AnswerPromotion(JobId id, TaskIndex t, AttemptId a, const std::s
   auto it = s_.promotions.find({id, t});
   if (it == s_.promotions.end() || it->second.attempt != a) return false;
   s_.promotions.erase(it);
+  for (CoreObserver* o : s_.observers) o->OnPromotionAnswered(id, t, a, error);
   Job* job = s_.FindJob(id);
   if (!job || job->state != JobState::kRunning) return true;
   job->promoting--;
@@ -100,6 +101,7 @@ void Lifecycle::AwaitPromotion(Job& job, TaskIndex t, AttemptId a, ExecutorId e,
   PromoteCmd cmd{job.id, t, a, e, std::move(host), job.def.output_dir};
   auto [it, fresh] = s_.promotions.insert_or_assign({job.id, t}, cmd);
   if (fresh && job.state == JobState::kRunning) job.promoting++;
+  for (CoreObserver* o : s_.observers) o->OnPromotionPending(cmd);
   s_.Emit(std::move(cmd));
 }
 
@@ -132,8 +134,9 @@ void Lifecycle::Launch(Job& job, TaskIndex t, ExecutorId eid, bool copy, bool re
   if (copy) job.copies++;
   ++(copy ? s_.counters.attempts_copy : restart ? s_.counters.attempts_restart : s_.counters.attempts_first);
   const bool idempotent = s_.Idempotent(job, t);
-  for (CoreObserver* o : s_.observers) o->OnAttemptLaunched(a.id, job.id, t, *e.identity, idempotent);
-  s_.Emit(LaunchCmd{a.id, eid, job.id, t, copy, {}, idempotent, job.Count()});
+  LaunchCmd l{a.id, eid, job.id, t, copy, {}, idempotent, job.Count(), std::nullopt, {}};
+  for (CoreObserver* o : s_.observers) o->OnAttemptLaunched(l, *e.identity);
+  s_.Emit(std::move(l));
 }
 
 Attempt& Lifecycle::Link(Job& job, TaskIndex t, Executor& e, AttemptId id, bool copy) {
