@@ -37,9 +37,9 @@
 #include "tailcut.pb.h"
 #include "tailcut/common/clock.h"
 #include "tailcut/common/log.h"
-#include "tailcut/plugins/registry.h"
-#include "tailcut/predictors/predictor.h"
 #include "tailcut/core/scheduler_core.h"
+#include "tailcut/policies/registry.h"
+#include "tailcut/predictors/predictor.h"
 
 using namespace tailcut;
 

@@ -7,8 +7,8 @@
 #include <map>
 
 #include "sim_helpers.h"
-#include "tailcut/plugins/registry.h"
-#include "tailcut/plugins/spark.h"
+#include "tailcut/policies/registry.h"
+#include "tailcut/policies/spark.h"
 
 using namespace tailcut;
 using namespace tailcut::sim;
