@@ -444,7 +444,8 @@ class Client:
                 why = (f"the handshake with {where} failed: it does not hold the scheduler key configured here, "
                        "or does not use keys")
             else:
-                why = f"the scheduler at {where} wants keys: set key_file and scheduler_key (docs/SECURITY.md)"
+                why = (f"the scheduler at {where} wants keys: pass key_file= and scheduler_key= "
+                       f"(or set TAILCUT_KEY_FILE and TAILCUT_SCHEDULER_KEY; docs/SECURITY.md)")
         if why:
             raise Refused(why)
 

@@ -140,7 +140,9 @@ void ApplyCurveClient(zmq::socket_t& socket, const KeyPair& own, const std::stri
 Status ApplyPeerKeys(zmq::socket_t& socket, const PeerKeys& keys) {
   if (!keys.enabled()) return Status::Ok();
   if (keys.key_file.empty() || keys.scheduler_key.empty())
-    return Status::InvalidArgument("keys: set both key_file (this peer's .key) and scheduler_key (the scheduler's .pub)");
+    return Status::InvalidArgument(
+        "keys: set both --key-file (this peer's .key) and --scheduler-key (the scheduler's .pub), or neither "
+        "(config key_file, scheduler_key; the tailcut CLI also reads TAILCUT_KEY_FILE, TAILCUT_SCHEDULER_KEY)");
   auto own = LoadKeyPair(keys.key_file);
   if (!own.ok()) return own.status();
   auto server = LoadPublicKey(keys.scheduler_key);
@@ -181,7 +183,10 @@ std::string HandshakeMonitor::TakeFailure() {
               ? "the scheduler at " + e.endpoint + " refused this key (not in its trusted_keys, or the wrong role)"
           : with_keys_ ? "the handshake with " + e.endpoint +
                              " failed: it does not hold the scheduler key configured here, or does not use keys"
-                       : "the scheduler at " + e.endpoint + " wants keys: set key_file and scheduler_key (docs/SECURITY.md)";
+                       : "the scheduler at " + e.endpoint +
+                             " wants keys: set --key-file and --scheduler-key (the tailcut CLI also reads "
+                             "TAILCUT_KEY_FILE and TAILCUT_SCHEDULER_KEY; config key_file, scheduler_key; "
+                             "docs/SECURITY.md)";
   }
   return why;
 }
