@@ -61,7 +61,7 @@ Command BenchCommand() {
       "relative to the `none` entry of the same run. The last row, (bound), is a clairvoyant list schedule of the "
       "[live] model with the same arrivals and no stragglers, each quantile at most the measured none's; P50/B, "
       "P99/B are multiples of it. (online), with a `none` entry: the [live] model's best single detection threshold "
-      "(the simulator's sweep), or the measured none where that is lower at p99. See docs/BENCHMARKS.md.\n"
+      "(the simulator's sweep), or the measured none where that is lower at p99. See docs/benchmarks/live.md.\n"
       "exit codes: as tailcut sim's";
   c.flags = CompareFlags();
   c.flags.insert(
@@ -74,7 +74,7 @@ Command BenchCommand() {
        {"--trace", "FILE",
         "write each run's attempt trace (committed attempts, the CSV of docs/TRACE_FORMAT.md) for "
         "`tailcut whatif`; with several policy entries FILE.csv becomes FILE.ENTRY.csv per entry"}});
-  c.positionals = {{"SCENARIO.toml", "the scenario, with a [live] section (docs/BENCHMARKS.md)"}};
+  c.positionals = {{"SCENARIO.toml", "the scenario, with a [live] section (docs/benchmarks/live.md)"}};
   c.run = RunBench;
   return c;
 }

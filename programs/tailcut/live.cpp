@@ -23,8 +23,8 @@
 #include "tailcut/common/kernel_args.h"
 #include "tailcut/common/log.h"
 #include "tailcut/common/thread_annotations.h"
-#include "tailcut/plugins/registry.h"
-#include "tailcut/plugins/scheduling_config.h"
+#include "tailcut/policies/registry.h"
+#include "tailcut/policies/scheduling_config.h"
 #include "tailcut/server/server.h"
 #include "tailcut/server/trace_recorder.h"
 #include "tailcut/sim/clairvoyant.h"
@@ -339,7 +339,7 @@ StatusOr<KernelCost> MeasureKernelCost(const LiveOptions& o, const std::string& 
 }
 
 // The exec kernel's cost per task against noop's, printed before the
-// policy runs (docs/BENCHMARKS.md, "exec").
+// policy runs (docs/benchmarks/dispatch.md, "exec").
 Status ReportExecOverhead(const LiveOptions& o, std::FILE* out) {
   constexpr uint32_t kTasks = 300;
   ExecArgs t;

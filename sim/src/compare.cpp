@@ -5,7 +5,7 @@
 #include <cstdio>
 #include <limits>
 
-#include "tailcut/plugins/registry.h"
+#include "tailcut/policies/registry.h"
 #include "tailcut/sim/command.h"
 #include "tailcut/sim/online_reference.h"
 
