@@ -129,7 +129,7 @@ function(tailcut_check_include_layers root)
     if(IS_DIRECTORY "${p}")
       get_filename_component(name "${p}" NAME)
       tailcut_forbid_includes(${r} FOLDER programs/${name}
-                              ALLOW common wire predictors coding core server policies plugins executor client sim PROTOBUF)
+                              ALLOW common wire predictors coding core server policies plugins executor client sim cli PROTOBUF)
     endif()
   endforeach()
   if(bad)

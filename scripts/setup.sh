@@ -18,6 +18,7 @@ packages=(build-essential cmake pkg-config libboost-fiber-dev libzmq3-dev cppzmq
           libtomlplusplus-dev catch2 libbenchmark-dev libprotobuf-dev protobuf-compiler
           libsqlite3-dev
           libcpp-httplib-dev  # the scheduler's /metrics (docs/METRICS.md)
+          libcli11-dev        # every program's command line (programs/cli, docs/CLI.md)
           clang-format-14     # scripts/check-format.sh (.clang-format)
           python3 python3-zmq python3-protobuf python3-pytest  # the Python client and its tests (docs/PYTHON.md)
           python3-venv python3-setuptools python3-wheel  # its offline `pip install` test (ctest python_venv_install)

@@ -1,7 +1,9 @@
 #include "tailcut/client/pipeline.h"
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -41,8 +43,9 @@ bool IsPipelineFile(const std::string& path) {
 }
 
 StatusOr<Pipeline> LoadPipelineFile(const std::string& path) {
+  errno = 0;
   std::ifstream f(path, std::ios::binary);
-  if (!f) return Status::IoError("cannot read " + path);
+  if (!f) return Status::IoError("cannot open " + path + ": " + std::strerror(errno ? errno : ENOENT));
   std::ostringstream text;
   text << f.rdbuf();
   return ParsePipeline(text.str(), path);

@@ -4,7 +4,10 @@
 
 #include <toml++/toml.h>
 
+#include <cerrno>
 #include <cmath>
+#include <cstring>
+#include <fstream>
 #include <sstream>
 
 namespace tailcut {
@@ -54,17 +57,17 @@ StatusOr<Config> Config::Parse(std::string_view text, std::string_view origin) {
 }
 
 StatusOr<Config> Config::LoadFile(const std::string& path) {
-  try {
-    toml::table t = toml::parse_file(path);
-    Config c;
-    c.origin_ = path;
-    Flatten(t, "", &c.values_);
-    return c;
-  } catch (const toml::parse_error& e) {
-    std::ostringstream s;
-    s << path << ":" << e.source().begin.line << ":" << e.source().begin.column << ": " << e.description();
-    return Status::InvalidArgument(s.str());
-  }
+  // Read here rather than by toml::parse_file, whose error for a missing
+  // file ("PATH:0:0: File could not be opened for reading") names no reason.
+  errno = 0;
+  std::ifstream f(path, std::ios::binary);
+  if (!f) return Status::InvalidArgument("cannot open " + path + ": " + std::strerror(errno ? errno : ENOENT));
+  std::ostringstream text;
+  text << f.rdbuf();
+  if (f.bad()) return Status::InvalidArgument("cannot read " + path + ": " + std::strerror(errno ? errno : EIO));
+  auto c = Parse(text.str(), path);
+  if (c.ok()) c->origin_ = path;
+  return c;
 }
 
 Status Config::Override(std::string_view assignment) {

@@ -66,6 +66,56 @@ std::string KernelArgs::GetString(std::string_view key, std::string def) const {
   return it == values_.end() ? def : it->second;
 }
 
+std::vector<std::string> KernelArgs::Keys() const {
+  std::vector<std::string> keys;
+  for (const auto& [k, v] : values_) keys.push_back(k);
+  return keys;
+}
+
+std::string DescribeKernelArgs(const std::vector<KernelArgSpec>& specs) {
+  std::ostringstream o;
+  for (const KernelArgSpec& a : specs) {
+    if (o.tellp() > 0) o << ", ";
+    o << a.name << " (" << (a.type == KernelArgSpec::Type::kInteger ? "integer" : "number");
+    const bool lo = a.min > -1.7976931348623157e308, hi = a.max < 1.7976931348623157e308;
+    if (lo && hi)
+      o << " in [" << a.min << ", " << a.max << "]";
+    else if (lo)
+      o << " >= " << a.min;
+    else if (hi)
+      o << " <= " << a.max;
+    o << ")";
+  }
+  return specs.empty() ? "none" : o.str();
+}
+
+Status CheckKernelArgs(std::string_view kernel, std::string_view args, const std::vector<KernelArgSpec>& specs) {
+  const std::string who = "kernel '" + std::string(kernel) + "'";
+  const std::string takes = specs.empty() ? "it takes no arguments" : "it takes " + DescribeKernelArgs(specs);
+  auto parsed = KernelArgs::Parse(args);
+  if (!parsed.ok()) return Status::InvalidArgument(parsed.status().message() + " (" + takes + ")");
+  for (const std::string& key : parsed->Keys()) {
+    const KernelArgSpec* spec = nullptr;
+    for (const KernelArgSpec& a : specs)
+      if (a.name == key) spec = &a;
+    if (!spec) return Status::InvalidArgument(who + " has no argument '" + key + "' (" + takes + ")");
+    if (HasTaskArgsTemplate(parsed->GetString(key))) continue;
+    Status s;
+    if (spec->type == KernelArgSpec::Type::kInteger) {
+      int64_t v = 0;
+      s = parsed->GetInt(key, &v);
+      if (s.ok() && (static_cast<double>(v) < spec->min || static_cast<double>(v) > spec->max))
+        s = Status::InvalidArgument("kernel argument '" + key + "' must be in [" + std::to_string(spec->min) + ", " +
+                                    std::to_string(spec->max) + "], got " + std::to_string(v));
+    } else {
+      double v = 0;
+      s = parsed->GetDouble(key, &v, spec->min, spec->max);
+    }
+    if (!s.ok()) return Status::InvalidArgument(who + ": " + s.message() + " (" + takes + ")");
+  }
+  return Status::Ok();
+}
+
 StatusOr<ExecArgs> ParseExecArgs(std::string_view text) {
   ExecArgs a;
   size_t line_no = 0;

@@ -256,12 +256,23 @@ bool ExecAllowed(const std::vector<std::string>& allow, const std::string& progr
 }
 
 Status RegisterBuiltinKernels(KernelRegistry* r, const ExecOptions& exec) {
+  using Type = KernelArgSpec::Type;
+  // What the key=value kernels take, as their code reads it above.
+  const KernelArgSpec ms{"ms", Type::kNumber, 0, kMaxKernelMs};
+  const KernelArgSpec seed{"seed", Type::kInteger};
   TableOfKernels kernels = {
       {"noop", [](KernelContext&) -> StatusOr<std::string> { return std::string(); },
-       KernelTraits{.self_timed = true, .instant = true, .idempotent = true}},
-      {"sleep", SleepKernel, KernelTraits{.self_timed = true, .idempotent = true}},
-      {"spin", SpinKernel, KernelTraits{.self_timed = true, .idempotent = true}},
-      {"matmul", MatmulKernel, KernelTraits{.idempotent = true}},
+       KernelTraits{.args = std::vector<KernelArgSpec>{}, .self_timed = true, .instant = true, .idempotent = true}},
+      {"sleep", SleepKernel,
+       KernelTraits{.args = std::vector<KernelArgSpec>{ms, {"sigma", Type::kNumber, 0, kMaxSigma}, seed},
+                    .self_timed = true,
+                    .idempotent = true}},
+      {"spin", SpinKernel,
+       KernelTraits{.args = std::vector<KernelArgSpec>{ms}, .self_timed = true, .idempotent = true}},
+      {"matmul", MatmulKernel,
+       KernelTraits{
+           .args = std::vector<KernelArgSpec>{{"n", Type::kInteger, 1, static_cast<double>(kMatmulMaxN)}, seed},
+           .idempotent = true}},
       {"shell", ShellKernel, {}},  // side effects: not idempotent
       {"exec", [exec](KernelContext& ctx) { return ExecKernel(ctx, exec); }, {}},
       {"coded_matmul", CodedMatmulKernel, KernelTraits{.idempotent = true}},

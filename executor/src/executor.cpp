@@ -13,6 +13,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <thread>
 #include <unordered_map>
 
@@ -315,7 +316,19 @@ class Executor::Loop {
       for (const auto& [k, v] : o_.labels) (*reg->mutable_labels())[k] = v;
       for (const std::string& k : ex_->kernels_.Names()) {
         reg->add_kernels(k);
-        if (ex_->kernels_.Find(k)->traits.idempotent) reg->add_idempotent_kernels(k);
+        const KernelTraits& traits = ex_->kernels_.Find(k)->traits;
+        if (traits.idempotent) reg->add_idempotent_kernels(k);
+        if (traits.args) {
+          wire::KernelSignature* sig = reg->add_kernel_args();
+          sig->set_kernel(k);
+          for (const KernelArgSpec& a : *traits.args) {
+            wire::KernelArgSpec* w = sig->add_args();
+            w->set_name(a.name);
+            w->set_integer(a.type == KernelArgSpec::Type::kInteger);
+            if (a.min > -std::numeric_limits<double>::max()) w->set_min(a.min);
+            if (a.max < std::numeric_limits<double>::max()) w->set_max(a.max);
+          }
+        }
       }
       if (ex_->kernels_.Find("python")) reg->set_python_version(ex_->python_version_);
       // The attempts we still hold, and (in the outbox) the results the

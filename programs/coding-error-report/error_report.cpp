@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "tailcut/cli/command_line.h"
 #include "tailcut/coding/gradient_code.h"
 #include "tailcut/coding/matrix.h"
 #include "tailcut/coding/mds_code.h"
@@ -223,9 +224,27 @@ void GradientReport(int samples) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  int samples = 400;
-  if (argc > 1) samples = std::max(1, std::atoi(argv[1]));
-  MdsReport(samples);
-  GradientReport(samples);
-  return 0;
+  tailcut::cli::Command c;
+  c.name = "coding-error-report";
+  c.description =
+      "Decode error and condition numbers of the MDS and gradient codes over random straggler sets (the tables of "
+      "docs/CODING.md).";
+  c.positionals = {{"SAMPLES", "straggler sets drawn per code (default 400)", false}};
+  c.run = [](const tailcut::cli::Args& a) {
+    int samples = 400;
+    if (!a.positional().empty()) {
+      char* end = nullptr;
+      long v = std::strtol(a.positional()[0].c_str(), &end, 10);
+      if (*end != '\0' || v < 1 || v > 100000000) {
+        std::fprintf(stderr, "coding-error-report: SAMPLES wants a whole number >= 1, got '%s'\n",
+                     a.positional()[0].c_str());
+        return tailcut::cli::kExitUsage;
+      }
+      samples = static_cast<int>(v);
+    }
+    MdsReport(samples);
+    GradientReport(samples);
+    return 0;
+  };
+  return tailcut::cli::RunProgram(c, argc, argv);
 }

@@ -10,9 +10,10 @@
 #include <thread>
 #include <vector>
 
-#include "tailcut/common/process.h"
+#include "tailcut/cli/command_line.h"
 #include "tailcut/common/config.h"
 #include "tailcut/common/log.h"
+#include "tailcut/common/process.h"
 #include "tailcut/common/version.h"
 #include "tailcut/executor/executor.h"
 
@@ -20,142 +21,105 @@ namespace {
 
 constexpr int kExitUsage = 2;
 
-const char kUsage[] = R"(usage: tailcut-executor [options]
+// Flags become config overrides, applied in command-line order after the
+// file, so "--set slots=4" and "--slots 4" behave identically. `key`:
+// the config key; nullptr where the flag is handled by name below.
+struct ExecutorFlag {
+  tailcut::cli::Flag flag;
+  const char* key;
+  bool is_string;
+};
 
-Runs tasks for a tailcut scheduler.
-
-  --config FILE          TOML config (see configs/executor.toml)
-  --scheduler ENDPOINT   scheduler executor endpoint (default tcp://127.0.0.1:7700)
-  --slots N              attempts run at once (default: CPU cores)
-  --threads N            worker threads (default: hardware concurrency)
-  --max-queued N         refuse attempts queued beyond slots + N (default 0: no cap)
-  --max-output-bytes N   refuse work while N bytes of outputs wait unsent (0: no cap)
-  --name NAME            executor name (default host:pid)
-  --label K=V            label offered to tasks; repeatable
-  --key-file FILE        this executor's key pair (tailcut keygen NAME --role executor)
-  --scheduler-key KEY    the scheduler's public key: its .pub file or the Z85 key
-                         (both or neither; docs/SECURITY.md)
-  --allow-shell          also run the shell kernel: any client of the scheduler
-                         can then run commands as this user (off by default);
-                         shell, exec and python need --scheduler-key, or else:
-  --trust-unauthenticated-scheduler
-                         run them for whatever answers on --scheduler
-                         (keyless loopback demos and tests only)
-  --allow-exec           also run the exec kernel: programs from exec_allow
-                         only, without a shell (off by default)
-  --exec-allow LIST      exec_allow: programs or folders (ending in /) the exec
-                         kernel may run, comma-separated
-  --kernel-plugin PATH   load kernels from this shared library (repeatable; after
-                         kernel_plugins of the config); they run only when listed
-                         in allow_kernels (docs/KERNELS.md)
-  --set KEY=VALUE        override any config key (TOML value); repeatable
-  --log-level LEVEL      debug|info|warn|error|off (default info)
-kernels run: allow_kernels in the config, comma-separated (default: every
-built-in but shell and exec: %s)
-fault injection (stragglers on demand, see docs/EXECUTOR.md):
-  --slowdown F           every kernel takes F times longer
-  --fail-slow-after T    from T seconds after start ...
-  --fail-slow-factor F   ... every kernel takes F times longer (again)
-  --delay-prob P         each attempt, with probability P ...
-  --delay-ms D           ... runs D ms longer
-  --crash-after T        exit abruptly (code 137, no Goodbye) after T seconds
-  --fault-seed N         seed for --delay-prob draws
-  --help, --version
-)";
+const std::vector<ExecutorFlag>& ExecutorFlags() {
+  using tailcut::cli::Flag;
+  static const std::vector<ExecutorFlag> flags = {
+      {{"--config", "FILE", "TOML config (see configs/executor.toml)"}, nullptr, true},
+      {{"--scheduler", "ENDPOINT", "scheduler executor endpoint (default tcp://127.0.0.1:7700)"}, "scheduler", true},
+      {{"--slots", "N", "attempts run at once (default: CPU cores)"}, "slots", false},
+      {{"--threads", "N", "worker threads (default: hardware concurrency)"}, "threads", false},
+      {{"--max-queued", "N", "refuse attempts queued beyond slots + N (default 0: no cap)"}, "max_queued", false},
+      {{"--max-output-bytes", "N", "refuse work while N bytes of outputs wait unsent (0: no cap)"},
+       "max_output_bytes",
+       false},
+      {{"--name", "NAME", "executor name (default host:pid)"}, "name", true},
+      {{"--label", "K=V", "label offered to tasks; repeatable", "", true}, nullptr, true},
+      {{"--key-file", "FILE", "this executor's key pair (tailcut keygen NAME --role executor)"}, "key_file", true},
+      {{"--scheduler-key", "KEY",
+        "the scheduler's public key: its .pub file or the Z85 key (both or neither; docs/SECURITY.md)"},
+       "scheduler_key",
+       true},
+      {{"--allow-shell", "",
+        "also run the shell kernel: any client of the scheduler can then run commands as this user (off by "
+        "default); shell, exec and python need --scheduler-key, or else --trust-unauthenticated-scheduler"},
+       nullptr,
+       false},
+      {{"--allow-exec", "",
+        "also run the exec kernel: programs from exec_allow only, without a shell (off by default)"},
+       nullptr,
+       false},
+      {{"--allow-python", "",
+        "run Python tasks (the python kernel: functions sent by the Python client, docs/PYTHON.md); same trust "
+        "rules as --allow-shell"},
+       "allow_python",
+       false},
+      {{"--trust-unauthenticated-scheduler", "",
+        "run shell, exec and python for whatever answers on --scheduler (keyless loopback demos and tests only)"},
+       "trust_unauthenticated_scheduler",
+       false},
+      {{"--exec-allow", "LIST",
+        "exec_allow: programs or folders (ending in /) the exec kernel may run, comma-separated"},
+       "exec_allow",
+       true},
+      {{"--kernel-plugin", "PATH",
+        "load kernels from this shared library (repeatable; after kernel_plugins of the config); they run only "
+        "when listed in allow_kernels (docs/KERNELS.md)",
+        "", true},
+       nullptr,
+       true},
+      {{"--set", "KEY=VALUE", "override any config key (TOML value); repeatable", "", true}, nullptr, false},
+      {{"--log-level", "LEVEL", "debug|info|warn|error|off (default info)"}, "log_level", true},
+      {{"--slowdown", "F", "fault injection: every kernel takes F times longer (docs/EXECUTOR.md)"},
+       "faults.slowdown",
+       false},
+      {{"--fail-slow-after", "T", "fault injection: from T seconds after start ..."},
+       "faults.fail_slow_after_s",
+       false},
+      {{"--fail-slow-factor", "F", "... every kernel takes F times longer (again)"}, "faults.fail_slow_factor", false},
+      {{"--delay-prob", "P", "fault injection: each attempt, with probability P ..."}, "faults.delay_prob", false},
+      {{"--delay-ms", "D", "... runs D ms longer"}, "faults.delay_ms", false},
+      {{"--crash-after", "T", "fault injection: exit abruptly (code 137, no Goodbye) after T seconds"},
+       "faults.crash_after_s",
+       false},
+      {{"--fault-seed", "N", "seed for --delay-prob draws"}, "faults.seed", false},
+  };
+  return flags;
+}
 
 int UsageError(const std::string& message) {
   std::fprintf(stderr, "tailcut-executor: %s\n(try --help)\n", message.c_str());
   return kExitUsage;
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
+int Run(const tailcut::cli::Args& args) {
   using namespace tailcut;
-  TuneAllocatorForMessages();
-  SetLogComponent("executor");
-
-  // Flags become config overrides, applied in order after the file, so
-  // "--set slots=4" and "--slots 4" behave identically.
-  std::string config_path;
+  const std::string config_path = args.Get("--config");
   std::vector<std::string> overrides;
-  bool allow_shell = false, allow_exec = false;
-  std::vector<std::string> kernel_plugins;  // --kernel-plugin, after the config's
-  struct Flag {
-    const char* name;
-    const char* key;
-    bool is_string;
-  };
-  static const Flag kFlags[] = {
-      {"--scheduler", "scheduler", true},
-      {"--slots", "slots", false},
-      {"--threads", "threads", false},
-      {"--max-output-bytes", "max_output_bytes", false},
-      {"--max-queued", "max_queued", false},
-      {"--name", "name", true},
-      {"--key-file", "key_file", true},
-      {"--scheduler-key", "scheduler_key", true},
-      {"--exec-allow", "exec_allow", true},
-      {"--log-level", "log_level", true},
-      {"--slowdown", "faults.slowdown", false},
-      {"--fail-slow-after", "faults.fail_slow_after_s", false},
-      {"--fail-slow-factor", "faults.fail_slow_factor", false},
-      {"--delay-prob", "faults.delay_prob", false},
-      {"--delay-ms", "faults.delay_ms", false},
-      {"--crash-after", "faults.crash_after_s", false},
-      {"--fault-seed", "faults.seed", false},
-  };
-  for (int i = 1; i < argc; ++i) {
-    std::string arg = argv[i];
-    if (arg == "--help" || arg == "-h") {
-      std::string defaults;
-      for (const std::string& k : executor::DefaultAllowedKernels()) defaults += (defaults.empty() ? "" : ",") + k;
-      std::printf(kUsage, defaults.c_str());
-      return 0;
-    }
-    if (arg == "--version") {
-      std::puts(VersionLine("tailcut-executor").c_str());
-      return 0;
-    }
-    if (arg == "--allow-shell" || arg == "--allow-exec") {
-      (arg == "--allow-shell" ? allow_shell : allow_exec) = true;
-      continue;
-    }
-    if (arg == "--trust-unauthenticated-scheduler") {
-      overrides.push_back("trust_unauthenticated_scheduler=true");
-      continue;
-    }
-    if (arg == "--allow-python") {
-      overrides.push_back("allow_python=true");
-      continue;
-    }
-    const std::string name = arg.substr(0, arg.find('='));
-    const Flag* flag = nullptr;
-    for (const Flag& f : kFlags)
-      if (name == f.name) flag = &f;
-    if (!flag && name != "--config" && name != "--set" && name != "--label" && name != "--kernel-plugin")
-      return UsageError("unknown option " + arg);
-    std::string value;
-    if (auto eq = arg.find('='); arg.rfind("--", 0) == 0 && eq != std::string::npos) {
-      value = arg.substr(eq + 1);  // --flag=value
-      arg = arg.substr(0, eq);
-    } else if (i + 1 < argc) {
-      value = argv[++i];
-    } else {
-      return UsageError("missing value for " + arg);
-    }
-    if (arg == "--config") {
-      config_path = value;
-    } else if (arg == "--set") {
+  const bool allow_shell = args.Has("--allow-shell"), allow_exec = args.Has("--allow-exec");
+  const std::vector<std::string> kernel_plugins = args.GetAll("--kernel-plugin");  // after the config's
+  for (const auto& [flag, value] : args.InOrder()) {
+    if (flag == "--set") {
       overrides.push_back(value);
-    } else if (arg == "--kernel-plugin") {
-      kernel_plugins.push_back(value);
-    } else if (arg == "--label") {
+    } else if (flag == "--label") {
       auto eq = value.find('=');
       if (eq == std::string::npos || eq == 0) return UsageError("--label wants K=V, got '" + value + "'");
       overrides.push_back("labels." + value.substr(0, eq) + "=" + TomlQuote(value.substr(eq + 1)));
     } else {
-      overrides.push_back(std::string(flag->key) + "=" + (flag->is_string ? TomlQuote(value) : value));
+      for (const ExecutorFlag& f : ExecutorFlags())
+        if (f.flag.names == flag && f.key)  // a switch's value is "": true
+          overrides.push_back(std::string(f.key) + "=" +
+                              (f.flag.value.empty() ? "true"
+                               : f.is_string        ? TomlQuote(value)
+                                                    : value));
     }
   }
 
@@ -208,4 +172,25 @@ int main(int argc, char** argv) {
     return 1;
   }
   return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  tailcut::TuneAllocatorForMessages();
+  tailcut::SetLogComponent("executor");
+  std::string defaults;
+  for (const std::string& k : tailcut::executor::DefaultAllowedKernels()) defaults += (defaults.empty() ? "" : ",") + k;
+  tailcut::cli::Command c;
+  c.name = "tailcut-executor";
+  c.description =
+      "Runs tasks for a tailcut scheduler. Flags override the config file's keys (docs/CONFIG.md), in the order "
+      "given.";
+  c.footer =
+      "kernels run: allow_kernels in the config, comma-separated (default: every built-in but shell and "
+      "exec: " +
+      defaults + "); their arguments: docs/KERNELS.md";
+  for (const ExecutorFlag& f : ExecutorFlags()) c.flags.push_back(f.flag);
+  c.run = Run;
+  return tailcut::cli::RunProgram(c, argc, argv, tailcut::VersionLine("tailcut-executor"));
 }

@@ -1,4 +1,6 @@
 // tailcut-predict-eval: the same as `tailcut predict-eval`.
-#include "tailcut/predictors/commands.h"
+#include "tailcut/cli/tool_commands.h"
 
-int main(int argc, char** argv) { return tailcut::PredictEvalCommand(argc, argv); }
+int main(int argc, char** argv) {
+  return tailcut::cli::RunProgram(tailcut::cli::PredictEvalCommand("tailcut-predict-eval"), argc, argv);
+}

@@ -5,11 +5,12 @@
 #include <string>
 #include <vector>
 
-#include "tailcut/common/process.h"
+#include "daemon_config.h"
+#include "tailcut/cli/command_line.h"
 #include "tailcut/common/config.h"
 #include "tailcut/common/log.h"
+#include "tailcut/common/process.h"
 #include "tailcut/common/version.h"
-#include "daemon_config.h"
 
 namespace {
 
@@ -22,92 +23,54 @@ void OnSignal(int sig) {
     g_server->Stop();
 }
 
-const char kUsage[] = R"(usage: tailcut-scheduler [options]
+// Each flag is a config override (KEY, and whether its value is quoted),
+// applied after the config file in command-line order: "--set
+// scheduler.client_endpoint=..." and "--client-endpoint ..." are the same.
+struct DaemonFlag {
+  tailcut::cli::Flag flag;
+  const char* key;  // nullptr: --set, whose value is KEY=VALUE itself
+};
 
-The tailcut scheduler daemon: accepts jobs from clients, dispatches their
-tasks to executors, and mitigates stragglers.
+const std::vector<DaemonFlag>& DaemonFlags() {
+  static const std::vector<DaemonFlag> flags = {
+      {{"--executor-endpoint", "EP", "where executors connect (default tcp://127.0.0.1:7700)"},
+       "scheduler.executor_endpoint"},
+      {{"--client-endpoint", "EP",
+        "where clients connect (default tcp://127.0.0.1:7701); an address beyond loopback needs keys"},
+       "scheduler.client_endpoint"},
+      {{"--http-listen", "HOST:PORT",
+        "Prometheus /metrics (default 127.0.0.1:7780; \"\" turns it off; no authentication, docs/METRICS.md)"},
+       "scheduler.http_listen"},
+      {{"--key-file", "FILE",
+        "the scheduler's key pair (tailcut keygen); with it only keys in --trusted-keys may connect"},
+       "scheduler.key_file"},
+      {{"--trusted-keys", "FILE", "allow-list of public keys (.pub entries); SIGHUP reloads it (docs/SECURITY.md)"},
+       "scheduler.trusted_keys"},
+      {{"--parent", "EP",
+        "register with a parent scheduler (its executor endpoint, e.g. tcp://HOST:7700) as one executor offering "
+        "this scheduler's fleet: the edge tier (docs/EDGE.md)"},
+       "scheduler.parent"},
+      {{"--parent-key-file", "FILE", "this edge's key pair for the parent (role executor)"},
+       "scheduler.parent_key_file"},
+      {{"--parent-key", "KEY", "the parent's public key: its .pub file or the Z85 key"}, "scheduler.parent_key"},
+      {{"--policy", "CHAIN",
+        "mitigation policies, e.g. clone,spark,reassign; \"none\" turns mitigation off (default \"default\", see "
+        "docs/POLICIES.md)"},
+       "policies.chain"},
+      {{"--set", "KEY=VALUE", "override any config key, e.g. --set core.max_attempts=5; repeatable", "", true},
+       nullptr},
+      {{"--log-level", "LEVEL", "debug|info|warn|error|off (default info)"}, "scheduler.log_level"},
+  };
+  return flags;
+}
 
-options:
-  -c, --config FILE          TOML config (see configs/scheduler.toml; every key
-                             has a default, so the file is optional)
-      --executor-endpoint EP where executors connect (default tcp://127.0.0.1:7700)
-      --client-endpoint EP   where clients connect   (default tcp://127.0.0.1:7701);
-                             an address beyond loopback needs keys
-      --http-listen HOST:PORT  Prometheus /metrics (default 127.0.0.1:7780; ""
-                             turns it off; no authentication, docs/METRICS.md)
-      --key-file FILE        the scheduler's key pair (tailcut keygen); with it
-                             only keys in --trusted-keys may connect
-      --trusted-keys FILE    allow-list of public keys (.pub entries); SIGHUP
-                             reloads it (docs/SECURITY.md)
-      --parent EP            register with a parent scheduler (its executor endpoint,
-                             e.g. tcp://HOST:7700) as one executor offering this
-                             scheduler's fleet: the edge tier (docs/EDGE.md)
-      --parent-key-file FILE this edge's key pair for the parent (role executor)
-      --parent-key KEY       the parent's public key: its .pub file or the Z85 key
-      --policy CHAIN         mitigation policies, e.g. clone,spark,reassign; "none"
-                             turns mitigation off (default "default", see
-                             docs/POLICIES.md)
-      --set KEY=VALUE        override any config key, e.g. --set core.max_attempts=5
-      --log-level LEVEL      debug|info|warn|error|off (default info)
-  -h, --help                 this text
-      --version              print the version
-
-signals: SIGTERM/SIGINT stop, SIGHUP reloads the trusted keys
-exit codes: 0 stopped by SIGTERM/SIGINT, 1 runtime error, 2 bad usage or config
-)";
-
-}  // namespace
-
-int main(int argc, char** argv) {
+int Run(const tailcut::cli::Args& args) {
   using namespace tailcut;
-  TuneAllocatorForMessages();
-  SetLogComponent("scheduler");
-  std::string config_path;
+  const std::string config_path = args.Get("--config");
   std::vector<std::string> overrides;
-  for (int i = 1; i < argc; ++i) {
-    std::string a = argv[i];
-    auto value = [&](const char* name) -> std::string {
-      if (i + 1 >= argc) {
-        std::fprintf(stderr, "tailcut-scheduler: %s needs a value\n", name);
-        std::exit(2);
-      }
-      return argv[++i];
-    };
-    if (a == "-h" || a == "--help") {
-      std::fputs(kUsage, stdout);
-      return 0;
-    } else if (a == "--version") {
-      std::puts(VersionLine("tailcut-scheduler").c_str());
-      return 0;
-    } else if (a == "-c" || a == "--config") {
-      config_path = value("--config");
-    } else if (a == "--executor-endpoint") {
-      overrides.push_back("scheduler.executor_endpoint=\"" + value("--executor-endpoint") + "\"");
-    } else if (a == "--client-endpoint") {
-      overrides.push_back("scheduler.client_endpoint=\"" + value("--client-endpoint") + "\"");
-    } else if (a == "--http-listen") {
-      overrides.push_back("scheduler.http_listen=\"" + value("--http-listen") + "\"");
-    } else if (a == "--key-file") {
-      overrides.push_back("scheduler.key_file=\"" + value("--key-file") + "\"");
-    } else if (a == "--trusted-keys") {
-      overrides.push_back("scheduler.trusted_keys=\"" + value("--trusted-keys") + "\"");
-    } else if (a == "--parent") {
-      overrides.push_back("scheduler.parent=" + TomlQuote(value("--parent")));
-    } else if (a == "--parent-key-file") {
-      overrides.push_back("scheduler.parent_key_file=" + TomlQuote(value("--parent-key-file")));
-    } else if (a == "--parent-key") {
-      overrides.push_back("scheduler.parent_key=" + TomlQuote(value("--parent-key")));
-    } else if (a == "--policy") {
-      overrides.push_back("policies.chain=\"" + value("--policy") + "\"");
-    } else if (a == "--set") {
-      overrides.push_back(value("--set"));
-    } else if (a == "--log-level") {
-      overrides.push_back("scheduler.log_level=\"" + value("--log-level") + "\"");
-    } else {
-      std::fprintf(stderr, "tailcut-scheduler: unknown option '%s' (try --help)\n", a.c_str());
-      return 2;
-    }
-  }
+  for (const auto& [flag, value] : args.InOrder())
+    for (const DaemonFlag& f : DaemonFlags())
+      if (f.flag.names == flag) overrides.push_back(f.key ? std::string(f.key) + "=" + TomlQuote(value) : value);
   auto cfg = config_path.empty() ? Config::Parse("", "<defaults>") : Config::LoadFile(config_path);
   if (!cfg.ok()) {
     std::fprintf(stderr, "tailcut-scheduler: %s\n", cfg.status().message().c_str());
@@ -149,4 +112,24 @@ int main(int argc, char** argv) {
   server.Run();
   g_server = nullptr;
   return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  tailcut::TuneAllocatorForMessages();
+  tailcut::SetLogComponent("scheduler");
+  tailcut::cli::Command c;
+  c.name = "tailcut-scheduler";
+  c.description =
+      "The tailcut scheduler daemon: accepts jobs from clients, dispatches their tasks to executors, and mitigates "
+      "stragglers. Flags override the config file's keys (docs/CONFIG.md), in the order given.";
+  c.footer =
+      "signals: SIGTERM/SIGINT stop, SIGHUP reloads the trusted keys\nexit codes: 0 stopped by SIGTERM/SIGINT, 1 "
+      "runtime error, 2 bad usage or config";
+  c.flags = {{"-c,--config", "FILE",
+              "TOML config (see configs/scheduler.toml; every key has a default, so the file is optional)"}};
+  for (const DaemonFlag& f : DaemonFlags()) c.flags.push_back(f.flag);
+  c.run = Run;
+  return tailcut::cli::RunProgram(c, argc, argv, tailcut::VersionLine("tailcut-scheduler"));
 }

@@ -19,6 +19,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
+#include <limits>
 #include <map>
 #include <optional>
 #include <sstream>
@@ -27,6 +28,7 @@
 #include <vector>
 
 #include "hollow.h"
+#include "tailcut/cli/command_line.h"
 #include "tailcut/client/client.h"
 #include "tailcut/common/ids.h"
 #include "tailcut/common/log.h"
@@ -40,33 +42,35 @@ using tailcut::swarm::HollowStats;
 std::atomic<bool> g_stop{false};
 void OnSignal(int) { g_stop.store(true); }
 
-constexpr const char* kUsage = R"(usage: tailcut-swarm --executors N [options]
-hollow executors:
-  --scheduler EP          the scheduler's executor endpoint (tcp://127.0.0.1:7700)
-  --executors N           how many (required)
-  --slots S               slots each (1)
-  --memory-mb M           memory each advertises, MiB (0: does not say)
-  --gpus G                GPUs each advertises (0)
-  --processes P           processes (1; each holds N/P executors: two file
-                          descriptors per executor count against ulimit -n)
-  --threads T             threads per process (2)
-  --jitter SIGMA          lognormal jitter of run times (0: exactly ms=)
-  --fail-slow-fraction F  this fraction of executors runs --fail-slow-factor
-                          times slower (0)
-  --fail-slow-factor X    (10)
-  --key-file K --scheduler-key PUB   CURVE keys (docs/SECURITY.md)
-  --seed N                (1)
-  --name-prefix P         executors are named P-INDEX (hollow)
-  --duration-s S          without --client: stop after S s (0: at SIGINT/SIGTERM)
-driver (with --client):
-  --client EP             the scheduler's client endpoint; waits for all N to register
-  --wait-executors M      ... or for M executors (real daemons beside the swarm)
-  --client-key-file K     the client's key (with --scheduler-key)
-  --scheduler-pid PID     measure that process's CPU
-  --idle-s S              measure idle CPU for S s first (0)
-  --noop-tasks N          then a no-op job of N tasks (repeatable)
-  --fanout J:K:MS         then J fan-out jobs of K tasks sleeping MS ms, one at a time
-)";
+// The flags, with their help: --help and the parse come from this list.
+const std::vector<tailcut::cli::Flag>& SwarmFlags() {
+  static const std::vector<tailcut::cli::Flag> flags = {
+      {"--scheduler", "EP", "hollow executors: the scheduler's executor endpoint (tcp://127.0.0.1:7700)"},
+      {"--executors", "N", "how many (required)"},
+      {"--slots", "S", "slots each (1)"},
+      {"--memory-mb", "M", "memory each advertises, MiB (0: does not say)"},
+      {"--gpus", "G", "GPUs each advertises (0)"},
+      {"--processes", "P",
+       "processes (1; each holds N/P executors: two file descriptors per executor count against ulimit -n)"},
+      {"--threads", "T", "threads per process (2)"},
+      {"--jitter", "SIGMA", "lognormal jitter of run times (0: exactly ms=)"},
+      {"--fail-slow-fraction", "F", "this fraction of executors runs --fail-slow-factor times slower (0)"},
+      {"--fail-slow-factor", "X", "(10)"},
+      {"--key-file", "K", "the hollow executors' CURVE key pair (docs/SECURITY.md)"},
+      {"--scheduler-key", "PUB", "the scheduler's public key"},
+      {"--seed", "N", "(1)"},
+      {"--name-prefix", "P", "executors are named P-INDEX (hollow)"},
+      {"--duration-s", "S", "without --client: stop after S s (0: at SIGINT/SIGTERM)"},
+      {"--client", "EP", "driver: the scheduler's client endpoint; waits for all N to register"},
+      {"--wait-executors", "M", "... or for M executors (real daemons beside the swarm)"},
+      {"--client-key-file", "K", "the client's key (with --scheduler-key)"},
+      {"--scheduler-pid", "PID", "measure that process's CPU"},
+      {"--idle-s", "S", "measure idle CPU for S s first (0)"},
+      {"--noop-tasks", "N", "then a no-op job of N tasks (repeatable)", "", true},
+      {"--fanout", "J:K:MS", "then J fan-out jobs of K tasks sleeping MS ms, one at a time"},
+  };
+  return flags;
+}
 
 double NowS() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
@@ -96,18 +100,13 @@ double SelfCpuS(int who) {
 }
 
 struct Args {
-  std::map<std::string, std::vector<std::string>> v;
-  std::string Get(const std::string& k, const std::string& def = "") const {
-    auto it = v.find(k);
-    return it == v.end() ? def : it->second.back();
-  }
+  const tailcut::cli::Args& parsed;
+  std::string Get(const std::string& k, const std::string& def = "") const { return parsed.Get(k, def); }
+  // A number >= 0, else exit 2 naming the flag (Args::Double's message).
   double Num(const std::string& k, double def) const {
-    std::string s = Get(k);
-    if (s.empty()) return def;
-    char* end = nullptr;
-    double x = std::strtod(s.c_str(), &end);
-    if (*end != '\0' || x < 0) {
-      std::cerr << "tailcut-swarm: " << k << " wants a number >= 0, got '" << s << "'\n";
+    double x = parsed.Double(k, def, 0, std::numeric_limits<double>::max());
+    if (!parsed.error().empty()) {
+      std::cerr << "tailcut-swarm: " << parsed.error() << "\n";
       std::exit(2);
     }
     return x;
@@ -230,8 +229,7 @@ int Drive(const Args& a, uint32_t n, CpuMeter meter) {
     return *st;
   };
   int rc = 0;
-  auto noops = a.v.find("--noop-tasks");
-  for (const std::string& t : noops == a.v.end() ? std::vector<std::string>{} : noops->second) {
+  for (const std::string& t : a.parsed.GetAll("--noop-tasks")) {
     uint32_t tasks = static_cast<uint32_t>(std::strtoul(t.c_str(), nullptr, 10));
     meter.Start();
     auto st = run(tailcut::FanoutJob("noop", "", tasks));
@@ -273,36 +271,11 @@ int Drive(const Args& a, uint32_t n, CpuMeter meter) {
   return rc;
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
-  Args a;
-  for (int i = 1; i < argc; ++i) {
-    std::string k = argv[i];
-    if (k == "--help" || k == "-h") {
-      std::cout << kUsage;
-      return 0;
-    }
-    if (k.rfind("--", 0) != 0 || i + 1 >= argc) {
-      std::cerr << "tailcut-swarm: bad argument '" << k << "'\n" << kUsage;
-      return 2;
-    }
-    a.v[k].push_back(argv[++i]);
-  }
-  static const char* known[] = {
-      "--scheduler",       "--executors",     "--slots",  "--memory-mb",          "--gpus",
-      "--processes",       "--threads",       "--jitter", "--fail-slow-fraction", "--fail-slow-factor",
-      "--key-file",        "--scheduler-key", "--seed",   "--duration-s",         "--client",
-      "--client-key-file", "--scheduler-pid", "--idle-s", "--noop-tasks",         "--fanout",
-      "--wait-executors",  "--name-prefix"};
-  for (auto& [k, v] : a.v)
-    if (std::find_if(std::begin(known), std::end(known), [&](const char* x) { return k == x; }) == std::end(known)) {
-      std::cerr << "tailcut-swarm: unknown option " << k << "\n" << kUsage;
-      return 2;
-    }
+int Run(const tailcut::cli::Args& parsed) {
+  Args a{parsed};
   uint32_t n = static_cast<uint32_t>(a.Num("--executors", 0));
   if (n == 0) {
-    std::cerr << "tailcut-swarm: --executors N is required\n" << kUsage;
+    std::cerr << "tailcut-swarm: --executors N is required (try tailcut-swarm --help)\n";
     return 2;
   }
   HollowOptions o;
@@ -358,4 +331,18 @@ int main(int argc, char** argv) {
   }
   std::printf("swarm total: %.2f s CPU in %u processes\n", SelfCpuS(RUSAGE_CHILDREN), procs);
   return rc;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  tailcut::cli::Command c;
+  c.name = "tailcut-swarm";
+  c.description =
+      "Thousands of hollow executors in a few processes, and optionally (with --client) the driver that measures "
+      "a scheduler against them: idle CPU, no-op dispatch rate, fan-out latency (docs/benchmarks/dispatch.md, \"Fleet "
+      "scale\").";
+  c.flags = SwarmFlags();
+  c.run = Run;
+  return tailcut::cli::RunProgram(c, argc, argv);
 }

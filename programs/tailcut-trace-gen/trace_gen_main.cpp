@@ -1,4 +1,6 @@
 // tailcut-trace-gen: the same as `tailcut trace-gen`.
-#include "tailcut/predictors/commands.h"
+#include "tailcut/cli/tool_commands.h"
 
-int main(int argc, char** argv) { return tailcut::TraceGenCommand(argc, argv); }
+int main(int argc, char** argv) {
+  return tailcut::cli::RunProgram(tailcut::cli::TraceGenCommand("tailcut-trace-gen"), argc, argv);
+}

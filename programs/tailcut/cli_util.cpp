@@ -1,93 +1,71 @@
 #include "cli_util.h"
 
+#include <regex>
+#include <set>
 
-#include <algorithm>
-#include <cerrno>
-#include <cmath>
-#include <cstdlib>
-
+#include <google/protobuf/descriptor.h>
 #include <google/protobuf/util/json_util.h>
 
 namespace tailcut::cli {
+namespace {
 
-bool Args::Parse(int argc, char** argv, int first, const std::vector<std::string>& switches, Args* out,
-                 std::string* error) {
-  for (int i = first; i < argc; ++i) {
-    std::string a = argv[i];
-    if (a.rfind("--", 0) == 0 || (a.size() == 2 && a[0] == '-' && a != "-")) {
-      auto eq = a.find('=');
-      if (eq != std::string::npos) {
-        out->values_.emplace(a.substr(0, eq), a.substr(eq + 1));
-      } else if (std::find(switches.begin(), switches.end(), a) != switches.end()) {
-        out->values_.emplace(a, "");
-      } else if (i + 1 < argc) {
-        out->values_.emplace(a, argv[++i]);
-      } else {
-        *error = a + " needs a value";
-        return false;
-      }
-    } else {
-      out->positional_.push_back(a);
+// The names of every 64-bit integer field of `d` and the messages it holds.
+void SixtyFourBitFields(const google::protobuf::Descriptor* d, std::set<const google::protobuf::Descriptor*>* seen,
+                        std::set<std::string>* out) {
+  using google::protobuf::FieldDescriptor;
+  if (!seen->insert(d).second) return;
+  for (int i = 0; i < d->field_count(); ++i) {
+    const FieldDescriptor* f = d->field(i);
+    switch (f->cpp_type()) {
+      case FieldDescriptor::CPPTYPE_INT64:
+      case FieldDescriptor::CPPTYPE_UINT64: out->insert(f->name()); break;
+      case FieldDescriptor::CPPTYPE_MESSAGE: SixtyFourBitFields(f->message_type(), seen, out); break;
+      default: break;
     }
   }
-  return true;
 }
 
-std::string Args::Get(const std::string& flag, const std::string& def) const {
-  auto it = values_.find(flag);
-  return it == values_.end() ? def : it->second;
-}
-
-namespace {
-std::string Range(double min, double max) {
-  char buf[96];
-  std::snprintf(buf, sizeof buf, "[%.15g, %.15g]", min, max);
-  return buf;
-}
 }  // namespace
 
-double Args::Double(const std::string& flag, double def, double min, double max) const {
-  if (!Has(flag)) return def;
-  std::string text = Get(flag);
-  char* end = nullptr;
-  errno = 0;
-  double v = std::strtod(text.c_str(), &end);
-  if (text.empty() || *end != '\0' || errno == ERANGE || !std::isfinite(v) || v < min || v > max) {
-    if (error_.empty()) error_ = flag + " wants a number in " + Range(min, max) + ", got '" + text + "'";
-    return def;
-  }
-  return v;
-}
-
-int64_t Args::Int(const std::string& flag, int64_t def, int64_t min, int64_t max) const {
-  if (!Has(flag)) return def;
-  std::string text = Get(flag);
-  char* end = nullptr;
-  errno = 0;
-  long long v = std::strtoll(text.c_str(), &end, 10);
-  if (text.empty() || *end != '\0' || errno == ERANGE || v < min || v > max) {
-    if (error_.empty())
-      error_ = flag + " wants a whole number in " + Range(static_cast<double>(min), static_cast<double>(max)) +
-               ", got '" + text + "'";
-    return def;
-  }
-  return v;
-}
-
-std::vector<std::string> Args::GetAll(const std::string& flag) const {
-  std::vector<std::string> v;
-  auto [b, e] = values_.equal_range(flag);
-  for (auto it = b; it != e; ++it) v.push_back(it->second);
-  return v;
-}
-
+// Protobuf's JSON mapping writes 64-bit integers as strings ("job_id":
+// "1"); scripts want numbers, and every id and count here is far below
+// 2^53, so the quotes come off those fields' values (repeated ones too). A
+// quote inside a string value is escaped (\"), so no text in one matches.
 std::string ToJson(const google::protobuf::Message& m) {
   std::string out;
   google::protobuf::util::JsonPrintOptions o;
   o.preserve_proto_field_names = true;
   o.always_print_primitive_fields = true;
   (void)google::protobuf::util::MessageToJsonString(m, &out, o);
-  return out;
+  std::set<const google::protobuf::Descriptor*> seen;
+  std::set<std::string> names;
+  SixtyFourBitFields(m.GetDescriptor(), &seen, &names);
+  if (names.empty()) return out;
+  std::string alternatives;
+  for (const std::string& n : names) alternatives += (alternatives.empty() ? "" : "|") + n;
+  const std::regex field("\"(" + alternatives + ")\":(\\[[^\\]]*\\]|\"-?[0-9]+\")");
+  const std::regex quoted("\"(-?[0-9]+)\"");
+  std::string result;
+  auto last = out.cbegin();
+  for (std::sregex_iterator it(out.begin(), out.end(), field), end; it != end; ++it) {
+    result.append(last, (*it)[0].first);
+    result += "\"" + (*it)[1].str() + "\":" + std::regex_replace((*it)[2].str(), quoted, "$1");
+    last = (*it)[0].second;
+  }
+  result.append(last, out.cend());
+  return result;
+}
+
+std::vector<Flag> ClientFlags(bool json) {
+  std::vector<Flag> flags = {
+      {"--scheduler", "EP", "the scheduler's client endpoint (default tcp://127.0.0.1:7701)", "TAILCUT_SCHEDULER"},
+      {"--key-file", "FILE", "this client's key pair, for a scheduler with keys (docs/SECURITY.md)",
+       "TAILCUT_KEY_FILE"},
+      {"--scheduler-key", "KEY", "the scheduler's public key: its .pub file or the Z85 key", "TAILCUT_SCHEDULER_KEY"},
+      {"--timeout", "S", "seconds to wait for the scheduler's answer (default 10)"},
+  };
+  if (json) flags.insert(flags.begin(), {"--json", "", "machine-readable output (the protocol's messages as JSON)"});
+  return flags;
 }
 
 }  // namespace tailcut::cli

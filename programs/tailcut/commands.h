@@ -1,14 +1,15 @@
-// Subcommands of `tailcut` that live in their own files.
+// Subcommands of `tailcut` that live in their own files: each declares its
+// flags (command_line.h) and converts them to its library's options struct.
 #pragma once
 
 #include "cli_util.h"
 
 namespace tailcut::cli {
 
-int RunDemo(const Args& args);
-int RunSim(const Args& args);
-int RunTrain(const Args& args);
-int RunBench(const Args& args);
-int RunWhatif(const Args& args);
+Command DemoCommand();
+Command SimCommand();
+Command TrainCommand();
+Command BenchCommand();
+Command WhatifCommand();
 
 }  // namespace tailcut::cli

@@ -24,27 +24,6 @@
 namespace tailcut::cli {
 namespace {
 
-const char kDemoUsage[] = R"(usage: tailcut demo [options]
-
-Starts a local scheduler and executor daemons (one of them fail-slow), runs
-fan-out jobs of sleep tasks, and prints per-executor and per-job timings:
-once with no mitigation, once with the default policy chain.
-Needs nothing else running; takes about 5-30 s.
-
-  --executors N        executor daemons (default 4; the last one is fail-slow)
-  --slots N            slots per executor (default 4)
-  --tasks N            tasks per job (default 16)
-  --jobs N             jobs, run one after another (default 10)
-  --task-ms MS         median task time (default 40)
-  --slow-factor F      the fail-slow executor's slowdown (default 5)
-  --runs N             runs of both policies, interleaved (none, default,
-                       none, ...; default 3): the summary gives each policy's
-                       job wall max per run, their median with a 95% bootstrap
-                       interval, and in how many runs default's max was below
-                       none's. Tables are printed for the first run only.
-  --keep-logs          keep the executors' log files (printed at the end)
-)";
-
 struct PhaseResult {
   std::vector<double> job_walls;
   uint32_t copies = 0;
@@ -152,10 +131,7 @@ PhaseResult RunPhase(const DemoSettings& d, const std::string& policy) {
   return out;
 }
 
-}  // namespace
-
 int RunDemo(const Args& a) {
-  if (a.Has("--help") || a.Has("-h")) return std::fputs(kDemoUsage, stdout), kExitOk;
   DemoSettings d;
   d.executors = static_cast<int>(a.Int("--executors", 4, 2, 64));
   d.slots = static_cast<int>(a.Int("--slots", 4, 1, 1024));
@@ -211,6 +187,33 @@ int RunDemo(const Args& a) {
   for (int run = 0; run < d.runs; ++run) below += maxima["default"][run] < maxima["none"][run];
   std::printf("default's job wall max below none's in %d of %d runs\n", below, d.runs);
   return kExitOk;
+}
+
+}  // namespace
+
+Command DemoCommand() {
+  Command c;
+  c.name = "demo";
+  c.summary = "start a local scheduler and 4 executors (one fail-slow), run a fan-out job, print timings";
+  c.description =
+      "Starts a local scheduler and executor daemons (one of them fail-slow), runs fan-out jobs of sleep tasks, and "
+      "prints per-executor and per-job timings: once with no mitigation, once with the default policy chain. Needs "
+      "nothing else running; takes about 5-30 s.";
+  c.flags = {
+      {"--executors", "N", "executor daemons (default 4; the last one is fail-slow)"},
+      {"--slots", "N", "slots per executor (default 4)"},
+      {"--tasks", "N", "tasks per job (default 16)"},
+      {"--jobs", "N", "jobs, run one after another (default 10)"},
+      {"--task-ms", "MS", "median task time (default 40)"},
+      {"--slow-factor", "F", "the fail-slow executor's slowdown (default 5)"},
+      {"--runs", "N",
+       "runs of both policies, interleaved (none, default, none, ...; default 3): the summary gives each policy's "
+       "job wall max per run, their median with a 95% bootstrap interval, and in how many runs default's max was "
+       "below none's. Tables are printed for the first run only."},
+      {"--keep-logs", "", "keep the executors' log files (printed at the end)"},
+  };
+  c.run = RunDemo;
+  return c;
 }
 
 }  // namespace tailcut::cli

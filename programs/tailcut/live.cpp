@@ -32,50 +32,6 @@
 
 namespace tailcut::sim {
 
-const char kBenchUsage[] = R"(usage: tailcut bench SCENARIO.toml [--policy LIST] [--seed N] [--json]
-                     [--csv FILE] [--plot FILE.svg] [--jobs N] [--executor PATH]
-                     [--trace FILE] [--no-online] [--rounds R]
-
-Runs the scenario's [live] section on real daemons over loopback, once per
-policy entry: an in-process scheduler with that policy chain, live.executors
-tailcut-executor processes (fault flags from [live]: fail-slow, random
-delays, a crash), and live.jobs fan-out jobs submitted as [live] says
-(Poisson or closed loop). Prints the same table / JSON / CSV / plot as
-`tailcut sim` (try `tailcut sim SCENARIO --live-model` for the simulated
-twin). Progress goes to stderr. Each policy takes a few seconds.
-
-  --policy LIST   comma-separated entries, one run each (default: the
-                  scenario's policies.chain as one entry, else none);
-                  '+' chains policies in one run: none,spark,clone+spark,default
-  --seed N        arrivals and fault draws (default: the scenario's seed)
-  --json          JSON array with the keys of `tailcut sim --json`
-  --csv FILE      per-job latencies: policy,job,latency_s
-  --plot FILE     SVG of the job-latency CDF per policy (log-x)
-  --jobs N        override live.jobs (quick runs; 1000 or more for a p99),
-                  per policy over all rounds
-  --rounds R      run each entry R times, the entries interleaved round by
-                  round (seed + round, the same for every entry), jobs / R
-                  per round; the results merge (default 1)
-  --executor PATH the executor binary (default: tailcut-executor next to tailcut)
-  --trace FILE    write each run's attempt trace (committed attempts, the CSV
-                  of docs/TRACE_FORMAT.md) for `tailcut whatif`; with several
-                  policy entries FILE.csv becomes FILE.ENTRY.csv per entry
-  --no-online     skip the online reference row
-
-Latency is measured by the client: submit call -> final job status (watch).
-After the table: each p50 and p99 with its 95% bootstrap interval, and each
-entry's p50 and p99 over none's with theirs; "better than none" is said only
-where the whole interval is below 1.
-Extra work = (machine time of all attempts - of committed attempts) /
-committed, from the core's attempt records; XMACH_% (extra_machine) is
-machine time relative to the `none` entry of the same run. The last row,
-(bound), is a clairvoyant list schedule of the [live] model with the same
-arrivals and no stragglers, each quantile at most the measured none's;
-P50/B, P99/B are multiples of it. (online), with a `none` entry: the [live]
-model's best single detection threshold (the simulator's sweep), or the
-measured none where that is lower at p99. See docs/benchmarks/live.md.
-)";
-
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -422,12 +378,8 @@ std::string BenchTracePath(const std::string& path, const std::string& entry, bo
 
 int RunBenchCommand(const BenchCommandOptions& bo) {
   const SimCommandOptions& o = bo.common;
-  if (o.help) {
-    std::fputs(kBenchUsage, stdout);
-    return 0;
-  }
   if (o.scenario.empty()) {
-    std::fputs(kBenchUsage, stderr);
+    std::fprintf(stderr, "tailcut bench: no scenario file given\n");
     return 2;
   }
   if (GetLogLevel() < LogLevel::kWarn) SetLogLevel(LogLevel::kWarn);  // the in-process scheduler's per-job lines

@@ -23,8 +23,6 @@
 
 namespace tailcut::sim {
 
-extern const char kBenchUsage[];
-
 struct LiveOptions {
   std::string executor_path;  // tailcut-executor; empty: next to this binary
   uint64_t seed = 1;          // arrivals and the executors' fault seeds
@@ -59,7 +57,7 @@ void MergeRound(SimResult* into, const SimResult& round);
 void PrintIntervals(std::FILE* out, const std::vector<SimResult>& results, uint32_t rounds);
 
 struct BenchCommandOptions {
-  SimCommandOptions common;  // scenario, --policy, --seed, --json, --csv, --plot, --help
+  SimCommandOptions common;  // scenario, --policy, --seed, --json, --csv, --plot
   std::string executor;      // --executor PATH
   uint32_t jobs = 0;         // --jobs N (0: live.jobs): per policy, over all rounds
   // --rounds R: each policy entry runs R times, the entries interleaved

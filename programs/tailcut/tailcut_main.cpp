@@ -3,11 +3,12 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <functional>
 #include <string>
-#include <tuple>
 
 #include "cli_util.h"
 #include "commands.h"
+#include "tailcut/cli/tool_commands.h"
 #include "tailcut/client/client.h"
 #include "tailcut/client/pipeline.h"
 #include "tailcut/client/progress.h"
@@ -16,97 +17,19 @@
 #include "tailcut/common/log.h"
 #include "tailcut/common/process.h"
 #include "tailcut/common/version.h"
-#include "tailcut/predictors/commands.h"
 #include "tailcut/predictors/trace.h"
 #include "tailcut/wire/security.h"
 
 namespace tailcut::cli {
 namespace {
 
-const char kUsage[] = R"(usage: tailcut COMMAND [options]
-
-commands:
-  demo                 start a local scheduler and 4 executors (one fail-slow),
-                       run a fan-out job, print per-executor and per-job timings
-  submit [JOB.toml]    submit a job (a TOML job file, or --kernel/--tasks flags),
-                       or a pipeline file's stages ([[stage]] tables)
-  status JOB           show a job's state
-  cancel JOB           cancel a job
-  results JOB          committed outputs of a job submitted with return_outputs
-  trace JOB            a job's committed attempts as an attempt trace (CSV) for
-                       whatif and predict-eval
-  executors            list executors with their load and health
-  predict-eval TRACE   replay an attempt trace through the predictors: latency
-                       error, straggler precision/recall/F1, fail-slow delay
-  trace-gen            write a synthetic attempt trace with known ground truth
-  sim SCENARIO.toml    simulate a scenario per policy (virtual time)
-  bench SCENARIO.toml  run a scenario's [live] section per policy on real local
-                       daemons; same table/JSON as sim
-  whatif TRACE.csv     what-if straggler analysis of an attempt trace: the JCT
-                       slowdown stragglers caused, by executor and task class
-  train                distributed gradient descent on a local cluster with one
-                       5x straggler: uncoded vs gradient-coded (docs/GPU.md)
-  keygen NAME          write a CURVE key pair NAME.key (secret) and NAME.pub
-                       (--role client|executor|admin, default client; --dir D)
-
-common options:
-  --scheduler EP       the scheduler's client endpoint (default tcp://127.0.0.1:7701,
-                       or $TAILCUT_SCHEDULER)
-  --key-file FILE      this client's key pair, for a scheduler with keys
-                       (or $TAILCUT_KEY_FILE; docs/SECURITY.md)
-  --scheduler-key KEY  the scheduler's public key: .pub file or Z85
-                       (or $TAILCUT_SCHEDULER_KEY)
-  --json               machine-readable output (the protocol's messages as JSON)
-  --timeout S          seconds to wait for the scheduler's answer (default 10)
-  -h, --help           help for a command: tailcut COMMAND --help
-
-exit codes: 0 ok, 1 the job failed or the request was refused, 2 bad usage,
-            3 no scheduler answered
-)";
-
-const char kSubmitUsage[] = R"(usage: tailcut submit [JOB.toml] [options]
-
-Submits a job. With no file, the flags describe a fan-out of identical tasks.
-
-  --kernel NAME        kernel of every task (noop, sleep, spin, matmul, ...;
-                       shell only on executors started with --allow-shell)
-  --args TEXT          kernel arguments, e.g. "ms=50 sigma=0.3"; {index} and
-                       {count} become each task's index and the task count
-  --tasks N            number of tasks (default 1)
-  --idempotent         running a task twice is harmless: allow copies, clones,
-                       hedges and restarts (default for the pure built-ins,
-                       not for shell and exec: docs/POLICIES.md, "Side effects")
-  --not-idempotent     never copy or restart a running task of this job
-  --k K                finish when any K tasks commit (k_of_n); default: all
-  --gpus G             GPUs per task (default 0), each its own devices
-  --memory-mb MB       memory each task holds while it runs (MiB; placement
-                       and program tasks' enforcement: docs/JOBS.md, "Memory")
-  --name NAME          job name
-  --priority N         orders your own jobs, higher first (-1000..1000,
-                       default 0; across owners the fair share decides:
-                       docs/POLICIES.md, "Owners")
-  --output-dir DIR     each task's files: the committed attempt's directory
-                       becomes DIR/task-<index> (absolute; docs/JOBS.md)
-  --after ID,...       run after these jobs: queued until every one succeeded,
-                       failed (or cancelled) with them (docs/JOBS.md)
-  --run NAME           a pipeline file: tells runs of the same file apart (the
-                       same file and run submitted again returns the same jobs)
-  --wait               wait for the job (every stage of a pipeline), with a
-                       progress bar; exit 1 if it fails
-  --json, --scheduler EP, --timeout S
-)";
-
+// The flags' environment variables are bound in ClientFlags (cli_util.cpp).
 ClientOptions ClientOptionsFrom(const Args& a) {
   ClientOptions o;
-  const char* env = std::getenv("TAILCUT_SCHEDULER");
-  if (env && *env) o.endpoint = env;
   o.endpoint = a.Get("--scheduler", o.endpoint);
-  for (auto [flag, var, out] : {std::tuple{"--key-file", "TAILCUT_KEY_FILE", &o.key_file},
-                                std::tuple{"--scheduler-key", "TAILCUT_SCHEDULER_KEY", &o.scheduler_key}}) {
-    const char* value = std::getenv(var);
-    *out = a.Get(flag, value ? value : "");
-  }
-  o.timeout_s = a.Double("--timeout", 10, 0.001, 1e6);  // checked in main()
+  o.key_file = a.Get("--key-file");
+  o.scheduler_key = a.Get("--scheduler-key");
+  o.timeout_s = a.Double("--timeout", 10, 0.001, 1e6);  // checked in Checked()
   return o;
 }
 
@@ -204,7 +127,6 @@ bool ParseAfter(const std::string& list, wire::JobSpec* job) {
 }
 
 int Submit(const Args& a) {
-  if (a.Has("--help") || a.Has("-h")) return std::fputs(kSubmitUsage, stdout), kExitOk;
   wire::JobSpec job;
   if (!a.positional().empty() && IsPipelineFile(a.positional()[0])) return SubmitPipelineFile(a, a.positional()[0]);
   if (!a.positional().empty()) {
@@ -265,11 +187,7 @@ int Submit(const Args& a) {
   return kExitOk;
 }
 
-bool JobArg(const Args& a, const char* verb, JobId* id) {
-  if (a.positional().size() != 1) {
-    std::fprintf(stderr, "usage: tailcut %s JOB [--json] [--scheduler EP]\n", verb);
-    return false;
-  }
+bool JobArg(const Args& a, JobId* id) {
   char* end = nullptr;
   *id = std::strtoull(a.positional()[0].c_str(), &end, 10);
   if (*end != '\0' || *id == 0) {
@@ -280,10 +198,9 @@ bool JobArg(const Args& a, const char* verb, JobId* id) {
 }
 
 // `status` and `cancel`: one job id in, the job's status out.
-int JobStatusVerb(const Args& a, const char* verb,
-                  StatusOr<wire::JobStatus> (Client::*call)(JobId)) {
+int JobStatusVerb(const Args& a, StatusOr<wire::JobStatus> (Client::*call)(JobId)) {
   JobId id;
-  if (!JobArg(a, verb, &id)) return kExitUsage;
+  if (!JobArg(a, &id)) return kExitUsage;
   Client client(ClientOptionsFrom(a));
   auto s = (client.*call)(id);
   if (!s.ok()) return Fail(s.status());
@@ -295,12 +212,12 @@ int JobStatusVerb(const Args& a, const char* verb,
   return kExitOk;
 }
 
-int StatusCmd(const Args& a) { return JobStatusVerb(a, "status", &Client::GetStatus); }
-int CancelCmd(const Args& a) { return JobStatusVerb(a, "cancel", &Client::Cancel); }
+int StatusCmd(const Args& a) { return JobStatusVerb(a, &Client::GetStatus); }
+int CancelCmd(const Args& a) { return JobStatusVerb(a, &Client::Cancel); }
 
 int ResultsCmd(const Args& a) {
   JobId id;
-  if (!JobArg(a, "results", &id)) return kExitUsage;
+  if (!JobArg(a, &id)) return kExitUsage;
   Client client(ClientOptionsFrom(a));
   auto r = client.Results(id);
   if (!r.ok()) return Fail(r.status());
@@ -310,35 +227,23 @@ int ResultsCmd(const Args& a) {
   if (a.Has("--json")) {
     std::printf("%s\n", ToJson(all).c_str());
   } else {
-    for (auto& x : *r)
+    std::vector<wire::TaskResult> rows(r->begin(), r->end());
+    std::stable_sort(rows.begin(), rows.end(), [](const wire::TaskResult& x, const wire::TaskResult& y) {
+      return x.task_index() < y.task_index();
+    });
+    for (const wire::TaskResult& x : rows) {
+      std::string out = x.output();
+      while (!out.empty() && (out.back() == '\n' || out.back() == '\r')) out.pop_back();
       std::printf("task %u  executor %llu  %.4f s  %s\n", x.task_index(),
-                  static_cast<unsigned long long>(x.executor_id()), x.run_s(), x.output().c_str());
+                  static_cast<unsigned long long>(x.executor_id()), x.run_s(), out.c_str());
+    }
   }
   return kExitOk;
 }
 
-const char kTraceUsage[] = R"(usage: tailcut trace JOB [-o FILE] [--json]
-
-Writes a job's committed attempts as an attempt trace (docs/TRACE_FORMAT.md)
-for `tailcut whatif` and `tailcut predict-eval`: one row per committed task,
-times on the scheduler's clock, a comment line naming each executor. The
-scheduler holds the newest scheduler.trace_memory_rows rows of all jobs in
-memory (default 65536); an older job's overwritten rows are gone (a warning
-says how many are left). To keep every row, record to a file with
-scheduler.trace_path (docs/WHATIF.md).
-
-  -o FILE              write the trace to FILE (default: standard output)
-  --json               the scheduler's JobTrace message as JSON instead
-  --scheduler EP, --timeout S
-
-exit codes: 0 written, 1 no rows held for the job or the request was refused,
-            2 bad usage, 3 no scheduler answered
-)";
-
 int TraceCmd(const Args& a) {
-  if (a.Has("--help") || a.Has("-h")) return std::fputs(kTraceUsage, stdout), kExitOk;
   JobId id;
-  if (!JobArg(a, "trace", &id)) return kExitUsage;
+  if (!JobArg(a, &id)) return kExitUsage;
   Client client(ClientOptionsFrom(a));
   auto t = client.Trace(id);
   if (!t.ok()) return Fail(t.status());
@@ -423,10 +328,6 @@ int ExecutorsCmd(const Args& a) {
 }
 
 int KeygenCmd(const Args& a) {
-  if (a.positional().size() != 1) {
-    std::fprintf(stderr, "usage: tailcut keygen NAME [--role client|executor|admin] [--dir DIR]\n");
-    return kExitUsage;
-  }
   const std::string& name = a.positional()[0];
   bool plain = !name.empty() && name[0] != '.' && name.find_first_not_of(
       "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") == std::string::npos;
@@ -444,15 +345,130 @@ int KeygenCmd(const Args& a) {
   if (Status s = WriteKeyFiles(prefix, *key); !s.ok()) return Fail(s);
   std::printf("wrote %s.key (secret, mode 0600) and %s.pub (role %s)\n", prefix.c_str(), prefix.c_str(),
               PeerRoleName(*role));
-  std::printf("admit it: append %s.pub to the scheduler's trusted_keys file and send it SIGHUP\n", prefix.c_str());
+  if (*role == PeerRole::kAdmin)
+    std::printf(
+        "the scheduler's own key? give %s.pub to executors and clients (--scheduler-key, TAILCUT_SCHEDULER_KEY) "
+        "and do not add it to trusted_keys.\nan operator's key? append %s.pub to the scheduler's trusted_keys file "
+        "and send it SIGHUP\n",
+        prefix.c_str(), prefix.c_str());
+  else
+    std::printf("admit it: append %s.pub to the scheduler's trusted_keys file and send it SIGHUP\n", prefix.c_str());
   return kExitOk;
 }
 
-struct Command {
-  const char* name;
-  int (*run)(const Args&);
-  std::vector<std::string> switches;
-};
+// Client commands check --timeout before they run.
+std::function<int(const Args&)> Checked(int (*run)(const Args&), const char* name) {
+  return [run, name](const Args& a) {
+    (void)ClientOptionsFrom(a);
+    if (!a.error().empty()) {
+      std::fprintf(stderr, "tailcut %s: %s\n", name, a.error().c_str());
+      return kExitUsage;
+    }
+    return run(a);
+  };
+}
+
+std::vector<Flag> With(std::vector<Flag> flags, const std::vector<Flag>& more) {
+  flags.insert(flags.end(), more.begin(), more.end());
+  return flags;
+}
+
+const Positional kJob = {"JOB", "the job's id (tailcut submit prints it)"};
+
+std::vector<Command> ClientCommands() {
+  std::vector<Command> c;
+  c.push_back({"submit",
+               "submit a job (a TOML job file, or --kernel/--tasks flags), or a pipeline file's stages",
+               "Submits a job. With no file, the flags describe a fan-out of identical tasks. A job file "
+               "(docs/JOBS.md) or a pipeline file ([[stage]] tables) sets the same things; flags given with a file "
+               "change its name, priority, idempotence, output directory and parents.",
+               "exit codes: 0 submitted (with --wait: succeeded), 1 refused or failed, 2 bad usage or job file, "
+               "3 no scheduler answered",
+               With({{"--kernel", "NAME",
+                      "kernel of every task (noop, sleep, spin, matmul, ...; shell only on executors started with "
+                      "--allow-shell). Each kernel takes the arguments it declares (docs/KERNELS.md)"},
+                     {"--args", "TEXT",
+                      "kernel arguments, e.g. \"ms=50 sigma=0.3\"; {index} and {count} become each task's index and "
+                      "the task count"},
+                     {"--tasks", "N", "number of tasks (default 1)"},
+                     {"--idempotent", "",
+                      "running a task twice is harmless: allow copies, clones, hedges and restarts (default for the "
+                      "pure built-ins, not for shell and exec: docs/POLICIES.md, \"Side effects\")"},
+                     {"--not-idempotent", "", "never copy or restart a running task of this job"},
+                     {"--k", "K", "finish when any K tasks commit (k_of_n); default: all"},
+                     {"--gpus", "G", "GPUs per task (default 0), each its own devices"},
+                     {"--memory-mb", "MB",
+                      "memory each task holds while it runs (MiB; placement and program tasks' enforcement: "
+                      "docs/JOBS.md, \"Memory\")"},
+                     {"--name", "NAME", "job name"},
+                     {"--priority", "N",
+                      "orders your own jobs, higher first (-1000..1000, default 0; across owners the fair share "
+                      "decides: docs/POLICIES.md, \"Owners\")"},
+                     {"--output-dir", "DIR",
+                      "each task's files: the committed attempt's directory becomes DIR/task-<index> (absolute; "
+                      "docs/JOBS.md)"},
+                     {"--after", "ID,...",
+                      "run after these jobs: queued until every one succeeded, failed (or cancelled) with them "
+                      "(docs/JOBS.md)"},
+                     {"--run", "NAME",
+                      "a pipeline file: tells runs of the same file apart (the same file and run submitted again "
+                      "returns the same jobs)"},
+                     {"--wait", "",
+                      "wait for the job (every stage of a pipeline), with a progress bar; exit 1 if it "
+                      "fails"}},
+                    ClientFlags()),
+               {{"JOB.toml", "a job file or a pipeline file (else --kernel)", false}},
+               false,
+               Checked(Submit, "submit")});
+  c.push_back({"status",
+               "show a job's state",
+               "Shows a job's state: tasks committed, running, attempts, copies.",
+               "",
+               ClientFlags(),
+               {kJob},
+               false,
+               Checked(StatusCmd, "status")});
+  c.push_back({"cancel",
+               "cancel a job",
+               "Cancels a job and shows its state.",
+               "",
+               ClientFlags(),
+               {kJob},
+               false,
+               Checked(CancelCmd, "cancel")});
+  c.push_back({"results",
+               "committed outputs of a job submitted with return_outputs",
+               "Prints a job's committed outputs, one row per task in task order: task index, executor, run time, "
+               "output (its trailing line breaks dropped; --json keeps them).",
+               "",
+               ClientFlags(),
+               {kJob},
+               false,
+               Checked(ResultsCmd, "results")});
+  c.push_back({"trace",
+               "a job's committed attempts as an attempt trace (CSV) for whatif and predict-eval",
+               "Writes a job's committed attempts as an attempt trace (docs/TRACE_FORMAT.md) for `tailcut whatif` "
+               "and `tailcut predict-eval`: one row per committed task, times on the scheduler's clock, a comment "
+               "line naming each executor. The scheduler holds the newest scheduler.trace_memory_rows rows of all "
+               "jobs in memory (default 65536); an older job's overwritten rows are gone (a warning says how many "
+               "are left). To keep every row, record to a file with scheduler.trace_path (docs/WHATIF.md).",
+               "exit codes: 0 written, 1 no rows held for the job or the request was refused, 2 bad usage, 3 no "
+               "scheduler answered",
+               With({{"-o", "FILE", "write the trace to FILE (default: standard output)"}}, ClientFlags()),
+               {kJob},
+               false,
+               Checked(TraceCmd, "trace")});
+  c.push_back({"executors",
+               "list executors with their load and health",
+               "Lists the executors with their slots, load, health (healthy/suspect/fail_slow/quarantined) and "
+               "measured speed.",
+               "",
+               ClientFlags(),
+               {},
+               false,
+               Checked(ExecutorsCmd, "executors")});
+  return c;
+}
 
 }  // namespace
 }  // namespace tailcut::cli
@@ -461,47 +477,28 @@ int main(int argc, char** argv) {
   using namespace tailcut::cli;
   tailcut::TuneAllocatorForMessages();  // the CLI hosts schedulers too (demo, train, bench)
   tailcut::SetLogComponent("tailcut");
-  const std::vector<Command> commands = {
-      {"submit", Submit, {"--wait", "--json", "--help", "-h", "--idempotent", "--not-idempotent"}},
-      {"status", StatusCmd, {"--json"}},
-      {"cancel", CancelCmd, {"--json"}},
-      {"results", ResultsCmd, {"--json"}},
-      {"trace", TraceCmd, {"--json", "--help", "-h"}},
-      {"executors", ExecutorsCmd, {"--json"}},
-      {"demo", RunDemo, {"--json", "--help", "-h", "--keep-logs"}},
-      {"sim", RunSim, {"--json", "--help", "-h", "--live-model", "--speed-shares", "--no-online"}},
-      {"bench", RunBench, {"--json", "--help", "-h", "--no-online"}},
-      {"whatif", RunWhatif, {"--json", "--help", "-h"}},
-      {"train", RunTrain, {"--json", "--help", "-h", "--gpu"}},
-      {"keygen", KeygenCmd, {}},
-  };
-  if (argc < 2 || !std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h") || !std::strcmp(argv[1], "help")) {
-    std::fputs(kUsage, stdout);
-    return argc < 2 ? kExitUsage : kExitOk;
-  }
-  if (!std::strcmp(argv[1], "--version")) {
-    std::puts(tailcut::VersionLine("tailcut").c_str());
-    return kExitOk;
-  }
-  std::string verb = argv[1];
-  // Tools that parse their own arguments (argv[0] becomes the verb).
-  if (verb == "predict-eval") return tailcut::PredictEvalCommand(argc - 1, argv + 1);
-  if (verb == "trace-gen") return tailcut::TraceGenCommand(argc - 1, argv + 1);
-  for (const Command& c : commands) {
-    if (verb != c.name) continue;
-    Args args;
-    std::string error;
-    if (!Args::Parse(argc, argv, 2, c.switches, &args, &error)) {
-      std::fprintf(stderr, "tailcut %s: %s\n", c.name, error.c_str());
-      return kExitUsage;
-    }
-    (void)ClientOptionsFrom(args);  // every command takes --timeout: check it once here
-    if (!args.error().empty()) {
-      std::fprintf(stderr, "tailcut %s: %s\n", c.name, args.error().c_str());
-      return kExitUsage;
-    }
-    return c.run(args);
-  }
-  std::fprintf(stderr, "tailcut: unknown command '%s' (try tailcut --help)\n", verb.c_str());
-  return kExitUsage;
+  std::vector<Command> commands = ClientCommands();
+  commands.push_back(PredictEvalCommand("predict-eval"));
+  commands.push_back(TraceGenCommand("trace-gen"));
+  for (Command c : {SimCommand(), BenchCommand(), WhatifCommand(), TrainCommand(), DemoCommand()})
+    commands.push_back(std::move(c));
+  commands.push_back(
+      {"keygen",
+       "write a CURVE key pair NAME.key (secret) and NAME.pub",
+       "Writes a CURVE key pair: NAME.key (secret, mode 0600) and NAME.pub, for a scheduler, an executor or a "
+       "client (docs/SECURITY.md).",
+       "",
+       {{"--role", "ROLE", "client (default), executor, or admin (acts on every job; also the scheduler's own key)"},
+        {"--dir", "DIR", "where to write the files (default .)"}},
+       {{"NAME", "the files' name: letters, digits, '.', '_', '-'"}},
+       false,
+       KeygenCmd});
+  if (argc == 2 && std::string(argv[1]) == "help") argv[1] = const_cast<char*>("--help");
+  return RunCommands("tailcut",
+                     "tailcut: submit jobs to a tailcut scheduler, inspect them, and run the simulator, the benchmarks "
+                     "and the demo. Help for a command: tailcut COMMAND --help.",
+                     "Every client command reads TAILCUT_SCHEDULER, TAILCUT_KEY_FILE and TAILCUT_SCHEDULER_KEY "
+                     "when its flag is not given.\nexit codes: 0 ok, 1 the job failed or the request was refused, "
+                     "2 bad usage, 3 no scheduler answered",
+                     commands, argc, argv, tailcut::VersionLine("tailcut"));
 }

@@ -35,39 +35,6 @@
 namespace tailcut::cli {
 namespace {
 
-const char kTrainUsage[] = R"(usage: tailcut train [options]
-
-Distributed gradient descent on a local cluster (a scheduler in this process,
-N executor daemons, the last one a straggler), run three times over the same
-data: uncoded (k_of_n with k = N: every worker, every iteration, equal
-shares), gradient-coded (any N - S of N workers; docs/GPU.md) and speed
-shares (one divisible job over all rows, each task's share sized by its
-executor's measured speed; docs/JOBS.md). Prints per-iteration time
-statistics, the final losses (they must agree to 1e-6 relative) and the
-speedups. Exit code 1 when the losses differ or a round fails; the speedups
-are measurements, reported and not checked (docs/TRAINING.md says when
-coding wins and when moving its data costs more).
-
-  --model lsq|logistic   least squares (default) or logistic regression
-  --workers N            workers = executors = data partitions (default 3)
-  --stragglers S         stragglers tolerated by the code (default 1)
-  --code fr|cyclic       fractional or cyclic repetition (default fr when
-                         S+1 divides N, else cyclic)
-  --iters T              gradient steps per run (default 15)
-  --rows R               rows per partition (default 2000)
-  --dim D                features (default 16)
-  --slowdown F           the straggling executor's slowdown (default 5)
-  --lr L                 step size on the mean gradient (default 0.5 lsq, 2 logistic)
-  --seed N               data seed (default 1)
-  --placement NAME       the scheduler's placement (default first_free: each
-                         task runs where a slot is free, as plain data
-                         parallelism does; expected_finish, the daemon's
-                         default, holds tasks off the slow worker)
-  --policy CHAIN         mitigation policies (default none; e.g. default)
-  --gpu                  tasks request a GPU (Resources.gpus = 1): needs CUDA executors
-  --json                 one JSON object instead of the table
-)";
-
 wire::JobSpec ToWire(const JobDef& d, bool gpu);
 
 // The speed-shares round: N tasks over the same all-rows args, the rows
@@ -127,10 +94,7 @@ double TotalLoss(coded::Loss loss, const std::vector<coded::LsqPartition>& parts
   return sum / rows;
 }
 
-}  // namespace
-
 int RunTrain(const Args& a) {
-  if (a.Has("--help") || a.Has("-h")) return std::fputs(kTrainUsage, stdout), kExitOk;
   const std::string model = a.Get("--model", "lsq");
   if (model != "lsq" && model != "logistic") {
     std::fprintf(stderr, "tailcut train: --model must be lsq or logistic\n");
@@ -394,6 +358,43 @@ int RunTrain(const Args& a) {
                 faster ? "" : " (coding was NOT faster)", share_speedup);
   }
   return losses_agree ? kExitOk : kExitFailed;
+}
+
+}  // namespace
+
+Command TrainCommand() {
+  Command c;
+  c.name = "train";
+  c.summary = "distributed gradient descent on a local cluster with one 5x straggler: uncoded vs gradient-coded";
+  c.description =
+      "Distributed gradient descent on a local cluster (a scheduler in this process, N executor daemons, the last "
+      "one a straggler), run three times over the same data: uncoded (k_of_n with k = N: every worker, every "
+      "iteration, equal shares), gradient-coded (any N - S of N workers; docs/GPU.md) and speed shares (one "
+      "divisible job over all rows, each task's share sized by its executor's measured speed; docs/JOBS.md). Prints "
+      "per-iteration time statistics, the final losses (they must agree to 1e-6 relative) and the speedups.";
+  c.footer =
+      "Exit code 1 when the losses differ or a round fails; the speedups are measurements, reported and not "
+      "checked (docs/TRAINING.md says when coding wins and when moving its data costs more).";
+  c.flags = {
+      {"--model", "lsq|logistic", "least squares (default) or logistic regression"},
+      {"--workers", "N", "workers = executors = data partitions (default 3)"},
+      {"--stragglers", "S", "stragglers tolerated by the code (default 1)"},
+      {"--code", "fr|cyclic", "fractional or cyclic repetition (default fr when S+1 divides N, else cyclic)"},
+      {"--iters", "T", "gradient steps per run (default 15)"},
+      {"--rows", "R", "rows per partition (default 2000)"},
+      {"--dim", "D", "features (default 16)"},
+      {"--slowdown", "F", "the straggling executor's slowdown (default 5)"},
+      {"--lr", "L", "step size on the mean gradient (default 0.5 lsq, 2 logistic)"},
+      {"--seed", "N", "data seed (default 1)"},
+      {"--placement", "NAME",
+       "the scheduler's placement (default first_free: each task runs where a slot is free, as plain data "
+       "parallelism does; expected_finish, the daemon's default, holds tasks off the slow worker)"},
+      {"--policy", "CHAIN", "mitigation policies (default none; e.g. default)"},
+      {"--gpu", "", "tasks request a GPU (Resources.gpus = 1): needs CUDA executors"},
+      {"--json", "", "one JSON object instead of the table"},
+  };
+  c.run = RunTrain;
+  return c;
 }
 
 }  // namespace tailcut::cli

@@ -44,6 +44,14 @@ from . import _hooks
 
 _hooks.register_joblib_when_imported()
 
+# The documented names are the ones tracebacks and reprs show: an exception
+# re-raised from a task has a `tailcut.RemoteTraceback` as its cause, not
+# `tailcut._futures.RemoteTraceback` (pickling finds them here too).
+for _cls in (CancelledError, Future, RemoteTraceback, TaskError, TaskFunction):
+    if _cls.__module__.startswith("tailcut._"):
+        _cls.__module__ = "tailcut"
+del _cls
+
 __all__ = [
     "Busy", "Client", "ExecutorInfo", "Infeasible", "Internal", "InvalidArgument", "Job", "JobFailed",
     "JobStatus", "JobTrace", "LocalCluster", "NotYourJob", "Refused", "TailcutError", "Task", "TaskResult", "Timeout", "TraceAttempt",

@@ -462,9 +462,10 @@ class Client:
             elif kind == zmq.EVENT_HANDSHAKE_FAILED_AUTH:
                 refused = f"the scheduler at {where} refused this key (not in its trusted_keys, or the wrong role)"
             elif kind == zmq.EVENT_HANDSHAKE_FAILED_PROTOCOL and value == _MECHANISM_MISMATCH:
-                refused = (f"the scheduler at {where} does not use keys: unset key_file and scheduler_key, "
-                           "or give it keys" if self._with_keys else
-                           f"the scheduler at {where} wants keys: set key_file and scheduler_key (docs/SECURITY.md)")
+                refused = (f"the scheduler at {where} does not use keys: unset key_file= and scheduler_key= "
+                           "(and TAILCUT_KEY_FILE, TAILCUT_SCHEDULER_KEY), or give it keys" if self._with_keys else
+                           f"the scheduler at {where} wants keys: pass key_file= and scheduler_key= "
+                           "(or set TAILCUT_KEY_FILE and TAILCUT_SCHEDULER_KEY; docs/SECURITY.md)")
             elif kind == zmq.EVENT_HANDSHAKE_FAILED_PROTOCOL and self._with_keys:
                 refused = f"the handshake with {where} failed: it does not hold the scheduler key configured here"
             else:

@@ -17,32 +17,6 @@
 
 namespace tailcut::sim {
 
-const char kWhatifUsage[] = R"(usage: tailcut whatif TRACE.csv [--scenario FILE.toml] [--policy ENTRY]
-                     [--seed N] [--top N] [--json]
-
-What-if straggler analysis of a recorded attempt trace (docs/TRACE_FORMAT.md:
-the scheduler's [scheduler] trace_path, `tailcut bench --trace`, trace-gen).
-Replays the trace in the simulator (the real scheduler core, policy none) as
-recorded and with every attempt at its task class's typical time (the class
-median, scaled by input_size when the trace has it), and reports the slowdown
-of job completion time (JCT) the stragglers caused. Then splits it: per
-executor and per task class, the JCT saved by a replay in which only that
-executor's (class's) attempts run at their typical time. Finally replays the
-trace with --policy ENTRY and with none, the slowness bound to the executors
-it was seen on, to show what that chain would have saved.
-
-  --scenario FILE  take [core], [predictor], [policies.*] and cluster.network
-                   of the replays from this scenario (default: every key at
-                   its default); executors, slots and jobs come from the trace
-  --policy ENTRY   the chain compared with none (default: default); none skips
-  --seed N         seed of the replays (default 1)
-  --top N          executors and classes listed (default 10, 0 = all)
-  --json           one JSON object instead of the tables
-
-Exit codes: 0 ok, 1 a replay failed, 2 bad usage, trace or scenario.
-See docs/WHATIF.md.
-)";
-
 namespace {
 
 // Executor windows whose median attempt ran at least this many times its
@@ -464,12 +438,8 @@ std::string WhatifJson(const WhatifReport& r) {
 }
 
 int RunWhatifCommand(const WhatifCommandOptions& c) {
-  if (c.help) {
-    std::fputs(kWhatifUsage, stdout);
-    return 0;
-  }
   if (c.trace.empty()) {
-    std::fputs(kWhatifUsage, stderr);
+    std::fprintf(stderr, "tailcut whatif: no trace file given\n");
     return 2;
   }
   if (GetLogLevel() < LogLevel::kWarn) SetLogLevel(LogLevel::kWarn);

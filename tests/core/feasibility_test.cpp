@@ -166,3 +166,33 @@ TEST_CASE("job validation checks feasibility only when it can and should") {
   j.wait_for_resources = true;
   CHECK(ValidateJob(f.execs, j).ok());
 }
+
+TEST_CASE("job validation refuses arguments no offering executor's kernel takes") {
+  using Type = KernelArgSpec::Type;
+  const std::vector<KernelArgSpec> sleep_args = {{"ms", Type::kNumber, 0, 1e6}, {"seed", Type::kInteger}};
+  Fleet f;
+  f.Add(4, 0, {"sleep", "shell"}).desc.kernel_args["sleep"] = sleep_args;
+  auto job = [](std::string kernel, std::string args) {
+    TaskDef d = MakeTask(std::move(kernel));
+    d.args = std::move(args);
+    JobDef j = JobOf({d});
+    j.templ = d;
+    j.template_count = 3;
+    return j;
+  };
+  CHECK(ValidateJob(f.execs, job("sleep", "ms=10 seed=2")).ok());
+  CHECK(ValidateJob(f.execs, job("sleep", "")).ok());
+  CHECK(ValidateJob(f.execs, job("sleep", "ms={index}")).ok());  // a template: its name is checked
+  Status s = ValidateJob(f.execs, job("sleep", "msx=10"));
+  CHECK(s.code() == Status::Code::kInvalidArgument);
+  CHECK(s.message() ==
+        "kernel 'sleep' has no argument 'msx' (it takes ms (number in [0, 1e+06]), "
+        "seed (integer))");
+  CHECK(ValidateJob(f.execs, job("sleep", "seed=1.5")).message().find("'seed' must be an integer") !=
+        std::string::npos);
+  CHECK(ValidateJob(f.execs, job("sleep", "ms=2e6")).message().find("must be in [0, 1e+06]") != std::string::npos);
+  CHECK(ValidateJob(f.execs, job("shell", "anything at all")).ok());  // declares nothing: takes anything
+  // One executor whose sleep takes anything (an older executor) is enough.
+  f.Add(4, 0, {"sleep"});
+  CHECK(ValidateJob(f.execs, job("sleep", "msx=10")).ok());
+}

@@ -109,8 +109,15 @@ TEST_CASE("daemons: bad jobs get clear errors and both daemons keep serving") {
   CHECK(fst->state() == wire::JOB_FAILED);
   CHECK(fst->reason().find("7") != std::string::npos);
   CHECK(fst->failed_attempts() == 2);
-  // Bad kernel arguments fail the attempt, not the executor.
-  auto bad_args = c.client->Submit(FanoutJob("sleep", "ms=abc", 1));
+  // Arguments the kernel does not take are refused at submit, naming what
+  // it takes (its declaration, Register.kernel_args).
+  auto refused_args = c.client->Submit(FanoutJob("sleep", "ms=abc", 1));
+  REQUIRE_FALSE(refused_args.ok());
+  CHECK(refused_args.status().message().find("'ms' must be a finite number, got 'abc' (it takes ms (number") !=
+        std::string::npos);
+  // Arguments a kernel of its own format rejects when it runs fail the
+  // attempt, not the executor.
+  auto bad_args = c.client->Submit(FanoutJob("coded_matmul", "not a coded task", 1));
   REQUIRE(bad_args.ok());
   auto bst = c.client->Wait(*bad_args);
   REQUIRE(bst.ok());

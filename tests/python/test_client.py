@@ -143,6 +143,22 @@ def test_unknown_kernel_names_the_offered_ones(client):
     assert "no_such_kernel" in e.value.message and "sleep" in e.value.message
 
 
+def test_mistyped_kernel_argument_is_refused_at_submit(client):
+    # The executors declare what sleep takes (Register.kernel_args): a
+    # mistyped name, a wrong type or an out-of-range value is refused at
+    # submit, naming the kernel's arguments, instead of running with the
+    # default (docs/KERNELS.md, "Declared arguments").
+    for args, why in [("msx=10", "no argument 'msx'"), ("ms=ten", "'ms' must be a finite number"),
+                      ("ms=-5", "'ms' must be in")]:
+        with pytest.raises(tailcut.InvalidArgument) as e:
+            client.submit(tailcut.fanout("sleep", args, tasks=2))
+        assert e.value.code == "INVALID_ARGUMENT"
+        assert why in e.value.message and "ms (number" in e.value.message and "sigma" in e.value.message
+    # Per-task templates are checked by name; shell-like kernels are free-form.
+    job = client.submit(tailcut.fanout("sleep", "ms={index} seed=3", tasks=2))
+    assert client.wait(job, timeout=30).succeeded
+
+
 def test_shell_needs_allow_shell(client):
     with pytest.raises(tailcut.UnknownKernel) as e:
         client.submit(tailcut.fanout("shell", "echo hi", tasks=1))

@@ -87,6 +87,10 @@ def test_exception_comes_back_with_remote_traceback(client):
         f.result(timeout=30)
     cause = info.value.__cause__
     assert isinstance(cause, tailcut.RemoteTraceback)
+    # The printed traceback names the documented class, not a private module.
+    import traceback
+    printed = "".join(traceback.format_exception(info.value))
+    assert "tailcut.RemoteTraceback:" in printed and "tailcut._" not in printed
     assert "raises_with_output" in cause.text and "ValueError: bad value 7" in cause.text
     assert f.stdout == "about to fail 7\n"
     # One failing task is that task's result: the rest of a map go on.

@@ -140,7 +140,9 @@ void ApplyCurveClient(zmq::socket_t& socket, const KeyPair& own, const std::stri
 Status ApplyPeerKeys(zmq::socket_t& socket, const PeerKeys& keys) {
   if (!keys.enabled()) return Status::Ok();
   if (keys.key_file.empty() || keys.scheduler_key.empty())
-    return Status::InvalidArgument("keys: set both key_file (this peer's .key) and scheduler_key (the scheduler's .pub)");
+    return Status::InvalidArgument(
+        "keys: set both --key-file (this peer's .key) and --scheduler-key (the scheduler's .pub), or neither "
+        "(config key_file, scheduler_key; the tailcut CLI also reads TAILCUT_KEY_FILE, TAILCUT_SCHEDULER_KEY)");
   auto own = LoadKeyPair(keys.key_file);
   if (!own.ok()) return own.status();
   auto server = LoadPublicKey(keys.scheduler_key);
@@ -185,8 +187,12 @@ std::string HandshakeMonitor::TakeFailure(bool* definitive) {
       why = "the scheduler at " + at + " refused this key (not in its trusted_keys, or the wrong role)", sure = true;
     } else if (e.id == ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL && e.value == ZMQ_PROTOCOL_ERROR_ZMTP_MECHANISM_MISMATCH) {
       why = with_keys_
-                ? "the scheduler at " + at + " does not use keys: unset key_file and scheduler_key, or give it keys"
-                : "the scheduler at " + at + " wants keys: set key_file and scheduler_key (docs/SECURITY.md)";
+                ? "the scheduler at " + at +
+                      " does not use keys: unset --key-file and --scheduler-key (TAILCUT_KEY_FILE, "
+                      "TAILCUT_SCHEDULER_KEY for the tailcut CLI; config key_file, scheduler_key), or give it keys"
+                : "the scheduler at " + at +
+                      " wants keys: set --key-file and --scheduler-key (the tailcut CLI also reads "
+                      "TAILCUT_KEY_FILE and TAILCUT_SCHEDULER_KEY; config key_file, scheduler_key; docs/SECURITY.md)";
       sure = true;
     } else if (e.id == ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL && with_keys_) {
       why = "the handshake with " + at + " failed: it does not hold the scheduler key configured here", sure = true;

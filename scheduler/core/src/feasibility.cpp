@@ -105,7 +105,44 @@ Status ValidateJob(const std::map<ExecutorId, Executor>& executors, const JobDef
     if (Status s = check(d); !s.ok()) return s;
   if (def.template_count > 0)
     if (Status s = check(def.templ); !s.ok()) return s;
+  // Arguments: each distinct (kernel, args) once, against each distinct
+  // declaration of the kernel among the executors offering it.
+  KernelArgsIndex index(executors);
+  std::set<std::pair<std::string, std::string>> checked;
+  auto args = [&](const TaskDef& d) {
+    return checked.emplace(d.kernel, d.args).second ? index.Check(d) : Status::Ok();
+  };
+  for (const TaskDef& d : def.tasks)
+    if (Status s = args(d); !s.ok()) return s;
+  if (def.template_count > 0) return args(def.templ);
   return Status::Ok();
+}
+
+KernelArgsIndex::KernelArgsIndex(const std::map<ExecutorId, Executor>& executors) : executors_(executors) {}
+
+Status KernelArgsIndex::Check(const TaskDef& d) {
+  auto [it, fresh] = kernels_.try_emplace(d.kernel);
+  Declarations& decl = it->second;
+  if (fresh) {
+    std::set<std::string> seen;
+    for (const auto& [id, e] : executors_) {
+      if (!e.kernels.count(d.kernel)) continue;
+      auto a = e.desc.kernel_args.find(d.kernel);
+      if (a == e.desc.kernel_args.end()) {
+        decl.any = true;  // an executor whose kernel takes anything
+        break;
+      }
+      if (seen.insert(DescribeKernelArgs(a->second)).second) decl.specs.push_back(&a->second);
+    }
+  }
+  if (decl.any || decl.specs.empty()) return Status::Ok();
+  Status first;
+  for (const std::vector<KernelArgSpec>* specs : decl.specs) {
+    Status s = CheckKernelArgs(d.kernel, d.args, *specs);
+    if (s.ok()) return s;
+    if (first.ok()) first = s;
+  }
+  return first;
 }
 
 }  // namespace tailcut::core

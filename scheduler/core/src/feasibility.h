@@ -20,9 +20,29 @@ bool Feasible(const Executor& e, const TaskDef& d);
 // Ok if some executor in `executors` could run `d`; else says why not.
 Status CheckFeasible(const std::map<ExecutorId, Executor>& executors, const TaskDef& d);
 
-// Rejects jobs that are empty or ill-formed, and (unless wait_for_resources
-// or no executor joined yet) jobs with a task no executor could run.
+// Rejects jobs that are empty or ill-formed, (unless wait_for_resources
+// or no executor joined yet) jobs with a task no executor could run, and
+// jobs with a task whose key=value arguments no executor offering its
+// kernel takes (ExecutorDesc::kernel_args; docs/KERNELS.md).
 Status ValidateJob(const std::map<ExecutorId, Executor>& executors, const JobDef& def);
+// The kernels' declared arguments (ExecutorDesc::kernel_args) over the
+// registered executors, gathered once per kernel: Check(d) is Ok when some
+// executor offering d.kernel takes d.args (or declares nothing), else the
+// first declaration's error, which names what the kernel takes.
+class KernelArgsIndex {
+ public:
+  explicit KernelArgsIndex(const std::map<ExecutorId, Executor>& executors);
+  Status Check(const TaskDef& d);
+
+ private:
+  struct Declarations {
+    bool any = false;                                      // some executor's kernel takes anything
+    std::vector<const std::vector<KernelArgSpec>*> specs;  // distinct ones
+  };
+  const std::map<ExecutorId, Executor>& executors_;
+  std::map<std::string, Declarations> kernels_;
+};
+
 // JobDef::output_dir: "" or an absolute path in normal form (no "." or "..",
 // no trailing or doubled "/"), and rule all (docs/JOBS.md, "Output
 // directories"). Whether it exists is the executors' to check: it lives on

@@ -259,6 +259,23 @@ ExecutorDesc ExecutorDescFromWire(const wire::Register& r, size_t ordinal) {
   std::unordered_set<std::string> pure(r.idempotent_kernels().begin(), r.idempotent_kernels().end());
   for (const std::string& k : d.kernels)
     if (!pure.count(k)) d.side_effect_kernels.push_back(k);
+  // Declared arguments, of offered kernels only, each declaration capped
+  // (a peer's list: at most kMaxDeclaredArgs, names of at most 64 bytes).
+  constexpr int kMaxDeclaredArgs = 64;
+  const std::unordered_set<std::string> offered(d.kernels.begin(), d.kernels.end());
+  for (const wire::KernelSignature& sig : r.kernel_args()) {
+    if (!offered.count(sig.kernel()) || sig.args_size() > kMaxDeclaredArgs) continue;
+    std::vector<KernelArgSpec> specs;
+    for (const wire::KernelArgSpec& a : sig.args()) {
+      KernelArgSpec k;
+      k.name = a.name().substr(0, 64);
+      k.type = a.integer() ? KernelArgSpec::Type::kInteger : KernelArgSpec::Type::kNumber;
+      if (a.has_min()) k.min = a.min();
+      if (a.has_max()) k.max = a.max();
+      specs.push_back(std::move(k));
+    }
+    d.kernel_args[sig.kernel()] = std::move(specs);
+  }
   return d;
 }
 

@@ -24,10 +24,32 @@ class KernelArgs {
   Status GetDouble(std::string_view key, double* out, double lo, double hi) const;
   Status GetInt(std::string_view key, int64_t* out) const;  // also rejects values beyond int64
   std::string GetString(std::string_view key, std::string def = "") const;
+  std::vector<std::string> Keys() const;
 
  private:
   std::map<std::string, std::string> values_;
 };
+
+// One argument a kernel declares it takes (docs/KERNELS.md, "Declared
+// arguments"): its name, type and range. Executors send their kernels'
+// declarations when they register (Register.kernel_args); the scheduler
+// refuses at submit a task whose key=value arguments no offering executor's
+// kernel takes. A kernel that declares nothing (shell, exec, python, plugin
+// kernels that do not declare) takes anything.
+struct KernelArgSpec {
+  enum class Type { kNumber, kInteger };
+  std::string name;
+  Type type = Type::kNumber;
+  double min = -1.7976931348623157e308;
+  double max = 1.7976931348623157e308;
+};
+// "ms (number in [0, 6.048e+08]), seed (integer)"; "none" for no arguments.
+std::string DescribeKernelArgs(const std::vector<KernelArgSpec>& specs);
+// Whether key=value `args` fit `specs`: each key declared, each value of its
+// type and in range. A value holding {index} or {count} (a per-task
+// template) is checked for its name only. The error names the kernel, the
+// argument and what the kernel takes.
+Status CheckKernelArgs(std::string_view kernel, std::string_view args, const std::vector<KernelArgSpec>& specs);
 
 // The `exec` kernel's arguments (docs/KERNELS.md, "exec"): one entry per
 // line, KEY=VALUE, the value the rest of the line as is (spaces, '=' and

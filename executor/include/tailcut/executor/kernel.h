@@ -12,10 +12,12 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "tailcut/common/kernel_args.h"
 #include "tailcut/common/status.h"
 
 namespace tailcut::executor {
@@ -163,6 +165,14 @@ Status WriteTaskInputs(const KernelContext& ctx, const std::string& dir, std::ve
 using KernelFn = std::function<StatusOr<std::string>(KernelContext&)>;
 
 struct KernelTraits {
+  // The key=value arguments it takes (docs/KERNELS.md, "Declared
+  // arguments"), sent to the scheduler with the kernels this executor
+  // offers (Register.kernel_args): a submit whose arguments no offering
+  // executor's kernel takes is refused there. Unset: it takes anything (its
+  // own format: shell, exec, python, plugin kernels).
+  // First, so that a designated initializer naming only the flags below
+  // leaves no trailing member out.
+  std::optional<std::vector<KernelArgSpec>> args = std::nullopt;
   // The kernel applies ctx.time_factor() itself (sleep, spin). For the
   // others the runtime adds (factor-1) × measured run time after they return.
   bool self_timed = false;

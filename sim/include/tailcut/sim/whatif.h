@@ -18,8 +18,6 @@
 
 namespace tailcut::sim {
 
-extern const char kWhatifUsage[];
-
 // Job completion time (JCT) figures of one replay, seconds.
 struct JctFigures {
   uint64_t jobs = 0;       // jobs that finished
@@ -91,7 +89,6 @@ struct WhatifCommandOptions {
   uint64_t seed = 1;
   size_t top = 10;          // --top N (0 = all)
   bool json = false;
-  bool help = false;
 };
 // Exit codes: 0 ok, 1 a replay failed, 2 bad usage, trace or scenario.
 int RunWhatifCommand(const WhatifCommandOptions& options);

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -17,6 +18,7 @@
 #include "tailcut/common/clock.h"
 #include "tailcut/common/config.h"
 #include "tailcut/common/ids.h"
+#include "tailcut/common/kernel_args.h"
 #include "tailcut/common/status.h"
 #include "tailcut/core/job.h"
 #include "tailcut/predictors/predictor.h"
@@ -149,6 +151,10 @@ struct ExecutorDesc {
   // their tasks get no copies unless the job says they are idempotent. Once
   // one executor names a kernel here, the core keeps it so (the safe side).
   std::vector<std::string> side_effect_kernels;
+  // Of `kernels`, those that declare their key=value arguments
+  // (Register.kernel_args): a task of one whose arguments no offering
+  // executor's kernel takes is refused at submit. Absent: takes anything.
+  std::map<std::string, std::vector<KernelArgSpec>> kernel_args;
   uint32_t max_queued = 0;  // queued beyond slots it accepts; 0 = no cap
   // Who it is across registrations (the server: its key and name); empty:
   // its name. Results and adoptions of attempts it held under an earlier
