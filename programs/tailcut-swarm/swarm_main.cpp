@@ -95,7 +95,7 @@ double SelfCpuS(int who) {
   return u.ru_utime.tv_sec + u.ru_utime.tv_usec / 1e6 + u.ru_stime.tv_sec + u.ru_stime.tv_usec / 1e6;
 }
 
-struct Args {
+struct SwarmFlags {
   std::map<std::string, std::vector<std::string>> v;
   std::string Get(const std::string& k, const std::string& def = "") const {
     auto it = v.find(k);
@@ -179,7 +179,7 @@ struct CpuMeter {
   }
 };
 
-int Drive(const Args& a, uint32_t n, CpuMeter meter) {
+int Drive(const SwarmFlags& a, uint32_t n, CpuMeter meter) {
   tailcut::ClientOptions co;
   co.endpoint = a.Get("--client");
   co.key_file = a.Get("--client-key-file");
@@ -276,7 +276,7 @@ int Drive(const Args& a, uint32_t n, CpuMeter meter) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  Args a;
+  SwarmFlags a;
   for (int i = 1; i < argc; ++i) {
     std::string k = argv[i];
     if (k == "--help" || k == "-h") {

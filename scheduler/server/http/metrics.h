@@ -33,8 +33,8 @@ namespace tailcut::metrics {
 // A cumulative-on-render histogram: counts are kept per bucket and summed
 // when rendered, as Prometheus wants `le` buckets cumulative.
 struct Histogram {
-  std::vector<double> bounds;   // upper bounds, ascending; +Inf is implicit
-  std::vector<uint64_t> counts; // per bucket, bounds.size() + 1 (the last: above every bound)
+  std::vector<double> bounds;    // upper bounds, ascending; +Inf is implicit
+  std::vector<uint64_t> counts;  // per bucket, bounds.size() + 1 (the last: above every bound)
   double sum = 0;
   uint64_t count = 0;
 
@@ -57,7 +57,7 @@ inline constexpr std::array<NodeHealth, 4> kHealthStates = {NodeHealth::kHealthy
 struct Snapshot {
   CoreCounters counters;
   uint64_t jobs_running = 0;
-  uint64_t waiting_tasks = 0;    // tailcut_dispatch_queue_length
+  uint64_t waiting_tasks = 0;  // tailcut_dispatch_queue_length
   uint64_t live_attempts = 0;
   uint64_t total_slots = 0;
   std::array<uint64_t, kHealthStates.size()> executors_by_health{};
@@ -97,7 +97,7 @@ class SchedulerMetrics final : public CoreObserver {
   void MaybePublish(const SchedulerCore& core, Time now = 0);
   // Snapshots also carry `recorder`'s State (the loop owns the recorder;
   // attach before the HTTP server starts).
-  void AttachDashboard(const dashboard::Recorder* recorder) { dashboard_ = recorder; }
+  void AttachDashboard(const dashboard::ActivityRecorder* recorder) { dashboard_ = recorder; }
 
   // --- any thread ---
   // Asks the loop for a snapshot and waits up to `timeout` for it; when the
@@ -106,10 +106,10 @@ class SchedulerMetrics final : public CoreObserver {
   std::shared_ptr<const Snapshot> Fresh(std::chrono::milliseconds timeout);
 
  private:
-  Histogram job_latency_{JobLatencyBounds()};  // loop thread only
+  Histogram job_latency_{JobLatencyBounds()};        // loop thread only
   Histogram journal_commit_{JournalCommitBounds()};  // loop thread only
   uint64_t journal_commit_failures_ = 0;             // loop thread only
-  const dashboard::Recorder* dashboard_ = nullptr;
+  const dashboard::ActivityRecorder* dashboard_ = nullptr;
 
   std::atomic<bool> wanted_{false};
   Mutex mu_;
