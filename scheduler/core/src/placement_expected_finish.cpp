@@ -148,11 +148,14 @@ ExecutorId ExpectedFinishPlacement::PickFastest(const Job& job, TaskIndex t, boo
     if (avoided && copy) return 0;  // copies never go where a policy advises against
     for (int b = 0; b < kBuckets; ++b) {
       if (avoided && fallback && b >= fallback_bucket) break;
+      std::deque<ExecutorId>& q = List(b, avoided);
+      // Most of the 2 x kBuckets lists are empty on a small fleet, and a
+      // full one fails every placement after the first: skip them unvisited.
+      if (q.empty()) continue;
       Clean(b, avoided, false);
       // Entries further back may have gone stale too (busy, moved): when the
       // walk passes many, the list is compacted once, so the cost per
       // placement stays O(buckets) amortised at datacenter scale.
-      std::deque<ExecutorId>& q = List(b, avoided);
       size_t passed = 0;
       ExecutorId found = 0;
       for (ExecutorId id : q) {
