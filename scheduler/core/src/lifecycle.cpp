@@ -205,14 +205,26 @@ void Lifecycle::Started(Attempt& a) {
 }
 
 void Lifecycle::PushDeadline(const Attempt& a) {
-  CoreState::DeadlineHeap& heap = s_.attempt_deadlines;
-  heap.push({a.deadline, a.id});
-  if (heap.size() < 2 * s_.attempts.size() + 1024) return;
+  s_.attempt_deadlines.push({a.deadline, a.id});
+  if (s_.attempt_deadlines.size() >= 2 * s_.attempts.size() + 1024) RebuildDeadlines();
+}
+
+void Lifecycle::PostponeDeadlines(double s) {
+  for (auto& [id, a] : s_.attempts) {
+    if (a.deadline <= 0) continue;
+    a.deadline += s;
+    if (a.run_deadline > 0) a.run_deadline += s;
+  }
+  RebuildDeadlines();
+}
+
+// The heap anew from the live attempts, without its stale entries.
+void Lifecycle::RebuildDeadlines() {
   std::vector<CoreState::Deadline> live;
   live.reserve(s_.attempts.size());
-  for (auto& [id, x] : s_.attempts)
-    if (x.deadline > 0) live.emplace_back(x.deadline, id);
-  heap = CoreState::DeadlineHeap(std::greater<>(), std::move(live));
+  for (auto& [id, a] : s_.attempts)
+    if (a.deadline > 0) live.emplace_back(a.deadline, id);
+  s_.attempt_deadlines = CoreState::DeadlineHeap(std::greater<>(), std::move(live));
 }
 
 void Lifecycle::EndAttempt(const Attempt& a, AttemptOutcome outcome, double run_s) {

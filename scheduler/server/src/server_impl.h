@@ -102,6 +102,11 @@ class SchedulerServer::Impl {
   void SendExecutorError(const std::string& route, wire::Error::Code code, std::string message);
   void SendClientError(const std::string& route, uint64_t request_id, wire::Error::Code code, std::string message);
   void WarnBadInput(const char* where, const std::string& what);
+  // A limit refused a request or a registration: counted under its config
+  // key for /metrics (tailcut_refusals_total, docs/METRICS.md).
+  void CountRefusal(const char* limit) { ++refusals_[limit]; }
+  static const char* CoreLimitOf(const Status& refused);  // which of the core's caps CheckAdmission named
+  metrics::Bounds CollectBounds() const;
 
   // --- the executor socket (server_executors.cpp)
   void DrainExecutors();
@@ -182,6 +187,12 @@ class SchedulerServer::Impl {
   // What the wire conversions capped or ignored, logged like other bad input.
   const BadInputFn bad_executor_input_ = [this](const std::string& what) { WarnBadInput("executor socket", what); };
   LogLimiter bad_input_log_;  // one line a second at most
+  // Every limit's refusals so far, each listed from the start (0).
+  std::map<std::string, uint64_t> refusals_{
+      {"core.max_tasks_per_job", 0},       {"core.max_queued_tasks", 0},
+      {"scheduler.max_jobs_per_owner", 0}, {"scheduler.max_watchers_per_client", 0},
+      {"scheduler.max_executors", 0},      {"scheduler.max_message_bytes", 0},
+      {"scheduler.trusted_keys", 0}};
   // Declared last: the HTTP threads stop (http_ destroyed) before anything
   // they read goes.
   std::unique_ptr<metrics::SchedulerMetrics> metrics_;
