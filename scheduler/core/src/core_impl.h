@@ -72,7 +72,10 @@ class SchedulerCore::Impl final {
 
   void SetLostAfter(double s) { s_.opt.lost_after_s = s; }
   void DiscountStall(double s) {
-    if (std::isfinite(s) && s > 0) life_.PostponeDeadlines(s);
+    if (!std::isfinite(s) || s <= 0) return;
+    life_.PostponeDeadlines(s);
+    // Executors coming back after a restart get the stall too (restore.cpp).
+    if (s_.recovery_hold_until >= 0) s_.recovery_hold_until += s;
   }
 
   void ExecutorSignals(ExecutorId id, uint32_t gpu_throttle_reasons);

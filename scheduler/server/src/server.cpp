@@ -31,6 +31,7 @@ Status SchedulerServer::Impl::Bind() {
                                   opt_.core.job_retention);
       !s.ok())
     return s;
+  last_iteration_ = clock_.Now();  // a slow start after recovery is a stall as well (Run, NoteStall)
   // Resumed jobs count toward their owners' caps (the owner is journaled).
   // A parent's tasks from an earlier run are not resumed: the parent saw
   // this edge go and re-places them (docs/EDGE.md, "Two tiers").
@@ -286,7 +287,7 @@ void SchedulerServer::Impl::ReloadTrustedKeysNow() {
 
 void SchedulerServer::Impl::Run() {
   double next_tick = 0;
-  last_iteration_ = clock_.Now();
+  NoteStall();
   while (!stop_.load(std::memory_order_relaxed)) {
     double now = clock_.Now();
     // The core's timer: ticks, and the wake-ups policies asked for
