@@ -3,14 +3,18 @@
 # link edge can be missing while a header still reaches up (a header-only
 # use of a higher layer), so the includes are checked too.
 #
-# tailcut_forbid_includes(ROOT <dir> FOLDER <folder> ALLOW ns... [PROTOBUF] [RESULT var])
-#   Scans every C++/CUDA file under ROOT/FOLDER and fails, naming each
-#   offending file:line, when one includes
+# tailcut_forbid_includes(ROOT <dir> FOLDER <folder> ALLOW ns... [USES folder...]
+#                         [EXCEPT subfolder...] [PROTOBUF] [RESULT var])
+#   Scans every C++/CUDA file under ROOT/FOLDER (but not under
+#   FOLDER/<subfolder> for each EXCEPT) and fails, naming each offending
+#   file:line, when one includes
 #   - "tailcut/<ns>/..." (or <tailcut/<ns>/...>) for an <ns> not in ALLOW;
 #   - "tailcut.pb.h" (the generated protocol) without PROTOBUF;
 #   - any other quoted header that is not inside FOLDER (looked up beside
-#     the including file, then in FOLDER/src and FOLDER/include): a library
-#     reaching into a program's or another library's private headers.
+#     the including file, then in FOLDER/src and FOLDER/include) or directly
+#     in one of the USES folders (ROOT-relative: the rooms of a library it
+#     may use, e.g. the server's net/ for its edge/): a library reaching
+#     into a program's, another library's or another room's private headers.
 #   Reports every offender at once; with RESULT the lines are appended to
 #   <var> instead, for the caller to report.
 #
@@ -37,7 +41,7 @@ function(_tailcut_line_of file text out)
 endfunction()
 
 function(tailcut_forbid_includes)
-  cmake_parse_arguments(F "PROTOBUF" "ROOT;FOLDER;RESULT" "ALLOW" ${ARGN})
+  cmake_parse_arguments(F "PROTOBUF" "ROOT;FOLDER;RESULT" "ALLOW;USES;EXCEPT" ${ARGN})
   set(base "${F_ROOT}/${F_FOLDER}")
   if(NOT IS_DIRECTORY "${base}")
     message(FATAL_ERROR "tailcut_forbid_includes: no folder ${base}")
@@ -45,8 +49,27 @@ function(tailcut_forbid_includes)
   file(GLOB_RECURSE files LIST_DIRECTORIES false
        "${base}/*.h" "${base}/*.hpp" "${base}/*.cpp" "${base}/*.cc" "${base}/*.cu" "${base}/*.cuh")
   list(JOIN F_ALLOW ", " allowed)
+  get_filename_component(real_base "${base}" REALPATH)
+  set(uses "")
+  foreach(u IN LISTS F_USES)
+    if(NOT IS_DIRECTORY "${F_ROOT}/${u}")
+      message(FATAL_ERROR "tailcut_forbid_includes: no folder ${F_ROOT}/${u} (USES of ${F_FOLDER})")
+    endif()
+    get_filename_component(real_u "${F_ROOT}/${u}" REALPATH)
+    list(APPEND uses "${real_u}")
+  endforeach()
   set(_offenders "")
   foreach(f IN LISTS files)
+    set(skip FALSE)
+    foreach(x IN LISTS F_EXCEPT)
+      string(FIND "${f}" "${base}/${x}/" at)
+      if(at EQUAL 0)
+        set(skip TRUE)
+      endif()
+    endforeach()
+    if(skip)
+      continue()
+    endif()
     file(STRINGS "${f}" lines REGEX "^[ \t]*#[ \t]*include[ \t]*[<\"]")
     get_filename_component(dir "${f}" DIRECTORY)
     foreach(l IN LISTS lines)
@@ -62,18 +85,32 @@ function(tailcut_forbid_includes)
       elseif(l MATCHES "^[ \t]*#[ \t]*include[ \t]*\"([^\"]+)\"")
         set(inc "${CMAKE_MATCH_1}")
         set(found "")
-        foreach(d "${dir}" "${base}/src" "${base}/include")
+        foreach(d "${dir}" "${base}/src" "${base}/include" ${uses})
           if(EXISTS "${d}/${inc}" AND NOT IS_DIRECTORY "${d}/${inc}")
             get_filename_component(found "${d}/${inc}" REALPATH)
             break()
           endif()
         endforeach()
-        get_filename_component(real_base "${base}" REALPATH)
         if(NOT found)
           set(why "not a header of ${F_FOLDER} (another folder's private header, or a program's)")
         else()
+          # Inside FOLDER, outside its EXCEPT subfolders, or directly in a USES folder.
           string(FIND "${found}" "${real_base}/" at)
-          if(NOT at EQUAL 0)
+          set(ok FALSE)
+          if(at EQUAL 0)
+            set(ok TRUE)
+            foreach(x IN LISTS F_EXCEPT)
+              string(FIND "${found}" "${real_base}/${x}/" in_x)
+              if(in_x EQUAL 0)
+                set(ok FALSE)
+              endif()
+            endforeach()
+          endif()
+          get_filename_component(found_dir "${found}" DIRECTORY)
+          if(found_dir IN_LIST uses)
+            set(ok TRUE)
+          endif()
+          if(NOT ok)
             file(RELATIVE_PATH rel "${F_ROOT}" "${found}")
             set(why "${rel} is outside ${F_FOLDER}")
           endif()
@@ -111,7 +148,17 @@ function(tailcut_check_include_layers root)
   tailcut_forbid_includes(${r} FOLDER predictors ALLOW common predictors)
   tailcut_forbid_includes(${r} FOLDER coding ALLOW common coding)
   tailcut_forbid_includes(${r} FOLDER scheduler/core ALLOW common predictors core)
-  tailcut_forbid_includes(${r} FOLDER scheduler/server ALLOW common predictors core server wire PROTOBUF)
+  # The server's rooms (scheduler/server/CMakeLists.txt): each sees the
+  # core and its own headers; only edge/ uses net/, and only the server
+  # itself (src/) joins them all. tailcut/server/ is the public include/.
+  set(srv scheduler/server)
+  tailcut_forbid_includes(${r} FOLDER ${srv}/net ALLOW common predictors core wire PROTOBUF)
+  tailcut_forbid_includes(${r} FOLDER ${srv}/durability ALLOW common predictors core server PROTOBUF)
+  tailcut_forbid_includes(${r} FOLDER ${srv}/http ALLOW common predictors core)
+  tailcut_forbid_includes(${r} FOLDER ${srv}/edge ALLOW common predictors core server wire PROTOBUF USES ${srv}/net)
+  tailcut_forbid_includes(${r} FOLDER ${srv} EXCEPT net durability http edge
+                          ALLOW common predictors core server wire PROTOBUF
+                          USES ${srv}/net ${srv}/durability ${srv}/http ${srv}/edge)
   # plugin_api: the external plugin API (tailcut/plugins/plugin_api.h) and
   # its loader, on the core alone.
   tailcut_forbid_includes(${r} FOLDER plugin_api ALLOW common predictors core plugins)

@@ -12,11 +12,11 @@ namespace {
 
 enum class Ev { kEnd = 0, kAssess = 1, kStart = 2 };
 
-struct Event {
+struct EvalEvent {
   double t;
   Ev kind;
   size_t row;
-  bool operator>(const Event& o) const {
+  bool operator>(const EvalEvent& o) const {
     if (t != o.t) return t > o.t;
     if (kind != o.kind) return kind > o.kind;
     return row > o.row;
@@ -37,7 +37,7 @@ EvalReport EvaluateRows(const std::vector<TraceRow>& rows, const EvalOptions& op
   rep.predictor = std::string(suite.latency().name());
   rep.attempts = rows.size();
 
-  std::priority_queue<Event, std::vector<Event>, std::greater<>> q;
+  std::priority_queue<EvalEvent, std::vector<EvalEvent>, std::greater<>> q;
   double t0 = rows.empty() ? 0 : rows[0].start, t1 = t0;
   for (size_t i = 0; i < rows.size(); ++i) {
     q.push({rows[i].start, Ev::kStart, i});
@@ -54,7 +54,7 @@ EvalReport EvaluateRows(const std::vector<TraceRow>& rows, const EvalOptions& op
   double abs_err = 0, rel_err = 0;
 
   while (!q.empty()) {
-    Event ev = q.top();
+    EvalEvent ev = q.top();
     q.pop();
     const TraceRow& r = rows[ev.row];
     const double d = r.duration();

@@ -99,7 +99,7 @@ double SelfCpuS(int who) {
   return u.ru_utime.tv_sec + u.ru_utime.tv_usec / 1e6 + u.ru_stime.tv_sec + u.ru_stime.tv_usec / 1e6;
 }
 
-struct Args {
+struct SwarmArgs {
   const tailcut::cli::Args& parsed;
   std::string Get(const std::string& k, const std::string& def = "") const { return parsed.Get(k, def); }
   // A number >= 0, else exit 2 naming the flag (Args::Double's message).
@@ -178,7 +178,7 @@ struct CpuMeter {
   }
 };
 
-int Drive(const Args& a, uint32_t n, CpuMeter meter) {
+int Drive(const SwarmArgs& a, uint32_t n, CpuMeter meter) {
   tailcut::ClientOptions co;
   co.endpoint = a.Get("--client");
   co.key_file = a.Get("--client-key-file");
@@ -272,7 +272,7 @@ int Drive(const Args& a, uint32_t n, CpuMeter meter) {
 }
 
 int Run(const tailcut::cli::Args& parsed) {
-  Args a{parsed};
+  SwarmArgs a{parsed};
   uint32_t n = static_cast<uint32_t>(a.Num("--executors", 0));
   if (n == 0) {
     std::cerr << "tailcut-swarm: --executors N is required (try tailcut-swarm --help)\n";

@@ -48,18 +48,18 @@ double FinishAt(const Exec& x, double t, double work) {
 }
 
 enum class Ev : uint8_t { kCrash, kArrive, kReady, kEnd, kCommit, kDeadline };
-struct Event {
+struct OracleEvent {
   double t;
   uint64_t seq;
   uint64_t b;   // kEnd: run id
   uint32_t a;   // executor or job index
   Ev type;
 };
-struct Later {
-  bool operator()(const Event& l, const Event& r) const { return l.t != r.t ? l.t > r.t : l.seq > r.seq; }
+struct OracleLater {
+  bool operator()(const OracleEvent& l, const OracleEvent& r) const { return l.t != r.t ? l.t > r.t : l.seq > r.seq; }
 };
 
-struct Job {
+struct OracleJob {
   double submit = 0;
   uint32_t cls = 0;
   int64_t trace = -1;
@@ -84,7 +84,7 @@ class Replay {
     const auto wall0 = std::chrono::steady_clock::now();
     Setup();
     while (!pq_.empty()) {
-      Event e = pq_.top();
+      OracleEvent e = pq_.top();
       pq_.pop();
       if (e.t > sc_.max_time_s) break;
       now_ = e.t;
@@ -93,7 +93,7 @@ class Replay {
       Place();
     }
     r_.virtual_s = now_;
-    for (const Job& j : jobs_) r_.unfinished += j.ended ? 0 : 1;
+    for (const OracleJob& j : jobs_) r_.unfinished += j.ended ? 0 : 1;
     Summarise(&r_);
     r_.policy = "bound";
     r_.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
@@ -101,9 +101,7 @@ class Replay {
   }
 
  private:
-  void Push(Ev type, double t, uint32_t a, uint64_t b = 0) {
-    pq_.push(Event{t, seq_++, b, a, type});
-  }
+  void Push(Ev type, double t, uint32_t a, uint64_t b = 0) { pq_.push(OracleEvent{t, seq_++, b, a, type}); }
 
   void Setup() {
     const ClusterModel& cl = sc_.cluster;
@@ -137,7 +135,7 @@ class Replay {
 
   bool MoreToSubmit() const { return arrivals_.More(jobs_.size(), r_.tasks); }
 
-  void Handle(const Event& e) {
+  void Handle(const OracleEvent& e) {
     switch (e.type) {
       case Ev::kCrash: Crash(e.a); break;
       case Ev::kArrive: Arrive(); break;
@@ -148,7 +146,7 @@ class Replay {
       case Ev::kEnd: End(e.b); break;
       case Ev::kCommit: Commit(e.a); break;
       case Ev::kDeadline: {
-        Job& j = jobs_[e.a];
+        OracleJob& j = jobs_[e.a];
         if (!j.ended) EndJob(e.a, j.commits >= std::max<uint32_t>(j.min_count, 1));
         break;
       }
@@ -158,7 +156,7 @@ class Replay {
   // The same job sequence as the simulator's Arrive (same draws, same order).
   void Arrive() {
     if (!MoreToSubmit()) return;
-    Job j;
+    OracleJob j;
     j.submit = now_;
     uint32_t n = 0;
     CompletionKind rule = CompletionKind::kAll;
@@ -193,7 +191,7 @@ class Replay {
   // Run time at factor 1 and speed 1: the first attempt's draw, unstraggled;
   // a trace task's time on a healthy executor.
   double BaseWork(uint32_t job, uint32_t task) const {
-    const Job& j = jobs_[job];
+    const OracleJob& j = jobs_[job];
     if (j.trace >= 0) {
       const TraceTask& t = sc_.trace[static_cast<size_t>(j.trace)].tasks[task];
       return t.normal > 0 ? std::min(t.duration, t.normal) : t.duration;
@@ -266,7 +264,7 @@ class Replay {
   // Starts up to `quantum` of the job's next tasks; returns how many, and
   // whether it stopped for want of any free slot.
   std::pair<uint32_t, bool> PlaceTasks(uint32_t job, uint32_t quantum, Claims* c) {
-    Job& j = jobs_[job];
+    OracleJob& j = jobs_[job];
     uint32_t placed = 0;
     while (placed < quantum && j.next < tasks_of_[job]) {
       const double base = BaseWork(job, j.next);
@@ -308,7 +306,7 @@ class Replay {
     // Only healthy slots are waited for (a faulty one seldom frees in time).
     runs_.emplace(id, Running{e, now_, x.faulty ? releases_.end() : releases_.emplace(fin, e)});
     run_job_.emplace(id, job);
-    Job& j = jobs_[job];
+    OracleJob& j = jobs_[job];
     if (j.cancels) j.running.push_back(id);
     ++r_.attempts;
     Push(Ev::kEnd, fin, e, id);
@@ -339,13 +337,13 @@ class Replay {
   }
 
   void Commit(uint32_t job) {
-    Job& j = jobs_[job];
+    OracleJob& j = jobs_[job];
     if (j.ended) return;
     if (++j.commits >= j.need) EndJob(job, true);
   }
 
   void EndJob(uint32_t job, bool ok) {
-    Job& j = jobs_[job];
+    OracleJob& j = jobs_[job];
     j.ended = true;
     r_.latencies[job] = now_ - j.submit;
     ++r_.jobs;
@@ -370,14 +368,14 @@ class Replay {
   double net_;
   Arrivals arrivals_;
   double now_ = 0;
-  std::priority_queue<Event, std::vector<Event>, Later> pq_;
+  std::priority_queue<OracleEvent, std::vector<OracleEvent>, OracleLater> pq_;
   uint64_t seq_ = 0;
   std::vector<Exec> execs_;
   std::set<std::pair<double, uint32_t>> free_;                // (speed, executor): healthy ones with a free slot
   std::vector<uint32_t> faulty_;                              // executors that turn fail-slow or crash
   std::multiset<std::pair<double, uint32_t>> releases_;       // (end, executor) of tasks on healthy executors
   std::deque<uint32_t> runnable_;  // jobs with unstarted tasks, in the core's round-robin order
-  std::vector<Job> jobs_;
+  std::vector<OracleJob> jobs_;
   std::vector<uint32_t> tasks_of_;
   std::unordered_map<uint64_t, Running> runs_;
   std::unordered_map<uint64_t, uint32_t> run_job_;

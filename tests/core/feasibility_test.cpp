@@ -12,11 +12,11 @@ using namespace tailcut::core;
 namespace {
 
 struct Fleet {
-  std::map<ExecutorId, Executor> execs;
-  Executor& Add(uint32_t slots, uint32_t gpus = 0, std::vector<std::string> kernels = {},
-                std::vector<std::pair<std::string, std::string>> labels = {}) {
+  std::map<ExecutorId, ExecutorState> execs;
+  ExecutorState& Add(uint32_t slots, uint32_t gpus = 0, std::vector<std::string> kernels = {},
+                     std::vector<std::pair<std::string, std::string>> labels = {}) {
     ExecutorId id = static_cast<ExecutorId>(execs.size() + 1);
-    Executor& e = execs[id];
+    ExecutorState& e = execs[id];
     e.id = id;
     e.desc.slots = slots;
     e.desc.gpus = gpus;
@@ -48,7 +48,7 @@ JobDef JobOf(std::vector<TaskDef> tasks) {
 
 TEST_CASE("labels must all be present with the same value") {
   Fleet f;
-  Executor& e = f.Add(4, 0, {"k"}, {{"zone", "edge"}, {"rack", "7"}});
+  ExecutorState& e = f.Add(4, 0, {"k"}, {{"zone", "edge"}, {"rack", "7"}});
   CHECK(LabelsMatch(e, MakeTask("k")));
   CHECK(LabelsMatch(e, MakeTask("k", 1, 0, {{"zone", "edge"}})));
   CHECK(LabelsMatch(e, MakeTask("k", 1, 0, {{"rack", "7"}, {"zone", "edge"}})));
@@ -58,9 +58,9 @@ TEST_CASE("labels must all be present with the same value") {
 
 TEST_CASE("an executor is feasible when its size, gpus, kernels and labels fit") {
   Fleet f;
-  Executor& sl = f.Add(2, 0, {"sleep"});
-  Executor& mm = f.Add(8, 1, {"matmul"});         // one kernel only
-  Executor& none = f.Add(8, 1);                   // lists no kernel: runs none
+  ExecutorState& sl = f.Add(2, 0, {"sleep"});
+  ExecutorState& mm = f.Add(8, 1, {"matmul"});  // one kernel only
+  ExecutorState& none = f.Add(8, 1);            // lists no kernel: runs none
   CHECK(Feasible(sl, MakeTask("sleep", 2)));
   CHECK(Feasible(sl, MakeTask("sleep", 0)));         // 0 slots counts as 1
   CHECK_FALSE(Feasible(sl, MakeTask("sleep", 3)));   // bigger than the executor, ever
@@ -73,7 +73,7 @@ TEST_CASE("an executor is feasible when its size, gpus, kernels and labels fit")
 
 TEST_CASE("feasibility ignores what executors run now") {
   Fleet f;
-  Executor& e = f.Add(2, 1, {"k"});
+  ExecutorState& e = f.Add(2, 1, {"k"});
   e.used_slots = 2;
   e.used_gpus = 1;
   CHECK(Feasible(e, MakeTask("k", 2, 1)));

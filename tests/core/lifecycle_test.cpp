@@ -29,7 +29,7 @@ TEST_CASE("launches take slots, get ids in order and are announced") {
   CHECK(launches[0].attempt == 1);
   CHECK(launches[0].task == 1);
   CHECK(launches[1].attempt == 2);
-  const core::Executor& e = f.s.executors.at(a);
+  const core::ExecutorState& e = f.s.executors.at(a);
   CHECK(e.used_slots == 3);  // may exceed slots: queued attempts (pipelining)
   CHECK(e.used_gpus == 1);
   CHECK(job.running == 2);

@@ -2,6 +2,7 @@
 // ExecutorMessage (scheduler/server/src/server_executors.cpp, DrainExecutors), on a core
 // that has a running job, through the same conversions (wire_convert.h).
 #include "core_fixture.h"
+#include "executor_reports.h"
 #include "fuzz_targets.h"
 #include "tailcut/wire/wire.h"
 #include "wire_convert.h"

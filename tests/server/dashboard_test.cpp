@@ -24,7 +24,7 @@ struct Fixture {
   Fixture() { h.core.AddObserver(&rec); }
   State Collect() { return rec.Collect(h.core, h.clock.Now()); }
   CoreHarness h;
-  Recorder rec{&h.clock};
+  ActivityRecorder rec{&h.clock};
 };
 
 size_t Count(const std::string& text, const std::string& what) {
@@ -222,7 +222,7 @@ TEST_CASE("dashboard: owners' shares, most slots first, bounded with the rest as
   (void)h.core.SubmitJob(a);
   (void)h.core.SubmitJob(b);
   h.Drain();
-  Recorder rec(&h.clock);
+  ActivityRecorder rec(&h.clock);
   State st = rec.Collect(h.core, 0);
   CHECK(st.total_slots == 4);
   std::string json = RenderOwners(st);

@@ -18,7 +18,7 @@ JobView MakeJobView(const Job& j) {
   return v;
 }
 
-ExecutorView MakeExecView(const Executor& e) {
+ExecutorView MakeExecView(const ExecutorState& e) {
   ExecutorView v;
   v.id = e.id;
   v.name = e.desc.name;

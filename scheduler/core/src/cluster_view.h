@@ -11,7 +11,7 @@
 namespace tailcut::core {
 
 JobView MakeJobView(const Job& j);
-ExecutorView MakeExecView(const Executor& e);
+ExecutorView MakeExecView(const ExecutorState& e);
 
 class StateView final : public ClusterView {
  public:

@@ -115,7 +115,7 @@ void SchedulerCore::Impl::RunDue() {
     std::vector<ExecutorId> lost;
     while (!s_.heard.empty() && now > s_.heard.front().first + lost_after) {
       auto [t, id] = s_.heard.front();
-      Executor* e = s_.FindExec(id);
+      ExecutorState* e = s_.FindExec(id);
       if (e && e->heard_queued == t && now <= e->last_seen + lost_after) break;  // not due yet
       s_.heard.pop_front();
       if (e && e->heard_queued == t) lost.push_back(id);  // else gone, or queued again since
@@ -311,7 +311,7 @@ bool SchedulerCore::Impl::DeliverPolicyEvents() {
       ExecutorId e = ev.kind == PolicyEvent::Kind::kEnded      ? a.executor
                      : ev.kind == PolicyEvent::Kind::kExecutor ? ev.executor
                                                                : 0;
-      if (Executor* x = e ? s_.FindExec(e) : nullptr) place_.RefreshAvoid(*x);
+      if (ExecutorState* x = e ? s_.FindExec(e) : nullptr) place_.RefreshAvoid(*x);
     }
   }
   const Time now = s_.Now();
@@ -473,7 +473,7 @@ ExecutorId SchedulerCore::Impl::PreemptCopyFor(Job& job, TaskIndex t, uint32_t* 
     Job& other = s_.jobs.at(c.job);
     if (other.owner == job.owner && !s_.opt.CopiesYieldToJobs()) continue;  // and an owner's
     if (other.tasks[c.task].live < 2) continue;  // its task's only attempt now: not redundant
-    const Executor& e = s_.executors.at(c.executor);
+    const ExecutorState& e = s_.executors.at(c.executor);
     if (e.quarantined || e.used_slots - c.slots + need > e.desc.slots || e.used_gpus - c.gpus + d.gpus > e.desc.gpus ||
         (e.desc.memory_mb && e.used_memory_mb - c.memory_mb + d.memory_mb > e.desc.memory_mb) || !Feasible(e, d))
       continue;

@@ -80,7 +80,7 @@ bool SchedulerCore::Impl::CommitOrphanResult(JobId j, TaskIndex t, AttemptId a, 
 }
 
 Status SchedulerCore::Impl::AdoptAttempt(AttemptId id, JobId j, TaskIndex t, ExecutorId eid, bool started) {
-  Executor* e = s_.FindExec(eid);
+  ExecutorState* e = s_.FindExec(eid);
   if (!e) return Status::NotFound("no executor " + std::to_string(eid));
   if (auto it = s_.attempts.find(id); it != s_.attempts.end()) {
     if (it->second.executor == eid && it->second.job == j && it->second.task == t) return Status::Ok();
@@ -160,7 +160,7 @@ void SchedulerCore::Impl::Refuse(ExecutorId e, AttemptId a, const char* why) {
 // `held`; to anyone when that run did not journal launches); and e offers
 // its kernel.
 Status SchedulerCore::Impl::HeldBy(AttemptId a, JobId j, TaskIndex t, ExecutorId eid) {
-  const Executor* e = s_.FindExec(eid);
+  const ExecutorState* e = s_.FindExec(eid);
   auto refuse = [&](const char* why) {
     Refuse(eid, a, why);
     return Status::PermissionDenied("attempt " + std::to_string(a) + " of job " + std::to_string(j) + " task " +
@@ -192,14 +192,14 @@ void SchedulerCore::Impl::Hold(std::shared_ptr<const std::string> identity, Atte
 
 // The executor answered about an attempt: it is not unresponsive.
 void SchedulerCore::Impl::Answered(ExecutorId id) {
-  if (Executor* e = s_.FindExec(id)) e->timeouts_in_a_row = 0;
+  if (ExecutorState* e = s_.FindExec(id)) e->timeouts_in_a_row = 0;
 }
 
 // An executor whose last attempts all timed out takes no more work until
 // it registers again (a quarantine outside the policies' cap: it gives no
 // capacity anyway).
 void SchedulerCore::Impl::NoteTimeout(ExecutorId id) {
-  Executor* e = s_.FindExec(id);
+  ExecutorState* e = s_.FindExec(id);
   if (!e || e->unresponsive || ++e->timeouts_in_a_row < s_.opt.unresponsive_after_timeouts ||
       s_.opt.unresponsive_after_timeouts == 0)
     return;
@@ -298,7 +298,7 @@ void SchedulerCore::Impl::FailAttempt(Attempt a, std::string error, double run_s
 // ended, or was never known); cancels the task's other live attempts.
 void SchedulerCore::Impl::Commit(Job& job, TaskIndex t, AttemptId attempt, ExecutorId eid, std::string output,
                                  double run_s, bool copy) {
-  if (Executor* e = s_.FindExec(eid)) e->finished++;
+  if (ExecutorState* e = s_.FindExec(eid)) e->finished++;
   life_.RecordCommit(job, t, attempt, eid, run_s, std::move(output), /*notify=*/true, copy);
   life_.EndLiveAttempts(job, t, AttemptOutcome::kSuperseded);
   if (job.Complete()) life_.FinishJob(job, JobState::kSucceeded, "");

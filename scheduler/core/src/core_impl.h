@@ -67,7 +67,7 @@ class SchedulerCore::Impl final {
   void RemoveExecutor(ExecutorId id, bool lost, std::string reason);
 
   void ExecutorSeen(ExecutorId id) {
-    if (Executor* e = s_.FindExec(id)) s_.Heard(*e);
+    if (ExecutorState* e = s_.FindExec(id)) s_.Heard(*e);
   }
 
   void SetLostAfter(double s) { s_.opt.lost_after_s = s; }
@@ -151,7 +151,7 @@ class SchedulerCore::Impl final {
   // --- who may report what (docs/SECURITY.md, "Results only for work handed out") ---
   void Refuse(ExecutorId e, AttemptId a, const char* why);
   Status HeldBy(AttemptId a, JobId j, TaskIndex t, ExecutorId eid);
-  void Hold(const Executor& e, const Attempt& a) { Hold(e.identity, a.id, a.job, a.task); }
+  void Hold(const ExecutorState& e, const Attempt& a) { Hold(e.identity, a.id, a.job, a.task); }
   void Hold(std::shared_ptr<const std::string> identity, AttemptId a, JobId j, TaskIndex t);
   void Answered(ExecutorId id);
   void NoteTimeout(ExecutorId id);

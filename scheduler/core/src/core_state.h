@@ -115,7 +115,7 @@ struct Job {
   bool HasWork() const { return waiting_for.empty() && (!retry.empty() || next_unlaunched < Count()); }
 };
 
-struct Executor {
+struct ExecutorState {
   ExecutorId id = 0;
   ExecutorDesc desc;
   std::unordered_set<std::string> kernels;
@@ -199,7 +199,7 @@ struct CoreState {
   // idempotent: the executors still running their attempts from before
   // the restart have lost_after_s to register again and have them adopted.
   Time recovery_hold_until = -1;
-  std::map<ExecutorId, Executor> executors;
+  std::map<ExecutorId, ExecutorState> executors;
   // Kernels some executor declared not idempotent by default (sticky).
   std::unordered_set<std::string> side_effect_kernels;
   std::deque<ExecutorId> free;          // executors with a free slot, not avoided
@@ -286,7 +286,7 @@ struct CoreState {
     return it == jobs.end() ? nullptr : &it->second;
   }
   // The executor spoke: it is alive now.
-  void Heard(Executor& e) {
+  void Heard(ExecutorState& e) {
     Time now = Now();
     e.last_seen = now;
     if (opt.lost_after_s > 0 && now - e.heard_queued >= opt.lost_after_s / 4) {
@@ -294,7 +294,7 @@ struct CoreState {
       e.heard_queued = now;
     }
   }
-  Executor* FindExec(ExecutorId id) {
+  ExecutorState* FindExec(ExecutorId id) {
     auto it = executors.find(id);
     return it == executors.end() ? nullptr : &it->second;
   }
@@ -332,12 +332,12 @@ struct CoreState {
   }
 
   // Free slots `e` adds to free_slots.
-  static uint64_t FreeSlotsOf(const Executor& e) {
+  static uint64_t FreeSlotsOf(const ExecutorState& e) {
     return e.quarantined || e.used_slots >= e.desc.slots ? 0 : e.desc.slots - e.used_slots;
   }
   // Runs `change` on `e` keeping free_slots exact.
   template <typename F>
-  void ChangeSlots(Executor& e, F&& change) {
+  void ChangeSlots(ExecutorState& e, F&& change) {
     free_slots -= FreeSlotsOf(e);
     change();
     free_slots += FreeSlotsOf(e);

@@ -9,7 +9,7 @@ namespace tailcut::core {
 
 // Both lists are sorted (SortLabels, Lifecycle::AddExecutor): one merge,
 // linear in their lengths (20,000 required labels were quadratic).
-bool LabelsMatch(const Executor& e, const TaskDef& d) {
+bool LabelsMatch(const ExecutorState& e, const TaskDef& d) {
   return std::includes(e.desc.labels.begin(), e.desc.labels.end(), d.labels.begin(), d.labels.end());
 }
 
@@ -18,13 +18,13 @@ void SortLabels(JobDef& def) {
   std::sort(def.templ.labels.begin(), def.templ.labels.end());
 }
 
-bool Feasible(const Executor& e, const TaskDef& d) {
+bool Feasible(const ExecutorState& e, const TaskDef& d) {
   return std::max<uint32_t>(d.cpu_slots, 1) <= e.desc.slots && d.gpus <= e.desc.gpus &&
          (e.desc.memory_mb == 0 || d.memory_mb <= e.desc.memory_mb) && e.kernels.count(d.kernel) > 0 &&
          LabelsMatch(e, d);
 }
 
-Status CheckFeasible(const std::map<ExecutorId, Executor>& executors, const TaskDef& d) {
+Status CheckFeasible(const std::map<ExecutorId, ExecutorState>& executors, const TaskDef& d) {
   if (executors.empty()) return Status::FailedPrecondition("no executor has registered with the scheduler");
   bool kernel_offered = false;
   for (auto& [id, e] : executors) {
@@ -74,7 +74,7 @@ Status ValidateOutputDir(const JobDef& def) {
   return Status::Ok();
 }
 
-Status ValidateJob(const std::map<ExecutorId, Executor>& executors, const JobDef& def) {
+Status ValidateJob(const std::map<ExecutorId, ExecutorState>& executors, const JobDef& def) {
   uint32_t n = def.TaskCount();
   if (n == 0) return Status::InvalidArgument("job has no tasks");
   const CompletionRule& r = def.rule;
@@ -118,7 +118,7 @@ Status ValidateJob(const std::map<ExecutorId, Executor>& executors, const JobDef
   return Status::Ok();
 }
 
-KernelArgsIndex::KernelArgsIndex(const std::map<ExecutorId, Executor>& executors) : executors_(executors) {}
+KernelArgsIndex::KernelArgsIndex(const std::map<ExecutorId, ExecutorState>& executors) : executors_(executors) {}
 
 Status KernelArgsIndex::Check(const TaskDef& d) {
   auto [it, fresh] = kernels_.try_emplace(d.kernel);

@@ -11,27 +11,27 @@ namespace tailcut::core {
 // `e` has every label `d` requires, with the same value.
 // Needs both label lists sorted: SortLabels on a job before it is
 // validated or added, Lifecycle::AddExecutor for executors.
-bool LabelsMatch(const Executor& e, const TaskDef& d);
+bool LabelsMatch(const ExecutorState& e, const TaskDef& d);
 void SortLabels(JobDef& def);
 
 // Could `e` ever run `d` (ignoring what it runs now)?
-bool Feasible(const Executor& e, const TaskDef& d);
+bool Feasible(const ExecutorState& e, const TaskDef& d);
 
 // Ok if some executor in `executors` could run `d`; else says why not.
-Status CheckFeasible(const std::map<ExecutorId, Executor>& executors, const TaskDef& d);
+Status CheckFeasible(const std::map<ExecutorId, ExecutorState>& executors, const TaskDef& d);
 
 // Rejects jobs that are empty or ill-formed, (unless wait_for_resources
 // or no executor joined yet) jobs with a task no executor could run, and
 // jobs with a task whose key=value arguments no executor offering its
 // kernel takes (ExecutorDesc::kernel_args; docs/KERNELS.md).
-Status ValidateJob(const std::map<ExecutorId, Executor>& executors, const JobDef& def);
+Status ValidateJob(const std::map<ExecutorId, ExecutorState>& executors, const JobDef& def);
 // The kernels' declared arguments (ExecutorDesc::kernel_args) over the
 // registered executors, gathered once per kernel: Check(d) is Ok when some
 // executor offering d.kernel takes d.args (or declares nothing), else the
 // first declaration's error, which names what the kernel takes.
 class KernelArgsIndex {
  public:
-  explicit KernelArgsIndex(const std::map<ExecutorId, Executor>& executors);
+  explicit KernelArgsIndex(const std::map<ExecutorId, ExecutorState>& executors);
   Status Check(const TaskDef& d);
 
  private:
@@ -39,7 +39,7 @@ class KernelArgsIndex {
     bool any = false;                                      // some executor's kernel takes anything
     std::vector<const std::vector<KernelArgSpec>*> specs;  // distinct ones
   };
-  const std::map<ExecutorId, Executor>& executors_;
+  const std::map<ExecutorId, ExecutorState>& executors_;
   std::map<std::string, Declarations> kernels_;
 };
 

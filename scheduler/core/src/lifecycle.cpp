@@ -76,7 +76,7 @@ void Lifecycle::RecordCommit(Job& job, TaskIndex t, AttemptId a, ExecutorId e, d
   }
   if (notify && job.def.stream_results) s_.Emit(TaskCommittedCmd{job.id, t, a, e, run_s, std::move(output), copy});
   if (notify && !job.def.output_dir.empty()) {
-    const Executor* exec = s_.FindExec(e);
+    const ExecutorState* exec = s_.FindExec(e);
     AwaitPromotion(job, t, a, e, exec ? exec->desc.host : "");
   }
 }
@@ -105,9 +105,9 @@ void Lifecycle::AwaitPromotion(Job& job, TaskIndex t, AttemptId a, ExecutorId e,
   s_.Emit(std::move(cmd));
 }
 
-Executor& Lifecycle::AddExecutor(ExecutorDesc desc) {
+ExecutorState& Lifecycle::AddExecutor(ExecutorDesc desc) {
   ExecutorId id = s_.next_executor_id++;
-  Executor& e = s_.executors[id];
+  ExecutorState& e = s_.executors[id];
   e.id = id;
   e.desc = std::move(desc);
   e.desc.slots = std::max<uint32_t>(e.desc.slots, 1);
@@ -128,7 +128,7 @@ Executor& Lifecycle::AddExecutor(ExecutorDesc desc) {
 }
 
 void Lifecycle::Launch(Job& job, TaskIndex t, ExecutorId eid, bool copy, bool restart) {
-  Executor& e = s_.executors.at(eid);
+  ExecutorState& e = s_.executors.at(eid);
   Attempt& a = Link(job, t, e, s_.next_attempt_id++, copy);
   job.attempts++;
   if (copy) job.copies++;
@@ -139,7 +139,7 @@ void Lifecycle::Launch(Job& job, TaskIndex t, ExecutorId eid, bool copy, bool re
   s_.Emit(std::move(l));
 }
 
-Attempt& Lifecycle::Link(Job& job, TaskIndex t, Executor& e, AttemptId id, bool copy) {
+Attempt& Lifecycle::Link(Job& job, TaskIndex t, ExecutorState& e, AttemptId id, bool copy) {
   const TaskDef& d = job.def.Task(t);
   Task& task = job.tasks[t];
   Attempt a;
@@ -252,7 +252,7 @@ void Lifecycle::EndAttempt(const Attempt& a, AttemptOutcome outcome, double run_
   if (job.owner) job.owner->slots -= a.slots;
   if (a.copy) s_.live_copies.erase(a.id);
   place_.AttemptEnded(a);
-  Executor* exec = s_.FindExec(a.executor);
+  ExecutorState* exec = s_.FindExec(a.executor);
   if (exec) {
     s_.ChangeSlots(*exec, [&] { exec->used_slots -= a.slots; });
     exec->used_gpus -= a.gpus;
@@ -279,7 +279,7 @@ void Lifecycle::EndAttempt(const Attempt& a, AttemptOutcome outcome, double run_
   for (auto& [e, state] : s_.predictors->HealthTransitions()) {
     TC_LOG(Info) << "executor " << e << " health: " << NodeHealthName(state.state) << " (speed factor "
                  << state.speed_factor << ")";
-    if (Executor* x = s_.FindExec(e)) place_.RefreshAvoid(*x);
+    if (ExecutorState* x = s_.FindExec(e)) place_.RefreshAvoid(*x);
     s_.PostExecutor(e, ExecutorChange::kHealthChanged);
   }
   for (CoreObserver* o : s_.observers) o->OnAttemptEnded(r);

@@ -35,14 +35,14 @@ class Lifecycle {
   bool AnswerPromotion(JobId job, TaskIndex t, AttemptId a, const std::string& error);
   // Registers an executor: it takes work at once, and jobs that waited for
   // a fitting executor may run now.
-  Executor& AddExecutor(ExecutorDesc desc);
+  ExecutorState& AddExecutor(ExecutorDesc desc);
 
   // New attempt of (job, t) on `eid`; ids are assigned in launch order.
   // `restart`: the task ran before and was requeued (counted apart).
   void Launch(Job& job, TaskIndex t, ExecutorId eid, bool copy, bool restart = false);
   // Makes attempt `id` of (job, t) live on `e` without telling the executor
   // (Launch, and adopting an attempt an executor already runs).
-  Attempt& Link(Job& job, TaskIndex t, Executor& e, AttemptId id, bool copy);
+  Attempt& Link(Job& job, TaskIndex t, ExecutorState& e, AttemptId id, bool copy);
   // The time limit (seconds, 0 = none) of an attempt of (job, t) launched
   // on `e` now: the task's timeout_s, else core.task_timeout_s, else the
   // default relative to the predicted run time (CoreOptions).

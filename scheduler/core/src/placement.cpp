@@ -17,7 +17,7 @@ Placement::Placement(CoreState& s, const ClusterView& view)
 
 Placement::~Placement() = default;
 
-void Placement::MarkFree(Executor& e) {
+void Placement::MarkFree(ExecutorState& e) {
   if (!e.in_free && !e.in_free_avoided && !e.quarantined && HasFreeSlot(e)) {
     (e.avoided ? e.in_free_avoided : e.in_free) = true;
     (e.avoided ? s_.free_avoided : s_.free).push_back(e.id);
@@ -30,18 +30,18 @@ void Placement::MarkFree(Executor& e) {
 void Placement::ForgetExecutor(ExecutorId e) { strategy_->ExecutorRemoved(e); }
 void Placement::AttemptLinked(const Job& job, const Attempt& a) { strategy_->AttemptLinked(job, a); }
 void Placement::AttemptEnded(const Attempt& a) { strategy_->AttemptEnded(a); }
-bool Placement::AllowsQuarantine(const Executor& e) const { return strategy_->AllowsQuarantine(e); }
+bool Placement::AllowsQuarantine(const ExecutorState& e) const { return strategy_->AllowsQuarantine(e); }
 
-bool Placement::Fits(const Job& job, TaskIndex t, const Executor& e, bool copy) const {
+bool Placement::Fits(const Job& job, TaskIndex t, const ExecutorState& e, bool copy) const {
   return FitsNow(e, job.def.Task(t)) && !(copy && RunsTask(job, t, e.id));
 }
 
-bool Placement::FitsNow(const Executor& e, const TaskDef& d) {
+bool Placement::FitsNow(const ExecutorState& e, const TaskDef& d) {
   uint32_t need = std::max<uint32_t>(d.cpu_slots, 1);
   return !e.quarantined && e.used_slots + need <= e.desc.slots && HasFreeDevices(e, d) && Feasible(e, d);
 }
 
-bool Placement::HasFreeDevices(const Executor& e, const TaskDef& d) {
+bool Placement::HasFreeDevices(const ExecutorState& e, const TaskDef& d) {
   // Memory counts queued (pipelined) attempts too: a queued one holds its
   // request from its launch, so what runs there never exceeds desc.memory_mb.
   return e.used_gpus + d.gpus <= e.desc.gpus &&
@@ -67,7 +67,7 @@ bool Placement::PolicyAvoids(ExecutorId e) const {
   return it != s_.executors.end() && it->second.avoided;
 }
 
-void Placement::RefreshAvoid(Executor& e) {
+void Placement::RefreshAvoid(ExecutorState& e) {
   ++avoid_refreshes_;
   bool avoid = false;
   for (auto& p : s_.policies) {
@@ -101,7 +101,7 @@ void Placement::RefreshAvoidSweep(double interval_s) {
 void Placement::CleanFront(bool avoided_list) {
   std::deque<ExecutorId>& list = avoided_list ? s_.free_avoided : s_.free;
   while (!list.empty()) {
-    Executor* e = s_.FindExec(list.front());
+    ExecutorState* e = s_.FindExec(list.front());
     if (!e) {
       list.pop_front();
       continue;
@@ -140,7 +140,7 @@ ExecutorId Placement::PickQueue(const Job& job, TaskIndex t, uint32_t per_slot) 
   auto it = s_.executors.upper_bound(s_.rr_cursor);
   for (size_t i = 0; i < s_.executors.size(); ++i, ++it) {
     if (it == s_.executors.end()) it = s_.executors.begin();
-    Executor& e = it->second;
+    ExecutorState& e = it->second;
     uint64_t limit = static_cast<uint64_t>(e.desc.slots) * (1 + per_slot);
     if (e.desc.max_queued) limit = std::min<uint64_t>(limit, uint64_t{e.desc.slots} + e.desc.max_queued);
     if (!e.quarantined && e.used_slots + need <= limit && HasFreeDevices(e, d) && Feasible(e, d) &&
@@ -238,7 +238,7 @@ void Placement::Wake(Pred&& fits) {
   }
 }
 
-bool Placement::FitsWithoutCopies(const Executor& e, const TaskDef& d) const {
+bool Placement::FitsWithoutCopies(const ExecutorState& e, const TaskDef& d) const {
   if (s_.live_copies.empty()) return false;
   uint32_t slots = e.used_slots, gpus = e.used_gpus;
   uint64_t memory = e.used_memory_mb;
@@ -255,7 +255,7 @@ bool Placement::FitsWithoutCopies(const Executor& e, const TaskDef& d) const {
          (e.desc.memory_mb == 0 || memory + d.memory_mb <= e.desc.memory_mb) && Feasible(e, d);
 }
 
-void Placement::WakeFeasibleOn(const Executor& e) {
+void Placement::WakeFeasibleOn(const ExecutorState& e) {
   if (!s_.parked.empty()) Wake([&](const TaskDef& d) { return Feasible(e, d); });
 }
 

@@ -18,20 +18,20 @@ class Placement {
   Placement(CoreState& s, const ClusterView& view);
   ~Placement();
 
-  static bool HasFreeSlot(const Executor& e) { return e.used_slots < e.desc.slots; }
+  static bool HasFreeSlot(const ExecutorState& e) { return e.used_slots < e.desc.slots; }
   // Free GPUs and memory on `e` for one more attempt of `d` (slots apart:
   // queued attempts may go past them).
-  static bool HasFreeDevices(const Executor& e, const TaskDef& d);
+  static bool HasFreeDevices(const ExecutorState& e, const TaskDef& d);
   // Puts `e` on the free-slot list if it has a free slot and may take work,
   // and tells the strategy `e` may have changed (slots, quarantine, speed).
-  void MarkFree(Executor& e);
+  void MarkFree(ExecutorState& e);
   // `e` leaves the fleet (after its attempts ended).
   void ForgetExecutor(ExecutorId e);
   // Attempt bookkeeping for the strategy (Lifecycle calls these).
   void AttemptLinked(const Job& job, const Attempt& a);
   void AttemptEnded(const Attempt& a);
   // Whether a policy's quarantine of `e` applies (the strategy decides).
-  bool AllowsQuarantine(const Executor& e) const;
+  bool AllowsQuarantine(const ExecutorState& e) const;
   const PlacementStrategy& strategy() const { return *strategy_; }
 
   // An executor with a free slot for this task, or 0 (none, or the strategy
@@ -42,9 +42,9 @@ class Placement {
   ExecutorId PickFree(const Job& job, TaskIndex t, bool copy, ExecutorId preferred = 0, ExecutorId fallback_only = 0);
   // Whether task t of `job` (a copy when `copy`) may run on `e` now: slots,
   // gpus, memory, kernels, not quarantined, and a copy not where the task runs.
-  bool Fits(const Job& job, TaskIndex t, const Executor& e, bool copy) const;
+  bool Fits(const Job& job, TaskIndex t, const ExecutorState& e, bool copy) const;
   // The same for a first attempt of a task needing `d`.
-  static bool FitsNow(const Executor& e, const TaskDef& d);
+  static bool FitsNow(const ExecutorState& e, const TaskDef& d);
   // Pipelining for tiny tasks: queued attempts allowed per slot.
   uint32_t QueuePerSlot(const Job& job) const;
   // An executor that may queue this task behind its running work, or 0.
@@ -55,7 +55,7 @@ class Placement {
   // as cached by the last RefreshAvoid: O(1).
   bool PolicyAvoids(ExecutorId e) const;
   // Asks the policies again about `e` (on events: policy.h says which).
-  void RefreshAvoid(Executor& e);
+  void RefreshAvoid(ExecutorState& e);
   // Advice that changes with time alone: after an OnTick `interval_s`
   // after the last, the next share of the fleet, so that the whole fleet
   // is asked again every kAvoidSweepS (or every OnTick when they are
@@ -85,7 +85,7 @@ class Placement {
   void Park(Job& job, TaskIndex t);
   void Unpark(Job& job);
   // `e` leaves: the jobs it could have run are looked at again.
-  void WakeFeasibleOn(const Executor& e);
+  void WakeFeasibleOn(const ExecutorState& e);
 
  private:
   void CleanFront(bool avoided_list);
@@ -94,7 +94,7 @@ class Placement {
   void Wake(Pred&& fits);
   // Whether a first attempt needing `d` fits `e` once its copies are
   // cancelled (the pump preempts copies for first attempts).
-  bool FitsWithoutCopies(const Executor& e, const TaskDef& d) const;
+  bool FitsWithoutCopies(const ExecutorState& e, const TaskDef& d) const;
   CoreState& s_;
   const ClusterView& view_;
   std::unique_ptr<PlacementStrategy> strategy_;

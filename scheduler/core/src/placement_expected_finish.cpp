@@ -19,7 +19,7 @@ double ExpectedFinishPlacement::Speed(ExecutorId e) const {
   return std::isfinite(s) && s > 0 ? s : 1.0;
 }
 
-void ExpectedFinishPlacement::ExecutorChanged(const Executor& e) {
+void ExpectedFinishPlacement::ExecutorChanged(const ExecutorState& e) {
   Exec& x = execs_[e.id];
   int b = e.quarantined ? -1 : BucketOf(Speed(e.id));
   if (b != x.bucket) {
@@ -48,7 +48,7 @@ void ExpectedFinishPlacement::ExecutorRemoved(ExecutorId id) {
   Exec* x = execs_.Find(id);
   if (!x) return;
   if (int b = x->bucket; b >= 0) {
-    const Executor* e = s_.FindExec(id);
+    const ExecutorState* e = s_.FindExec(id);
     pools_[b].slots -= e ? e->desc.slots : 0;
     pools_[b].rate -= x->rate;
   }
@@ -104,7 +104,7 @@ double ExpectedFinishPlacement::FasterPoolFinish(int b, double d, uint32_t tasks
 bool ExpectedFinishPlacement::Usable(ExecutorId id, int b, bool avoided) const {
   const Exec* x = execs_.Find(id);
   if (!x || x->listed != b || x->listed_avoided != avoided) return false;
-  const Executor* e = s_.FindExec(id);
+  const ExecutorState* e = s_.FindExec(id);
   // No speed lookup: a speed change re-lists the executor (ExecutorChanged,
   // after every Observe), which leaves this entry stale by `listed`.
   return e && !e->quarantined && e->avoided == avoided && Placement::HasFreeSlot(*e);
@@ -134,7 +134,7 @@ void ExpectedFinishPlacement::Clean(int b, bool avoided, bool all) {
     }
   }
   for (ExecutorId id : moved)
-    if (const Executor* e = s_.FindExec(id)) ExecutorChanged(*e);
+    if (const ExecutorState* e = s_.FindExec(id)) ExecutorChanged(*e);
 }
 
 ExecutorId ExpectedFinishPlacement::PickFastest(const Job& job, TaskIndex t, bool copy, ExecutorId fallback_only,
@@ -148,15 +148,18 @@ ExecutorId ExpectedFinishPlacement::PickFastest(const Job& job, TaskIndex t, boo
     if (avoided && copy) return 0;  // copies never go where a policy advises against
     for (int b = 0; b < kBuckets; ++b) {
       if (avoided && fallback && b >= fallback_bucket) break;
+      std::deque<ExecutorId>& q = List(b, avoided);
+      // Most of the 2 x kBuckets lists are empty on a small fleet, and a
+      // full one fails every placement after the first: skip them unvisited.
+      if (q.empty()) continue;
       Clean(b, avoided, false);
       // Entries further back may have gone stale too (busy, moved): when the
       // walk passes many, the list is compacted once, so the cost per
       // placement stays O(buckets) amortised at datacenter scale.
-      std::deque<ExecutorId>& q = List(b, avoided);
       size_t passed = 0;
       ExecutorId found = 0;
       for (ExecutorId id : q) {
-        const Executor* e = Usable(id, b, avoided) ? s_.FindExec(id) : nullptr;
+        const ExecutorState* e = Usable(id, b, avoided) ? s_.FindExec(id) : nullptr;
         if (!e || !place_.Fits(job, t, *e, copy)) {
           ++passed;
           continue;
@@ -186,7 +189,7 @@ ExecutorId ExpectedFinishPlacement::PickFree(const Job& job, TaskIndex t, bool c
                                              ExecutorId fallback_only) {
   held_ = false;
   if (preferred) {
-    if (Executor* e = s_.FindExec(preferred); e && place_.Fits(job, t, *e, copy)) return preferred;
+    if (ExecutorState* e = s_.FindExec(preferred); e && place_.Fits(job, t, *e, copy)) return preferred;
   }
   int b = -1;
   ExecutorId id = PickFastest(job, t, copy, fallback_only, &b);
@@ -220,7 +223,7 @@ ExecutorId ExpectedFinishPlacement::PickFree(const Job& job, TaskIndex t, bool c
   return held_ ? 0 : id;
 }
 
-bool ExpectedFinishPlacement::AllowsQuarantine(const Executor& e) const {
+bool ExpectedFinishPlacement::AllowsQuarantine(const ExecutorState& e) const {
   return Speed(e.id) >= s_.opt.quarantine_speed_factor;
 }
 

@@ -37,13 +37,13 @@ class ExpectedFinishPlacement final : public PlacementStrategy {
  public:
   ExpectedFinishPlacement(CoreState& s, Placement& place) : s_(s), place_(place) {}
   std::string_view name() const override { return "expected_finish"; }
-  void ExecutorChanged(const Executor& e) override;
+  void ExecutorChanged(const ExecutorState& e) override;
   void ExecutorRemoved(ExecutorId e) override;
   void AttemptLinked(const Job& job, const Attempt& a) override;
   void AttemptEnded(const Attempt& a) override;
   ExecutorId PickFree(const Job& job, TaskIndex t, bool copy, ExecutorId preferred,
                       ExecutorId fallback_only) override;
-  bool AllowsQuarantine(const Executor& e) const override;
+  bool AllowsQuarantine(const ExecutorState& e) const override;
   bool HeldLastPick() const override { return held_; }
 
   static constexpr int kBuckets = 48;

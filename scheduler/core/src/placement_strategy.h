@@ -27,7 +27,7 @@ class PlacementStrategy {
   virtual std::string_view name() const = 0;
   // `e` may have changed: a slot freed or taken, quarantined or released,
   // joined, or its speed factor moved.
-  virtual void ExecutorChanged(const Executor&) {}
+  virtual void ExecutorChanged(const ExecutorState&) {}
   // `e` leaves (its attempts already ended).
   virtual void ExecutorRemoved(ExecutorId) {}
   // Attempt `a` of `job` became live on its executor, or ended.
@@ -41,7 +41,7 @@ class PlacementStrategy {
   virtual ExecutorId PickFree(const Job& job, TaskIndex t, bool copy, ExecutorId preferred,
                               ExecutorId fallback_only) = 0;
   // Whether a policy's proposal to quarantine `e` applies.
-  virtual bool AllowsQuarantine(const Executor&) const { return true; }
+  virtual bool AllowsQuarantine(const ExecutorState&) const { return true; }
   // Whether the last PickFree returned 0 while an executor fitted (the task
   // waits for a better one). Such a task is not parked: what makes it take
   // the fitting one (the runnable queue's length) is no executor's change.

@@ -28,7 +28,7 @@ bool ProposalGate::MayRunAgain(Job& job, TaskIndex t, std::string_view what, std
   return false;
 }
 
-bool ProposalGate::FirstAttemptWants(const Job& job, const Executor& e) const {
+bool ProposalGate::FirstAttemptWants(const Job& job, const ExecutorState& e) const {
   // Bounded: past this many waiting jobs, assume one of them fits.
   constexpr size_t kScan = 64;
   size_t looked = 0;
@@ -96,7 +96,7 @@ void ProposalGate::Apply(const Proposal& p, std::string_view policy, uint32_t in
       return;
     }
     case Proposal::Kind::kQuarantine: {
-      Executor* e = s_.FindExec(p.executor);
+      ExecutorState* e = s_.FindExec(p.executor);
       if (!e || e->quarantined) return;
       if (!place_.AllowsQuarantine(*e)) {
         TC_LOG(Debug) << policy << ": quarantine of executor " << e->id << " not applied: placement "
@@ -114,7 +114,7 @@ void ProposalGate::Apply(const Proposal& p, std::string_view policy, uint32_t in
       return;
     }
     case Proposal::Kind::kRelease: {
-      Executor* e = s_.FindExec(p.executor);
+      ExecutorState* e = s_.FindExec(p.executor);
       if (!e || !e->quarantined || e->unresponsive) return;  // timed out: only registering again releases it
       s_.ChangeSlots(*e, [&] { e->quarantined = false; });
       s_.quarantined--;

@@ -35,7 +35,7 @@ class ProposalGate {
   // Whether a first attempt of a job other than `job`, left waiting by the
   // last pump, could run on `e`: then a copy of `job` may not take it
   // (docs/POLICIES.md, "Copies only use idle capacity").
-  bool FirstAttemptWants(const Job& job, const Executor& e) const;
+  bool FirstAttemptWants(const Job& job, const ExecutorState& e) const;
 
  private:
   CoreState& s_;

@@ -149,7 +149,7 @@ FleetSummary SchedulerServer::Impl::Fleet() const {
 Status SchedulerServer::Impl::StartHttp() {
   if (opt_.http_listen.empty()) return Status::Ok();
   metrics_ = std::make_unique<metrics::SchedulerMetrics>();
-  dashboard_ = std::make_unique<dashboard::Recorder>(&clock_);
+  dashboard_ = std::make_unique<dashboard::ActivityRecorder>(&clock_);
   core_.AddObserver(metrics_.get());
   core_.AddObserver(dashboard_.get());
   metrics_->AttachDashboard(dashboard_.get());

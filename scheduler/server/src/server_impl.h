@@ -24,6 +24,7 @@
 #include "admission.h"
 #include "connection_guard.h"
 #include "dashboard.h"
+#include "executor_reports.h"
 #include "http_server.h"
 #include "metrics.h"
 #include "parent_link.h"
@@ -197,7 +198,7 @@ class SchedulerServer::Impl {
   std::unique_ptr<metrics::SchedulerMetrics> metrics_;
   std::unique_ptr<TraceRecorder> trace_;  // [scheduler] trace_path
   RecentTrace recent_trace_{opt_.trace_memory_rows};  // for GetJobTrace
-  std::unique_ptr<dashboard::Recorder> dashboard_;
+  std::unique_ptr<dashboard::ActivityRecorder> dashboard_;
   std::unique_ptr<HttpServer> http_;
 };
 

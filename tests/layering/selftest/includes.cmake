@@ -4,6 +4,9 @@
 # low/src/low.cpp, which tailcut_forbid_includes on `low` must report with
 # its file:line. Modes: namespace (a tailcut/high/ header), program (a
 # program's header by name), relative (the same by ../ path), protobuf.
+# `low` also has rooms (a library split into checked sub-folders, as
+# scheduler/server/ is): net/, and edge/ that uses net/; mode room plants
+# an include of net/'s header in low/http/http.cpp, which may not use it.
 cmake_minimum_required(VERSION 3.20)
 include(${TAILCUT_INCLUDE_LAYERS})
 file(REMOVE_RECURSE "${OUT}")
@@ -23,8 +26,18 @@ elseif(VIOLATE STREQUAL "protobuf")
   set(planted "#include \"tailcut.pb.h\"\n")
 endif()
 file(WRITE "${OUT}/low/src/low.cpp"
-     "#include \"tailcut/low/low.h\"\n\n#include \"detail.h\"\n${planted}int Low() { return 0; }\n")
-tailcut_forbid_includes(ROOT "${OUT}" FOLDER low ALLOW low)
+     "#include \"tailcut/low/low.h\"\n\n#include \"detail.h\"\n#include \"edge.h\"\n${planted}int Low() { return 0; }\n")
+file(WRITE "${OUT}/low/net/net.h" "#pragma once\n")
+file(WRITE "${OUT}/low/edge/edge.h" "#pragma once\n#include \"net.h\"\n")
+set(room_planted "")
+if(VIOLATE STREQUAL "room")
+  set(room_planted "#include \"net.h\"\n")
+endif()
+file(WRITE "${OUT}/low/http/http.cpp" "${room_planted}int Http() { return 0; }\n")
+tailcut_forbid_includes(ROOT "${OUT}" FOLDER low/net ALLOW low)
+tailcut_forbid_includes(ROOT "${OUT}" FOLDER low/edge ALLOW low USES low/net)
+tailcut_forbid_includes(ROOT "${OUT}" FOLDER low/http ALLOW low)
+tailcut_forbid_includes(ROOT "${OUT}" FOLDER low EXCEPT net edge http ALLOW low USES low/net low/edge low/http)
 tailcut_forbid_includes(ROOT "${OUT}" FOLDER high ALLOW low high)
 tailcut_forbid_includes(ROOT "${OUT}" FOLDER prog ALLOW low high)
 message(STATUS "include selftest: the tree is clean")

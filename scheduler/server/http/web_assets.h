@@ -1,4 +1,4 @@
-// The dashboard's static files (scheduler/server/web/), compiled into the binary
+// The dashboard's static files (scheduler/server/http/web/), compiled into the binary
 // by cmake/EmbedFiles.cmake, so an installed daemon needs no files beside it.
 #pragma once
 
@@ -8,7 +8,7 @@
 namespace tailcut::dashboard {
 
 struct EmbeddedFile {
-  const char* path;  // relative to scheduler/server/web/, e.g. "app.js"
+  const char* path;  // relative to scheduler/server/http/web/, e.g. "app.js"
   const unsigned char* data;
   size_t size;
 };

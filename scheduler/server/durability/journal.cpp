@@ -278,8 +278,8 @@ class Journal::Impl {
   void TaskCommitted(JobId job, TaskIndex t, AttemptId a, ExecutorId e, double run_s, const std::string* output) {
     batches_[job].Add(t, a, e, run_s, output);
   }
-  void JobFinished(JobId id, JobState state, const std::string& reason, double at, uint32_t attempts,
-                   uint32_t copies, uint32_t failed) {
+  void JobFinished(JobId id, JobState state, const std::string& reason, double at, uint32_t attempts, uint32_t copies,
+                   uint32_t failed) {
     finished_.push_back({id, state, reason, at, attempts, copies, failed});
   }
   void SharesFixed(JobId id, const std::vector<uint64_t>& counts, AttemptId since) {
@@ -352,8 +352,7 @@ class Journal::Impl {
     // share a group commit, and recovery reads both anyway.
     for (const auto& [job, shares] : shares_) {
       sqlite3_bind_int64(insert_shares_, 1, static_cast<sqlite3_int64>(job));
-      sqlite3_bind_blob(insert_shares_, 2, shares.counts.data(), static_cast<int>(shares.counts.size()),
-                        SQLITE_STATIC);
+      sqlite3_bind_blob(insert_shares_, 2, shares.counts.data(), static_cast<int>(shares.counts.size()), SQLITE_STATIC);
       sqlite3_bind_int64(insert_shares_, 3, static_cast<sqlite3_int64>(shares.since));
       if (Status s = Step(insert_shares_); !s.ok()) return s;
     }
@@ -437,7 +436,7 @@ class Journal::Impl {
   sqlite3_stmt* drop_promotion_ = nullptr;
   sqlite3_stmt* insert_launch_ = nullptr;
   sqlite3_stmt* drop_launch_ = nullptr;
-  sqlite3_stmt* begin_ = nullptr;   // prepared once: a group commit parses no SQL
+  sqlite3_stmt* begin_ = nullptr;  // prepared once: a group commit parses no SQL
   sqlite3_stmt* commit_ = nullptr;
   std::vector<Accepted> accepted_;
   std::map<JobId, Batch> batches_;
@@ -475,8 +474,8 @@ void Journal::TaskCommitted(JobId job, TaskIndex task, AttemptId attempt, Execut
                             const std::string* output) {
   impl_->TaskCommitted(job, task, attempt, executor, run_s, output);
 }
-void Journal::JobFinished(JobId id, JobState state, const std::string& reason, double finished_unix,
-                          uint32_t attempts, uint32_t copies, uint32_t failed_attempts) {
+void Journal::JobFinished(JobId id, JobState state, const std::string& reason, double finished_unix, uint32_t attempts,
+                          uint32_t copies, uint32_t failed_attempts) {
   impl_->JobFinished(id, state, reason, finished_unix, attempts, copies, failed_attempts);
 }
 void Journal::SharesFixed(JobId id, const std::vector<uint64_t>& counts, AttemptId since) {

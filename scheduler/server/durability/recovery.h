@@ -8,9 +8,9 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <unordered_map>
 #include <utility>
 #include <vector>
-#include <unordered_map>
 
 #include "journal_sink.h"
 #include "tailcut.pb.h"
@@ -52,16 +52,16 @@ class RequestKeys {
   size_t capacity_;
   double keep_finished_s_;
   std::unordered_map<std::string, Entry> keys_;
-  std::unordered_map<JobId, std::string> running_;  // job -> its key, while it runs
+  std::unordered_map<JobId, std::string> running_;       // job -> its key, while it runs
   std::deque<std::pair<double, std::string>> finished_;  // (finish time, key), oldest first
 };
 
 struct RecoveryStats {
   uint32_t epoch = 0;
-  size_t resumed = 0;    // unfinished jobs that run on
-  size_t finished = 0;   // finished jobs kept for queries
-  size_t commits = 0;    // committed tasks kept (not rerun)
-  size_t launches = 0;   // an earlier run's attempts that only their identity may adopt
+  size_t resumed = 0;   // unfinished jobs that run on
+  size_t finished = 0;  // finished jobs kept for queries
+  size_t commits = 0;   // committed tasks kept (not rerun)
+  size_t launches = 0;  // an earlier run's attempts that only their identity may adopt
 };
 
 // Starts a new run on `journal` (a new epoch), replays every job into
@@ -83,8 +83,8 @@ class Durability {
   explicit Durability(size_t key_capacity) : keys_(key_capacity) {}
   // Opens state_dir/journal.db and recovers into `core`; "" = in memory
   // (nothing journaled, nothing held).
-  Status Open(const std::string& state_dir, bool sync_full, SchedulerCore& core, const Clock& clock,
-              SpecParser parse, uint32_t retention);
+  Status Open(const std::string& state_dir, bool sync_full, SchedulerCore& core, const Clock& clock, SpecParser parse,
+              uint32_t retention);
   bool journaled() const { return journal_ != nullptr; }
   RequestKeys& keys() { return keys_; }
   // An accepted job: its request key, and (journaled) its spec.

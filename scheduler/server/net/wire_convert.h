@@ -53,17 +53,6 @@ using BadInputFn = std::function<void(const std::string& what)>;
 // A Register's executor, as the core takes it (slots, queue and GPUs
 // capped); an unnamed one is called "executor-<ordinal>".
 ExecutorDesc ExecutorDescFromWire(const wire::Register& r, size_t ordinal);
-// What a re-registering executor brought back (Register.running and
-// .undelivered) handed to the core: results commit once, attempts are
-// adopted or added to `cancel`. Counts for the log.
-struct TakeBackCounts {
-  size_t committed = 0, adopted = 0;
-};
-TakeBackCounts TakeBackFromWire(SchedulerCore& core, ExecutorId e, const wire::Register& r, wire::Work* cancel,
-                                const BadInputFn& bad);
-// A Report's news for the core, only about attempts that really run on `e`
-// (others are late, cancelled or foreign); progress outside 0..1 ignored.
-void ApplyReport(SchedulerCore& core, ExecutorId e, const wire::Report& r, const BadInputFn& bad);
 // A journaled JobSpec (its serialized bytes) back into the core's terms,
 // for recovery.
 StatusOr<JobDef> JobDefFromJournal(const std::string& bytes);

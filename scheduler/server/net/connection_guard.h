@@ -83,7 +83,7 @@ class ConnectionGuard {
   struct Pending {
     uint64_t seq;
     double accepted_at;
-    std::string peer;  // getpeername at accept: guards against a reused descriptor
+    std::string peer;    // getpeername at accept: guards against a reused descriptor
     int64_t bytes = -1;  // idle list: bytes received when last looked at ...
     double since = 0;    // ... and when they were first that many
   };

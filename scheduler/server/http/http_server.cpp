@@ -62,7 +62,7 @@ using Clock = std::chrono::steady_clock;
 // The connections being served, so that one more can always get in: at the
 // cap, the one that has waited longest for its request is cut off
 // (shutdown: its read fails at once). One that is being answered stays.
-class ConnectionGuard {
+class HttpConnectionLimit {
  public:
   struct Conn {
     int fd;
@@ -107,7 +107,7 @@ class ConnectionGuard {
 // every few seconds held a pool thread for ever.
 class DeadlineStream final : public httplib::Stream {
  public:
-  DeadlineStream(int fd, Clock::time_point request_by, ConnectionGuard& guard, ConnectionGuard::Handle h)
+  DeadlineStream(int fd, Clock::time_point request_by, HttpConnectionLimit& guard, HttpConnectionLimit::Handle h)
       : fd_(fd), request_by_(request_by), guard_(guard), handle_(h) {}
   bool is_readable() const override { return Wait(POLLIN, request_by_); }
   bool is_writable() const override { return Wait(POLLOUT, Clock::now() + kHttpWriteTimeLimit); }
@@ -158,8 +158,8 @@ class DeadlineStream final : public httplib::Stream {
 
   int fd_;
   Clock::time_point request_by_;
-  ConnectionGuard& guard_;
-  ConnectionGuard::Handle handle_;
+  HttpConnectionLimit& guard_;
+  HttpConnectionLimit::Handle handle_;
   bool answering_ = false;
 };
 
@@ -168,12 +168,12 @@ thread_local bool refuse_inline = false;  // set while the listener thread runs 
 // httplib's server, one request per connection, each under the guard.
 class GuardedServer final : public httplib::Server {
  public:
-  ConnectionGuard guard;
+  HttpConnectionLimit guard;
 
  private:
   bool process_and_close_socket(socket_t sock) override {
     const Clock::time_point request_by = Clock::now() + kHttpRequestTimeLimit;
-    ConnectionGuard::Handle h;
+    HttpConnectionLimit::Handle h;
     if (!refuse_inline && guard.Admit(sock, &h)) {
       DeadlineStream stream(sock, request_by, guard, h);
       bool closed = false;
@@ -191,7 +191,7 @@ class GuardedServer final : public httplib::Server {
 // scrape's. Beyond that the listener closes the connection itself.
 class ConnectionThreads final : public httplib::TaskQueue {
  public:
-  explicit ConnectionThreads(ConnectionGuard& guard) : guard_(guard) {}
+  explicit ConnectionThreads(HttpConnectionLimit& guard) : guard_(guard) {}
   void enqueue(std::function<void()> fn) override {
     {
       std::lock_guard<std::mutex> lock(mu_);
@@ -216,7 +216,7 @@ class ConnectionThreads final : public httplib::TaskQueue {
   }
 
  private:
-  ConnectionGuard& guard_;
+  HttpConnectionLimit& guard_;
   std::mutex mu_;
   std::condition_variable idle_;
   size_t running_ = 0;
@@ -233,7 +233,7 @@ struct HttpServer::Impl {
 HttpServer::HttpServer() : impl_(std::make_unique<Impl>()) {
   // Scrapes and dashboard polls are small and cheap; what must not happen
   // is that idle or slow peers keep them waiting (ConnectionThreads,
-  // ConnectionGuard, DeadlineStream; docs/LIMITS.md, "HTTP").
+  // HttpConnectionLimit, DeadlineStream; docs/LIMITS.md, "HTTP").
   impl_->server.new_task_queue = [g = &impl_->server.guard] { return new ConnectionThreads(*g); };
   // httplib's default sets SO_REUSEPORT, which lets a second scheduler
   // bind the same port and share the scrapes silently; SO_REUSEADDR alone

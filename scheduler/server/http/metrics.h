@@ -34,8 +34,8 @@ namespace tailcut::metrics {
 // A cumulative-on-render histogram: counts are kept per bucket and summed
 // when rendered, as Prometheus wants `le` buckets cumulative.
 struct Histogram {
-  std::vector<double> bounds;   // upper bounds, ascending; +Inf is implicit
-  std::vector<uint64_t> counts; // per bucket, bounds.size() + 1 (the last: above every bound)
+  std::vector<double> bounds;    // upper bounds, ascending; +Inf is implicit
+  std::vector<uint64_t> counts;  // per bucket, bounds.size() + 1 (the last: above every bound)
   double sum = 0;
   uint64_t count = 0;
 
@@ -69,7 +69,7 @@ struct Bounds {
 struct Snapshot {
   CoreCounters counters;
   uint64_t jobs_running = 0;
-  uint64_t waiting_tasks = 0;    // tailcut_dispatch_queue_length
+  uint64_t waiting_tasks = 0;  // tailcut_dispatch_queue_length
   uint64_t live_attempts = 0;
   uint64_t total_slots = 0;
   std::array<uint64_t, kHealthStates.size()> executors_by_health{};
@@ -110,7 +110,7 @@ class SchedulerMetrics final : public CoreObserver {
   void MaybePublish(const SchedulerCore& core, Time now = 0);
   // Snapshots also carry `recorder`'s State (the loop owns the recorder;
   // attach before the HTTP server starts).
-  void AttachDashboard(const dashboard::Recorder* recorder) { dashboard_ = recorder; }
+  void AttachDashboard(const dashboard::ActivityRecorder* recorder) { dashboard_ = recorder; }
   // Snapshots also carry the bounds `source` reports (called on the loop's
   // thread, only for a snapshot a scrape asked for).
   void AttachBounds(std::function<Bounds()> source) { bounds_ = std::move(source); }
@@ -122,10 +122,10 @@ class SchedulerMetrics final : public CoreObserver {
   std::shared_ptr<const Snapshot> Fresh(std::chrono::milliseconds timeout);
 
  private:
-  Histogram job_latency_{JobLatencyBounds()};  // loop thread only
+  Histogram job_latency_{JobLatencyBounds()};        // loop thread only
   Histogram journal_commit_{JournalCommitBounds()};  // loop thread only
   uint64_t journal_commit_failures_ = 0;             // loop thread only
-  const dashboard::Recorder* dashboard_ = nullptr;
+  const dashboard::ActivityRecorder* dashboard_ = nullptr;
   std::function<Bounds()> bounds_;
 
   std::atomic<bool> wanted_{false};

@@ -1,8 +1,8 @@
 #include "dashboard.h"
 
 #include <algorithm>
-#include <cmath>
 #include <charconv>
+#include <cmath>
 #include <cstdio>
 
 namespace tailcut::dashboard {
@@ -17,7 +17,7 @@ const char* AttemptKindName(AttemptKind k) {
 
 // Per running job: which tasks were launched (a later non-copy launch is a
 // restart), and a reservoir of committed run times for p50/p99.
-struct Recorder::JobStats {
+struct ActivityRecorder::JobStats {
   std::vector<bool> launched;
   std::vector<double> samples;
   uint64_t commits = 0, copies_won = 0, restarts = 0;
@@ -45,7 +45,7 @@ struct Recorder::JobStats {
     std::nth_element(v.begin(), v.begin() + i, v.end());
     return v[i];
   }
-  void Fill(JobView* j) const {
+  void Fill(JobRow* j) const {
     j->copies_won = copies_won;
     j->restarts = restarts;
     j->run_p50 = Quantile(samples, 0.5);
@@ -53,19 +53,19 @@ struct Recorder::JobStats {
   }
 };
 
-Recorder::Recorder(const Clock* clock) : clock_(clock) {}
-Recorder::~Recorder() = default;
+ActivityRecorder::ActivityRecorder(const Clock* clock) : clock_(clock) {}
+ActivityRecorder::~ActivityRecorder() = default;
 
-Recorder::JobStats& Recorder::Stats(JobId job) {
+ActivityRecorder::JobStats& ActivityRecorder::Stats(JobId job) {
   auto& p = running_[job];
   if (!p) p = std::make_unique<JobStats>();
   return *p;
 }
 
-void Recorder::OnAttemptLaunched(const LaunchCmd& l, const std::string&) {
+void ActivityRecorder::OnAttemptLaunched(const LaunchCmd& l, const std::string&) {
   JobStats& st = Stats(l.job);
   bool before = st.MarkLaunched(l.task);
-  AttemptView a;
+  AttemptRow a;
   a.attempt = l.attempt;
   a.job = l.job;
   a.task = l.task;
@@ -77,11 +77,11 @@ void Recorder::OnAttemptLaunched(const LaunchCmd& l, const std::string&) {
   live_[l.attempt] = a;
 }
 
-void Recorder::OnAttemptEnded(const AttemptRecord& r) {
+void ActivityRecorder::OnAttemptEnded(const AttemptRecord& r) {
   // The core ends every attempt of a job before it reports the job
   // finished, so this never recreates the stats of a finished job.
   JobStats& st = Stats(r.job);
-  AttemptView a;
+  AttemptRow a;
   if (auto it = live_.find(r.attempt); it != live_.end()) {
     a = it->second;
     live_.erase(it);
@@ -109,8 +109,8 @@ void Recorder::OnAttemptEnded(const AttemptRecord& r) {
   if (ended_.size() > kRecentAttempts) ended_.pop_front();
 }
 
-void Recorder::OnJobFinished(const JobStatusInfo& job) {
-  JobView v;
+void ActivityRecorder::OnJobFinished(const JobStatusInfo& job) {
+  JobRow v;
   v.status = job;
   if (auto it = running_.find(job.id); it != running_.end()) {
     it->second->Fill(&v);
@@ -123,7 +123,7 @@ void Recorder::OnJobFinished(const JobStatusInfo& job) {
   jobs_finished_++;
 }
 
-State Recorder::Collect(const SchedulerCore& core, Time now) const {
+State ActivityRecorder::Collect(const SchedulerCore& core, Time now) const {
   State s;
   s.now = now;
   std::vector<JobId> ids = core.RunningJobIds();
@@ -132,7 +132,7 @@ State Recorder::Collect(const SchedulerCore& core, Time now) const {
   for (JobId id : ids) {
     auto st = core.JobStatus(id);
     if (!st.ok()) continue;
-    JobView v;
+    JobRow v;
     v.status = std::move(st).value();
     if (auto it = running_.find(id); it != running_.end()) it->second->Fill(&v);
     s.jobs.push_back(std::move(v));
@@ -155,10 +155,10 @@ State Recorder::Collect(const SchedulerCore& core, Time now) const {
   s.executors = std::move(fleet);
   s.owners = TopOwners(core.OwnerShares());
   s.attempts.assign(ended_.begin(), ended_.end());
-  std::vector<AttemptView> live;
+  std::vector<AttemptRow> live;
   live.reserve(live_.size());
   for (const auto& [id, a] : live_) live.push_back(a);
-  std::sort(live.begin(), live.end(), [](const AttemptView& a, const AttemptView& b) { return a.attempt > b.attempt; });
+  std::sort(live.begin(), live.end(), [](const AttemptRow& a, const AttemptRow& b) { return a.attempt > b.attempt; });
   if (live.size() > kRecentAttempts) live.resize(kRecentAttempts);
   s.attempts.insert(s.attempts.end(), live.rbegin(), live.rend());
   s.last_seq = seq_;
@@ -301,7 +301,7 @@ std::string List(const State& s, std::string_view key, const Items& items, Each 
 }  // namespace
 
 std::string RenderJobs(const State& s) {
-  return List(s, "jobs", s.jobs, [](const JobView& j, std::string* out) {
+  return List(s, "jobs", s.jobs, [](const JobRow& j, std::string* out) {
     const JobStatusInfo& st = j.status;
     Obj o(out);
     o.U("id", st.id).Str("name", st.name).Str("state", JobStateName(st.state));
@@ -342,16 +342,16 @@ std::string RenderAttempts(const State& s, uint64_t since) {
   {
     Obj root(&out);
     root.Raw("now", Time3(s.now)).U("last_seq", s.last_seq).U("ring", kRecentAttempts);
-    root.Raw("attempts", Array(s.attempts, [&](const AttemptView& a, std::string* arr) {
-      if (!a.live && a.seq <= since) return false;
-      Obj o(arr);
-      o.U("seq", a.seq).U("id", a.attempt).U("job", a.job).U("task", a.task).U("executor", a.executor);
-      o.Str("kind", AttemptKindName(a.kind));
-      o.Str("outcome", a.live ? "running" : AttemptOutcomeName(a.outcome));
-      o.Raw("queued", Time3(a.queued)).Raw("started", Time3(a.started)).Raw("finished", Time3(a.finished));
-      o.Raw("run_s", Time3(a.run_s));
-      return true;
-    }));
+    root.Raw("attempts", Array(s.attempts, [&](const AttemptRow& a, std::string* arr) {
+               if (!a.live && a.seq <= since) return false;
+               Obj o(arr);
+               o.U("seq", a.seq).U("id", a.attempt).U("job", a.job).U("task", a.task).U("executor", a.executor);
+               o.Str("kind", AttemptKindName(a.kind));
+               o.Str("outcome", a.live ? "running" : AttemptOutcomeName(a.outcome));
+               o.Raw("queued", Time3(a.queued)).Raw("started", Time3(a.started)).Raw("finished", Time3(a.finished));
+               o.Raw("run_s", Time3(a.run_s));
+               return true;
+             }));
   }
   return out;
 }
@@ -401,9 +401,9 @@ std::string RenderLatency(const State& s) {
     Obj root(&out);
     root.U("jobs_finished", s.jobs_finished).U("window", kLatencySamples);
     root.Raw("latencies_s", Array(s.latencies, [](double v, std::string* arr) {
-      *arr += Time3(v);
-      return true;
-    }));
+               *arr += Time3(v);
+               return true;
+             }));
   }
   return out;
 }

@@ -1,8 +1,8 @@
 #include "metrics.h"
 
 #include <algorithm>
-#include <cmath>
 #include <charconv>
+#include <cmath>
 #include <sstream>
 
 namespace tailcut::metrics {
@@ -18,9 +18,7 @@ void Histogram::Observe(double v) {
   count++;
 }
 
-std::vector<double> JobLatencyBounds() {
-  return {0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 900, 3600};
-}
+std::vector<double> JobLatencyBounds() { return {0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 900, 3600}; }
 
 std::vector<double> JournalCommitBounds() {
   return {0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5};

@@ -31,8 +31,8 @@ StatusOr<TaskDef> TaskDefFromWire(const wire::TaskSpec& t, const std::string& fi
     return Status::InvalidArgument(field + ".demand.cpu_slots is " + std::to_string(t.demand().cpu_slots()) +
                                    "; the limit is " + std::to_string(kMaxWireSlots));
   if (t.demand().gpus() > kMaxWireGpus)
-    return Status::InvalidArgument(field + ".demand.gpus is " + std::to_string(t.demand().gpus()) +
-                                   "; the limit is " + std::to_string(kMaxWireGpus));
+    return Status::InvalidArgument(field + ".demand.gpus is " + std::to_string(t.demand().gpus()) + "; the limit is " +
+                                   std::to_string(kMaxWireGpus));
   if (t.demand().memory_mb() > kMaxMemoryMb)
     return Status::InvalidArgument(field + ".demand.memory_mb is " + std::to_string(t.demand().memory_mb()) +
                                    "; the limit is " + std::to_string(kMaxMemoryMb) + " (2^40 MB)");
@@ -69,7 +69,8 @@ StatusOr<TaskDef> TaskDefFromWire(const wire::TaskSpec& t, const std::string& fi
 
 Status CheckNames(const wire::JobSpec& spec) {
   auto check = [](const wire::TaskSpec& t, const std::string& field) {
-    for (auto [name, what] : {std::pair{&t.kernel(), ".kernel"}, std::pair{&t.features().task_class(), ".features.task_class"}})
+    for (auto [name, what] :
+         {std::pair{&t.kernel(), ".kernel"}, std::pair{&t.features().task_class(), ".features.task_class"}})
       if (name->size() > kMaxWireNameBytes)
         return Status::InvalidArgument(field + what + " is " + std::to_string(name->size()) + " bytes; the limit is " +
                                        std::to_string(kMaxWireNameBytes));
@@ -88,8 +89,8 @@ uint64_t TaskCountOf(const wire::JobSpec& spec) {
 
 namespace {
 
-using google::protobuf::io::CodedInputStream;
 using google::protobuf::internal::WireFormatLite;
+using google::protobuf::io::CodedInputStream;
 
 // Walks the fields of one message, calling on(field, in) for each
 // length-delimited field (which must consume or skip it) and skipping the
@@ -129,7 +130,11 @@ uint64_t SubmitTaskCountOfFrame(const void* data, size_t size, uint64_t* request
   uint64_t tasks = 0, template_count = 0;
   auto job_spec = [&](CodedInputStream& s) {
     return Walk(
-        s, [&](int f, CodedInputStream&) { tasks += f == wire::JobSpec::kTasksFieldNumber; return true; },
+        s,
+        [&](int f, CodedInputStream&) {
+          tasks += f == wire::JobSpec::kTasksFieldNumber;
+          return true;
+        },
         [&](int f, uint64_t v) {
           if (f == wire::JobSpec::kTemplateCountFieldNumber) template_count = static_cast<uint32_t>(v);
         });
@@ -210,8 +215,9 @@ StatusOr<JobDef> JobDefFromWire(const wire::JobSpec& spec) {
     bool pinned = d.templ.share.divisible();
     for (const TaskDef& t : d.tasks) pinned |= t.share.divisible();
     if (pinned)
-      return Status::InvalidArgument("a job with divisible_units has its shares sized by the scheduler: "
-                                     "its tasks cannot carry a share of their own");
+      return Status::InvalidArgument(
+          "a job with divisible_units has its shares sized by the scheduler: "
+          "its tasks cannot carry a share of their own");
   }
   return d;
 }
@@ -219,21 +225,6 @@ StatusOr<JobDef> JobDefFromWire(const wire::JobSpec& spec) {
 double SanitizeRunSeconds(double run_s) {
   return std::isfinite(run_s) && run_s >= 0 && run_s <= kMaxWireSeconds ? run_s : 0;
 }
-
-namespace {
-
-// The result's run time, unless it is no time at all (NaN, infinite,
-// negative, over a year): then 0, which lets the core measure it, so the
-// predictors never learn a forged or broken figure.
-double RunSeconds(const wire::AttemptResult& res, ExecutorId e, const BadInputFn& bad) {
-  double run_s = SanitizeRunSeconds(res.run_s());
-  if (run_s != res.run_s())
-    bad("AttemptResult.run_s = " + std::to_string(res.run_s()) + " from executor " + std::to_string(e) +
-        " replaced by the scheduler's own measure");
-  return run_s;
-}
-
-}  // namespace
 
 // The label an executor's Register.python_version becomes (it wins over a
 // configured label of that name).
@@ -277,46 +268,6 @@ ExecutorDesc ExecutorDescFromWire(const wire::Register& r, size_t ordinal) {
     d.kernel_args[sig.kernel()] = std::move(specs);
   }
   return d;
-}
-
-TakeBackCounts TakeBackFromWire(SchedulerCore& core, ExecutorId e, const wire::Register& r, wire::Work* cancel,
-                                const BadInputFn& bad) {
-  TakeBackCounts n;
-  for (const auto& res : r.undelivered())
-    if (res.outcome() == wire::AttemptResult::OK &&
-        core.CommitOrphanResult(res.job_id(), res.task_index(), res.attempt_id(), e, res.output(),
-                                RunSeconds(res, e, bad)))
-      ++n.committed;
-  for (const auto& h : r.running()) {
-    if (core.AdoptAttempt(h.attempt_id(), h.job_id(), h.task_index(), e, h.started()).ok())
-      ++n.adopted;
-    else
-      cancel->add_cancel(h.attempt_id());
-  }
-  return n;
-}
-
-void ApplyReport(SchedulerCore& core, ExecutorId e, const wire::Report& r, const BadInputFn& bad) {
-  for (const auto& s : r.started())
-    if (core.AcceptsReport(e, s.attempt_id())) core.AttemptStarted(s.attempt_id());
-  for (const auto& p : r.progress()) {
-    if (!core.AcceptsReport(e, p.attempt_id())) continue;
-    if (!std::isfinite(p.fraction()) || p.fraction() < 0 || p.fraction() > 1) {
-      bad("Report.progress.fraction = " + std::to_string(p.fraction()) + " from executor " + std::to_string(e) +
-          " ignored");
-      continue;
-    }
-    core.AttemptProgress(p.attempt_id(), p.fraction());
-  }
-  for (const auto& res : r.results()) {
-    if (!core.AcceptsReport(e, res.attempt_id())) continue;
-    double run_s = RunSeconds(res, e, bad);
-    switch (res.outcome()) {
-      case wire::AttemptResult::OK: core.AttemptSucceeded(res.attempt_id(), res.output(), run_s); break;
-      case wire::AttemptResult::FAILED: core.AttemptFailed(res.attempt_id(), res.error(), run_s); break;
-      default: core.AttemptDropped(res.attempt_id(), "executor dropped it: " + res.error()); break;
-    }
-  }
 }
 
 wire::JobState JobStateToWire(JobState s) {

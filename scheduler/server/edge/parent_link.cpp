@@ -79,8 +79,8 @@ void ParentLink::Accept(wire::Assignment& a) {
                                 : std::move(*a.mutable_args()));
   *t->mutable_demand() = a.demand();
   if (a.has_share()) *t->mutable_share() = a.share();  // the parent's share of a divisible job, run as is
-  t->set_idempotent(a.idempotent());  // the parent decided; the edge's policies obey it too
-  spec.set_stream_results(true);  // the commit comes back as TaskCommittedCmd with its output
+  t->set_idempotent(a.idempotent());                   // the parent decided; the edge's policies obey it too
+  spec.set_stream_results(true);                       // the commit comes back as TaskCommittedCmd with its output
   spec.set_owner(ParentOwner(o_.name));
   auto local = host_.submit(std::move(spec));
   if (!local.ok()) return refuse("edge " + o_.name + ": " + local.status().message());

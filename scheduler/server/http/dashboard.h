@@ -3,9 +3,9 @@
 // (metrics.h), and its JSON API under /api/. Like /metrics, the HTTP
 // threads only ever read a published State, never the core.
 //
-//   loop thread                          HTTP thread
-//   Recorder (CoreObserver, OnLaunch)    RenderJobs / RenderExecutors /
-//   Recorder::Collect(core) -> State  -> RenderAttempts / RenderLatency
+//   loop thread                                  HTTP thread
+//   ActivityRecorder (CoreObserver)              RenderJobs / RenderExecutors /
+//   ActivityRecorder::Collect(core) -> State  -> RenderAttempts / RenderLatency
 //
 // Memory is bounded whatever the load: the last kRecentAttempts ended
 // attempts, the last kFinishedJobs finished jobs, kRunSamples run times per
@@ -38,7 +38,7 @@ enum class AttemptKind { kFirst, kCopy, kRestart };
 const char* AttemptKindName(AttemptKind k);  // "first", "copy", "restart"
 
 // One attempt on the timeline: ended (outcome set) or still live.
-struct AttemptView {
+struct AttemptRow {
   uint64_t seq = 0;  // order of ending (live ones: 0); /api/attempts?since=
   AttemptId attempt = 0;
   JobId job = 0;
@@ -51,9 +51,9 @@ struct AttemptView {
   double run_s = 0;
 };
 
-struct JobView {
+struct JobRow {
   JobStatusInfo status;
-  uint64_t copies_won = 0;   // tasks whose committed attempt was a copy
+  uint64_t copies_won = 0;  // tasks whose committed attempt was a copy
   uint64_t restarts = 0;
   double run_p50 = -1, run_p99 = -1;  // committed attempts' run times; -1: none yet
 };
@@ -61,13 +61,13 @@ struct JobView {
 // Everything the page shows, taken on the loop's thread.
 struct State {
   Time now = 0;
-  std::vector<JobView> jobs;  // running (newest first), then finished (newest first)
-  std::vector<ExecutorStatusInfo> executors;                                   // at most kExecutorsShown
+  std::vector<JobRow> jobs;                   // running (newest first), then finished (newest first)
+  std::vector<ExecutorStatusInfo> executors;  // at most kExecutorsShown
   uint64_t executors_total = 0, executors_not_healthy = 0, running_total = 0;  // the whole fleet
-  std::vector<AttemptView> attempts;  // ended, oldest first, then live ones
+  std::vector<AttemptRow> attempts;                                            // ended, oldest first, then live ones
   uint64_t last_seq = 0;
-  std::vector<double> latencies;      // recent finished jobs, sorted
-  uint64_t jobs_finished = 0;         // all since start (latencies holds the last kLatencySamples)
+  std::vector<double> latencies;       // recent finished jobs, sorted
+  uint64_t jobs_finished = 0;          // all since start (latencies holds the last kLatencySamples)
   std::vector<OwnerShareInfo> owners;  // TopOwners
   uint64_t total_slots = 0;
 };
@@ -79,10 +79,10 @@ inline constexpr size_t kMaxOwnerSeries = 16;
 std::vector<OwnerShareInfo> TopOwners(std::vector<OwnerShareInfo> all);
 
 // The loop's side: a CoreObserver of the core whose clock is `clock`.
-class Recorder final : public CoreObserver {
+class ActivityRecorder final : public CoreObserver {
  public:
-  explicit Recorder(const Clock* clock);
-  ~Recorder() override;
+  explicit ActivityRecorder(const Clock* clock);
+  ~ActivityRecorder() override;
   void OnAttemptLaunched(const LaunchCmd& launch, const std::string& identity) override;
   void OnAttemptEnded(const AttemptRecord& r) override;
   void OnJobFinished(const JobStatusInfo& job) override;
@@ -93,10 +93,10 @@ class Recorder final : public CoreObserver {
   JobStats& Stats(JobId job);
   const Clock* clock_;
   std::unordered_map<JobId, std::unique_ptr<JobStats>> running_;
-  std::unordered_map<AttemptId, AttemptView> live_;
-  std::deque<AttemptView> ended_;
+  std::unordered_map<AttemptId, AttemptRow> live_;
+  std::deque<AttemptRow> ended_;
   uint64_t seq_ = 0;
-  std::deque<JobView> finished_;
+  std::deque<JobRow> finished_;
   std::deque<double> latencies_;
   uint64_t jobs_finished_ = 0;
 };

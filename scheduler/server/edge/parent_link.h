@@ -41,7 +41,7 @@ struct FleetSummary {
   uint32_t executors = 0;
   uint32_t slots = 0;
   uint32_t gpus = 0;
-  std::vector<std::string> kernels;  // sorted, unique
+  std::vector<std::string> kernels;              // sorted, unique
   std::vector<std::string> side_effect_kernels;  // of kernels, not idempotent on some executor; sorted
   bool operator==(const FleetSummary& o) const {
     return slots == o.slots && gpus == o.gpus && kernels == o.kernels && side_effect_kernels == o.side_effect_kernels;
@@ -116,7 +116,7 @@ class ParentLink {
   bool ever_registered_ = false;
   FleetSummary registered_fleet_;
 
-  std::unordered_map<AttemptId, Held> held_;          // parent attempt -> its local job
+  std::unordered_map<AttemptId, Held> held_;           // parent attempt -> its local job
   std::unordered_map<JobId, AttemptId> by_local_job_;  // local job -> parent attempt
   std::unordered_map<AttemptId, AttemptId> by_local_attempt_;
 };
