@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Prints the regret table of docs/BENCHMARKS.md ("The regret table", issue
+# Prints the regret table of docs/benchmarks/matrix.md ("The regret table", issue
 # 39): on the 64 matrix shapes and every shipped scenario but datacenter,
 # `default` against `none` and the best fixed shipped policy at p50, p99 and
 # p99.9, with extra work; then how many shapes hold each target.
@@ -7,7 +7,7 @@
 # (9 simulations per shape; two processes, matrix and scenarios).
 #
 #   scripts/regret-table.sh            # the table on stdout
-#   scripts/regret-table.sh --write    # ... and into docs/BENCHMARKS.md, between its markers
+#   scripts/regret-table.sh --write    # ... and into docs/benchmarks/matrix.md, between its markers
 # Env: BUILD (default build), POLICY (the entry judged, default "default").
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -25,7 +25,7 @@ wait $m
 table=$( (sed -n '/^| shape/,/^Matrix: /p' "$tmp/m"; echo; sed -n '/^|---/,/^Scenarios: /p' "$tmp/s" | tail -n +2) )
 [ -n "$table" ] || { echo "no table: run $TEST \"[.regret-table]\" to see why" >&2; exit 1; }
 if [ "${1:-}" = "--write" ]; then
-  python3 - docs/BENCHMARKS.md "$table" <<'PY'
+  python3 - docs/benchmarks/matrix.md "$table" <<'PY'
 import sys
 path, table = sys.argv[1], sys.argv[2]
 text = open(path).read()

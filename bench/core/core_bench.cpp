@@ -1,4 +1,4 @@
-// Scheduler-core micro-benchmarks (docs/BENCHMARKS.md, "Micro-benchmarks").
+// Scheduler-core micro-benchmarks (docs/benchmarks/dispatch.md, "Micro-benchmarks").
 //
 //   build/bench/core/core_bench --benchmark_counters_tabular=true
 //

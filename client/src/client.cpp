@@ -107,13 +107,18 @@ class Client::Impl {
                               std::to_string(opt_.max_message_bytes) + " (the scheduler's limit)");
     double now = clock_.Now(), deadline = now + opt_.timeout_s, resend = now + kResendS;
     sock_.send(zmq::buffer(frame.data(), frame.size()), zmq::send_flags::none);
+    std::string trouble;  // handshakes that keep failing for no definite reason: said on timeout
     while (true) {
       now = clock_.Now();
-      if (std::string why = handshake_->TakeFailure(); !why.empty()) return Status::PermissionDenied(why);
+      bool definitive = false;
+      if (std::string why = handshake_->TakeFailure(&definitive); !why.empty()) {
+        if (definitive) return Status::PermissionDenied(why);
+        trouble = std::move(why);  // the scheduler may be restarting: keep trying
+      }
       if (now >= deadline)
         return Status::Unavailable("no answer from the scheduler at " + opt_.endpoint + " within " +
-                                   FormatSeconds(opt_.timeout_s) +
-                                   " s (is tailcut-scheduler running there?)");
+                                   FormatSeconds(opt_.timeout_s) + " s" +
+                                   (trouble.empty() ? " (is tailcut-scheduler running there?)" : ": " + trouble));
       if (now >= resend) {
         sock_.send(zmq::buffer(frame.data(), frame.size()), zmq::send_flags::none);
         resend = now + kResendS;

@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <fstream>
 #include <mutex>
+#include <random>
 #include <thread>
 
 #include "tailcut/common/process.h"
@@ -22,23 +23,48 @@
 namespace tailcut {
 namespace {
 
-// A free TCP port on 127.0.0.1 (bind to 0, read it back, release it). A
-// child-process scheduler needs its ports before it starts, and keeps them
-// across restarts so executors and clients reconnect on their own.
-int FreeLoopbackPort() {
+// Whether nothing holds TCP `port` on 127.0.0.1 (0: the OS picks one);
+// returns the port, or -1.
+int TryLoopbackPort(int port) {
   int fd = socket(AF_INET, SOCK_STREAM, 0);
   if (fd < 0) return -1;
   sockaddr_in a{};
   a.sin_family = AF_INET;
   a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  a.sin_port = htons(static_cast<uint16_t>(port));
   socklen_t len = sizeof a;
-  int port = -1;
+  int got = -1;
   if (bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0 &&
       getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) == 0)
-    port = ntohs(a.sin_port);
+    got = ntohs(a.sin_port);
   close(fd);
-  return port;
+  return got;
 }
+
+}  // namespace
+
+int EphemeralPortsFrom() {
+  std::ifstream in("/proc/sys/net/ipv4/ip_local_port_range");
+  int lo = 0, hi = 0;
+  return in >> lo >> hi && lo > 0 ? lo : 32768;  // Linux's default when unreadable
+}
+
+int FreeLoopbackPort() {
+  // At least this many ports below the ephemeral range to pick from, else
+  // the OS picks (a range that starts this low leaves no room).
+  constexpr int kMinSpan = 4096, kMaxSpan = 20000, kTries = 256;
+  const int lo = EphemeralPortsFrom();
+  const int span = std::min(kMaxSpan, lo - 1024);
+  if (span >= kMinSpan) {
+    std::mt19937 rng(static_cast<unsigned>(std::random_device{}()) ^ static_cast<unsigned>(getpid()));
+    for (int i = 0; i < kTries; ++i)
+      if (int port = TryLoopbackPort(lo - 1 - static_cast<int>(rng() % static_cast<unsigned>(span))); port > 0)
+        return port;
+  }
+  return TryLoopbackPort(0);
+}
+
+namespace {
 
 struct LocalExecutor {
   LocalExecutorSpec spec;

@@ -66,7 +66,7 @@ const std::map<std::string, Factory>& Factories() {
 // Policies whose only tool is a copy on idle capacity: behind another
 // owner's backlog there is none, so a small owner's p99 goes from theirs
 // alone to none's (two_owners.toml: spark 4.45x, late 6.4x, hedge 6.1x of
-// alone; docs/BENCHMARKS.md, "Two owners"). Null for the others.
+// alone; docs/benchmarks/policies.md, "Two owners"). Null for the others.
 const char* SingleTenant(const std::string& name) {
   if (name == "spark" || name == "late" || name == "hedge")
     return "its copies need idle capacity, which another owner's backlog takes (a small owner's p99 went to 4-6x "

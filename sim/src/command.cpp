@@ -50,7 +50,7 @@ without stragglers, each quantile at most none's; P50/B and P99/B are each
 policy's p50 and p99 as multiples of it. With a `none` entry the last row,
 (online), is the best single detection threshold a scheduler that knows the
 run-time distribution can use (copy or restart every attempt still running
-at R x its class median, R swept; docs/BENCHMARKS.md). Wall time and peak RSS are printed to
+at R x its class median, R swept; docs/benchmarks/tail.md). Wall time and peak RSS are printed to
 stderr. See docs/SIMULATOR.md.
 )";
 

@@ -258,3 +258,26 @@ TEST_CASE("reliability: after a restart, a job with side effects waits lost_afte
   REQUIRE(launched(5) == 1);
   CHECK(std::find_if(h.launches.begin(), h.launches.end(), [](const LaunchCmd& l) { return l.job == 5; })->task == 1);
 }
+
+TEST_CASE("reliability: a stall of the restarted scheduler does not count against its executors' return") {
+  CoreOptions o;
+  o.lost_after_s = 2;
+  CoreHarness h(o);
+  h.core.ReserveIds(10, 1000, 1);
+  REQUIRE(h.core.RestoreJob(5, CoreHarness::Fanout(1, "shell"), 0, {}).ok());
+  ExecutorId e = h.Exec(4, 0, {"shell"});
+  h.Drain();
+  auto launched = [&] {
+    return std::count_if(h.launches.begin(), h.launches.end(), [](auto& l) { return l.job == 5; });
+  };
+  // The loop could not listen for 3 s (a slow start, a starved core):
+  // executors could not have registered meanwhile, so the hold moves on.
+  h.clock.Advance(3);
+  h.core.DiscountStall(3);
+  h.core.ExecutorSeen(e);  // as the server counts its executors after a stall
+  h.Pass(1.5);
+  CHECK(launched() == 0);
+  h.core.ExecutorSeen(e);
+  h.Pass(1.0);  // 2.5 s of listening: past lost_after_s
+  CHECK(launched() == 1);
+}

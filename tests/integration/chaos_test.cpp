@@ -12,6 +12,11 @@
 // with exactly one complete directory, the committed attempt's, and no
 // attempt directory may be left behind.
 //
+// In both, the test-only policy race_copies (race_copies_plugin.cpp) asks
+// for a copy of every task as its first attempt starts, so exactly-once
+// is checked under racing copies every run (the default chain's copies sit
+// behind the payoff controller, which may launch none).
+//
 // ctest runs a short version (TAILCUT_CHAOS_SECONDS unset: ~30 s each, >= 3
 // scheduler kills, >= 10 executor kills); scripts/chaos.sh runs it longer.
 #include <catch2/catch.hpp>
@@ -27,6 +32,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <deque>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -229,6 +235,53 @@ size_t CheckOutputDir(const ClientRecord& r) {
   return problems;
 }
 
+std::string Describe(const wire::JobStatus& s) {
+  return "state " + wire::JobState_Name(s.state()) + ", " + std::to_string(s.committed()) + "/" +
+         std::to_string(s.tasks()) + " committed, " + std::to_string(s.running()) + " running, " +
+         std::to_string(s.attempts()) + " attempts (" + std::to_string(s.copies()) + " copies, " +
+         std::to_string(s.failed_attempts()) + " failed)" + (s.reason().empty() ? "" : ", reason: " + s.reason());
+}
+
+// Prints every job a client saw unfinished (or not succeeded) with its
+// status now, and every executor the scheduler lists: a job left behind
+// says whether its tasks wait, run somewhere, or were given up on.
+void ExplainUnfinished(LocalCluster& cluster, const std::vector<ClientRecord>& records) {
+  std::vector<const ClientRecord*> left;
+  for (const ClientRecord& r : records)
+    if (!r.succeeded) left.push_back(&r);
+  if (left.empty()) return;
+  if (!cluster.SchedulerAlive()) {  // nothing restarts it: every job still running is left
+    std::ifstream in(cluster.log_dir() + "/scheduler.log");
+    std::deque<std::string> tail;
+    for (std::string line; std::getline(in, line);) {
+      tail.push_back(line);
+      if (tail.size() > 5) tail.pop_front();
+    }
+    std::printf("chaos: the scheduler is not running; its log ends:\n");
+    for (const std::string& line : tail) std::printf("  %s\n", line.c_str());
+  }
+  ClientOptions co = cluster.client_options();
+  co.timeout_s = 10;
+  Client client(co);
+  for (const ClientRecord* r : left) {
+    auto st = client.GetStatus(r->id);
+    std::printf("chaos: job %llu (%u tasks) left %s (the client: %s); now: %s\n",
+                static_cast<unsigned long long>(r->id), r->tasks, r->finished ? "failed" : "unfinished",
+                r->error.c_str(), st.ok() ? Describe(*st).c_str() : st.status().message().c_str());
+  }
+  auto executors = client.Executors();
+  if (!executors.ok()) {
+    std::printf("chaos: executors: %s\n", executors.status().message().c_str());
+    return;
+  }
+  for (const wire::ExecutorInfo& e : *executors)
+    std::printf("chaos: executor %llu %s: %u slots, %u running, %llu finished, health %s%s, seen %.1f s ago\n",
+                static_cast<unsigned long long>(e.executor_id()), e.name().c_str(), e.cpu_slots(), e.running(),
+                static_cast<unsigned long long>(e.finished()),
+                wire::ExecutorHealth::State_Name(e.health().state()).c_str(), e.quarantined() ? ", quarantined" : "",
+                e.last_seen_s_ago());
+}
+
 void RunChaos(bool output_jobs) {
   const double seconds = EnvSeconds("TAILCUT_CHAOS_SECONDS", 30);
   const double executor_kill_every = EnvSeconds("TAILCUT_CHAOS_EXECUTOR_KILL_S", 2.0);
@@ -241,8 +294,16 @@ void RunChaos(bool output_jobs) {
   o.executor_binary = TAILCUT_EXECUTOR_BIN;
   // Every job stays queryable (and journaled) to the end, for the checks.
   o.http = true;  // the rogue's refused reports, read at the end
-  o.scheduler_flags = {"--policy", "default", "--set", "scheduler.heartbeat_ms=100", "--set", "core.lost_after_s=1.0",
-                       "--set", "core.job_retention=1000000", "--log-level", "warn"};
+  // Racing copies every run: the test-only race_copies policy asks for a
+  // copy of every task as its first attempt starts, outside the payoff
+  // controller (which may launch none of the default chain's); a quarter
+  // of the slots may hold copies.
+  o.scheduler_flags = {"--policy",    std::string("default,plugin:") + TAILCUT_RACE_COPIES_PLUGIN + "#race_copies",
+                       "--set",       "core.redundancy_budget=0.25",
+                       "--set",       "scheduler.heartbeat_ms=100",
+                       "--set",       "core.lost_after_s=1.0",
+                       "--set",       "core.job_retention=1000000",
+                       "--log-level", "warn"};
   auto started = LocalCluster::Start(o);
   REQUIRE(started.ok());
   std::unique_ptr<LocalCluster> cluster = std::move(started).value();
@@ -360,6 +421,13 @@ void RunChaos(bool output_jobs) {
   }
   submitting = false;
   for (auto& t : threads) t.join();
+  // The last restart took: a scheduler that exited at its start (a port
+  // taken meanwhile) leaves every job behind it unfinished.
+  const bool scheduler_alive = cluster->SchedulerAlive();
+  CHECK(scheduler_alive);
+  // Which jobs were left, and why: their status now and the fleet as the
+  // scheduler sees it (docs/RELIABILITY.md, "Chaos soak").
+  ExplainUnfinished(*cluster, records);
   // Refused since the scheduler's last restart: the rogue was heard, and refused.
   const double refused = Sample(ScrapeMetrics(cluster->http_endpoint()), "tailcut_reports_refused_total");
   const uint64_t rogue_messages = rogue->sent();
@@ -399,6 +467,9 @@ void RunChaos(bool output_jobs) {
   for (const ClientRecord& r : records) tasks_of[r.id] = r.tasks;
   for (const JournaledJob& j : journaled) {
     journal_unfinished += !j.finished;
+    if (!j.finished)
+      std::printf("chaos: journal: job %llu unfinished with %zu commits\n", static_cast<unsigned long long>(j.id),
+                  j.commits.size());
     std::set<TaskIndex> seen;
     for (const CommittedOutput& c : j.commits) {
       journal_double += !seen.insert(c.task).second;
@@ -415,12 +486,16 @@ void RunChaos(bool output_jobs) {
               output_jobs ? " (output_dir)" : "", seconds, jobs, tasks, executor_kills, scheduler_kills, unfinished,
               failed, wrong, missing, duplicates, journal_double, journaled.size(), journal_unfinished,
               journal_incomplete, static_cast<unsigned long long>(rogue_messages), refused, forged);
+  // Copies raced the originals (race_copies), and still each task committed once.
+  size_t copies = 0;
+  for (const JournaledJob& j : journaled) copies += j.copies;
+  std::printf("chaos%s: %zu copies launched\n", output_jobs ? " (output_dir)" : "", copies);
+  CHECK(copies > 0);
   if (output_jobs) {
-    size_t copies = 0;
-    for (const JournaledJob& j : journaled) copies += j.copies;
-    std::printf("chaos (output_dir): %zu task directories checked, %zu copies launched, %zu problems (missing, "
-                "partial, not the committed attempt's, extra, or attempt directories left)\n",
-                promoted, copies, output_problems);
+    std::printf(
+        "chaos (output_dir): %zu task directories checked, %zu problems (missing, partial, not the "
+        "committed attempt's, extra, or attempt directories left)\n",
+        promoted, output_problems);
     CHECK(promoted > 0);
     CHECK(output_problems == 0);
   }

@@ -1,7 +1,10 @@
 // End to end, issue 34 "descriptors are not a door": strangers who open TCP
 // connections and send nothing (twice the scheduler's descriptor limit)
 // neither lock out a keyed client or a new executor nor spin the
-// scheduler (docs/LIMITS.md, "Connections").
+// scheduler (docs/LIMITS.md, "Connections"). Issue 43: a flood of idle
+// ZeroMQ peers (which finish the NULL handshake of a keyless scheduler)
+// leaves nothing behind: a late executor registers while it lasts, and
+// once it closes the scheduler answers within 1 s, keyed or not.
 #include <catch2/catch.hpp>
 
 #include <arpa/inet.h>
@@ -17,6 +20,8 @@
 #include <string>
 #include <thread>
 #include <vector>
+
+#include <zmq.hpp>
 
 #include "daemon_cluster.h"
 
@@ -61,6 +66,18 @@ double SecondsSince(std::chrono::steady_clock::time_point t) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
 }
 
+// The executors a client on a new connection lists, answered within 1 s.
+std::vector<wire::ExecutorInfo> ExecutorsWithin1s(LocalCluster& cluster) {
+  ClientOptions co = cluster.client_options();
+  co.timeout_s = 1;
+  auto asked = std::chrono::steady_clock::now();
+  auto executors = Client(co).Executors();
+  INFO(executors.status().message());
+  REQUIRE(executors.ok());
+  CHECK(SecondsSince(asked) < 1.0);
+  return *executors;
+}
+
 }  // namespace
 
 TEST_CASE("connections: twice the descriptor limit in silent connections locks out no keyed peer, spins no core") {
@@ -81,13 +98,7 @@ TEST_CASE("connections: twice the descriptor limit in silent connections locks o
   std::this_thread::sleep_for(std::chrono::milliseconds(500));  // the scheduler takes them in
 
   // A keyed client on a new connection is answered within 1 s.
-  ClientOptions co = c.cluster->client_options();
-  co.timeout_s = 1;
-  auto asked = std::chrono::steady_clock::now();
-  auto executors = Client(co).Executors();
-  INFO(executors.status().message());
-  REQUIRE(executors.ok());
-  CHECK(SecondsSince(asked) < 1.0);
+  (void)ExecutorsWithin1s(*c.cluster);
 
   // A new executor registers (its own start included).
   LocalExecutorSpec e;
@@ -112,4 +123,107 @@ TEST_CASE("connections: twice the descriptor limit in silent connections locks o
   REQUIRE(done.ok());
   CHECK(done->state() == wire::JOB_SUCCEEDED);
   for (int fd : silent) close(fd);
+}
+
+namespace {
+
+// `n` ZeroMQ DEALER sockets (no keys) connected to `endpoint` that send
+// nothing: against a keyless scheduler each finishes its handshake and
+// then idles; ZeroMQ dials again whatever the scheduler closes.
+struct IdleZmqFlood {
+  IdleZmqFlood(const std::string& endpoint, int n) {
+    ctx.set(zmq::ctxopt::max_sockets, n + 64);
+    for (int i = 0; i < n; ++i) {
+      zmq::socket_t& s = socks.emplace_back(ctx, zmq::socket_type::dealer);
+      s.set(zmq::sockopt::linger, 0);
+      s.connect(endpoint);
+    }
+  }
+  void Close() {
+    socks.clear();
+    ctx.close();
+  }
+  zmq::context_t ctx{1};
+  std::vector<zmq::socket_t> socks;
+};
+
+void FloodThenServe(bool keys, int descriptors) {
+  CAPTURE(keys, descriptors);
+  rlimit own{};  // the flood's sockets are this test's descriptors
+  REQUIRE(getrlimit(RLIMIT_NOFILE, &own) == 0);
+  own.rlim_cur = own.rlim_max;
+  REQUIRE(setrlimit(RLIMIT_NOFILE, &own) == 0);
+  REQUIRE(own.rlim_cur >= 1200);
+
+  testing::DaemonClusterOptions o;
+  o.keys = keys;
+  o.http = true;  // the guard's counters, read at the end
+  o.scheduler_flags = {"--policy", "none"};
+  if (descriptors)
+    o.scheduler_flags.insert(o.scheduler_flags.end(),
+                             {"--set", "scheduler.max_descriptors=" + std::to_string(descriptors)});
+  testing::DaemonCluster c(o);
+  REQUIRE(c.cluster->keys_dir().empty() != keys);
+
+  IdleZmqFlood flood(c.cluster->executor_endpoint(), 400);
+  std::this_thread::sleep_for(std::chrono::seconds(1));  // the scheduler takes them in
+
+  // While it lasts, a new executor registers (idle strangers are shed first).
+  LocalExecutorSpec e;
+  e.flags = {"--slots", "1", "--name", "late"};
+  e.expect_exit = true;
+  auto late = c.cluster->AddExecutor(e);
+  REQUIRE(late.ok());
+  Status registered = c.cluster->WaitForExecutors(2, 10);
+  INFO(registered.message());
+  CHECK(registered.ok());
+
+  // Closed: answered within 1 s, on a new connection, with both executors.
+  flood.Close();
+  CHECK(ExecutorsWithin1s(*c.cluster).size() == 2);
+  // No line misnames the cause: a keyless scheduler never "wants keys".
+  const std::string log = c.cluster->log_dir() + "/executor-" + std::to_string(*late + 1) + ".log";
+  std::ifstream in(log);
+  std::string text((std::istreambuf_iterator<char>(in)), {});
+  CHECK(text.find("wants keys") == std::string::npos);
+
+  auto done = testing::SubmitAndWait(*c.client, FanoutJob("sleep", "ms=1", 4));
+  INFO(done.status().message());
+  REQUIRE(done.ok());
+  CHECK(done->state() == wire::JOB_SUCCEEDED);
+
+  // What the guard did is in /metrics (docs/METRICS.md, "Bounds").
+  auto m = testing::ScrapeMetrics(c.cluster->http_endpoint());
+  CHECK(m["tailcut_connections_accepted_total"] >= 400);
+  const double shed = m["tailcut_connections_shed_total{reason=\"unfinished\"}"] +
+                      m["tailcut_connections_shed_total{reason=\"idle\"}"] +
+                      m["tailcut_connections_shed_total{reason=\"backlog\"}"];
+  if (descriptors) {
+    CHECK(m["tailcut_descriptor_limit"] == descriptors);
+    CHECK(shed > 0);
+    // With keys the strangers never finish: the cap on unfinished ones sheds
+    // them before descriptors run out. Without keys they finish and idle:
+    // descriptors run out, and idle ones are shed.
+    if (keys) CHECK(m["tailcut_connections_shed_total{reason=\"unfinished\"}"] > 0);
+    if (!keys) CHECK(m["tailcut_connection_accept_failures_total"] > 0);
+    if (!keys) CHECK(m["tailcut_connections_shed_total{reason=\"idle\"}"] > 0);
+  } else {
+    CHECK(m["tailcut_connection_accept_failures_total"] == 0);
+    CHECK(shed == 0);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("connections: 400 idle ZeroMQ peers at 256 descriptors, then closed: serving again within 1 s, keyless") {
+  FloodThenServe(false, 256);
+}
+
+TEST_CASE("connections: 400 idle ZeroMQ peers at 256 descriptors, then closed: serving again within 1 s, keyed") {
+  FloodThenServe(true, 256);
+}
+
+TEST_CASE("connections: 400 idle ZeroMQ peers at the default descriptor limit, keyless and keyed") {
+  FloodThenServe(false, 0);
+  FloodThenServe(true, 0);
 }

@@ -79,7 +79,9 @@ std::string TallMatVecArgs(int rows) {
 }  // namespace
 
 TEST_CASE("limits daemons: a 50M-task template and a flood of submits get TOO_LARGE and BUSY, memory stays bounded") {
-  testing::DaemonCluster c(Opts({"--set", "scheduler.max_jobs_per_owner=20"}));
+  testing::DaemonClusterOptions o = Opts({"--set", "scheduler.max_jobs_per_owner=20"});
+  o.http = true;  // each refusal is counted in /metrics
+  testing::DaemonCluster c(o);
   const int pid = c.cluster->scheduler_pid();
   REQUIRE(pid > 0);
   const double rss_before = RssMiB(pid);
@@ -106,6 +108,11 @@ TEST_CASE("limits daemons: a 50M-task template and a flood of submits get TOO_LA
   }
   CHECK(ok == 20);
   CHECK(busy == 480);
+  // Every refusal is in /metrics under the limit's config key (docs/METRICS.md).
+  auto m = testing::ScrapeMetrics(c.cluster->http_endpoint());
+  CHECK(m["tailcut_refusals_total{limit=\"core.max_tasks_per_job\"}"] == 20);
+  CHECK(m["tailcut_refusals_total{limit=\"scheduler.max_jobs_per_owner\"}"] == busy);
+  CHECK(m.count("tailcut_refusals_total{limit=\"scheduler.max_watchers_per_client\"}") == 1);  // listed at 0
   // Uncapped, the big submits alone would hold gigabytes.
   CHECK(RssMiB(pid) - rss_before < 100);
   CHECK(c.cluster->SchedulerAlive());

@@ -70,6 +70,20 @@ std::string FamilyOf(const std::string& sample, const Parsed& p) {
   return "";
 }
 
+// What a scrape of `m` gets while the loop publishes `core` (a scrape
+// thread waits in Fresh, this one is the loop).
+std::shared_ptr<const Snapshot> Scrape(SchedulerMetrics& m, const SchedulerCore& core) {
+  std::shared_ptr<const Snapshot> got;
+  std::atomic<bool> done{false};
+  std::thread t([&] {
+    got = m.Fresh(std::chrono::seconds(30));
+    done = true;
+  });
+  while (!done) m.MaybePublish(core);
+  t.join();
+  return got;
+}
+
 // Loopback sockets on free ports, metrics on `http_listen`.
 ServerOptions WithHttp(std::string http_listen) {
   ServerOptions o;
@@ -184,14 +198,7 @@ TEST_CASE("metrics: journal commits land in their histogram, failures in their c
   m.OnJournalCommit(0.3, true);
   m.OnJournalCommit(7.0, false);
   testing::CoreHarness h;
-  std::shared_ptr<const Snapshot> got;
-  std::atomic<bool> done{false};
-  std::thread t([&] {
-    got = m.Fresh(std::chrono::seconds(30));
-    done = true;
-  });
-  while (!done) m.MaybePublish(h.core);
-  t.join();
+  std::shared_ptr<const Snapshot> got = Scrape(m, h.core);
   REQUIRE(got);
   Parsed p = Parse(Render(*got));
   CHECK(p.samples.at("tailcut_journal_commit_seconds_count") == "3");
@@ -200,6 +207,42 @@ TEST_CASE("metrics: journal commits land in their histogram, failures in their c
   CHECK(p.samples.at("tailcut_journal_commit_seconds_bucket{le=\"5\"}") == "2");
   CHECK(p.samples.at("tailcut_journal_commit_seconds_bucket{le=\"+Inf\"}") == "3");
   CHECK(p.samples.at("tailcut_journal_commit_failures_total") == "1");
+}
+
+TEST_CASE("metrics: the bounds a source reports are rendered, each shed reason and limit with its label") {
+  SchedulerMetrics m;
+  Bounds b;
+  b.connections_accepted = 412;
+  b.shed_unfinished = 7;
+  b.shed_idle = 120;
+  b.backlog_refused = 3;
+  b.accept_failures = 9;
+  b.connections_unfinished = 2;
+  b.descriptor_limit = 256;
+  b.refusals = {{"scheduler.max_jobs_per_owner", 480}, {"core.max_tasks_per_job", 0}};
+  int asked = 0;
+  m.AttachBounds([&] {
+    ++asked;
+    return b;
+  });
+  testing::CoreHarness h;
+  m.MaybePublish(h.core);  // no scrape waits: the source is not asked
+  CHECK(asked == 0);
+  std::shared_ptr<const Snapshot> got = Scrape(m, h.core);
+  REQUIRE(got);
+  CHECK(asked == 1);
+  Parsed p = Parse(Render(*got));
+  CHECK(p.types.at("tailcut_connections_shed_total") == "counter");
+  CHECK(p.types.at("tailcut_connections_unfinished") == "gauge");
+  CHECK(p.samples.at("tailcut_connections_accepted_total") == "412");
+  CHECK(p.samples.at("tailcut_connections_shed_total{reason=\"unfinished\"}") == "7");
+  CHECK(p.samples.at("tailcut_connections_shed_total{reason=\"idle\"}") == "120");
+  CHECK(p.samples.at("tailcut_connections_shed_total{reason=\"backlog\"}") == "3");
+  CHECK(p.samples.at("tailcut_connection_accept_failures_total") == "9");
+  CHECK(p.samples.at("tailcut_connections_unfinished") == "2");
+  CHECK(p.samples.at("tailcut_descriptor_limit") == "256");
+  CHECK(p.samples.at("tailcut_refusals_total{limit=\"scheduler.max_jobs_per_owner\"}") == "480");
+  CHECK(p.samples.at("tailcut_refusals_total{limit=\"core.max_tasks_per_job\"}") == "0");
 }
 
 TEST_CASE("metrics: a snapshot reads the core's counters, executors and finished jobs' latency") {

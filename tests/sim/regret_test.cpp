@@ -53,7 +53,7 @@ TEST_CASE("regret: the shapes are the matrix and the shipped scenarios", "[sim][
 // deterministic; 0.5% slack for the last digit): a regression fails, an
 // improvement is welcome (lower the figure). Where they still miss the
 // issue's targets (p50 <= 1.02x and p99 <= none's, p99 <= 1.1x the best),
-// docs/BENCHMARKS.md, "The regret table", says why.
+// docs/benchmarks/matrix.md, "The regret table", says why.
 TEST_CASE("regret: default against none and the best fixed policy on the CI subset", "[sim][regret]") {
   struct Bound {
     double p50_none, p99_none, p99_best;
@@ -80,7 +80,7 @@ TEST_CASE("regret: default against none and the best fixed policy on the CI subs
 }
 
 // `default` against `none` on every matrix shape: the shapes where it does
-// not yet hold p50 <= 1.02x and p99 <= none's (docs/BENCHMARKS.md, "The
+// not yet hold p50 <= 1.02x and p99 <= none's (docs/benchmarks/matrix.md, "The
 // regret table": bimodal classes, full load, quorum jobs) may not get
 // worse than measured; every other shape must hold both.
 TEST_CASE("regret: default does no harm against none on the matrix", "[sim][regret]") {
@@ -104,7 +104,7 @@ TEST_CASE("regret: default does no harm against none on the matrix", "[sim][regr
   CHECK(p99 >= 55);
 }
 
-// scripts/regret-table.sh: the table of docs/BENCHMARKS.md on stdout.
+// scripts/regret-table.sh: the table of docs/benchmarks/matrix.md on stdout.
 // TAILCUT_REGRET_POLICY: the entry judged (default); TAILCUT_REGRET_SHAPE:
 // only the shapes whose name starts with it; TAILCUT_REGRET_SKIP_MATRIX: no
 // matrix shape.

@@ -1,4 +1,4 @@
-// The same defaults at every task scale (docs/BENCHMARKS.md, "The same
+// The same defaults at every task scale (docs/benchmarks/tail.md, "The same
 // defaults at every task scale"), and the references the tables read each
 // policy against: the online reference and the bound capped at none.
 #include <cmath>

@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -188,5 +189,68 @@ TEST_CASE("zap: a trusted key gets through and each message names it, others are
     CurveClient bad(server, alice, stranger.public_key);
     CHECK_FALSE(server.Receive(&payload));
     CHECK_THAT(bad.Failure(), Catch::Contains("does not hold the scheduler key"));
+  }
+}
+
+namespace {
+
+// A keyless DEALER's handshake monitor, connected to `endpoint`; Failure()
+// is the monitor's report within ~3 s ("" when none), and whether it was
+// definitive.
+struct KeylessClient {
+  explicit KeylessClient(const std::string& endpoint) : sock(ctx, zmq::socket_type::dealer), monitor(ctx, sock, false) {
+    sock.set(zmq::sockopt::linger, 0);
+    sock.connect(endpoint);
+  }
+  std::string Failure(bool* definitive) {
+    for (int i = 0; i < 300; ++i) {
+      if (std::string why = monitor.TakeFailure(definitive); !why.empty()) return why;
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    return "";
+  }
+  zmq::context_t ctx;
+  zmq::socket_t sock;
+  HandshakeMonitor monitor;
+};
+
+}  // namespace
+
+TEST_CASE("handshake monitor: a keyless peer hears 'wants keys' only from a scheduler that speaks CURVE") {
+  SECTION("a CURVE server: definitive") {
+    CurveServer server(ZapAuthenticator::kClientDomain);
+    KeylessClient c(server.endpoint);
+    bool definitive = false;
+    CHECK_THAT(c.Failure(&definitive), Catch::Contains("wants keys"));
+    CHECK(definitive);
+  }
+  SECTION("a keyless server that closes every connection before the handshake ends (out of descriptors)") {
+    // A bare listener that accepts and closes at once: what a scheduler
+    // shedding strangers, turning a backlog away or restarting looks like.
+    zmq::context_t ctx;
+    zmq::socket_t stream(ctx, zmq::socket_type::stream);  // sees each connection, closes it
+    stream.bind("tcp://127.0.0.1:*");
+    const std::string endpoint = stream.get(zmq::sockopt::last_endpoint);
+    std::atomic<bool> stop{false};
+    std::thread closer([&] {
+      while (!stop) {
+        zmq::message_t id, data;
+        if (!stream.recv(id, zmq::recv_flags::dontwait)) {
+          std::this_thread::sleep_for(std::chrono::milliseconds(1));
+          continue;
+        }
+        (void)stream.recv(data, zmq::recv_flags::none);
+        stream.send(id, zmq::send_flags::sndmore);
+        stream.send(zmq::message_t(), zmq::send_flags::none);  // an empty frame closes that connection
+      }
+    });
+    KeylessClient c(endpoint);
+    bool definitive = true;
+    const std::string why = c.Failure(&definitive);
+    stop = true;
+    closer.join();
+    CHECK_THAT(why, Catch::Contains("closed before it finished"));
+    CHECK_THAT(why, !Catch::Contains("wants keys"));
+    CHECK_FALSE(definitive);  // a client keeps trying: the scheduler may be back in a moment
   }
 }

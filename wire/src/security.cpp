@@ -154,7 +154,7 @@ HandshakeMonitor::HandshakeMonitor(zmq::context_t& ctx, zmq::socket_t& socket, b
   std::string address = "inproc://tailcut-handshake-" + std::to_string(reinterpret_cast<uintptr_t>(&socket));
   zmq_socket_monitor(socket.handle(), address.c_str(),
                      ZMQ_EVENT_HANDSHAKE_FAILED_AUTH | ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL |
-                         ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL);
+                         ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL | ZMQ_EVENT_HANDSHAKE_SUCCEEDED);
   events_.set(zmq::sockopt::linger, 0);
   events_.connect(address);
 }
@@ -173,16 +173,33 @@ bool TakeMonitorEvent(zmq::socket_t& monitor, MonitorEvent* out) {
   return false;
 }
 
-std::string HandshakeMonitor::TakeFailure() {
+std::string HandshakeMonitor::TakeFailure(bool* definitive) {
   std::string why;
+  bool sure = false;
   MonitorEvent e;
   while (TakeMonitorEvent(events_, &e)) {
-    why = e.id == ZMQ_EVENT_HANDSHAKE_FAILED_AUTH
-              ? "the scheduler at " + e.endpoint + " refused this key (not in its trusted_keys, or the wrong role)"
-          : with_keys_ ? "the handshake with " + e.endpoint +
-                             " failed: it does not hold the scheduler key configured here, or does not use keys"
-                       : "the scheduler at " + e.endpoint + " wants keys: set key_file and scheduler_key (docs/SECURITY.md)";
+    const std::string& at = e.endpoint;
+    if (e.id == ZMQ_EVENT_HANDSHAKE_SUCCEEDED) {
+      closed_in_a_row_ = 0;
+    } else if (e.id == ZMQ_EVENT_HANDSHAKE_FAILED_AUTH) {
+      why = "the scheduler at " + at + " refused this key (not in its trusted_keys, or the wrong role)", sure = true;
+    } else if (e.id == ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL && e.value == ZMQ_PROTOCOL_ERROR_ZMTP_MECHANISM_MISMATCH) {
+      why = with_keys_
+                ? "the scheduler at " + at + " does not use keys: unset key_file and scheduler_key, or give it keys"
+                : "the scheduler at " + at + " wants keys: set key_file and scheduler_key (docs/SECURITY.md)";
+      sure = true;
+    } else if (e.id == ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL && with_keys_) {
+      why = "the handshake with " + at + " failed: it does not hold the scheduler key configured here", sure = true;
+    } else if (++closed_in_a_row_ >= kClosedStreak) {
+      why = "the handshake with " + at + " failed " + std::to_string(closed_in_a_row_) +
+            " times in a row, the connection closed before it finished: " +
+            (with_keys_ ? "it does not hold the scheduler key configured here, or it "
+                        : "the scheduler (not a question of keys: one with keys says it wants them) ") +
+            "is restarting, turning strangers away, or out of descriptors";
+      sure = false;
+    }
   }
+  if (definitive) *definitive = sure;
   return why;
 }
 

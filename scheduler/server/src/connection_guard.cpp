@@ -88,7 +88,15 @@ void ConnectionGuard::OnEvents(double now) {
     while (TakeMonitorEvent(m, &e)) {
       const int fd = static_cast<int>(e.value);
       switch (e.id) {
-        case ZMQ_EVENT_LISTENING: listen_fds_.push_back(fd); break;
+        case ZMQ_EVENT_LISTENING:
+          // Non-blocking, so DrainBacklog never waits in accept(); libzmq's
+          // own accept() takes EAGAIN (another thread took the connection).
+          if (int flags = fcntl(fd, F_GETFL); flags < 0 || fcntl(fd, F_SETFL, flags | O_NONBLOCK) != 0)
+            TC_LOG(Warn) << "listener " << fd << " stays blocking: " << std::strerror(errno)
+                         << "; its backlog is not drained when descriptors run out";
+          else
+            listen_fds_.push_back(fd);
+          break;
         case ZMQ_EVENT_ACCEPTED: Accepted(fd, now); break;
         case ZMQ_EVENT_DISCONNECTED:
         case ZMQ_EVENT_CLOSED: Forget(fd); break;
@@ -103,18 +111,21 @@ void ConnectionGuard::OnEvents(double now) {
     }
   }
   // Down to three quarters: a flood costs one pass per quarter of the cap.
-  if (pending_.size() > max_pending_) Shed(max_pending_ - max_pending_ / 4);
+  if (pending_.size() > max_pending_) Shed(max_pending_ - max_pending_ / 4, now);
   if (!exhausted) return;
-  // Out of descriptors: strangers go first, then whoever waits in the
+  // Out of descriptors: strangers go first (unfinished handshakes, then
+  // connections idle since their handshake), then whoever waits in the
   // backlog is turned away (their ZeroMQ reconnects later), so the
   // listener stops spinning and the connections we have are served.
   size_t before = counters_.evicted;
-  Shed(pending_.size() / 2);
+  Shed(pending_.size() / 2, now);
+  if (counters_.evicted == before) ShedIdle(now);
   if (counters_.evicted == before) DrainBacklog();
   uint64_t held;
   if (log_.Allow(&held))
-    TC_LOG(Warn) << "out of descriptors (limit " << descriptor_limit_ << "): " << counters_.evicted
-                 << " unfinished connections shut down, " << counters_.backlog_refused
+    TC_LOG(Warn) << "out of descriptors (limit " << descriptor_limit_
+                 << "): " << counters_.evicted - counters_.idle_evicted << " unfinished and " << counters_.idle_evicted
+                 << " idle connections shut down, " << counters_.backlog_refused
                  << " turned away from the backlog so far"
                  << (held ? " (" + std::to_string(held) + " more times since the last line)" : "");
 }
@@ -123,6 +134,7 @@ void ConnectionGuard::Accepted(int fd, double now) {
   ++counters_.accepted;
   uint64_t seq = next_seq_++;
   pending_[fd] = Pending{seq, now, PeerOf(fd)};
+  idle_.erase(fd);  // a descriptor reused before its CLOSED event was read
   order_.emplace_back(fd, seq);
 }
 
@@ -135,18 +147,28 @@ int64_t ConnectionGuard::Received(int fd) {
   return static_cast<int64_t>(info.tcpi_bytes_received);
 }
 
-void ConnectionGuard::Shed(size_t keep) {
+int64_t ConnectionGuard::ReceivedBy(int fd, const Pending& p) const {
+  // Only the connection we saw accepted: a reused descriptor (another
+  // peer, or no socket at all) is left alone.
+  return p.peer.empty() || PeerOf(fd) != p.peer ? -1 : Received(fd);
+}
+
+void ConnectionGuard::Shed(size_t keep, double now) {
   // Oldest first, in two tiers: those that never sent a byte, then those
   // midway (a keyed peer whose handshake waits behind a flood is one:
-  // the flood goes before it). Finished ones leave the watch list.
+  // the flood goes before it). Finished ones leave the watch list; those
+  // that sent nothing past the handshake yet wait in the idle list.
   std::vector<std::pair<int, uint64_t>> silent, partial;
   for (auto [fd, seq] : order_) {
     auto it = pending_.find(fd);
     if (it == pending_.end() || it->second.seq != seq) continue;  // gone, or a newer connection on that fd
-    // Only the connection we saw accepted: a reused descriptor (another
-    // peer, or no socket at all) is left alone.
-    int64_t got = it->second.peer.empty() || PeerOf(fd) != it->second.peer ? -1 : Received(fd);
+    int64_t got = ReceivedBy(fd, it->second);
     if (got < 0 || static_cast<uint64_t>(got) >= handshake_bytes_) {
+      if (got >= 0 && static_cast<uint64_t>(got) <= handshake_bytes_ + kIdleBytes) {
+        Pending& idle = idle_[fd] = it->second;
+        idle.bytes = got;
+        idle.since = now;
+      }
       pending_.erase(it);
       continue;
     }
@@ -166,6 +188,32 @@ void ConnectionGuard::Shed(size_t keep) {
   order_.swap(live);
 }
 
+void ConnectionGuard::ShedIdle(double now) {
+  std::vector<std::pair<uint64_t, int>> idle;  // (seq, fd): oldest first once sorted
+  for (auto it = idle_.begin(); it != idle_.end();) {
+    int64_t got = ReceivedBy(it->first, it->second);
+    if (got < 0 || static_cast<uint64_t>(got) > handshake_bytes_ + kIdleBytes) {
+      it = idle_.erase(it);  // gone, or it talks: not idle
+      continue;
+    }
+    if (got != it->second.bytes) {  // it sent something: idle from now on, if at all
+      it->second.bytes = got;
+      it->second.since = now;
+    } else if (now - it->second.since >= kIdleAfterS) {
+      idle.emplace_back(it->second.seq, it->first);
+    }
+    ++it;
+  }
+  std::sort(idle.begin(), idle.end());
+  const size_t shed = idle.empty() ? 0 : std::max<size_t>(1, idle.size() / 2);
+  for (size_t i = 0; i < shed; ++i) {
+    shutdown(idle[i].second, SHUT_RDWR);  // ZeroMQ sees the end and closes it
+    idle_.erase(idle[i].second);
+    ++counters_.evicted;
+    ++counters_.idle_evicted;
+  }
+}
+
 void ConnectionGuard::DrainBacklog() {
   if (reserve_fd_ >= 0) {
     close(reserve_fd_);
@@ -174,7 +222,7 @@ void ConnectionGuard::DrainBacklog() {
   for (int listen_fd : listen_fds_) {
     for (int i = 0; i < kMaxBacklogDrain; ++i) {
       int c = accept4(listen_fd, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
-      if (c < 0) break;
+      if (c < 0) break;  // EAGAIN: the backlog is empty (the listener never blocks)
       close(c);
       ++counters_.backlog_refused;
     }

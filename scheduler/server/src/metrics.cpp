@@ -112,6 +112,35 @@ class Writer {
 
 }  // namespace
 
+namespace {
+
+// The bounds (docs/LIMITS.md, docs/METRICS.md "Bounds").
+void RenderBounds(const Bounds& b, Writer& w) {
+  auto d = [](uint64_t v) { return static_cast<double>(v); };
+  w.Family("tailcut_connections_accepted_total", "counter",
+           "TCP connections accepted on the executor and client ports.");
+  w.Sample("tailcut_connections_accepted_total", d(b.connections_accepted));
+  w.Family("tailcut_connections_shed_total", "counter",
+           "Connections the guard shut down or turned away: unfinished handshakes (past the cap or out of "
+           "descriptors), idle ones (out of descriptors), and the listen backlog (out of descriptors).");
+  w.Sample("tailcut_connections_shed_total", "reason", "unfinished", d(b.shed_unfinished));
+  w.Sample("tailcut_connections_shed_total", "reason", "idle", d(b.shed_idle));
+  w.Sample("tailcut_connections_shed_total", "reason", "backlog", d(b.backlog_refused));
+  w.Family("tailcut_connection_accept_failures_total", "counter",
+           "accept() failures for want of descriptors (EMFILE, ENFILE) reported by the listeners.");
+  w.Sample("tailcut_connection_accept_failures_total", d(b.accept_failures));
+  w.Family("tailcut_connections_unfinished", "gauge", "Connections whose handshake has not finished yet.");
+  w.Sample("tailcut_connections_unfinished", d(b.connections_unfinished));
+  w.Family("tailcut_descriptor_limit", "gauge", "The descriptor limit the scheduler runs with (RLIMIT_NOFILE).");
+  w.Sample("tailcut_descriptor_limit", d(b.descriptor_limit));
+  w.Family("tailcut_refusals_total", "counter",
+           "Requests and registrations a limit refused (BUSY, TOO_LARGE, a key not trusted), by the limit's "
+           "config key.");
+  for (const auto& [limit, n] : b.refusals) w.Sample("tailcut_refusals_total", "limit", limit, d(n));
+}
+
+}  // namespace
+
 std::string Render(const Snapshot& s) {
   const CoreCounters& c = s.counters;
   auto d = [](uint64_t v) { return static_cast<double>(v); };
@@ -177,6 +206,7 @@ std::string Render(const Snapshot& s) {
   w.Family("tailcut_journal_commit_failures_total", "counter",
            "Journal transactions that failed (their client replies stay held until one succeeds).");
   w.Sample("tailcut_journal_commit_failures_total", d(s.journal_commit_failures));
+  RenderBounds(s.bounds, w);
   return w.str();
 }
 
@@ -194,6 +224,7 @@ void SchedulerMetrics::MaybePublish(const SchedulerCore& core, Time now) {
   Snapshot collected = Collect(core, job_latency_);
   collected.journal_commit = journal_commit_;
   collected.journal_commit_failures = journal_commit_failures_;
+  if (bounds_) collected.bounds = bounds_();
   if (dashboard_) collected.dashboard = std::make_shared<const dashboard::State>(dashboard_->Collect(core, now));
   auto snap = std::make_shared<const Snapshot>(std::move(collected));
   {

@@ -17,6 +17,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 
@@ -53,6 +54,17 @@ std::vector<double> JournalCommitBounds();
 inline constexpr std::array<NodeHealth, 4> kHealthStates = {NodeHealth::kHealthy, NodeHealth::kSuspect,
                                                             NodeHealth::kFailSlow, NodeHealth::kRecovered};
 
+// The bounds (docs/LIMITS.md): what the connection guard shed and what
+// every limit refused since the scheduler started (the server fills it).
+struct Bounds {
+  uint64_t connections_accepted = 0;
+  uint64_t shed_unfinished = 0, shed_idle = 0, backlog_refused = 0;  // connections shut down, by why
+  uint64_t accept_failures = 0;                                      // EMFILE/ENFILE at accept
+  uint64_t connections_unfinished = 0;                               // handshakes unfinished now
+  uint64_t descriptor_limit = 0;
+  std::vector<std::pair<std::string, uint64_t>> refusals;  // limit (its config key) -> refusals
+};
+
 // Everything one scrape shows, taken on the loop's thread.
 struct Snapshot {
   CoreCounters counters;
@@ -67,6 +79,7 @@ struct Snapshot {
   Histogram job_latency{JobLatencyBounds()};
   Histogram journal_commit{JournalCommitBounds()};  // empty without a journal
   uint64_t journal_commit_failures = 0;
+  Bounds bounds;
   // The dashboard's view (dashboard.h), when one is attached; else null.
   std::shared_ptr<const dashboard::State> dashboard;
 };
@@ -98,6 +111,9 @@ class SchedulerMetrics final : public CoreObserver {
   // Snapshots also carry `recorder`'s State (the loop owns the recorder;
   // attach before the HTTP server starts).
   void AttachDashboard(const dashboard::Recorder* recorder) { dashboard_ = recorder; }
+  // Snapshots also carry the bounds `source` reports (called on the loop's
+  // thread, only for a snapshot a scrape asked for).
+  void AttachBounds(std::function<Bounds()> source) { bounds_ = std::move(source); }
 
   // --- any thread ---
   // Asks the loop for a snapshot and waits up to `timeout` for it; when the
@@ -110,6 +126,7 @@ class SchedulerMetrics final : public CoreObserver {
   Histogram journal_commit_{JournalCommitBounds()};  // loop thread only
   uint64_t journal_commit_failures_ = 0;             // loop thread only
   const dashboard::Recorder* dashboard_ = nullptr;
+  std::function<Bounds()> bounds_;
 
   std::atomic<bool> wanted_{false};
   Mutex mu_;

@@ -31,6 +31,7 @@ Status SchedulerServer::Impl::Bind() {
                                   opt_.core.job_retention);
       !s.ok())
     return s;
+  last_iteration_ = clock_.Now();  // a slow start after recovery is a stall as well (Run, NoteStall)
   // Resumed jobs count toward their owners' caps (the owner is journaled).
   // A parent's tasks from an earlier run are not resumed: the parent saw
   // this edge go and re-places them (docs/EDGE.md, "Two tiers").
@@ -148,11 +149,12 @@ FleetSummary SchedulerServer::Impl::Fleet() const {
 Status SchedulerServer::Impl::StartHttp() {
   if (opt_.http_listen.empty()) return Status::Ok();
   metrics_ = std::make_unique<metrics::SchedulerMetrics>();
-  dashboard_ = std::make_unique<dashboard::Recorder>();
+  dashboard_ = std::make_unique<dashboard::Recorder>(&clock_);
   core_.AddObserver(metrics_.get());
   core_.AddObserver(dashboard_.get());
   metrics_->AttachDashboard(dashboard_.get());
   durability_.on_commit = [m = metrics_.get()](double seconds, bool ok) { m->OnJournalCommit(seconds, ok); };
+  metrics_->AttachBounds([this] { return CollectBounds(); });
   http_ = std::make_unique<HttpServer>();
   http_->Get("/metrics", [m = metrics_.get()] {
     auto snap = m->Fresh(std::chrono::seconds(2));
@@ -165,6 +167,25 @@ Status SchedulerServer::Impl::StartHttp() {
   TC_LOG(Info) << "metrics: http://" << http_->endpoint() << "/metrics, dashboard: http://" << http_->endpoint()
                << "/" << (loopback ? "" : " (no authentication: keep it on a private network)");
   return Status::Ok();
+}
+
+metrics::Bounds SchedulerServer::Impl::CollectBounds() const {
+  metrics::Bounds b;
+  const ConnectionGuard::Counters& c = guard_->counters();
+  b.connections_accepted = c.accepted;
+  b.shed_unfinished = c.evicted - c.idle_evicted;
+  b.shed_idle = c.idle_evicted;
+  b.backlog_refused = c.backlog_refused;
+  b.accept_failures = c.accept_failures;
+  b.connections_unfinished = guard_->pending();
+  b.descriptor_limit = guard_->descriptor_limit();
+  for (const auto& [limit, n] : refusals_)  // keys refused at the handshake: the ZAP handler counts them
+    b.refusals.emplace_back(limit, limit == "scheduler.trusted_keys" && auth_ ? n + auth_->refused() : n);
+  return b;
+}
+
+const char* SchedulerServer::Impl::CoreLimitOf(const Status& refused) {
+  return refused.code() == Status::Code::kTooLarge ? "core.max_tasks_per_job" : "core.max_queued_tasks";
 }
 
 // The page's files (compiled in, web_assets.h) and its JSON API
@@ -266,7 +287,7 @@ void SchedulerServer::Impl::ReloadTrustedKeysNow() {
 
 void SchedulerServer::Impl::Run() {
   double next_tick = 0;
-  last_iteration_ = clock_.Now();
+  NoteStall();
   while (!stop_.load(std::memory_order_relaxed)) {
     double now = clock_.Now();
     // The core's timer: ticks, and the wake-ups policies asked for
@@ -345,6 +366,7 @@ void SchedulerServer::Impl::Run() {
 // it gets a TOO_LARGE error instead.
 void SchedulerServer::Impl::SendClient(const std::string& route, const wire::ClientReply& reply) {
   if (size_t bytes = reply.ByteSizeLong(); bytes > opt_.max_message_bytes) {
+    CountRefusal("scheduler.max_message_bytes");
     WarnBadInput("client socket", "a reply of " + std::to_string(bytes) + " bytes was not sent");
     wire::ClientReply err;
     err.set_version(kProtocolVersion);
@@ -363,14 +385,18 @@ void SchedulerServer::Impl::CommitJournal(bool force) {
                      [this](const std::string& route, const wire::ClientReply& r) { Send(clients_, route, r); });
 }
 
-// A loop iteration normally follows the previous one within ~100 ms. A
-// gap over half of lost_after_s means this process stalled (SIGSTOP,
-// swapping, a burst of big submits), not the executors: their heartbeats
-// may still wait unread, so they all count as seen once.
+// A loop iteration normally follows the previous one within ~100 ms (the
+// longest poll). A longer gap means this process stalled (SIGSTOP,
+// swapping, a burst of big submits, a starved core), not the executors:
+// what they reported meanwhile waits unread. Over 1 s the stall is taken
+// off every attempt's start and run limit (a limit that fired because the
+// scheduler was not listening restarted healthy no-ops: issue 41); over
+// half of lost_after_s their heartbeats all count as seen once.
 void SchedulerServer::Impl::NoteStall() {
   double now = clock_.Now();
   double gap = now - last_iteration_;
   last_iteration_ = now;
+  if (gap > 1.0) core_.DiscountStall(gap - 0.1);
   if (opt_.core.lost_after_s <= 0 || gap <= opt_.core.lost_after_s / 2 || peers_.empty()) return;
   TC_LOG(Warn) << "scheduler loop stalled for " << gap << " s; not counting it against " << peers_.size()
                << " executors";

@@ -21,6 +21,7 @@ void SchedulerServer::Impl::DrainClients() {
     uint64_t request_id = 0;
     if (uint64_t tasks = ok ? SubmitTaskCountOfFrame(payload.data(), payload.size(), &request_id) : 0; tasks > 0) {
       if (Status s = core_.CheckAdmission(tasks); !s.ok()) {
+        CountRefusal(CoreLimitOf(s));
         SendClientError(route, request_id, ErrorCodeFor(s, true), s.message());
         continue;
       }
@@ -38,6 +39,7 @@ void SchedulerServer::Impl::DrainClients() {
     }
     Caller who;
     if (!Identify(payload, req, &who)) {
+      CountRefusal("scheduler.trusted_keys");
       WarnBadInput("client socket", "a request under a key no longer trusted");
       DropWatchersOf(route);
       SendClientError(route, req.request_id(), wire::Error::UNAUTHENTICATED, "this client's key is no longer trusted");
@@ -124,14 +126,24 @@ Status SchedulerServer::Impl::OnSubmit(const std::string& route, uint64_t reques
   // job that does not fit (a 40-byte template may ask for 50M tasks).
   const std::string& owner = who.owner;
   Status admit = CheckNames(spec);
-  if (admit.ok()) admit = core_.CheckAdmission(TaskCountOf(spec));
-  if (admit.ok())
-    admit = CheckCaps([&] {
-      // Without keys the owner is a stated name: the cap holds per connection too.
-      Status s = admission_.CheckJob(owner, auth_ ? "" : route);
-      return s.ok() && spec.stream_results() ? admission_.CheckWatch(route) : s;
-    });
   if (!admit.ok()) return admit;
+  if (admit = core_.CheckAdmission(TaskCountOf(spec)); !admit.ok()) {
+    CountRefusal(CoreLimitOf(admit));
+    return admit;
+  }
+  const char* cap = "scheduler.max_jobs_per_owner";
+  admit = CheckCaps([&] {
+    // Without keys the owner is a stated name: the cap holds per connection too.
+    cap = "scheduler.max_jobs_per_owner";
+    Status s = admission_.CheckJob(owner, auth_ ? "" : route);
+    if (!s.ok() || !spec.stream_results()) return s;
+    cap = "scheduler.max_watchers_per_client";
+    return admission_.CheckWatch(route);
+  });
+  if (!admit.ok()) {
+    CountRefusal(cap);
+    return admit;
+  }
   auto def = JobDefFromWire(spec);
   if (!def.ok()) return def.status();
   bool stream = def->stream_results;
@@ -230,7 +242,10 @@ Status SchedulerServer::Impl::CheckCaps(const std::function<Status()>& check) {
 // `route` watches running job `job` unless it is at
 // scheduler.max_watchers_per_client.
 Status SchedulerServer::Impl::AddWatcher(JobId job, const std::string& route, uint64_t request_id) {
-  if (Status s = CheckCaps([&] { return admission_.CheckWatch(route); }); !s.ok()) return s;
+  if (Status s = CheckCaps([&] { return admission_.CheckWatch(route); }); !s.ok()) {
+    CountRefusal("scheduler.max_watchers_per_client");
+    return s;
+  }
   // That check may have flushed the job's end: nothing left to watch then
   // (a waiting client reads the final status by polling).
   if (auto st = core_.JobStatus(job); !st.ok() || st->state != JobState::kRunning) return Status::Ok();

@@ -17,6 +17,7 @@ void SchedulerServer::Impl::DrainExecutors() {
   for (int i = 0; i < kMaxDrain && Receive(executors_, &route, &payload, &ok); ++i) {
     std::string key;
     if (auth_ && !auth_->Peer(payload, &key)) {
+      CountRefusal("scheduler.trusted_keys");
       WarnBadInput("executor socket", "a message under a key no longer trusted");
       DropRevokedExecutor(route);
       SendExecutorError(route, wire::Error::UNAUTHENTICATED, "this executor's key is no longer trusted");
@@ -58,6 +59,7 @@ void SchedulerServer::Impl::OnRegister(const std::string& route, const wire::Reg
     peers_.erase(it->second);
     by_route_.erase(it);
   } else if (Status s = admission_.CheckExecutor(peers_.size()); !s.ok()) {
+    CountRefusal("scheduler.max_executors");
     WarnBadInput("executor socket", "Register refused: " + s.message());
     return SendExecutorError(route, wire::Error::BUSY, s.message());  // it retries Register
   }
@@ -122,7 +124,6 @@ void SchedulerServer::Impl::OnPromoted(ExecutorId e, const wire::Promoted& p) {
   if (!p.error().empty())
     TC_LOG(Warn) << "job " << p.job_id() << " task " << p.task_index() << ": executor " << e
                  << " cannot promote its output: " << p.error();
-  durability_.OutputPromoted(p.job_id(), p.task_index());
   promote_sent_.erase({p.job_id(), p.task_index()});
 }
 

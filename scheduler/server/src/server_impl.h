@@ -33,13 +33,9 @@
 #include "tailcut/server/trace_recorder.h"
 #include "tailcut/wire/security.h"
 #include "wire_convert.h"
+#include "work_batcher.h"
 
 namespace tailcut::server_detail {
-
-struct Watcher {
-  std::string route;
-  uint64_t request_id;
-};
 
 // Who sent a client request: the owner its jobs get, and whether it may
 // act on every job.
@@ -68,7 +64,6 @@ class SchedulerServer::Impl {
  public:
   using Caller = server_detail::Caller;
   using Peer = server_detail::Peer;
-  using Watcher = server_detail::Watcher;
   // Messages drained per socket before the loop ticks the core again.
   static constexpr int kMaxDrain = 4096;
   static constexpr int kExecutorBacklog = 65535;  // listen backlog of the executor socket
@@ -106,6 +101,11 @@ class SchedulerServer::Impl {
   void SendExecutorError(const std::string& route, wire::Error::Code code, std::string message);
   void SendClientError(const std::string& route, uint64_t request_id, wire::Error::Code code, std::string message);
   void WarnBadInput(const char* where, const std::string& what);
+  // A limit refused a request or a registration: counted under its config
+  // key for /metrics (tailcut_refusals_total, docs/METRICS.md).
+  void CountRefusal(const char* limit) { ++refusals_[limit]; }
+  static const char* CoreLimitOf(const Status& refused);  // which of the core's caps CheckAdmission named
+  metrics::Bounds CollectBounds() const;
 
   // --- the executor socket (server_executors.cpp)
   void DrainExecutors();
@@ -147,17 +147,18 @@ class SchedulerServer::Impl {
   // --- the core's commands out (server_dispatch.cpp)
   void Flush();
   // Output promotions (docs/JOBS.md, "Output directories"): a PromoteCmd is
-  // journaled, made durable, then sent to an executor on the host whose
-  // disk holds the attempt's directory, and resent every kPromoteResendS
-  // until a Promoted answers it (the executor's rename is idempotent), also
-  // after a restart of either side.
+  // journaled (JournalSink), made durable, then sent to an executor on the
+  // host whose disk holds the attempt's directory, and resent every
+  // kPromoteResendS until a Promoted answers it (the executor's rename is
+  // idempotent), also after a restart of either side.
   static constexpr double kPromoteResendS = 2.0;
   ExecutorId PromoterFor(const PromoteCmd& c) const;
+  // Adds `c` to `work` for an executor on its host, if one is connected.
+  void QueuePromote(const PromoteCmd& c, double now, WorkBatcher* work);
   void ResendPromotions(double now);
   void OnPromoted(ExecutorId e, const wire::Promoted& p);  // server_executors.cpp
-  // Sends each executor's batched Work (server_dispatch.cpp's Batches).
-  template <typename WorkBatches>
-  void SendWork(std::unordered_map<ExecutorId, WorkBatches>* work);
+  void ForgetPeer(ExecutorId e);                           // the core declared it lost
+  void SendWork(WorkBatcher& work);                        // each executor's batched Work
 
   ServerOptions opt_;
   SteadyClock clock_;
@@ -173,9 +174,7 @@ class SchedulerServer::Impl {
   std::unique_ptr<ParentLink> parent_;      // null without scheduler.parent
   std::unordered_map<std::string, ExecutorId> by_route_;
   std::unordered_map<ExecutorId, Peer> peers_;
-  std::unordered_map<JobId, std::vector<Watcher>> watchers_;
-  std::unordered_set<JobId> shares_journaled_;  // divisible jobs whose shares are in the journal
-  std::vector<ResolvedInput> inputs_;           // scratch: one launch's resolved inputs
+  Watchers watchers_;
   std::map<std::pair<JobId, TaskIndex>, double> promote_sent_;  // pending promotions: when last sent
   double next_promote_check_ = 0;
   std::vector<Command> commands_;
@@ -187,6 +186,12 @@ class SchedulerServer::Impl {
   // What the wire conversions capped or ignored, logged like other bad input.
   const BadInputFn bad_executor_input_ = [this](const std::string& what) { WarnBadInput("executor socket", what); };
   LogLimiter bad_input_log_;  // one line a second at most
+  // Every limit's refusals so far, each listed from the start (0).
+  std::map<std::string, uint64_t> refusals_{
+      {"core.max_tasks_per_job", 0},       {"core.max_queued_tasks", 0},
+      {"scheduler.max_jobs_per_owner", 0}, {"scheduler.max_watchers_per_client", 0},
+      {"scheduler.max_executors", 0},      {"scheduler.max_message_bytes", 0},
+      {"scheduler.trusted_keys", 0}};
   // Declared last: the HTTP threads stop (http_ destroyed) before anything
   // they read goes.
   std::unique_ptr<metrics::SchedulerMetrics> metrics_;

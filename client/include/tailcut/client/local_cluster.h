@@ -1,7 +1,8 @@
 // A whole cluster on this machine, for the demo, `tailcut train`, the live
 // bench, the dispatch benchmark and the end-to-end tests: a scheduler (in
 // this process by default, or the tailcut-scheduler daemon as a child) and
-// executor daemons as child processes, all on loopback ports the OS picks.
+// executor daemons as child processes, all on free loopback ports
+// (FreeLoopbackPort).
 //
 //   LocalClusterOptions o;  o.name = "demo";
 //   auto cluster = LocalCluster::Start(o, std::move(chain));
@@ -105,5 +106,19 @@ class LocalCluster {
   explicit LocalCluster(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
 };
+
+// A free TCP port on 127.0.0.1 below the kernel's ephemeral range
+// (net.ipv4.ip_local_port_range; the OS's pick when that range starts too
+// low to leave room). A child-process scheduler needs its ports before it
+// starts and keeps them across restarts, so that executors and clients
+// reconnect on their own: the kernel never hands a port below the range to
+// an outgoing connection, so a scheduler restarted on it gets it back. One
+// in the range did not always: while a killed scheduler was down, any
+// connection on the machine could take it (a peer's own reconnection too,
+// connected to itself), and the restarted scheduler exited "cannot bind",
+// leaving every job of the chaos soak behind it unfinished (issue 43).
+int FreeLoopbackPort();
+// The first port of the kernel's ephemeral range (32768 when unreadable).
+int EphemeralPortsFrom();
 
 }  // namespace tailcut

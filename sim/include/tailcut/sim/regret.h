@@ -1,4 +1,4 @@
-// The regret table (issue 39, docs/BENCHMARKS.md "The regret table"): on
+// The regret table (issue 39, docs/benchmarks/matrix.md "The regret table"): on
 // every shape (the 64 matrix shapes, the shipped scenarios and the
 // task-scale shapes), `default` against `none` and against the best fixed
 // shipped policy a user could have picked for that shape, at p50, p99 and

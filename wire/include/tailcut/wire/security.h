@@ -78,18 +78,26 @@ struct MonitorEvent {
 bool TakeMonitorEvent(zmq::socket_t& monitor, MonitorEvent* out);
 
 // Not thread-safe: used by the thread that owns `socket`.
-// Why a connection of `socket` failed its handshake (the scheduler refused
-// the key, or is not the scheduler the key names), from libzmq's socket
+// Why connections of `socket` fail their handshake, from libzmq's socket
 // monitor; "" while nothing failed. For a clear error instead of silence.
+// Only what the failure shows is said: the scheduler refused the key, or
+// speaks another mechanism (it wants keys, or uses none), is `definitive`.
+// A connection closed before its handshake finished says nothing alone
+// (a scheduler restarting, shedding strangers, or out of descriptors; a
+// keyed peer with the wrong scheduler key looks the same): only
+// kClosedStreak of them in a row with no handshake finished between are
+// reported, as what they may mean, and not definitive.
 class HandshakeMonitor {
  public:
+  static constexpr int kClosedStreak = 3;
   // `with_keys`: whether `socket` holds keys (for what to suggest).
   HandshakeMonitor(zmq::context_t& ctx, zmq::socket_t& socket, bool with_keys);
-  std::string TakeFailure();
+  std::string TakeFailure(bool* definitive = nullptr);
 
  private:
   zmq::socket_t events_;
   bool with_keys_;
+  int closed_in_a_row_ = 0;
 };
 
 // tcp://127.x.x.x, tcp://[::1], tcp://localhost, ipc:// and inproc:// are
