@@ -363,6 +363,13 @@ StatusOr<std::unique_ptr<MitigationPolicy>> MakeSelectorPolicy(const Config& cfg
     names.push_back(entry);
     chains.push_back(std::move(chain).value());
   }
+  // Without an engine nothing is ever replayed: only the first candidate
+  // (and `none`) are kept, so that no event pays for chains that never run
+  // (every candidate was built above, so a bad one is still an error).
+  if (!services.replay && names.size() > 1) {
+    names.resize(1);
+    chains.resize(1);
+  }
   if (std::find(names.begin(), names.end(), "none") == names.end()) {
     names.push_back("none");  // `none` is always a candidate
     chains.emplace_back();
