@@ -13,34 +13,52 @@
 #include "tailcut/policies/predictive.h"
 #include "tailcut/policies/quorum.h"
 #include "tailcut/policies/reassign.h"
+#include "tailcut/policies/selector.h"
 #include "tailcut/policies/spark.h"
 
 namespace tailcut {
 namespace {
 
-using Factory = std::function<StatusOr<std::unique_ptr<MitigationPolicy>>(const Config&, const std::string& prefix)>;
+using Factory = std::function<StatusOr<std::unique_ptr<MitigationPolicy>>(const Config&, const std::string& prefix,
+                                                                          const PolicyServices&)>;
 
-// `default`: the inner chain (DefaultPolicyChain) inside the payoff
-// controller (docs/POLICIES.md, "The default chain"). Reads
-// [policies.payoff]; each inner policy reads its own table.
-StatusOr<std::unique_ptr<MitigationPolicy>> MakeDefaultPolicy(const Config& cfg, const std::string&) {
+// A policy that needs no services.
+template <class F>
+Factory Plain(F f) {
+  return [f](const Config& cfg, const std::string& prefix, const PolicyServices&) { return f(cfg, prefix); };
+}
+
+// `payoff`: the inner chain (DefaultPolicyChain) inside the payoff
+// controller (docs/POLICIES.md, "The payoff controller"; `default` before
+// issue 39). Each inner policy reads its own table.
+StatusOr<std::unique_ptr<MitigationPolicy>> MakePayoffChain(const Config& cfg, const std::string& prefix,
+                                                            const PolicyServices&) {
   PolicyChain inner;
   for (const std::string& d : DefaultPolicyChain()) {
     auto sub = MakePolicyChain(d, cfg);
     if (!sub.ok()) return sub.status();
     for (auto& p : *sub) inner.push_back(std::move(p));
   }
-  return MakePayoffPolicy(cfg, "policies.payoff.", std::move(inner));
+  return MakePayoffPolicy(cfg, prefix, std::move(inner));
 }
 
 // Name -> factory; each built-in policy (and each named chain) adds one
-// line here.
+// line here. `default` is the selector (docs/POLICIES.md, "The default:
+// chosen per class by replay"), reading [policies.selector].
 const std::map<std::string, Factory>& Factories() {
   static const std::map<std::string, Factory> f = {
-      {"default", MakeDefaultPolicy},       {"spark", MakeSparkPolicy}, {"late", MakeLatePolicy},
-      {"clone", MakeClonePolicy},           {"hedge", MakeHedgePolicy}, {"reassign", MakeReassignPolicy},
-      {"predictive", MakePredictivePolicy}, {"coded", MakeCodedPolicy}, {"gradient_code", MakeGradientCodePolicy},
-      {"quorum", MakeQuorumPolicy},
+      {"default", [](const Config& cfg, const std::string&,
+                     const PolicyServices& s) { return MakeSelectorPolicy(cfg, "policies.selector.", s); }},
+      {"payoff", MakePayoffChain},
+      {"spark", Plain(MakeSparkPolicy)},
+      {"late", Plain(MakeLatePolicy)},
+      {"clone", Plain(MakeClonePolicy)},
+      {"hedge", Plain(MakeHedgePolicy)},
+      {"reassign", Plain(MakeReassignPolicy)},
+      {"predictive", Plain(MakePredictivePolicy)},
+      {"coded", Plain(MakeCodedPolicy)},
+      {"gradient_code", Plain(MakeGradientCodePolicy)},
+      {"quorum", Plain(MakeQuorumPolicy)},
   };
   return f;
 }
@@ -80,7 +98,7 @@ std::vector<std::string> BuiltinPolicyNames() {
 // Reasoning in docs/POLICIES.md ("The default chain").
 std::vector<std::string> DefaultPolicyChain() { return {"clone", "predictive", "reassign"}; }
 
-StatusOr<PolicyChain> MakePolicyChain(const std::string& chain, const Config& cfg) {
+StatusOr<PolicyChain> MakePolicyChain(const std::string& chain, const Config& cfg, const PolicyServices& services) {
   PolicyChain out;
   for (const std::string& name : SplitPolicyList(chain)) {
     if (name == "none") continue;
@@ -118,7 +136,7 @@ StatusOr<PolicyChain> MakePolicyChain(const std::string& chain, const Config& cf
       for (auto& n : BuiltinPolicyNames()) known += ", " + n;
       return Status::InvalidArgument("unknown policy '" + name + "' (known: " + known + ")");
     }
-    auto p = it->second(cfg, "policies." + name + ".");
+    auto p = it->second(cfg, "policies." + name + ".", services);
     if (!p.ok()) return p.status();
     out.push_back(std::move(p).value());
   }

@@ -40,7 +40,7 @@ Status ValidatePolicyTables(const Config& cfg, const std::string& chain) {
   };
   for (const std::string& name : cfg.Children("policies")) {
     if (name == "chain" || has(plugins, name)) continue;  // read by the caller / by the chain's plugin
-    if (name != "external" && !has(builtin, name)) {
+    if (name != "external" && name != "selector" && !has(builtin, name)) {
       std::string known;
       for (auto& n : builtin) known += (known.empty() ? "" : ", ") + n;
       return Status::InvalidArgument(
@@ -48,16 +48,16 @@ Status ValidatePolicyTables(const Config& cfg, const std::string& chain) {
           ", external; a plugin's table must be named by a plugin: entry of policies.chain)");
     }
     // Building it reads (and checks) every key it knows; the rest stay unused.
-    auto p = MakePolicyChain(name, cfg);
+    auto p = MakePolicyChain(name == "selector" ? "default" : name, cfg);
     if (!p.ok()) return p.status();
   }
   return Status::Ok();
 }
 
-StatusOr<PolicyChain> MakePolicyEntry(const std::string& entry, const Config& cfg) {
+StatusOr<PolicyChain> MakePolicyEntry(const std::string& entry, const Config& cfg, const PolicyServices& services) {
   std::string chain = entry;
   std::replace(chain.begin(), chain.end(), '+', ',');
-  return MakePolicyChain(chain, cfg);
+  return MakePolicyChain(chain, cfg, services);
 }
 
 }  // namespace tailcut

@@ -27,6 +27,14 @@ double Distribution::SampleBits(uint64_t bits, uint64_t task_bits) const {
 }
 
 double Distribution::SampleBitsUnstraggled(uint64_t bits, uint64_t task_bits) const {
+  if (kind == Kind::kEmpirical) {
+    if (!values || values->empty()) return 0;
+    const bool task = ToUnit(Mix(bits ^ 0x94d049bb133111ebULL)) < task_share;
+    const double at = ToUnit(Mix(task ? task_bits : bits)) * static_cast<double>(values->size() - 1);
+    const size_t i = static_cast<size_t>(at);
+    const double lo = (*values)[i], hi = (*values)[std::min(i + 1, values->size() - 1)];
+    return lo + (hi - lo) * (at - static_cast<double>(i));
+  }
   double u1 = ToUnit(Mix(bits));
   double x = 0;
   switch (kind) {
@@ -35,6 +43,7 @@ double Distribution::SampleBitsUnstraggled(uint64_t bits, uint64_t task_bits) co
     case Kind::kExp: x = mean * UnitExp(u1); break;
     case Kind::kShiftedExp: x = shift + mean * UnitExp(u1); break;
     case Kind::kPareto: x = scale / std::pow(1.0 - u1, 1.0 / alpha); break;
+    case Kind::kEmpirical: break;
     case Kind::kLognormal:
     case Kind::kBimodal:
       x = median * std::exp(sigma * UnitNormal(u1, ToUnit(Mix(bits ^ 0x5bd1e995ULL))));
@@ -54,6 +63,7 @@ double Distribution::Min() const {
     case Kind::kExp:
     case Kind::kLognormal:
     case Kind::kBimodal: m = 0; break;
+    case Kind::kEmpirical: m = values && !values->empty() ? values->front() : 0; break;
   }
   if (straggler_p > 0 && straggler_factor < 1) m *= straggler_factor;
   return m < 0 ? 0 : m;
@@ -69,6 +79,9 @@ double Distribution::Mean() const {
     case Kind::kPareto: m = alpha > 1 ? alpha * scale / (alpha - 1) : INFINITY; break;
     case Kind::kLognormal: m = median * std::exp(0.5 * sigma * sigma); break;
     case Kind::kBimodal: m = median * std::exp(0.5 * sigma * sigma) * (1 - high_p + high_p * high_factor); break;
+    case Kind::kEmpirical:
+      for (double v : values ? *values : std::vector<double>()) m += v / static_cast<double>(values->size());
+      break;
   }
   return m * (1 - straggler_p + straggler_p * straggler_factor);
 }
@@ -82,6 +95,7 @@ double Distribution::Median() const {
     case Kind::kPareto: return scale * std::pow(2.0, 1.0 / alpha);
     case Kind::kLognormal: return median;
     case Kind::kBimodal: return high_p < 0.5 ? median : median * high_factor;
+    case Kind::kEmpirical: return values && !values->empty() ? (*values)[values->size() / 2] : 0;
   }
   return value;
 }
@@ -97,6 +111,9 @@ std::string Distribution::Describe() const {
     case Kind::kLognormal: s << "lognormal(median " << median << ", sigma " << sigma << ")"; break;
     case Kind::kBimodal:
       s << "bimodal(median " << median << ", sigma " << sigma << ", x" << high_factor << " w.p. " << high_p << ")";
+      break;
+    case Kind::kEmpirical:
+      s << "empirical(" << (values ? values->size() : 0) << " values, task share " << task_share << ")";
       break;
   }
   if (straggler_p > 0) s << " x" << straggler_factor << " w.p. " << straggler_p;

@@ -10,6 +10,7 @@
 #include "tailcut/common/log.h"
 #include "tailcut/common/stats.h"
 #include "tailcut/policies/scheduling_config.h"
+#include "tailcut/sim/replay.h"
 
 namespace tailcut::sim {
 
@@ -566,13 +567,15 @@ static Status CheckTwoTier(const Scenario& sc) {
 }
 
 StatusOr<SimResult> RunPolicy(const Scenario& scenario, const std::string& entry, uint64_t seed) {
-  auto policies = MakePolicyEntry(entry, scenario.config);
+  // `default` replays its classes in this simulator (tailcut/sim/replay.h).
+  const PolicyServices services = SimPolicyServices(scenario.config);
+  auto policies = MakePolicyEntry(entry, scenario.config, services);
   if (!policies.ok()) return policies.status();
   std::vector<PolicyChain> edge_chains;  // two tiers: every edge runs the same chain
   if (scenario.cluster.edges.count > 0) {
     if (Status s = CheckTwoTier(scenario); !s.ok()) return s;
     for (uint32_t e = 0; e < scenario.cluster.edges.count; ++e) {
-      auto chain = MakePolicyEntry(entry, scenario.config);
+      auto chain = MakePolicyEntry(entry, scenario.config, services);
       if (!chain.ok()) return chain.status();
       edge_chains.push_back(std::move(chain).value());
     }

@@ -11,6 +11,7 @@
 #include "tailcut/policies/quorum.h"
 #include "tailcut/policies/reassign.h"
 #include "tailcut/policies/registry.h"
+#include "tailcut/policies/selector.h"
 #include "tailcut/policies/spark.h"
 
 using namespace tailcut;
@@ -373,8 +374,17 @@ TEST_CASE("registry: names, default chain, parameters and errors") {
     CHECK(std::find(names.begin(), names.end(), n) != names.end());
   auto d = MakePolicyChain("default", Config());
   REQUIRE(d.ok());
-  REQUIRE(d->size() == 1);  // the payoff controller around the chain
-  const auto* payoff = dynamic_cast<const PayoffPolicy*>((*d)[0].get());
+  REQUIRE(d->size() == 1);  // the selector (issue 39), its first candidate the inner chain, none among the rest
+  const auto* selector = dynamic_cast<const SelectorPolicy*>((*d)[0].get());
+  REQUIRE(selector);
+  std::string inner;
+  for (const std::string& n : DefaultPolicyChain()) inner += (inner.empty() ? "" : "+") + n;
+  CHECK(selector->candidates().front() == inner);
+  CHECK(std::count(selector->candidates().begin(), selector->candidates().end(), "none") == 1);
+  auto p = MakePolicyChain("payoff", Config());  // `default` before issue 39
+  REQUIRE(p.ok());
+  REQUIRE(p->size() == 1);  // the payoff controller around the chain
+  const auto* payoff = dynamic_cast<const PayoffPolicy*>((*p)[0].get());
   REQUIRE(payoff);
   CHECK(payoff->inner().size() == DefaultPolicyChain().size());
   auto all = MakePolicyChain("spark, late ,clone,hedge,reassign,predictive,coded,gradient_code,quorum", Config());
@@ -416,11 +426,14 @@ TEST_CASE("registry: copy-only policies are single-tenant, refused with [owners]
 }
 
 TEST_CASE("configs/policies/*.toml load, and every key in them is a real parameter") {
-  for (const char* f : {"spark", "late", "clone", "hedge", "reassign", "predictive", "coded", "quorum", "payoff"}) {
+  for (const char* f :
+       {"spark", "late", "clone", "hedge", "reassign", "predictive", "coded", "quorum", "payoff", "selector"}) {
     INFO(f);
     auto cfg = Config::LoadFile(std::string(TAILCUT_SOURCE_DIR) + "/configs/policies/" + f + ".toml");
     REQUIRE(cfg.ok());
-    std::string chain = std::string(f) == "coded" ? "coded,gradient_code" : std::string(f) == "payoff" ? "default" : f;
+    std::string chain = std::string(f) == "coded"      ? "coded,gradient_code"
+                        : std::string(f) == "selector" ? "default"
+                                                       : f;
     auto c = MakePolicyChain(chain, *cfg);
     REQUIRE(c.ok());
     CHECK(cfg->CheckAllUsed().ok());

@@ -1,9 +1,11 @@
 // Scenarios and the daemon read [core], [predictor] and [policies.*] with one
 // loader (tailcut/policies/scheduling_config.h) and reject the same typos.
+#include <algorithm>
+
 #include "daemon_config.h"
 #include "sim_helpers.h"
-#include "tailcut/policies/payoff.h"
 #include "tailcut/policies/registry.h"
+#include "tailcut/policies/selector.h"
 #include "tailcut/sim/command.h"
 
 using namespace tailcut;
@@ -88,16 +90,18 @@ task_time = 1.0
 }
 
 TEST_CASE("'default' is the same chain for the daemon, tailcut sim and tailcut bench") {
-  // `default` is the payoff controller around the chain (docs/POLICIES.md).
+  // `default` is the selector, its first candidate the chain (docs/POLICIES.md).
   auto names = [](const PolicyChain& c) {
     std::vector<std::string> out;
     for (auto& p : c) {
-      const auto* payoff = dynamic_cast<const PayoffPolicy*>(p.get());
-      if (!payoff) {
+      const auto* selector = dynamic_cast<const SelectorPolicy*>(p.get());
+      if (!selector) {
         out.emplace_back(p->name());
         continue;
       }
-      for (auto& q : payoff->inner()) out.emplace_back(q->name());
+      std::string first = selector->candidates().front();
+      std::replace(first.begin(), first.end(), '+', ',');
+      for (auto& q : SplitPolicyList(first)) out.emplace_back(q);
     }
     return out;
   };

@@ -12,6 +12,7 @@
 #include "tailcut/common/config.h"
 #include "tailcut/common/status.h"
 #include "tailcut/core/policy.h"
+#include "tailcut/policies/replay.h"
 
 namespace tailcut {
 
@@ -19,9 +20,11 @@ namespace tailcut {
 std::vector<std::string> SplitPolicyList(const std::string& list);
 // The names MakePolicyChain accepts (besides "none" and "default").
 std::vector<std::string> BuiltinPolicyNames();
-// The chain "default" expands to.
+// The inner chain: `default`'s first candidate, and what `payoff` wraps.
 std::vector<std::string> DefaultPolicyChain();
 // Builds the chain; unknown names and bad parameters are errors.
-StatusOr<PolicyChain> MakePolicyChain(const std::string& chain, const Config& cfg);
+// `services`: what `default` replays with (none: it keeps its first
+// candidate).
+StatusOr<PolicyChain> MakePolicyChain(const std::string& chain, const Config& cfg, const PolicyServices& services = {});
 
 }  // namespace tailcut

@@ -13,6 +13,7 @@
 #include "tailcut/common/status.h"
 #include "tailcut/core/policy.h"
 #include "tailcut/core/scheduler_core.h"
+#include "tailcut/policies/replay.h"
 #include "tailcut/predictors/predictor.h"
 
 namespace tailcut {
@@ -35,6 +36,6 @@ Status ValidatePolicyTables(const Config& cfg, const std::string& chain);
 
 // "clone+spark" (one --policy entry of `tailcut sim` / `tailcut bench`) ->
 // the chain it names, through the registry.
-StatusOr<PolicyChain> MakePolicyEntry(const std::string& entry, const Config& cfg);
+StatusOr<PolicyChain> MakePolicyEntry(const std::string& entry, const Config& cfg, const PolicyServices& services = {});
 
 }  // namespace tailcut

@@ -4,7 +4,9 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
+#include <vector>
 
 #include "tailcut/common/config.h"
 #include "tailcut/common/random.h"
@@ -25,7 +27,7 @@ namespace tailcut::sim {
 // Straggler mixture on top of any of them: with probability straggler_p the
 // value is multiplied by straggler_factor.
 struct Distribution {
-  enum class Kind { kConstant, kUniform, kExp, kShiftedExp, kPareto, kLognormal, kBimodal };
+  enum class Kind { kConstant, kUniform, kExp, kShiftedExp, kPareto, kLognormal, kBimodal, kEmpirical };
   Kind kind = Kind::kConstant;
   double value = 1.0;   // constant
   double min = 0, max = 1;  // uniform
@@ -39,6 +41,12 @@ struct Distribution {
   double high_factor = 1;  // bimodal: the high mode's multiple of median
   double straggler_p = 0;
   double straggler_factor = 1;
+  // empirical (built in code, by the `default` selector's replays: no TOML
+  // form): a draw is read off the sorted `values` (linear between them);
+  // with probability task_share an attempt reuses its task's draw (every
+  // attempt of the task is as long), else it draws afresh.
+  std::shared_ptr<const std::vector<double>> values;
+  double task_share = 0;
 
   static Distribution Constant(double v);
   static Distribution Exponential(double mean);

@@ -1,0 +1,382 @@
+#include "tailcut/policies/selector.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "policy_util.h"
+#include "tailcut/common/log.h"
+#include "tailcut/common/random.h"
+#include "tailcut/policies/registry.h"
+#include "tailcut/policies/scheduling_config.h"
+#include "tailcut/predictors/predictor.h"
+
+namespace tailcut {
+
+using namespace policy_util;
+
+Status LoadSelectorOptions(const Config& cfg, const std::string& prefix, SelectorOptions* o) {
+  TableReader p(cfg, prefix);
+  p.Get("candidates", &o->candidates)
+      .Get("first_replay_jobs", &o->first_replay_jobs)
+      .Get("replay_jobs", &o->replay_jobs)
+      .Get("max_samples", &o->max_samples)
+      .Get("margin", &o->margin)
+      .Get("p50_slack", &o->p50_slack)
+      .Get("min_gain", &o->min_gain)
+      .Get("max_classes", &o->max_classes)
+      .Check(!SplitPolicyList(o->candidates).empty(), "candidates must name at least one entry")
+      .Check(o->first_replay_jobs >= 2, "first_replay_jobs must be >= 2")
+      .Check(o->replay_jobs >= 10 && o->replay_jobs <= 100000, "replay_jobs must be in [10, 100000]")
+      .Check(o->max_samples >= 16 && o->max_samples <= (1u << 20), "max_samples must be in [16, 1048576]")
+      .Check(o->margin >= 0 && o->margin < 1, "margin must be in [0, 1)")
+      .Check(o->p50_slack >= 1, "p50_slack must be >= 1")
+      .Check(o->min_gain >= 0 && o->min_gain < 1, "min_gain must be in [0, 1)")
+      .Check(o->max_classes >= 1, "max_classes must be >= 1");
+  return p.status();
+}
+
+namespace {
+constexpr size_t kSubmits = 256;         // submit times kept per class (the arrival rate's window)
+constexpr size_t kMaxTracked = 1 << 18;  // jobs and tasks tracked at once; past it, the oldest go
+}  // namespace
+
+SelectorPolicy::SelectorPolicy(SelectorOptions o, std::vector<std::string> names, std::vector<PolicyChain> chains,
+                               std::unique_ptr<ReplayEngine> engine)
+    : o_(std::move(o)), names_(std::move(names)), engine_(std::move(engine)) {
+  for (uint32_t c = 0; c < chains.size(); ++c)
+    for (auto& p : chains[c]) {
+      flat_.push_back(std::move(p));
+      owner_.push_back(c);
+    }
+}
+
+std::string SelectorPolicy::Choice(const std::string& task_class) const {
+  auto it = classes_.find(task_class);
+  return it == classes_.end() ? "" : names_[it->second.choice];
+}
+
+const ReplayModel* SelectorPolicy::LastModel(const std::string& task_class) const {
+  auto it = classes_.find(task_class);
+  return it == classes_.end() || it->second.last.times.empty() ? nullptr : &it->second.last;
+}
+
+SelectorPolicy::Class* SelectorPolicy::ClassOf(JobId job) {
+  auto j = jobs_.find(job);
+  if (j == jobs_.end()) return nullptr;
+  auto c = classes_.find(j->second.cls);
+  return c == classes_.end() ? nullptr : &c->second;
+}
+
+SelectorPolicy::Class* SelectorPolicy::ClassOfAttempt(const ClusterView& v, AttemptId a) {
+  AttemptView av;
+  return v.FindAttempt(a, &av) ? ClassOf(av.job) : nullptr;
+}
+
+bool SelectorPolicy::Active(uint32_t candidate) const {
+  if (classes_.empty()) return candidate == 0;
+  for (const auto& [n, c] : classes_)
+    if (c.choice == candidate) return true;
+  return false;
+}
+
+void SelectorPolicy::Filter(const ClusterView& v, uint32_t source, std::vector<Proposal>& in,
+                            std::vector<Proposal>* out) {
+  const uint32_t cand = owner_[source];
+  for (Proposal& p : in) {
+    bool pass = true;
+    switch (p.kind) {
+      case Proposal::Kind::kWakeUp: wakeups_[p.attempt].push_back({p.at, source}); break;
+      case Proposal::Kind::kLaunchCopy:
+      case Proposal::Kind::kCloneAtLaunch: {
+        Class* c = ClassOf(p.job);
+        pass = c ? c->choice == cand : cand == 0;
+        break;
+      }
+      case Proposal::Kind::kCancelAttempt: {
+        Class* c = ClassOfAttempt(v, p.attempt);
+        pass = c ? c->choice == cand : cand == 0;
+        break;
+      }
+      case Proposal::Kind::kQuarantine: pass = Active(cand); break;
+      // A release undoes a quarantine the chain made while it ran: always.
+      case Proposal::Kind::kRelease: break;
+    }
+    if (pass) out->push_back(std::move(p));
+  }
+}
+
+void SelectorPolicy::Each(const ClusterView& v, std::vector<Proposal>* out,
+                          const std::function<void(MitigationPolicy&, std::vector<Proposal>*)>& hook) {
+  std::vector<Proposal> mine;
+  for (uint32_t i = 0; i < flat_.size(); ++i) {
+    mine.clear();
+    hook(*flat_[i], &mine);
+    Filter(v, i, mine, out);
+  }
+}
+
+void SelectorPolicy::OnJobSubmitted(const ClusterView& v, JobId job, std::vector<Proposal>* out) {
+  JobView j;
+  if (v.FindJob(job, &j) && j.def && j.def->TaskCount() > 0) {
+    const std::string cls = j.def->Task(0).ClassName();
+    if (classes_.count(cls) || classes_.size() < o_.max_classes) {
+      Class& c = classes_[cls];
+      if (c.next_replay == 0) c.next_replay = o_.first_replay_jobs;
+      c.submits.push_back(v.Now());
+      if (c.submits.size() > kSubmits) c.submits.pop_front();
+      c.max_live = std::max(c.max_live, ++c.live);
+      c.tasks = j.tasks;
+      c.needed = j.needed;
+      if (jobs_.size() >= kMaxTracked) jobs_.erase(jobs_.begin());
+      jobs_[job] = {cls, 0, j.needed};
+    }
+  }
+  Each(v, out, [&](MitigationPolicy& p, std::vector<Proposal>* o) { p.OnJobSubmitted(v, job, o); });
+}
+
+void SelectorPolicy::OnTick(const ClusterView& v, std::vector<Proposal>* out) {
+  Collect();
+  Each(v, out, [&](MitigationPolicy& p, std::vector<Proposal>* o) { p.OnTick(v, o); });
+}
+
+void SelectorPolicy::OnAttemptLaunched(const ClusterView& v, const AttemptView& a, std::vector<Proposal>* out) {
+  if (!a.copy) {
+    if (tasks_.size() >= kMaxTracked) tasks_.erase(tasks_.begin());
+    auto [it, fresh] = tasks_.try_emplace({a.job, a.task});
+    if (fresh) it->second.first = a.attempt;
+  }
+  Each(v, out, [&](MitigationPolicy& p, std::vector<Proposal>* o) { p.OnAttemptLaunched(v, a, o); });
+}
+
+void SelectorPolicy::OnAttemptStarted(const ClusterView& v, const AttemptView& a, std::vector<Proposal>* out) {
+  Each(v, out, [&](MitigationPolicy& p, std::vector<Proposal>* o) { p.OnAttemptStarted(v, a, o); });
+}
+
+void SelectorPolicy::OnAttemptProgress(const ClusterView& v, const AttemptView& a, std::vector<Proposal>* out) {
+  Each(v, out, [&](MitigationPolicy& p, std::vector<Proposal>* o) { p.OnAttemptProgress(v, a, o); });
+}
+
+// What an ended attempt says about its class: a first attempt's run time
+// (cut short: the predicted total given how far it got), and for a
+// repeated attempt whether it was long too (the task's slowness, not the
+// attempt's).
+void SelectorPolicy::Learn(const ClusterView& v, const AttemptView& a, const AttemptEnd& e) {
+  auto jt = jobs_.find(a.job);
+  if (jt == jobs_.end()) return;
+  Class& c = classes_[jt->second.cls];
+  auto tt = tasks_.find({a.job, a.task});
+  if (tt == tasks_.end()) return;
+  const double elapsed = a.started >= 0 ? e.ended - a.started - v.ReportLag() : 0;
+  const bool done = e.outcome == AttemptOutcome::kCommitted;
+  double t = done ? e.run_s : elapsed;
+  if (!done && elapsed > 0) {
+    JobView j;
+    const PredictorSuite* pred = v.Predictors();
+    if (pred && v.FindJob(a.job, &j) && j.def && a.task < j.def->TaskCount())
+      t = std::max(t, pred->Assess(ToRunning(a, j.def->Task(a.task), elapsed)).expected_total);
+  }
+  if (t <= 0) return;
+  if (a.attempt == tt->second.first) {
+    tt->second.first_time = t;
+    c.seen++;
+    c.samples.push_back({t, a.executor});
+    if (c.samples.size() > o_.max_samples) c.samples.pop_front();
+    return;
+  }
+  // A repeated attempt: long means past the class's upper quartile. Cut
+  // short below it says nothing.
+  if (c.samples.size() < 8) return;
+  std::vector<double> ts;
+  ts.reserve(c.samples.size());
+  for (const Sample& s : c.samples) ts.push_back(s.t);
+  std::nth_element(ts.begin(), ts.begin() + ts.size() * 3 / 4, ts.end());
+  const double q75 = ts[ts.size() * 3 / 4];
+  const double mine = done ? e.run_s : elapsed;
+  if (!done && mine < q75) return;
+  c.redo++;
+  c.redo_long += mine >= q75;
+}
+
+void SelectorPolicy::OnAttemptEnded(const ClusterView& v, const AttemptView& a, const AttemptEnd& e,
+                                    std::vector<Proposal>* out) {
+  wakeups_.erase(a.attempt);
+  Learn(v, a, e);
+  Each(v, out, [&](MitigationPolicy& p, std::vector<Proposal>* o) { p.OnAttemptEnded(v, a, e, o); });
+  if (e.outcome != AttemptOutcome::kCommitted) return;
+  tasks_.erase({a.job, a.task});
+  auto jt = jobs_.find(a.job);
+  if (jt == jobs_.end() || ++jt->second.commits < jt->second.needed) return;
+  const std::string cls = jt->second.cls;
+  jobs_.erase(jt);
+  Class& c = classes_[cls];
+  if (c.live > 0) c.live--;
+  c.done++;
+  MaybeReplay(v, cls, c);
+  Collect();
+}
+
+void SelectorPolicy::OnExecutorChanged(const ClusterView& v, ExecutorId e, ExecutorChange c,
+                                       std::vector<Proposal>* out) {
+  Each(v, out, [&](MitigationPolicy& p, std::vector<Proposal>* o) { p.OnExecutorChanged(v, e, c, o); });
+}
+
+void SelectorPolicy::OnWakeUp(const ClusterView& v, const AttemptView& a, std::vector<Proposal>* out) {
+  auto it = wakeups_.find(a.attempt);
+  if (it == wakeups_.end()) return;
+  std::vector<uint32_t> due;
+  auto& w = it->second;
+  for (auto x = w.begin(); x != w.end();) {
+    if (x->first <= v.Now()) {
+      if (std::find(due.begin(), due.end(), x->second) == due.end()) due.push_back(x->second);
+      x = w.erase(x);
+    } else {
+      ++x;
+    }
+  }
+  if (w.empty()) wakeups_.erase(it);
+  std::sort(due.begin(), due.end());
+  std::vector<Proposal> mine;
+  for (uint32_t i : due) {
+    mine.clear();
+    flat_[i]->OnWakeUp(v, a, &mine);
+    Filter(v, i, mine, out);
+  }
+}
+
+// The first candidate's advice (the inner chain's: keep new work off
+// executors predicted slow), whichever runs: an answer that flipped with
+// the choice, not with an event of the executor, left an executor out of
+// the core's cached free lists (a job never placed: matrix m47).
+bool SelectorPolicy::AvoidExecutor(const ClusterView& v, ExecutorId e) const {
+  for (uint32_t i = 0; i < flat_.size() && owner_[i] == 0; ++i)
+    if (flat_[i]->AvoidExecutor(v, e)) return true;
+  return false;
+}
+
+ReplayModel SelectorPolicy::Model(const ClusterView& v, const std::string& name, const Class& c) const {
+  ReplayModel m;
+  m.task_class = name;
+  std::map<ExecutorId, uint32_t> index;
+  m.executors = 0;
+  m.slots = 1;
+  v.ForEachExecutor([&](const ExecutorView& e) {
+    index[e.id] = m.executors++;
+    m.slots = std::max(m.slots, e.slots);
+  });
+  m.executors = std::max(m.executors, 1u);
+  m.executor_factors.assign(m.executors, 1.0);
+  // Slow executors: the median of their first attempts against the class's.
+  auto median = [](std::vector<double> x) {
+    std::nth_element(x.begin(), x.begin() + x.size() / 2, x.end());
+    return x[x.size() / 2];
+  };
+  std::vector<double> all;
+  std::map<ExecutorId, std::vector<double>> by;
+  for (const Sample& s : c.samples) {
+    all.push_back(s.t);
+    by[s.executor].push_back(s.t);
+  }
+  const double mid = median(all);
+  std::map<ExecutorId, double> factor;
+  for (auto& [e, ts] : by) {
+    if (ts.size() < 3 || !index.count(e)) continue;
+    const double f = median(ts) / mid;
+    if (f >= 1.5) factor[e] = m.executor_factors[index[e]] = f;
+  }
+  m.times.reserve(c.samples.size());
+  for (const Sample& s : c.samples) {
+    auto f = factor.find(s.executor);
+    m.times.push_back(f == factor.end() ? s.t : s.t / f->second);
+  }
+  m.closed = c.max_live <= 1;
+  if (c.submits.size() >= 2 && c.submits.back() > c.submits.front())
+    m.job_rate = static_cast<double>(c.submits.size() - 1) / (c.submits.back() - c.submits.front());
+  m.tasks = std::max(c.tasks, 1u);
+  m.needed = std::clamp(c.needed, 1u, m.tasks);
+  // Independent draws: a quarter of repeats land past the upper quartile;
+  // the task's own slowness: all of them.
+  if (c.redo >= 4) m.task_share = std::clamp((c.redo_long / c.redo - 0.25) / 0.75, 0.0, 1.0);
+  m.jobs = o_.replay_jobs;
+  m.seed = Mix(std::hash<std::string>()(name) + replays_);
+  return m;
+}
+
+void SelectorPolicy::MaybeReplay(const ClusterView& v, const std::string& name, Class& c) {
+  if (!engine_ || c.done < c.next_replay || c.seen < 8 || !replaying_.empty()) return;
+  c.last = Model(v, name, c);
+  if (!engine_->Start(c.last, names_)) return;
+  replaying_ = name;
+  c.next_replay = std::max<uint64_t>(2 * c.next_replay, c.done + 1);
+}
+
+// The replay's verdict: the candidate with the lowest replayed p99 among
+// those that do no harm in it with room for the replay's error (p99 <=
+// (1 - min_gain) x none's, p50 <= p50_slack x none's; `none` always
+// qualifies); the chain in force stays unless the winner's p99 is `margin`
+// lower.
+void SelectorPolicy::Collect() {
+  std::vector<ReplayScore> scores;
+  if (replaying_.empty() || !engine_->Poll(&scores)) return;
+  Class& c = classes_[replaying_];
+  const std::string cls = std::move(replaying_);
+  replaying_.clear();
+  replays_++;
+  const ReplayScore* none = nullptr;
+  for (const ReplayScore& s : scores)
+    if (s.candidate == "none" && s.ran) none = &s;
+  if (!none) return;
+  auto ok = [&](const ReplayScore& s) {
+    return s.ran && (&s == none || (s.p99 <= (1 - o_.min_gain) * none->p99 && s.p50 <= o_.p50_slack * none->p50));
+  };
+  const ReplayScore* best = none;
+  const ReplayScore* incumbent = nullptr;
+  for (const ReplayScore& s : scores) {
+    if (s.candidate == names_[c.choice]) incumbent = &s;
+    if (ok(s) && s.p99 < best->p99) best = &s;
+  }
+  if (incumbent && ok(*incumbent) && incumbent->p99 <= (1 + o_.margin) * best->p99) best = incumbent;
+  auto it = std::find(names_.begin(), names_.end(), best->candidate);
+  if (it == names_.end()) return;
+  const uint32_t choice = static_cast<uint32_t>(it - names_.begin());
+  if (choice != c.choice)
+    LogLine(LogLevel::kInfo,
+            "default: class " + cls + " now runs " + best->candidate + " (replayed p99 " + std::to_string(best->p99) +
+                " s, " + names_[c.choice] + " " + std::to_string(incumbent ? incumbent->p99 : -1) + " s, none " +
+                std::to_string(none->p99) + " s; task share " + std::to_string(c.last.task_share) + ")");
+  c.choice = choice;
+}
+
+StatusOr<std::unique_ptr<MitigationPolicy>> MakeSelectorPolicy(const Config& cfg, const std::string& prefix,
+                                                               const PolicyServices& services) {
+  SelectorOptions o;
+  if (Status s = LoadSelectorOptions(cfg, prefix, &o); !s.ok()) return s;
+  std::vector<std::string> names;
+  std::vector<PolicyChain> chains;
+  for (const std::string& entry : SplitPolicyList(o.candidates)) {
+    if (entry.find("default") != std::string::npos)
+      return Status::InvalidArgument(prefix + "candidates: 'default' cannot be its own candidate");
+    auto chain = MakePolicyEntry(entry, cfg);
+    // A candidate the config refuses (single-tenant with [owners]) is no
+    // candidate here: the user could not have picked it either.
+    if (!chain.ok() && chain.status().message().find("single-tenant") != std::string::npos) continue;
+    if (!chain.ok()) return chain.status();
+    names.push_back(entry);
+    chains.push_back(std::move(chain).value());
+  }
+  // Without an engine nothing is ever replayed: only the first candidate
+  // (and `none`) are kept, so that no event pays for chains that never run
+  // (every candidate was built above, so a bad one is still an error).
+  if (!services.replay && names.size() > 1) {
+    names.resize(1);
+    chains.resize(1);
+  }
+  if (std::find(names.begin(), names.end(), "none") == names.end()) {
+    names.push_back("none");  // `none` is always a candidate
+    chains.emplace_back();
+  }
+  std::unique_ptr<ReplayEngine> engine = services.replay ? services.replay() : nullptr;
+  return std::unique_ptr<MitigationPolicy>(
+      std::make_unique<SelectorPolicy>(o, std::move(names), std::move(chains), std::move(engine)));
+}
+
+}  // namespace tailcut

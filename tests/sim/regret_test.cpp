@@ -1,0 +1,161 @@
+// The regret table (issue 39; tailcut/sim/regret.h): `default` against
+// `none` and against the best fixed shipped policy of each shape.
+#include "tailcut/sim/regret.h"
+
+#include <catch2/catch.hpp>
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <set>
+
+#include "tailcut/sim/matrix.h"
+
+namespace tailcut::sim {
+namespace {
+
+const std::vector<RegretShape>& Shapes() {
+  static const std::vector<RegretShape> shapes = [] {
+    auto s = RegretShapes(TAILCUT_SOURCE_DIR);
+    if (!s.ok()) FAIL(s.status().message());
+    return std::move(s).value();
+  }();
+  return shapes;
+}
+
+const RegretShape& Shape(const std::string& name) {
+  for (const RegretShape& s : Shapes())
+    if (s.name == name) return s;
+  FAIL("no shape " << name);
+  return Shapes().front();
+}
+
+TEST_CASE("regret: the shapes are the matrix and the shipped scenarios", "[sim][regret]") {
+  size_t matrix = 0;
+  std::set<std::string> names;
+  for (const RegretShape& s : Shapes()) {
+    matrix += s.matrix;
+    names.insert(s.name);
+  }
+  CHECK(matrix == 64);
+  CHECK(names.size() == Shapes().size());
+  for (const char* n : {"random_stragglers", "heavy_tail", "fail_slow", "stragglers_2ms_1slot", "healthy_2s_2slot"})
+    CHECK(names.count(n));
+  CHECK_FALSE(names.count("datacenter"));
+}
+
+// The CI subset (the full table runs 9 policies on 97 shapes, about a
+// minute on an idle core: scripts/regret-table.sh): the shapes the issue
+// measured `default` worst on against `none` (m10, m26) and against the
+// best fixed policy (m41, hedge's), heavy-tailed and bimodal shapes where
+// `late` or `hedge` win (m00, m44, m47), a shape and a shipped scenario
+// where the inner chain wins (m62, stragglers_2ms_1slot). Each is held to
+// the ratios `default` reached when this test was written (the simulator is
+// deterministic; 0.5% slack for the last digit): a regression fails, an
+// improvement is welcome (lower the figure). Where they still miss the
+// issue's targets (p50 <= 1.02x and p99 <= none's, p99 <= 1.1x the best),
+// docs/benchmarks/matrix.md, "The regret table", says why.
+TEST_CASE("regret: default against none and the best fixed policy on the CI subset", "[sim][regret]") {
+  struct Bound {
+    double p50_none, p99_none, p99_best;
+  };
+  const std::map<std::string, Bound> subset = {
+      {"m00", {0.697, 0.246, 1.054}}, {"m10", {1.225, 1.238, 1.336}},
+      {"m26", {0.926, 1.135, 1.582}}, {"m41", {1.579, 0.502, 2.918}},
+      {"m44", {1.011, 0.205, 1.726}}, {"m47", {0.796, 0.651, 4.543}},
+      {"m62", {0.456, 0.345, 1.000}}, {"stragglers_2ms_1slot", {0.542, 0.393, 1.000}},
+  };
+  constexpr double kSlack = 1.005;
+  for (const auto& [name, bound] : subset) {
+    const RegretShape& s = Shape(name);
+    auto row = RunRegretShape(s);
+    REQUIRE(row.ok());
+    INFO(name << ": " << s.summary << "; none p50 " << row->none.p50 << " p99 " << row->none.p99 << ", default p50 "
+              << row->policy.p50 << " p99 " << row->policy.p99 << ", best " << row->best_name << " p99 "
+              << row->best_p99);
+    CHECK(row->policy.unfinished == 0);
+    CHECK(row->policy.p50 <= kSlack * bound.p50_none * row->none.p50);
+    CHECK(row->policy.p99 <= kSlack * bound.p99_none * row->none.p99);
+    CHECK(row->policy.p99 <= kSlack * bound.p99_best * row->best_p99);
+  }
+}
+
+// `default` against `none` on every matrix shape: the shapes where it does
+// not yet hold p50 <= 1.02x and p99 <= none's (docs/benchmarks/matrix.md, "The
+// regret table": bimodal classes, full load, quorum jobs) may not get
+// worse than measured; every other shape must hold both.
+TEST_CASE("regret: default does no harm against none on the matrix", "[sim][regret]") {
+  const std::set<std::string> known = {"m06", "m10", "m12", "m15", "m22", "m24", "m26",
+                                       "m28", "m41", "m43", "m48", "m56", "m58"};
+  size_t p50 = 0, p99 = 0;
+  for (const MatrixShape& s : MatrixShapes()) {
+    auto row = RunMatrixShape(s, "default", false);
+    INFO(s.name << ": " << s.summary);
+    REQUIRE(row.ok());
+    CHECK(row->policy.unfinished == 0);
+    INFO("none p50 " << row->none.p50 << " p99 " << row->none.p99 << ", default p50 " << row->policy.p50 << " p99 "
+                     << row->policy.p99);
+    p50 += row->p50_holds;
+    p99 += row->p99_holds;
+    if (known.count(s.name)) continue;
+    CHECK(row->p50_holds);
+    CHECK(row->p99_holds);
+  }
+  CHECK(p50 >= 58);  // of 64, as measured
+  CHECK(p99 >= 55);
+}
+
+// scripts/regret-table.sh: the table of docs/benchmarks/matrix.md on stdout.
+// TAILCUT_REGRET_POLICY: the entry judged (default); TAILCUT_REGRET_SHAPE:
+// only the shapes whose name starts with it; TAILCUT_REGRET_SKIP_MATRIX: no
+// matrix shape.
+TEST_CASE("regret: the table", "[.regret-table]") {
+  const char* entry = std::getenv("TAILCUT_REGRET_POLICY");
+  const std::string policy = entry && *entry ? entry : "default";
+  const char* only = std::getenv("TAILCUT_REGRET_SHAPE");
+  const char* skip = std::getenv("TAILCUT_REGRET_SKIP_MATRIX");  // the scenarios only
+  std::vector<RegretRow> rows;
+  for (const RegretShape& s : Shapes()) {
+    if (only && *only && s.name.rfind(only, 0) != 0) continue;
+    if (skip && *skip && s.matrix) continue;
+    auto row = RunRegretShape(s, policy);
+    INFO(s.name);
+    REQUIRE(row.ok());
+    rows.push_back(std::move(row).value());
+    std::fprintf(stderr, "%s done\n", s.name.c_str());
+  }
+  std::fputs(RegretTable(rows, policy).c_str(), stdout);
+}
+
+// Each shape under each entry of TAILCUT_REGRET_POLICIES (comma-separated
+// --policy entries), one tab-separated line per run: shape, entry, p50,
+// p99, p99.9, extra work ("refused" where the entry is refused). For
+// comparing candidates without rerunning the fixed policies.
+TEST_CASE("regret: raw runs", "[.regret-runs]") {
+  const char* list = std::getenv("TAILCUT_REGRET_POLICIES");
+  REQUIRE(list);
+  const char* only = std::getenv("TAILCUT_REGRET_SHAPE");
+  const char* skip = std::getenv("TAILCUT_REGRET_SKIP_MATRIX");
+  std::vector<std::string> entries;
+  for (std::string l = list; !l.empty();) {
+    const size_t c = l.find(',');
+    entries.push_back(l.substr(0, c));
+    l = c == std::string::npos ? "" : l.substr(c + 1);
+  }
+  for (const RegretShape& s : Shapes()) {
+    if (only && *only && s.name.rfind(only, 0) != 0) continue;
+    if (skip && *skip && s.matrix) continue;
+    for (const std::string& e : entries) {
+      auto r = RunPolicy(s.scenario, e, s.scenario.seed);
+      if (!r.ok()) {
+        std::printf("%s\t%s\trefused\n", s.name.c_str(), e.c_str());
+        continue;
+      }
+      std::printf("%s\t%s\t%.6g\t%.6g\t%.6g\t%.6g\t%llu\n", s.name.c_str(), e.c_str(), r->p50, r->p99, r->p999,
+                  r->extra_work, static_cast<unsigned long long>(r->unfinished));
+      std::fflush(stdout);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace tailcut::sim
