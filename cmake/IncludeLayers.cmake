@@ -112,19 +112,24 @@ function(tailcut_check_include_layers root)
   tailcut_forbid_includes(${r} FOLDER coding ALLOW common coding)
   tailcut_forbid_includes(${r} FOLDER scheduler/core ALLOW common predictors core)
   tailcut_forbid_includes(${r} FOLDER scheduler/server ALLOW common predictors core server wire PROTOBUF)
-  tailcut_forbid_includes(${r} FOLDER plugins ALLOW common predictors coding core plugins)
+  # plugin_api: the external plugin API (tailcut/plugins/plugin_api.h) and
+  # its loader, on the core alone.
+  tailcut_forbid_includes(${r} FOLDER plugin_api ALLOW common predictors core plugins)
+  # policies: include/tailcut/plugins/ holds forwarding headers for the old
+  # paths (issue 40), hence tailcut/plugins/ too.
+  tailcut_forbid_includes(${r} FOLDER policies ALLOW common predictors coding core policies plugins)
   tailcut_forbid_includes(${r} FOLDER executor ALLOW common wire coding executor cuda PROTOBUF)
   # The client library is wire-based; local_cluster.h (same folder) runs an
   # in-process server, hence core and server.
   tailcut_forbid_includes(${r} FOLDER client ALLOW common wire client core server PROTOBUF)
-  tailcut_forbid_includes(${r} FOLDER sim ALLOW common predictors coding core plugins sim)
+  tailcut_forbid_includes(${r} FOLDER sim ALLOW common predictors coding core policies plugins sim)
   # Each program sees every library but not another program's files.
   file(GLOB programs LIST_DIRECTORIES true "${root}/programs/*")
   foreach(p IN LISTS programs)
     if(IS_DIRECTORY "${p}")
       get_filename_component(name "${p}" NAME)
       tailcut_forbid_includes(${r} FOLDER programs/${name}
-                              ALLOW common wire predictors coding core server plugins executor client sim PROTOBUF)
+                              ALLOW common wire predictors coding core server policies plugins executor client sim PROTOBUF)
     endif()
   endforeach()
   if(bad)

@@ -26,7 +26,7 @@ install(TARGETS tailcut_example_plugin LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDI
 # Headers: every library's include/ merges into one tree (each holds only
 # tailcut/<lib>/), plus the generated version.h and tailcut.pb.h (included
 # as "tailcut.pb.h").
-foreach(dir common wire predictors coding scheduler/core scheduler/server plugins executor client sim)
+foreach(dir common wire predictors coding scheduler/core scheduler/server plugin_api policies executor client sim)
   if(EXISTS ${PROJECT_SOURCE_DIR}/${dir}/include)
     install(DIRECTORY ${PROJECT_SOURCE_DIR}/${dir}/include/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR} COMPONENT dev)
   endif()

@@ -89,31 +89,35 @@ function(tailcut_check_layers)
   # only the live driver's journal (the core and the simulator are pure).
   set(net tailcut_wire PkgConfig::ZMQ protobuf::libprotobuf SQLite::SQLite3)
   set(net_re "([Zz][Mm][Qq]|protobuf|sqlite)")
-  foreach(t tailcut_common tailcut_predictors tailcut_scheduler_core tailcut_coding tailcut_plugins tailcut_sim)
+  foreach(t tailcut_common tailcut_predictors tailcut_scheduler_core tailcut_coding tailcut_plugin_loader tailcut_policies
+            tailcut_sim)
     tailcut_forbid_links(${t} NOT_TARGETS ${net} NOT_MATCHING "${net_re}")
   endforeach()
   # The executor runs kernels; it links no scheduler core and no policies.
   foreach(t tailcut_executor tailcut-executor)
-    tailcut_forbid_links(${t} NOT_TARGETS tailcut_scheduler_core tailcut_plugins tailcut_sim)
+    tailcut_forbid_links(${t} NOT_TARGETS tailcut_scheduler_core tailcut_policies tailcut_sim)
   endforeach()
   # The core (scheduler/core) is below everything that drives it.
-  tailcut_forbid_links(tailcut_scheduler_core NOT_TARGETS tailcut_scheduler tailcut_plugins tailcut_coding tailcut_sim
-                       tailcut_client tailcut_executor)
-  # The server library is below plugins/ (the daemon, programs/tailcut-scheduler, is above).
-  tailcut_forbid_links(tailcut_scheduler NOT_TARGETS tailcut_plugins tailcut_sim tailcut_client tailcut_executor)
+  tailcut_forbid_links(tailcut_scheduler_core NOT_TARGETS tailcut_scheduler tailcut_policies tailcut_plugin_loader
+                       tailcut_coding tailcut_sim tailcut_client tailcut_executor)
+  # The server library is below policies/ (the daemon, programs/tailcut-scheduler, is above).
+  tailcut_forbid_links(tailcut_scheduler NOT_TARGETS tailcut_policies tailcut_sim tailcut_client tailcut_executor)
   # Policies run on the core alone, in the daemon and the simulator alike.
-  tailcut_forbid_links(tailcut_plugins NOT_TARGETS tailcut_scheduler tailcut_sim tailcut_client tailcut_executor)
+  tailcut_forbid_links(tailcut_policies NOT_TARGETS tailcut_scheduler tailcut_sim tailcut_client tailcut_executor)
+  # The plugin loader sits on the core; the built-in policies sit on it.
+  tailcut_forbid_links(tailcut_plugin_loader NOT_TARGETS tailcut_policies tailcut_scheduler tailcut_sim tailcut_client
+                       tailcut_executor)
   # The coding library is pure math + the task-args codec.
-  tailcut_forbid_links(tailcut_coding NOT_TARGETS tailcut_scheduler_core tailcut_plugins tailcut_predictors)
+  tailcut_forbid_links(tailcut_coding NOT_TARGETS tailcut_scheduler_core tailcut_policies tailcut_predictors)
   # The installed client library is wire-based: no scheduler inside it.
-  tailcut_forbid_links(tailcut_client NOT_TARGETS tailcut_scheduler_core tailcut_scheduler tailcut_plugins tailcut_sim)
+  tailcut_forbid_links(tailcut_client NOT_TARGETS tailcut_scheduler_core tailcut_scheduler tailcut_policies tailcut_sim)
   # The simulator is the core on virtual time: no server, no client.
   tailcut_forbid_links(tailcut_sim NOT_TARGETS tailcut_scheduler tailcut_client tailcut_local_cluster tailcut_live)
   # No library links a program's library (programs/: tailcut_live is the
   # CLI's live bench driver) or a program.
   set(programs tailcut tailcut-scheduler tailcut-executor tailcut-predict-eval tailcut-trace-gen coding-error-report)
   foreach(t tailcut_common tailcut_wire tailcut_predictors tailcut_coding tailcut_scheduler_core tailcut_scheduler
-            tailcut_plugins tailcut_executor tailcut_client tailcut_local_cluster tailcut_sim)
+            tailcut_plugin_loader tailcut_policies tailcut_executor tailcut_client tailcut_local_cluster tailcut_sim)
     tailcut_forbid_links(${t} NOT_TARGETS tailcut_live ${programs})
   endforeach()
 endfunction()

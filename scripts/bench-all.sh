@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs `tailcut sim` and `tailcut bench` (live) for the straggler scenarios
-# and prints markdown tables (docs/BENCHMARKS.md, "Live: policy comparison").
+# and prints markdown tables (docs/benchmarks/live.md, "Live: policy comparison").
 #
 #   scripts/bench-all.sh                    # all scenarios, default policies
 #   POLICIES=none,default scripts/bench-all.sh healthy fail_slow
@@ -31,7 +31,7 @@ for r in rows:
     f = lambda v: "n/a" if v is None else ("%.4f" % v if v < 1 else "%.3f" % v)
     x = lambda v: "-" if v is None else "%.2f" % v
     note = (" (%d unfinished)" % r["unfinished"]) if r["unfinished"] else ""
-    bound = r["policy"] == "bound"  # the clairvoyant bound, last (docs/BENCHMARKS.md)
+    bound = r["policy"] == "bound"  # the clairvoyant bound, last (docs/benchmarks/tail.md)
     print("| %s | %d%s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % ("*bound*" if bound else r["policy"], r["jobs"],
           note, f(r["mean"]), f(r["p50"]), f(r["p90"]), f(r["p99"]), f(r["p999"]),
           "-" if bound else "%.1f%%" % (100 * (r["extra_work"] or 0)), "-" if bound else r["copies"],

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Fail-slow detection on generated "realistic" traces (docs/BENCHMARKS.md,
+# Fail-slow detection on generated "realistic" traces (docs/benchmarks/tail.md,
 # "Fail-slow on realistic traces"): 16 executors with healthy speeds spread
 # over 0.8..1.2, input sizes log-uniform 1..100, Gamma(SHAPE) run-time noise,
 # 4% random 3-8x stragglers, executor (seed % 16) + 1 turning 2.5x slow at

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The fleet-scale figures of docs/BENCHMARKS.md ("Fleet scale"): one
+# The fleet-scale figures of docs/benchmarks/dispatch.md ("Fleet scale"): one
 # scheduler daemon, hollow executors from tailcut-swarm (or real executor
 # daemons with --real), idle CPU over IDLE_S seconds, then the jobs given.
 # Usage: scripts/fleet_bench.sh BIN_DIR CHAIN EXECUTORS SLOTS [--real | --restart] -- SWARM_ARGS...

@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
-# Prints the do-no-harm matrix of docs/BENCHMARKS.md ("The do-no-harm
+# Prints the do-no-harm matrix of docs/benchmarks/matrix.md ("The do-no-harm
 # matrix", issue 31): 64 seeded shapes, each under none, default and the
 # online reference, with its healthy twin's p99 and the ratios, then how many
 # shapes hold each criterion. Deterministic: the same build prints the same
 # table on any machine (~1 minute; 11 simulations per shape).
 #
 #   scripts/matrix-table.sh                 # the table on stdout
-#   scripts/matrix-table.sh --write         # ... and into docs/BENCHMARKS.md, between its markers
+#   scripts/matrix-table.sh --write         # ... and into docs/benchmarks/matrix.md, between its markers
 #   scripts/matrix-table.sh --dump DIR      # every shape (and its healthy twin) as a scenario file for tailcut sim
 # Env: BUILD (default build), POLICY (the entry judged, default "default").
 set -euo pipefail
@@ -24,7 +24,7 @@ fi
 table=$(TAILCUT_MATRIX_POLICY=${POLICY:-default} "$TEST" "[.matrix-table]" 2>/dev/null | sed -n '/^| shape/,/^[0-9]* shapes, /p')
 [ -n "$table" ] || { echo "no table: run $TEST \"[.matrix-table]\" to see why" >&2; exit 1; }
 if [ "${1:-}" = "--write" ]; then
-  python3 - docs/BENCHMARKS.md "$table" <<'PY'
+  python3 - docs/benchmarks/matrix.md "$table" <<'PY'
 import sys
 path, table = sys.argv[1], sys.argv[2]
 text = open(path).read()

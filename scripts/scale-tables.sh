@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Prints the task-scale tables of docs/BENCHMARKS.md ("The same defaults at
+# Prints the task-scale tables of docs/benchmarks/tail.md ("The same defaults at
 # every task scale", issue #24): the random-straggler shapes at 2 ms, 20 ms,
 # 200 ms and 2 s with 1 and 2 slots per executor, each against its healthy
 # twin, and one fail-slow executor of 4 per scale, with the acceptance

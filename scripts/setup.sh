@@ -29,7 +29,7 @@ packages=(build-essential cmake pkg-config libboost-fiber-dev libzmq3-dev cppzmq
 [[ ${TAILCUT_SETUP_SLURM:-0} == 1 ]] && packages+=(slurm-wlm munge)
 [[ ${TAILCUT_SETUP_PROMETHEUS:-0} == 1 ]] && packages+=(prometheus curl)
 # TAILCUT_SETUP_DASK=1: python3-distributed and python3-numpy, for the
-# benchmark against Dask (bench/python/functions_bench.py, docs/BENCHMARKS.md).
+# benchmark against Dask (bench/python/functions_bench.py, docs/benchmarks/python.md).
 [[ ${TAILCUT_SETUP_DASK:-0} == 1 ]] && packages+=(python3-distributed python3-numpy)
 # TAILCUT_SETUP_PYTHON_DOORS=1: CPython's executor tests (libpython3.11-testsuite),
 # joblib and scikit-learn for the joblib backend's tests, tqdm for progress

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Prints the simulator policy-comparison tables of docs/BENCHMARKS.md
+# Prints the simulator policy-comparison tables of docs/benchmarks/policies.md
 # ("Simulator: policy comparison"): the summary, then one table per scenario.
 # The simulator is deterministic: the same build and seed print the same
 # numbers on any machine.

@@ -1,4 +1,4 @@
-// Scheduler-core micro-benchmarks (docs/BENCHMARKS.md, "Micro-benchmarks").
+// Scheduler-core micro-benchmarks (docs/benchmarks/dispatch.md, "Micro-benchmarks").
 //
 //   build/bench/core/core_bench --benchmark_counters_tabular=true
 //
@@ -37,9 +37,9 @@
 #include "tailcut.pb.h"
 #include "tailcut/common/clock.h"
 #include "tailcut/common/log.h"
-#include "tailcut/plugins/registry.h"
-#include "tailcut/predictors/predictor.h"
 #include "tailcut/core/scheduler_core.h"
+#include "tailcut/policies/registry.h"
+#include "tailcut/predictors/predictor.h"
 
 using namespace tailcut;
 

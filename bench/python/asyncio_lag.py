@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """The event loop's lag while 1,000 coroutines await tailcut tasks
-(docs/BENCHMARKS.md, "asyncio: the loop's lag"; the property test is in
+(docs/benchmarks/python.md, "asyncio: the loop's lag"; the property test is in
 tests/python/test_doors.py).
 
     PYTHONPATH=python /usr/bin/python3 bench/python/asyncio_lag.py      # ~30 s

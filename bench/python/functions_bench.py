@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Python functions as tasks, side by side with Dask in one run
-(docs/BENCHMARKS.md, "Python functions against Dask").
+(docs/benchmarks/python.md, "Python functions against Dask").
 
     PYTHONPATH=python /usr/bin/python3 bench/python/functions_bench.py              # ~2 min
     PYTHONPATH=python /usr/bin/python3 bench/python/functions_bench.py --fanouts 1000   # a p99 of 1,000 rounds

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """An unchanged scikit-learn GridSearchCV on 4 single-slot workers, one of
-them 5x slow, side by side in one run (docs/BENCHMARKS.md, "Grid search
+them 5x slow, side by side in one run (docs/benchmarks/python.md, "Grid search
 with a slow executor"): tailcut's joblib backend under the `default` chain
 and under `none`, and Dask's joblib backend with 4 workers.
 

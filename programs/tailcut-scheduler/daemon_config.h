@@ -2,11 +2,11 @@
 // the scheduling part shared with simulation scenarios
 // (LoadSchedulingConfig), the policy chain built, and the unknown-key check.
 // Header-only: users link tailcut_scheduler (the ZeroMQ server) and
-// tailcut_plugins, which must not depend on each other.
+// tailcut_policies, which must not depend on each other.
 #pragma once
 
-#include "tailcut/plugins/registry.h"
-#include "tailcut/plugins/scheduling_config.h"
+#include "tailcut/policies/registry.h"
+#include "tailcut/policies/scheduling_config.h"
 #include "tailcut/server/server.h"
 
 namespace tailcut {

@@ -1,6 +1,6 @@
 // tailcut-swarm: thousands of hollow executors (hollow.h) in a few
 // processes, and optionally the driver that measures a scheduler against
-// them: idle CPU, no-op dispatch rate, fan-out latency (docs/BENCHMARKS.md,
+// them: idle CPU, no-op dispatch rate, fan-out latency (docs/benchmarks/dispatch.md,
 // "Fleet scale"). The swarm's own CPU is reported beside the scheduler's so
 // the one is not mistaken for the other.
 //

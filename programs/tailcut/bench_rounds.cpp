@@ -1,5 +1,5 @@
 // `tailcut bench --rounds R`: the policies interleaved run by run, and the
-// confidence intervals beside every p50, p99 and ratio (docs/BENCHMARKS.md,
+// confidence intervals beside every p50, p99 and ratio (docs/benchmarks/live.md,
 // "Confidence intervals").
 #include <algorithm>
 #include <cstdio>

@@ -18,7 +18,7 @@
 #include "tailcut/common/log.h"
 #include "tailcut/common/process.h"
 #include "tailcut/common/stats.h"
-#include "tailcut/plugins/registry.h"
+#include "tailcut/policies/registry.h"
 #include "tailcut/server/server.h"
 
 namespace tailcut::cli {

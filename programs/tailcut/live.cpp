@@ -23,8 +23,8 @@
 #include "tailcut/common/kernel_args.h"
 #include "tailcut/common/log.h"
 #include "tailcut/common/thread_annotations.h"
-#include "tailcut/plugins/registry.h"
-#include "tailcut/plugins/scheduling_config.h"
+#include "tailcut/policies/registry.h"
+#include "tailcut/policies/scheduling_config.h"
 #include "tailcut/server/server.h"
 #include "tailcut/server/trace_recorder.h"
 #include "tailcut/sim/clairvoyant.h"
@@ -73,7 +73,7 @@ machine time relative to the `none` entry of the same run. The last row,
 arrivals and no stragglers, each quantile at most the measured none's;
 P50/B, P99/B are multiples of it. (online), with a `none` entry: the [live]
 model's best single detection threshold (the simulator's sweep), or the
-measured none where that is lower at p99. See docs/BENCHMARKS.md.
+measured none where that is lower at p99. See docs/benchmarks/live.md.
 )";
 
 namespace {
@@ -383,7 +383,7 @@ StatusOr<KernelCost> MeasureKernelCost(const LiveOptions& o, const std::string& 
 }
 
 // The exec kernel's cost per task against noop's, printed before the
-// policy runs (docs/BENCHMARKS.md, "exec").
+// policy runs (docs/benchmarks/dispatch.md, "exec").
 Status ReportExecOverhead(const LiveOptions& o, std::FILE* out) {
   constexpr uint32_t kTasks = 300;
   ExecArgs t;

@@ -5,7 +5,7 @@
 // tailcut-executor child processes with fault flags derived from [live]
 // (fail-slow, random delays, crash), and a client workload (Poisson or
 // closed loop). Results come back as SimResult, so the table, JSON, CSV and
-// CDF plot are exactly `tailcut sim`'s (docs/BENCHMARKS.md, "Live").
+// CDF plot are exactly `tailcut sim`'s (docs/benchmarks/live.md, "Live").
 //
 // Library `tailcut_live` (sim/): it needs the ZeroMQ server and the client
 // library, which the simulator proper (`tailcut_sim`) must not depend on.
@@ -39,7 +39,7 @@ struct LiveOptions {
 // "none", "default"). Fields of SimResult: latencies and quantiles are
 // client-side (submit call to final status); machine_s / committed_s /
 // extra_work / attempts / copies come from the core's attempt records
-// (CoreObserver on the server; see docs/BENCHMARKS.md for the definition);
+// (CoreObserver on the server; see docs/benchmarks/tail.md for the definition);
 // virtual_s is the workload's wall time, events 0.
 StatusOr<SimResult> RunLivePolicy(const Scenario& scenario, const std::string& entry, const LiveOptions& options);
 

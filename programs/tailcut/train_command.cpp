@@ -28,8 +28,8 @@
 #include "tailcut/common/log.h"
 #include "tailcut/common/process.h"
 #include "tailcut/common/stats.h"
-#include "tailcut/plugins/coded_jobs.h"
-#include "tailcut/plugins/registry.h"
+#include "tailcut/policies/coded_jobs.h"
+#include "tailcut/policies/registry.h"
 #include "tailcut/server/server.h"
 
 namespace tailcut::cli {

@@ -44,7 +44,8 @@ class RemoteTraceback(Exception):
 
 
 
-_PENDING, _SENT, _DONE, _CANCELLED = "pending", "sent", "done", "cancelled"
+# A Future's states (Future.state): made, sent in a job, finished, cancelled.
+PENDING, SENT, DONE, CANCELLED = "pending", "sent", "done", "cancelled"
 
 
 class Future:
@@ -53,15 +54,19 @@ class Future:
     traceback as `__cause__`); `stdout` and `stderr` hold the last 4 KiB
     the function printed; `executor_id`, `attempt_id`, `run_s` say which
     attempt won, `copy` whether it was a redundant copy (it beat the
-    task's earlier attempt)."""
+    task's earlier attempt).
 
-    __slots__ = ("_client", "_state", "_value", "_error", "job_id", "task_index", "stdout", "stderr",
+    The owner (the Client's functions.FunctionTasks) settles it with
+    mark_sent / set_result / set_exception / mark_cancelled, as an executor
+    settles a concurrent.futures.Future with set_result and set_exception."""
+
+    __slots__ = ("_owner", "_state", "_value", "_error", "job_id", "task_index", "stdout", "stderr",
                  "executor_id", "attempt_id", "run_s", "copy", "outer")
 
-    def __init__(self, client):
-        self._client = client
+    def __init__(self, owner):
+        self._owner = owner
         self.outer = None  # the concurrent.futures.Future it feeds (tailcut.Executor)
-        self._state = _PENDING
+        self._state = PENDING
         self._value = self._error = None
         self.job_id = self.task_index = None
         self.stdout = self.stderr = ""
@@ -69,22 +74,32 @@ class Future:
         self.run_s = 0.0
         self.copy = False
 
+    @property
+    def owner(self):
+        """The Client's functions.FunctionTasks that sends and resolves it."""
+        return self._owner
+
+    @property
+    def state(self):
+        """PENDING, SENT, DONE or CANCELLED."""
+        return self._state
+
     def done(self):
-        return self._state in (_DONE, _CANCELLED)
+        return self._state in (DONE, CANCELLED)
 
     def cancelled(self):
-        return self._state == _CANCELLED
+        return self._state == CANCELLED
 
     def result(self, timeout=None):
-        self._client._functions.wait([self], timeout)
-        if self._state == _CANCELLED:
+        self._owner.wait([self], timeout)
+        if self._state == CANCELLED:
             raise CancelledError(f"task {self.task_index} of job {self.job_id} was cancelled")
         if self._error is not None:
             raise self._error
         return self._value
 
     def exception(self, timeout=None):
-        self._client._functions.wait([self], timeout)
+        self._owner.wait([self], timeout)
         return self._error
 
     def cancel(self):
@@ -92,7 +107,27 @@ class Future:
         stopped when it is the last unfinished task of its job (the job is
         cancelled: its running attempt gets SIGINT), else its result is
         ignored. False when it had already finished."""
-        return self._client._functions.cancel(self)
+        return self._owner.cancel(self)
+
+    # ------------------------------------------------- for its owner --
+    def mark_sent(self, job_id, task_index):
+        self.job_id, self.task_index, self._state = job_id, task_index, SENT
+
+    def set_result(self, value):
+        self._value, self._state = value, DONE
+
+    def set_exception(self, error):
+        self._error, self._state = error, DONE
+
+    def mark_cancelled(self):
+        self._state = CANCELLED
+
+    def hand_over(self):
+        """(cancelled, exception, value), dropping its own references to
+        them: the caller's future holds them now (tailcut.Executor)."""
+        out = (self._state == CANCELLED, self._error, self._value)
+        self._error = self._value = None
+        return out
 
     def __repr__(self):
         return f"<tailcut.Future {self._state} job={self.job_id} task={self.task_index}>"
@@ -102,25 +137,10 @@ class CancelledError(TailcutError):
     """result() of a cancelled Future."""
 
 
-
-def _writable(data):
-    # A value's out-of-band buffers (numpy arrays) are views of the output:
-    # a bytearray makes them writable, at one copy, only when there are any.
-    return bytearray(data) if _has_buffers(data) else data
-
-
-def _has_buffers(data):
-    try:
-        view = memoryview(data)
-        (n,) = _pickling._U32.unpack_from(view, 6)
-        offset = 10 + n
-        (m,) = _pickling._U32.unpack_from(view, offset)
-        return _pickling._U32.unpack_from(view, offset + 4 + m)[0] > 0
-    except Exception:
-        return False
-
-
-def _exception_of(value, stdout, stderr):
+def remote_exception(value, stdout, stderr):
+    """The exception a task raised, from its error value (worker.py): the
+    original, unpickled, with the remote traceback as its __cause__, or a
+    TaskError when it does not unpickle here."""
     tb = value.get("traceback", "")
     exc = None
     if value.get("exception") is not None:
@@ -147,13 +167,13 @@ def as_completed(futures, timeout=None):
 def _as_completed(futures, timeout):
     if not futures:
         return
-    functions = futures[0]._client._functions
-    if any(f._state == _PENDING for f in futures):
+    functions = futures[0].owner
+    if any(f.state == PENDING for f in futures):
         functions.flush()
     deadline = None if timeout is None else time.monotonic() + timeout
     wanted = {id(f) for f in futures}
     done = deque()
-    functions.watchers.append(done)
+    functions.watch_done(done)
     try:
         left = len(wanted)
         for f in futures:
@@ -170,7 +190,7 @@ def _as_completed(futures, timeout):
                 left -= 1
                 yield f
     finally:
-        functions.watchers.remove(done)
+        functions.unwatch_done(done)
 
 
 def gather(futures, timeout=None, progress=None):
@@ -187,5 +207,5 @@ def gather(futures, timeout=None, progress=None):
         finally:
             bar.close()
     elif futures:
-        futures[0]._client._functions.wait(futures, timeout)
+        futures[0].owner.wait(futures, timeout)
     return [f.result() for f in futures]

@@ -125,6 +125,24 @@ def result_payload(status, stdout, stderr, value):
     return b"".join([RESULT_MAGIC, status, _U32.pack(len(out)), out, _U32.pack(len(err)), err, value])
 
 
+def writable_result(data):
+    """`data` (a result payload) as parse_result should read it: a value's
+    out-of-band buffers (numpy arrays) are views of it, so a bytearray makes
+    them writable, at one copy, only when there are any."""
+    return bytearray(data) if _has_buffers(data) else data
+
+
+def _has_buffers(data):
+    try:
+        view = memoryview(data)
+        (n,) = _U32.unpack_from(view, 6)
+        offset = 10 + n
+        (m,) = _U32.unpack_from(view, offset)
+        return _U32.unpack_from(view, offset + 4 + m)[0] > 0
+    except Exception:
+        return False
+
+
 def parse_result(data):
     """(status, stdout tail, stderr tail, the value's object)."""
     view = memoryview(data)

@@ -8,6 +8,12 @@ _channel = None  # set by worker.py: a thread-safe callable sending one frame (t
 _FLOAT = struct.Struct("<f")
 
 
+def set_channel(send):
+    """worker.py: `send(type, payload)`, thread-safe, carries progress to the executor."""
+    global _channel
+    _channel = send
+
+
 def progress(fraction):
     """Reports how far the running task is, 0..1 (clamped), to its executor:
     progress-based policies (docs/POLICIES.md) read it. A no-op outside a

@@ -35,9 +35,9 @@ class TaskFunction:
 
     def __call__(self, *args, **kwargs):
         if isinstance(self.fn, str):
-            from .worker import _resolve
+            from .worker import resolve_reference
 
-            return _resolve(self.fn)(*args, **kwargs)
+            return resolve_reference(self.fn)(*args, **kwargs)
         return self.fn(*args, **kwargs)
 
     def __repr__(self):

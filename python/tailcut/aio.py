@@ -60,7 +60,7 @@ class AsyncClient:
         at once (the function and arguments are pickled here, so what does
         not pickle is refused here)."""
         ex = self._open()
-        return ex._submit(fn, args, kwargs, ex._options, asyncio.get_running_loop().create_future())
+        return ex.submit_task(fn, args, kwargs, outer=asyncio.get_running_loop().create_future())
 
     async def map(self, fn, *iterables, timeout=None, progress=None):
         """The results of fn over the iterables zipped, in order (one job)."""

@@ -31,7 +31,7 @@ from .keys import load_key_pair, load_public_key
 from ._proto import pb
 # The reply records live in records.py; imported here so tailcut.client.JobStatus
 # and the others still resolve.
-from .records import _TERMINAL, ExecutorInfo, JobStatus, JobTrace, TaskResult, TraceAttempt, _state_name
+from .records import TERMINAL, ExecutorInfo, JobStatus, JobTrace, TaskResult, TraceAttempt, state_name
 
 DEFAULT_SCHEDULER = "tcp://127.0.0.1:7701"
 PROTOCOL_VERSION = pb.PROTOCOL_VERSION_CURRENT
@@ -153,11 +153,17 @@ class Client:
         self._subscriptions = {}  # request id -> job id whose pushes are kept
         self._submitted_keys = {}  # job id -> request key of each job submitted here
         self._functions = _fns.FunctionTasks(self)  # Python tasks: pending submits, open futures
-        self._wake_fd = None  # _set_wake
+        self._wake_fd = None  # set_wake
 
-    def _set_wake(self, fd):
-        """Makes _receive return early when `fd` (a non-blocking pipe's
-        read end) becomes readable."""
+    @property
+    def functions(self):
+        """This client's side of Python tasks (functions.FunctionTasks): what
+        tailcut.Executor drives from its thread (make, send_now, watch_done, pump)."""
+        return self._functions
+
+    def set_wake(self, fd):
+        """Makes a wait for the scheduler's replies return early when `fd`
+        (a non-blocking pipe's read end) becomes readable."""
         self._wake_fd = fd
         self._poller = zmq.Poller()
         self._poller.register(self._sock, zmq.POLLIN)
@@ -224,15 +230,15 @@ class Client:
             raise InvalidArgument(f"submit() takes a tailcut.Job (e.g. tailcut.fanout(...)), got {type(job).__name__}")
         req = pb.ClientRequest()
         req.submit.job.CopyFrom(spec)
-        return self._submit_request(req)
+        return self.submit_request(req)
 
-    def _submit_request(self, req):
+    def submit_request(self, req):
         """Sends a ClientRequest holding a SubmitJob (built in place: a big
         job is not copied again); returns the job id."""
         spec = req.submit.job
         if not spec.request_key:
             spec.request_key = new_request_key()
-        reply = self._call(req)
+        reply = self.call(req)
         job_id = reply.submitted.job_id
         self._submitted_keys[job_id] = spec.request_key
         if spec.stream_results:  # results are pushed under the submit's id
@@ -262,14 +268,14 @@ class Client:
         """The job's current JobStatus."""
         req = pb.ClientRequest()
         req.status.job_id = _job_id(job)
-        return self._checked(job, self._call(req).status)
+        return self.checked_status(job, self.call(req).status)
 
     def cancel(self, job):
         """Cancels the job; returns its JobStatus after cancelling (a job that
         had already ended keeps its final state)."""
         req = pb.ClientRequest()
         req.cancel.job_id = _job_id(job)
-        return self._checked(job, self._call(req).status)
+        return self.checked_status(job, self.call(req).status)
 
     def executors(self):
         """The registered executors, as a list of ExecutorInfo."""
@@ -277,7 +283,7 @@ class Client:
         while True:  # page by page (ListExecutors in tailcut.proto)
             req = pb.ClientRequest()
             req.list_executors.after_id = after
-            page = self._call(req).executors
+            page = self.call(req).executors
             out += [ExecutorInfo.from_wire(e) for e in page.executors]
             after = page.next_after_id
             if not after:
@@ -288,14 +294,14 @@ class Client:
         outputs: Job.return_outputs, on by default here)."""
         req = pb.ClientRequest()
         req.results.job_id = _job_id(job)
-        out = [TaskResult.from_wire(r) for r in self._call(req).results.results]
+        out = [TaskResult.from_wire(r) for r in self.call(req).results.results]
         return sorted(out, key=lambda r: r.task_index)
 
     def trace(self, job):
         """The job's committed attempts as a JobTrace (`tailcut trace JOB`)."""
         req = pb.ClientRequest()
         req.trace.job_id = _job_id(job)
-        return JobTrace.from_wire(self._call(req).trace)
+        return JobTrace.from_wire(self.call(req).trace)
 
     def wait(self, job, timeout=None, poll_interval=0.2, reconnect_timeout=60.0):
         """Blocks until the job ends and returns its final JobStatus (check
@@ -351,26 +357,14 @@ class Client:
             raise errors.JobFailed(final)
 
     # -------------------------------------------------------- protocol --
-    def _call_status(self, job):
-        req = pb.ClientRequest()
-        req.status.job_id = _job_id(job)
-        return self._call(req)
-
-    def _status_of(self, job, wire_status):
-        return self._checked(job, wire_status)
-
-    def _results_wire(self, job):
-        req = pb.ClientRequest()
-        req.results.job_id = _job_id(job)
-        return list(self._call(req).results.results)
-
     def _check_open(self):
         if self._sock is None:
             raise InvalidArgument("this Client is closed")
 
-    def _call(self, req):
-        """Sends `req`, returns the reply with its request id (or raises the
-        scheduler's error). Pushed messages arriving meanwhile are kept."""
+    def call(self, req):
+        """Sends `req` (a ClientRequest, docs/PROTOCOL.md), returns the reply
+        with its request id (or raises the scheduler's error). Pushed
+        messages arriving meanwhile are kept (take_pushed)."""
         self._check_open()
         self._next_request += 1
         req.version = PROTOCOL_VERSION
@@ -431,6 +425,22 @@ class Client:
             return None
         return reply
 
+    def receive_pushes(self, seconds):
+        """Waits up to `seconds` for a message from the scheduler and keeps
+        it when it is a push (take_pushed); returns early on the wake fd."""
+        reply = self._receive(seconds)
+        if reply is not None:
+            self._keep(reply)
+
+    def watch_job(self, job):
+        """Asks the scheduler to push the job's results and final status
+        here (kept for take_pushed); returns the reply (its status)."""
+        req = pb.ClientRequest()
+        req.watch.job_id = job
+        reply = self.call(req)
+        self._subscriptions[reply.request_id] = job
+        return reply
+
     def _keep(self, reply):
         # Only pushes for a live subscription; late duplicates of answered
         # (resent) requests are dropped.
@@ -469,7 +479,7 @@ class Client:
             raise Refused(refused)
         return trouble
 
-    def _checked(self, job, wire_status):
+    def checked_status(self, job, wire_status):
         """The status, checked to be the job this client submitted under that
         id (a scheduler restarted without its journal reuses ids)."""
         key = self._submitted_keys.get(job)
@@ -478,7 +488,7 @@ class Client:
                 f"job {job} was lost: the scheduler restarted without its journal and that id is now another job")
         return JobStatus.from_wire(wire_status)
 
-    def _take_pushed(self, job):
+    def take_pushed(self, job):
         """Removes and returns the kept pushes for `job`, in arrival order."""
         mine, rest = [], deque()
         for r in self._pushed:
@@ -486,12 +496,14 @@ class Client:
         self._pushed = rest
         return mine
 
-    def _drop_subscriptions(self, job, request_ids=None):
+    def unsubscribe(self, job, request_ids=None):
+        """Ends the pushes for `job` kept from its submit and watches (only
+        those of `request_ids` when given; with None its kept pushes go too)."""
         for rid in [rid for rid, j in self._subscriptions.items() if j == job]:
             if request_ids is None or rid in request_ids:
                 del self._subscriptions[rid]
         if request_ids is None:
-            self._take_pushed(job)
+            self.take_pushed(job)
 
     def _follow(self, job, timeout, poll_interval, reconnect_timeout):
         """Generator: yields the job's pushed wire TaskResults, returns its
@@ -505,20 +517,17 @@ class Client:
             raise InvalidArgument(f"poll_interval must be a number of seconds > 0, got {poll_interval!r}")
         if not _is_seconds(reconnect_timeout):
             raise InvalidArgument(f"reconnect_timeout must be a number of seconds >= 0, got {reconnect_timeout!r}")
-        watch = pb.ClientRequest()
-        watch.watch.job_id = job
-        first = self._call(watch)
+        first = self.watch_job(job)
         watch_id = first.request_id
-        self._subscriptions[watch_id] = job
-        last = self._checked(job, first.status)
+        last = self.checked_status(job, first.status)
         pushed_final = False  # the scheduler pushed the final status to us
 
         def take_pushed():
             nonlocal last, pushed_final
-            for r in self._take_pushed(job):
+            for r in self.take_pushed(job):
                 if r.HasField("results"):
                     yield from r.results.results
-                elif r.request_id == watch_id or _state_name(r.status.state) in _TERMINAL:
+                elif r.request_id == watch_id or state_name(r.status.state) in TERMINAL:
                     pushed = JobStatus.from_wire(r.status)
                     if pushed.done or not last.done:  # a late copy of the watch's reply changes nothing
                         last = pushed
@@ -538,14 +547,12 @@ class Client:
                     raise Timeout(f"job {job} still running after {timeout:g} s")
                 self._check_open()
                 if now < next_poll:
-                    reply = self._receive(next_poll - now)
-                    if reply is not None:
-                        self._keep(reply)
+                    self.receive_pushes(next_poll - now)
                     continue
                 st = pb.ClientRequest()
                 st.status.job_id = job
                 try:
-                    polled = self._call(st)
+                    polled = self.call(st)
                 except Unavailable:
                     # The final status may have been pushed while the poll
                     # went unanswered (the scheduler stopped right after).
@@ -561,16 +568,14 @@ class Client:
                     next_poll = now + poll_interval
                     continue
                 unanswered_since = None
-                last = self._checked(job, polled.status)
+                last = self.checked_status(job, polled.status)
                 next_poll = time.monotonic() + poll_interval
             # A poll can see the end before this turn's pushes leave the
             # scheduler (it answers requests before it sends the turn's
             # results); they follow at once, before the final status push.
             grace = time.monotonic() + _RESEND_S
             while first.status.state == pb.JOB_RUNNING and not pushed_final and time.monotonic() < grace:
-                reply = self._receive(grace - time.monotonic())
-                if reply is not None:
-                    self._keep(reply)
+                self.receive_pushes(grace - time.monotonic())
                 yield from take_pushed()
             # Results pushed before the final status are queued: ZeroMQ keeps
             # the order (a job that ended before the watch never looped).
@@ -580,4 +585,4 @@ class Client:
         finally:
             # A finished job pushes nothing more; an unfinished one keeps its
             # submit stream for a later call, but this watch ends here.
-            self._drop_subscriptions(job, None if finished else {watch_id})
+            self.unsubscribe(job, None if finished else {watch_id})

@@ -23,7 +23,7 @@ import time
 from collections import deque
 
 from . import _progress
-from ._futures import _CANCELLED, _DONE, check_timeout
+from ._futures import check_timeout
 from .client import Client
 from .errors import TailcutError
 
@@ -94,7 +94,7 @@ class Executor(cf.Executor):
                 self._owned_cluster.stop()
             raise
         self.cluster = cluster
-        self._functions = self._client._functions
+        self._functions = self._client.functions
         self._cap = max_workers
         self._max_workers = max_workers
         self._options = {"idempotent": idempotent}
@@ -106,14 +106,14 @@ class Executor(cf.Executor):
         self._wake_r, self._wake_w = os.pipe()
         os.set_blocking(self._wake_r, False)
         os.set_blocking(self._wake_w, False)
-        self._client._set_wake(self._wake_r)
+        self._client.set_wake(self._wake_r)
         self._thread = threading.Thread(target=self._run, name=f"tailcut.Executor-{id(self):x}", daemon=True)
         _live.add(self)
         self._thread.start()
 
     # -------------------------------------------------------------- API --
     def submit(self, fn, /, *args, **kwargs):
-        return self._submit(fn, args, kwargs, self._options)
+        return self.submit_task(fn, args, kwargs)
 
     submit.__doc__ = cf.Executor.submit.__doc__
 
@@ -123,9 +123,18 @@ class Executor(cf.Executor):
         with Client(**self._client_options) as c:
             return sum(e.cpu_slots for e in c.executors() if "python" in e.labels)
 
-    def _submit(self, fn, args, kwargs, options, outer=None):
-        """The task's `outer` future: a new Future, or an asyncio future
-        (AsyncClient), which is resolved on its loop."""
+    @property
+    def closed(self):
+        """shutdown() was called: no more submits."""
+        return self._shutdown
+
+    def submit_task(self, fn, args=(), kwargs=None, options=None, outer=None):
+        """submit() with task options ({"idempotent", "task_class"}; None:
+        this executor's) and the future it settles: `outer`, an asyncio
+        future (AsyncClient), is resolved on its loop; None: a new Future.
+        Returns that future."""
+        options = self._options if options is None else options
+        kwargs = {} if kwargs is None else kwargs
         with self._lock:
             if self._shutdown:
                 raise RuntimeError("cannot schedule new futures after shutdown")
@@ -204,7 +213,7 @@ class Executor(cf.Executor):
     def _run(self):
         functions = self._functions
         finished = deque()
-        functions.watchers.append(finished)
+        functions.watch_done(finished)
         try:
             while True:
                 with self._lock:
@@ -215,45 +224,18 @@ class Executor(cf.Executor):
                 batch = [e for e in batch if _start(e.future.outer)]
                 if batch:
                     self._in_flight += len(batch)
-                    self._send(batch)
+                    functions.send_now(batch)
                 self._in_flight -= self._deliver(finished)
                 if stopping and self._in_flight == 0 and not batch:
                     return
                 try:
-                    functions.pump(None, ())
+                    functions.pump()
                 except Exception as err:  # noqa: BLE001 (the scheduler gone for good, a lost job): to the futures
-                    self._fail_open(err)
+                    functions.fail_open(err)
                 self._in_flight -= self._deliver(finished)
         finally:
-            functions.watchers.remove(finished)
+            functions.unwatch_done(finished)
             self._close()
-
-    def _send(self, batch):
-        functions = self._functions
-        if any(e.pickled for e in batch):
-            try:
-                functions.check_version()
-            except TailcutError as err:
-                for e in batch:
-                    e.future._error, e.future._state = err, _DONE
-                    functions.finished(e.future)
-                return
-        try:
-            functions.send(batch, raise_errors=False)
-        except Exception as err:  # noqa: BLE001 (refusals are set per future; anything else too)
-            for e in batch:
-                if not e.future.done():
-                    e.future._error, e.future._state = err, _DONE
-                    functions.finished(e.future)
-
-    def _fail_open(self, err):
-        functions = self._functions
-        for job, state in list(functions.jobs.items()):
-            for f in state["futures"].values():
-                if not f.done():
-                    f._error, f._state = err, _DONE
-                    functions.finished(f)
-            functions.forget(job)
 
     @staticmethod
     def _deliver(finished):
@@ -268,11 +250,10 @@ class Executor(cf.Executor):
             if outer is None:
                 continue
             n += 1
-            error, value = f._error, f._value
-            f._error = f._value = None  # the caller's future holds them now (and drops them)
+            cancelled, error, value = f.hand_over()  # the caller's future holds them now (and drops them)
             if isinstance(outer, asyncio.Future):
-                on_loops.setdefault(outer.get_loop(), []).append((outer, f._state == _CANCELLED, error, value))
-            elif f._state == _CANCELLED:
+                on_loops.setdefault(outer.get_loop(), []).append((outer, cancelled, error, value))
+            elif cancelled:
                 outer.cancel()
             elif error is not None:
                 outer.set_exception(error)

@@ -24,8 +24,8 @@ import weakref
 from . import _pickling
 from .errors import InvalidArgument, JobFailed, TailcutError, Timeout, TooLarge, Unavailable
 from ._futures import (  # noqa: F401 (tailcut.functions.Future etc. still resolve)
-    _CANCELLED, _DONE, _PENDING, _SENT, CancelledError, Future, RemoteTraceback, TaskError, _exception_of,
-    _writable, as_completed, check_timeout, gather)
+    CANCELLED, PENDING, CancelledError, Future, RemoteTraceback, TaskError, as_completed, check_timeout, gather,
+    remote_exception)
 from ._proto import pb
 from ._taskfn import TaskFunction, idempotent, task  # noqa: F401
 
@@ -104,7 +104,7 @@ class FunctionTasks:
         self.reconnect_timeout = 60.0
         self.next_poll = 0.0  # when open jobs' statuses are asked next
         self.unanswered_since = None  # the scheduler has not answered since
-        self.watchers = []  # deques of futures done, one per as_completed() running
+        self.watchers = []  # deques of futures done: as_completed() and tailcut.Executor (watch_done)
         self.pickled = weakref.WeakKeyDictionary()  # function -> its pickle (_function_part)
 
     # ----------------------------------------------------------- submit --
@@ -138,7 +138,7 @@ class FunctionTasks:
         if options.get("idempotent") is not None:
             merged["idempotent"] = options["idempotent"]
         task_class = options.get("task_class") or _task_class(target)
-        return _Entry(Future(self.client), payload, kind == _pickling.KIND_PICKLED, merged, task_class, inputs)
+        return _Entry(Future(self), payload, kind == _pickling.KIND_PICKLED, merged, task_class, inputs)
 
     def upstream(self, args, kwargs):
         """Futures among the arguments become inputs (docs/PYTHON.md,
@@ -150,12 +150,12 @@ class FunctionTasks:
         def ref(value):
             if not isinstance(value, Future):
                 return value
-            if value._client is not self.client:
+            if value.owner is not self:
                 raise InvalidArgument("a Future passed as an argument must come from the same Client")
-            if value._state == _PENDING:
+            if value.state == PENDING:
                 self.flush()  # it needs its job id: send what is pending
             if value.job_id is None:
-                raise InvalidArgument(f"a Future passed as an argument was never sent: {value._error}")
+                raise InvalidArgument(f"a Future passed as an argument was never sent: {value.exception(0)}")
             if value.cancelled():
                 raise InvalidArgument(f"a Future passed as an argument was cancelled (task {value.task_index} of job "
                                       f"{value.job_id})")
@@ -199,6 +199,24 @@ class FunctionTasks:
         self.flush()  # what submit() left pending goes first
         self.send(entries, raise_errors=True)
         return [e.future for e in entries]
+
+    def send_now(self, entries):
+        """Sends made entries (make()) at once, as tailcut.Executor's thread
+        does: the version check first when one is pickled; every refusal or
+        failure goes to the entries' futures, nothing is raised."""
+        if any(e.pickled for e in entries):
+            try:
+                self.check_version()
+            except TailcutError as err:
+                for e in entries:
+                    self.fail_future(e.future, err)
+                return
+        try:
+            self.send(entries, raise_errors=False)
+        except Exception as err:  # noqa: BLE001 (refusals are set per future; anything else too)
+            for e in entries:
+                if not e.future.done():
+                    self.fail_future(e.future, err)
 
     def flush(self):
         """Sends pending submits, one job per kind (options) and size; a
@@ -252,17 +270,16 @@ class FunctionTasks:
             for job, index in e.inputs:
                 t.inputs.add(job_id=job, task_index=index)
         try:
-            job = self.client._submit_request(req)
+            job = self.client.submit_request(req)
         except TailcutError as err:
             if raise_errors:
                 raise
             for e in entries:
-                e.future._error, e.future._state = err, _DONE
-                self.finished(e.future)
+                self.fail_future(e.future, err)
             return
         futures = {}
         for i, e in enumerate(entries):
-            e.future.job_id, e.future.task_index, e.future._state = job, i, _SENT
+            e.future.mark_sent(job, i)
             futures[i] = e.future
         self.jobs[job] = {"futures": futures, "open": len(entries), "tasks": len(entries)}
 
@@ -277,26 +294,25 @@ class FunctionTasks:
             if f is None:
                 continue
             state["open"] -= 1
-            if f._state == _CANCELLED:
+            if f.cancelled():
                 continue
             f.executor_id, f.attempt_id, f.run_s, f.copy = r.executor_id, r.attempt_id, r.run_s, r.copy
             try:
-                status, f.stdout, f.stderr, value = _pickling.parse_result(_writable(r.output))
+                status, f.stdout, f.stderr, value = _pickling.parse_result(_pickling.writable_result(r.output))
             except Exception as e:
-                f._error = TailcutError(f"task {r.task_index} of job {job}: its result does not unpickle here: {e}")
+                f.set_exception(TailcutError(f"task {r.task_index} of job {job}: its result does not unpickle here: {e}"))
             else:
                 if status == _pickling.OK:
-                    f._value = value
+                    f.set_result(value)
                 else:
-                    f._error = _exception_of(value, f.stdout, f.stderr)
-            f._state = _DONE
+                    f.set_exception(remote_exception(value, f.stdout, f.stderr))
             self.finished(f)
         if state["open"] <= 0:
             self.forget(job)
 
     def forget(self, job):
         self.jobs.pop(job, None)
-        self.client._drop_subscriptions(job)
+        self.client.unsubscribe(job)
 
     def fail(self, job, status):
         state = self.jobs.get(job)
@@ -304,14 +320,26 @@ class FunctionTasks:
             return
         err = JobFailed(status)
         for f in state["futures"].values():
-            if f._state != _CANCELLED:
-                f._error, f._state = err, _DONE
-                self.finished(f)
+            if not f.cancelled():
+                self.fail_future(f, err)
         self.forget(job)
+
+    def fail_open(self, err):
+        """Every unfinished future of the jobs sent gets `err` (the scheduler
+        gone for good: tailcut.Executor's thread)."""
+        for job, state in list(self.jobs.items()):
+            for f in state["futures"].values():
+                if not f.done():
+                    self.fail_future(f, err)
+            self.forget(job)
+
+    def fail_future(self, f, err):
+        f.set_exception(err)
+        self.finished(f)
 
     def take_pushes(self):
         for job in list(self.jobs):
-            for r in self.client._take_pushed(job):
+            for r in self.client.take_pushed(job):
                 if r.HasField("results"):
                     self.resolve(job, r.results.results)
 
@@ -320,25 +348,29 @@ class FunctionTasks:
         scheduler restart ends push streams) and fails what failed."""
         client = self.client
         for job in list(self.jobs):
-            st = client._call_status(job)
+            req = pb.ClientRequest()
+            req.status.job_id = job
+            st = client.call(req)
             self.take_pushes()
             state = self.jobs.get(job)
             if state is None:
                 continue
             resolved = state["tasks"] - state["open"]
             if st.status.committed > resolved:
-                self.resolve(job, client._results_wire(job))
+                req = pb.ClientRequest()
+                req.results.job_id = job
+                self.resolve(job, list(client.call(req).results.results))
             if _job_done(st.status):
                 state = self.jobs.get(job)
                 if state is not None:
-                    self.fail(job, client._status_of(job, st.status))
+                    self.fail(job, client.checked_status(job, st.status))
 
     def wait(self, futures, timeout=None):
         """Pumps results until every future in `futures` is done, or raises
         Timeout."""
         timeout = check_timeout(timeout)
         futures = [f for f in futures if not f.done()]
-        if any(f._state == _PENDING for f in futures):
+        if any(f.state == PENDING for f in futures):
             self.flush()
         deadline = None if timeout is None else time.monotonic() + timeout
         i = 0  # futures[:i] are done: each is looked at about once (done stays done)
@@ -349,7 +381,7 @@ class FunctionTasks:
                 return
             self.pump(deadline, futures)
 
-    def pump(self, deadline, futures):
+    def pump(self, deadline=None, futures=()):
         """One turn: kept pushes, one receive (until the next status poll),
         or a status poll of the open jobs. Timeout past `deadline`."""
         self.take_pushes()
@@ -358,9 +390,7 @@ class FunctionTasks:
             raise Timeout(f"{sum(1 for f in futures if not f.done())} task(s) not done after the timeout")
         if now < self.next_poll:
             wait = self.next_poll - now if deadline is None else min(self.next_poll - now, deadline - now)
-            reply = self.client._receive(max(wait, 0))
-            if reply is not None:
-                self.client._keep(reply)
+            self.client.receive_pushes(max(wait, 0))
             return
         try:
             self.poll()
@@ -383,26 +413,30 @@ class FunctionTasks:
         for queue in self.watchers:
             queue.append(f)
 
+    def watch_done(self, queue):
+        """Appends each future to `queue` (a deque) as it finishes, until unwatch_done(queue)."""
+        self.watchers.append(queue)
+
+    def unwatch_done(self, queue):
+        self.watchers.remove(queue)
+
     def rewatch(self):
         """After the scheduler came back: new watches, so pushes flow again."""
         for job in list(self.jobs):
-            req = pb.ClientRequest()
-            req.watch.job_id = job
-            reply = self.client._call(req)
-            self.client._subscriptions[reply.request_id] = job
+            self.client.watch_job(job)
 
     def cancel(self, f):
         if f.done():
             return False
-        if f._state == _PENDING:
+        if f.state == PENDING:
             self.pending = [e for e in self.pending if e.future is not f]
-            f._state = _CANCELLED
+            f.mark_cancelled()
             self.finished(f)
             return True
-        f._state = _CANCELLED
+        f.mark_cancelled()
         self.finished(f)
         state = self.jobs.get(f.job_id)
-        if state is not None and all(x._state == _CANCELLED for x in state["futures"].values()):
+        if state is not None and all(x.state == CANCELLED for x in state["futures"].values()):
             self.client.cancel(f.job_id)
             self.forget(f.job_id)
         return True

@@ -35,7 +35,7 @@ _shared = {}  # executor options -> Executor, shared by the backends made with t
 def _shared_executor(options):
     key = tuple(sorted(options.items()))
     ex = _shared.get(key)
-    if ex is None or ex._shutdown:
+    if ex is None or ex.closed:
         ex = _shared[key] = Executor(**options)
     return ex
 
@@ -125,7 +125,7 @@ class TailcutBackend(AutoBatchingMixin, ParallelBackendBase):
         items = getattr(func, "items", None) or [(func, (), {})]
         pure = self.idempotent if self.idempotent is not None else all(is_pure(f) for f, _, _ in items)
         options = {"idempotent": pure, "task_class": "python:joblib:" + _name(items[0][0])[:160]}
-        future = self.executor._submit(func, (), {}, options)
+        future = self.executor.submit_task(func, (), {}, options)
         self._futures.add(future)
         future.add_done_callback(functools.partial(self._done, callback))
         return future

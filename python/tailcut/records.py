@@ -7,10 +7,11 @@ from typing import Dict, List
 
 from ._proto import pb
 
-_TERMINAL = ("succeeded", "failed", "cancelled")
+TERMINAL = ("succeeded", "failed", "cancelled")  # the final JobStatus.state values
 
 
-def _state_name(value):
+def state_name(value):
+    """A wire JobState as JobStatus.state spells it ("running", ...)."""
     name = pb.JobState.Name(value)
     return "unknown" if value == pb.JOB_STATE_UNSPECIFIED else name[len("JOB_") :].lower()
 
@@ -45,7 +46,7 @@ class JobStatus:
 
     @property
     def done(self):
-        return self.state in _TERMINAL
+        return self.state in TERMINAL
 
     @property
     def succeeded(self):
@@ -54,7 +55,7 @@ class JobStatus:
     @classmethod
     def from_wire(cls, s):
         return cls(
-            s.job_id, s.name, _state_name(s.state), s.tasks, s.committed, s.running, s.attempts, s.copies,
+            s.job_id, s.name, state_name(s.state), s.tasks, s.committed, s.running, s.attempts, s.copies,
             s.failed_attempts, s.reason, s.submitted_at_s, s.finished_at_s, s.owner, s.request_key,
             s.copies_refused_side_effects, s.priority, s.copies_preempted, tuple(s.after), tuple(s.waiting_for),
         )
@@ -123,7 +124,7 @@ class JobTrace:
     def from_wire(cls, t):
         attempts = [TraceAttempt(a.task, a.executor, a.start_s, a.end_s, a.task_class, a.input_size)
                     for a in t.attempts]
-        return cls(t.job_id, _state_name(t.state), t.committed, attempts, t.ring_rows)
+        return cls(t.job_id, state_name(t.state), t.committed, attempts, t.ring_rows)
 
 
 @dataclass(frozen=True)

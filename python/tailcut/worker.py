@@ -101,7 +101,8 @@ class _Channel:
         return bytes([kind]), body
 
 
-def _resolve(reference):
+def resolve_reference(reference):
+    """The object a 'module:function' reference names (imported here)."""
     module, _, name = reference.partition(":")
     if not module or not name:
         raise ValueError(f"a function reference is 'module:function', got {reference!r}")
@@ -142,7 +143,7 @@ class Worker:
                 import pickle  # cloudpickle's output loads with plain pickle (cloudpickle must be importable)
                 fn = pickle.loads(part)
             elif kind == _pickling.KIND_REFERENCE:
-                fn = _resolve(part.decode("utf-8"))
+                fn = resolve_reference(part.decode("utf-8"))
             else:
                 raise ValueError(f"unknown task kind {kind!r}")
             if len(self.functions) >= _CACHE_LIMIT:
@@ -265,7 +266,7 @@ def main(argv=None):
     except BaseException:
         channel.send(b"E", ("python_preload: " + traceback.format_exc()).encode("utf-8", "replace"))
         return 1
-    _task._channel = channel.send
+    _task.set_channel(channel.send)
     channel.send(b"H", ("%d.%d" % sys.version_info[:2]).encode())
     signal.signal(signal.SIGINT, _on_sigint)
     Worker(channel, args.max_result_bytes).serve()

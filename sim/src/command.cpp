@@ -1,7 +1,7 @@
 #include "tailcut/sim/command.h"
+#include "tailcut/policies/registry.h"
 #include "tailcut/sim/clairvoyant.h"
 #include "tailcut/sim/online_reference.h"
-#include "tailcut/plugins/registry.h"
 
 #include <algorithm>
 #include <chrono>

@@ -91,11 +91,14 @@ void PrintTable(std::FILE* out, const std::vector<SimResult>& results, const std
   for (const SimResult& r : refs) row(r, "(" + r.policy + ")", r.policy == "bound");
   for (const SimResult& r : refs) {
     if (r.policy == "bound")
-      std::fprintf(out, "(bound): clairvoyant list schedule without stragglers, each quantile at most none's "
-                        "(docs/BENCHMARKS.md); P50/B, P99/B: multiples of it; XMACH_%%: machine time vs none\n");
+      std::fprintf(out,
+                   "(bound): clairvoyant list schedule without stragglers, each quantile at most none's "
+                   "(docs/benchmarks/tail.md); P50/B, P99/B: multiples of it; XMACH_%%: machine time vs none\n");
     else if (r.policy == "online" && r.online_ratio > 0)
-      std::fprintf(out, "(online): best single threshold knowing the distribution: copy or restart at %.2f x the "
-                        "median run time (docs/BENCHMARKS.md)\n", r.online_ratio);
+      std::fprintf(out,
+                   "(online): best single threshold knowing the distribution: copy or restart at %.2f x the "
+                   "median run time (docs/benchmarks/tail.md)\n",
+                   r.online_ratio);
     else if (r.policy == "online")
       std::fprintf(out, "(online): best single threshold knowing the distribution: never acting (as none)\n");
   }

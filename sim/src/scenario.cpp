@@ -4,8 +4,8 @@
 #include <cmath>
 #include <map>
 
-#include "tailcut/plugins/registry.h"
-#include "tailcut/plugins/scheduling_config.h"
+#include "tailcut/policies/registry.h"
+#include "tailcut/policies/scheduling_config.h"
 #include "tailcut/predictors/trace.h"
 
 namespace tailcut::sim {

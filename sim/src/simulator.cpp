@@ -9,7 +9,7 @@
 #include "sim_parts.h"
 #include "tailcut/common/log.h"
 #include "tailcut/common/stats.h"
-#include "tailcut/plugins/scheduling_config.h"
+#include "tailcut/policies/scheduling_config.h"
 
 namespace tailcut::sim {
 

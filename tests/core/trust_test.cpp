@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include <chrono>
+#include <cmath>
 #include <random>
 
 #include "core_harness.h"
@@ -334,4 +335,36 @@ TEST_CASE("trust: attempts queued behind others on their executor get no start l
   h.core.AttemptStarted(on_x[0]);
   h.Pass(2);  // the queued ones wait for the first: none is judged by a start limit
   CHECK(h.core.Counters().attempts_timed_out == 0);
+}
+
+TEST_CASE("trust: a stall of the driver is taken off every attempt's start and run limit") {
+  CoreOptions o = NoHeartbeats();
+  o.attempt_start_floor_s = 0.5;  // the unknown class's start limit is the 30 s floor; learned below: 1 s
+  CoreHarness h(o);
+  ExecutorId x = h.ExecAs("x", 2);
+  JobId warm = h.Submit(CoreHarness::Fanout(10));  // teaches the class: 0.1 s
+  while (!h.live.empty()) {
+    h.clock.Advance(0.1);
+    h.Finish(h.live.begin()->first, 0.1);
+  }
+  REQUIRE(h.finished.count(warm));
+  h.Submit(CoreHarness::Fanout(2));
+  std::vector<AttemptId> held = h.LiveOn(x);
+  REQUIRE(held.size() == 2);
+  h.core.AttemptStarted(held[0]);  // judged by the run limit (30 s floor)
+  // The scheduler could not read for 5 s: the start report of held[1] may
+  // wait unread, so its 1 s start limit does not count those 5 s.
+  h.clock.Advance(5);
+  h.core.DiscountStall(5);
+  h.Pass(0.9);
+  CHECK(h.core.Counters().attempts_timed_out == 0);
+  h.Pass(0.2);  // 1.1 s of listening: now it is late
+  CHECK(h.core.Counters().attempts_timed_out == 1);
+  CHECK_FALSE(h.live.count(held[1]));
+  h.Pass(o.attempt_timeout_floor_s - 2);  // the run limit moved by the stall too
+  CHECK(h.live.count(held[0]));
+  h.Pass(2);
+  CHECK_FALSE(h.live.count(held[0]));
+  h.core.DiscountStall(std::nan(""));  // nonsense from a driver changes nothing
+  h.core.DiscountStall(-3);
 }

@@ -1,7 +1,7 @@
 #include "core_fixture.h"
 
 #include "tailcut/common/config.h"
-#include "tailcut/plugins/registry.h"
+#include "tailcut/policies/registry.h"
 
 namespace tailcut::fuzz {
 namespace {

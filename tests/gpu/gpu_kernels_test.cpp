@@ -10,7 +10,7 @@
 #include "tailcut/client/client.h"
 #include "tailcut/executor/executor.h"
 #include "tailcut/executor/kernel.h"
-#include "tailcut/plugins/coded_jobs.h"
+#include "tailcut/policies/coded_jobs.h"
 #include "tailcut/server/server.h"
 
 using namespace tailcut;

@@ -7,7 +7,7 @@
 // one big task, where first come first served would queue them behind
 // 100,000), with speculation on as off. The speed target (its p50 and p99
 // within 1.5x of alone) is a benchmark, the hidden case "[bench]" run by
-// hand (docs/BENCHMARKS.md, "Two owners"): timed checks in the suite would
+// hand (docs/benchmarks/policies.md, "Two owners"): timed checks in the suite would
 // fail on a loaded or sanitized build without anything being wrong.
 #include <catch2/catch.hpp>
 

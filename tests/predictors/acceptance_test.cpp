@@ -88,7 +88,7 @@ TEST_CASE("Acceptance: skewed inputs + 5% stragglers, regression F1 >= 0.9", "[p
 
 namespace {
 
-// The trace kind of issue #12 point 6 (docs/BENCHMARKS.md, "Fail-slow on
+// The trace kind of issue #12 point 6 (docs/benchmarks/tail.md, "Fail-slow on
 // realistic traces"): 16 executors whose healthy speeds spread evenly over
 // 0.8..1.2, input sizes log-uniform 1..100 (run time proportional), Gamma(9)
 // run-time noise (CV 1/3), 4% random 3-8x stragglers, and one executor

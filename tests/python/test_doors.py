@@ -157,7 +157,7 @@ def test_asyncio_1000_concurrent_awaits_keep_the_loop_responsive(cluster):
     in it) under 20 ms, and in wall time under a generous 250 ms. The turn
     that starts all 1,000 at once (asyncio's 1,000 tasks and tailcut's
     1,000 submits, ~8 us each) under 50 ms of CPU. The live wall-time
-    figures: that script (docs/BENCHMARKS.md)."""
+    figures: that script (docs/benchmarks/python.md)."""
     bench = _lag_bench()
 
     async def main():

@@ -40,13 +40,13 @@ def ex(cluster):
 def recorded(ex, monkeypatch):
     """The options of each batch the backend submits."""
     seen = []
-    real = ex._submit
+    real = ex.submit_task
 
-    def spy(fn, args, kwargs, options, outer=None):
+    def spy(fn, args=(), kwargs=None, options=None, outer=None):
         seen.append(dict(options, calls=len(getattr(fn, "items", [fn]))))
         return real(fn, args, kwargs, options, outer)
 
-    monkeypatch.setattr(ex, "_submit", spy)
+    monkeypatch.setattr(ex, "submit_task", spy)
     return seen
 
 

@@ -18,17 +18,13 @@ using tailcut::testing::CoreHarness;
 
 namespace {
 
-// A core harness whose launches reach a dashboard recorder the way the
-// live driver passes them (after each turn's commands are taken).
+// A core harness with a dashboard recorder observing it, as the live
+// driver has.
 struct Fixture {
   Fixture() { h.core.AddObserver(&rec); }
-  void Feed() {
-    for (; fed < h.launches.size(); ++fed) rec.OnLaunch(h.launches[fed], h.core, h.clock.Now());
-  }
   State Collect() { return rec.Collect(h.core, h.clock.Now()); }
   CoreHarness h;
-  Recorder rec;
-  size_t fed = 0;
+  Recorder rec{&h.clock};
 };
 
 size_t Count(const std::string& text, const std::string& what) {
@@ -83,7 +79,6 @@ TEST_CASE("dashboard: jobs, executors and attempts with their kind and outcome")
   auto job = f.h.core.SubmitJob(def);
   REQUIRE(job.ok());
   f.h.Drain();
-  f.Feed();
   REQUIRE(f.h.launches.size() == 1);
   State live = f.Collect();
   REQUIRE(live.attempts.size() == 1);
@@ -96,11 +91,9 @@ TEST_CASE("dashboard: jobs, executors and attempts with their kind and outcome")
   f.h.live.erase(first);
   f.h.core.AttemptFailed(first, "boom", 1.0);
   f.h.Drain();
-  f.Feed();
   while (!f.h.live.empty()) {
     f.h.clock.Advance(0.5);
     f.h.Finish(f.h.live.begin()->first, 0.5);
-    f.Feed();
   }
   REQUIRE(f.h.finished.count(*job));
 
@@ -143,10 +136,8 @@ TEST_CASE("dashboard: memory stays bounded: the attempt ring, finished jobs, lat
   auto job = f.h.core.SubmitJob(CoreHarness::Fanout(kTasks));
   REQUIRE(job.ok());
   f.h.Drain();
-  f.Feed();
   while (!f.h.live.empty()) {
     f.h.Finish(f.h.live.begin()->first);
-    f.Feed();
   }
   State s = f.Collect();
   CHECK(s.attempts.size() == kRecentAttempts);
@@ -160,7 +151,6 @@ TEST_CASE("dashboard: memory stays bounded: the attempt ring, finished jobs, lat
     auto id = f.h.core.SubmitJob(CoreHarness::Fanout(1));
     REQUIRE(id.ok());
     f.h.Drain();
-    f.Feed();
     while (!f.h.live.empty()) f.h.Finish(f.h.live.begin()->first);
   }
   s = f.Collect();
@@ -232,7 +222,7 @@ TEST_CASE("dashboard: owners' shares, most slots first, bounded with the rest as
   (void)h.core.SubmitJob(a);
   (void)h.core.SubmitJob(b);
   h.Drain();
-  Recorder rec;
+  Recorder rec(&h.clock);
   State st = rec.Collect(h.core, 0);
   CHECK(st.total_slots == 4);
   std::string json = RenderOwners(st);

@@ -313,7 +313,7 @@ TEST_CASE("recovery: a child taking a finished parent's outputs gets them after 
   h.Exec(2);
   auto j = tmp.Open();
   RequestKeys keys(16);
-  JournalWriter writer(j.get());
+  JournalSink writer(j.get());
   auto rec = Recover(*j, h.core, h.clock, JobDefFromJournal, &keys, &writer);
   REQUIRE(rec.ok());
   h.Drain();
@@ -357,7 +357,7 @@ TEST_CASE("recovery: a job's priority and owner come back from the journal, and 
   CoreHarness h;
   h.Exec(2);
   RequestKeys keys(4);
-  JournalWriter writer(j.get());
+  JournalSink writer(j.get());
   REQUIRE(Recover(*j, h.core, h.clock, &JobDefFromJournal, &keys, &writer).ok());
   h.Drain();
   auto st = h.core.JobStatus(1);
@@ -383,7 +383,7 @@ TEST_CASE("recovery: only the identity a journaled launch names adopts the attem
   {  // run 1: x runs tasks 1 and 2 when the scheduler dies
     auto j = tmp.Open();
     CoreHarness h(o);
-    JournalWriter writer(j.get());
+    JournalSink writer(j.get());
     h.core.AddObserver(&writer);
     RequestKeys keys(4);
     REQUIRE(Recover(*j, h.core, h.clock, &JobDefFromJournal, &keys, &writer).ok());
@@ -410,7 +410,7 @@ TEST_CASE("recovery: only the identity a journaled launch names adopts the attem
   // Run 2: y, offering the same kernel, registers first and claims both.
   auto j = tmp.Open();
   CoreHarness h(o);
-  JournalWriter writer(j.get());
+  JournalSink writer(j.get());
   h.core.AddObserver(&writer);
   RequestKeys keys(4);
   auto rec = Recover(*j, h.core, h.clock, &JobDefFromJournal, &keys, &writer);

@@ -1,4 +1,4 @@
-// The clairvoyant bound and extra_machine (docs/BENCHMARKS.md, "The
+// The clairvoyant bound and extra_machine (docs/benchmarks/tail.md, "The
 // clairvoyant bound"): all in virtual time, so every comparison is exact.
 #include <cmath>
 #include <string>

@@ -1,9 +1,9 @@
 // Scenarios and the daemon read [core], [predictor] and [policies.*] with one
-// loader (tailcut/plugins/scheduling_config.h) and reject the same typos.
+// loader (tailcut/policies/scheduling_config.h) and reject the same typos.
 #include "daemon_config.h"
 #include "sim_helpers.h"
-#include "tailcut/plugins/payoff.h"
-#include "tailcut/plugins/registry.h"
+#include "tailcut/policies/payoff.h"
+#include "tailcut/policies/registry.h"
 #include "tailcut/sim/command.h"
 
 using namespace tailcut;

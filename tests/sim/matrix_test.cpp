@@ -37,7 +37,7 @@ TEST_CASE("matrix: at least 60 shapes spanning scales, laws, slots and faults", 
 }
 
 // The shapes where `default` does not yet hold p50 <= 1.02x none and p99 <=
-// none (docs/BENCHMARKS.md, "The do-no-harm matrix"): bimodal classes and
+// none (docs/benchmarks/matrix.md, "The do-no-harm matrix"): bimodal classes and
 // full load, where an action's cost through the queue is only approximated,
 // and the controller's warm-up. Measured on the merged tree (the payoff
 // controller over the event-driven core): 13 shapes. Every other shape must
@@ -78,7 +78,7 @@ TEST_CASE("matrix: default against the online reference and the healthy p99", "[
   }
 }
 
-// scripts/matrix-table.sh: the table of docs/BENCHMARKS.md on stdout.
+// scripts/matrix-table.sh: the table of docs/benchmarks/matrix.md on stdout.
 TEST_CASE("matrix: the table", "[.matrix-table]") {
   const char* entry = std::getenv("TAILCUT_MATRIX_POLICY");
   const std::string policy = entry && *entry ? entry : "default";

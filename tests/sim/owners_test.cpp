@@ -7,8 +7,8 @@
 #include <map>
 
 #include "sim_helpers.h"
-#include "tailcut/plugins/registry.h"
-#include "tailcut/plugins/spark.h"
+#include "tailcut/policies/registry.h"
+#include "tailcut/policies/spark.h"
 
 using namespace tailcut;
 using namespace tailcut::sim;
@@ -59,7 +59,7 @@ TEST_CASE("two owners: the small owner's jobs within 1.5x of alone, and the same
     CHECK(OwnerOf(s, "big").jobs == 3);
     CHECK(OwnerOf(a, "big").jobs == 0);
     // spark's copies alone run on an idle fleet; behind the big owner's
-    // first attempts they yield (docs/BENCHMARKS.md, "Two owners").
+    // first attempts they yield (docs/benchmarks/policies.md, "Two owners").
     if (std::string(policy) != "spark") {
       CHECK(small.p50 <= 1.5 * small_alone.p50);
       CHECK(small.p99 <= 1.5 * small_alone.p99);

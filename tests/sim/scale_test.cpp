@@ -1,11 +1,11 @@
-// The same defaults at every task scale (docs/BENCHMARKS.md, "The same
+// The same defaults at every task scale (docs/benchmarks/tail.md, "The same
 // defaults at every task scale"), and the references the tables read each
 // policy against: the online reference and the bound capped at none.
 #include <cmath>
 #include <string>
 
 #include "sim_helpers.h"
-#include "tailcut/plugins/registry.h"
+#include "tailcut/policies/registry.h"
 #include "tailcut/sim/command.h"
 #include "tailcut/sim/online_reference.h"
 

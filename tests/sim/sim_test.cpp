@@ -5,7 +5,7 @@
 #include <fstream>
 
 #include "sim_helpers.h"
-#include "tailcut/plugins/registry.h"
+#include "tailcut/policies/registry.h"
 #include "tailcut/sim/command.h"
 #include "tailcut/sim/random.h"
 

@@ -7,7 +7,7 @@
 #include <catch2/catch.hpp>
 
 #include "sim_helpers.h"
-#include "tailcut/plugins/registry.h"
+#include "tailcut/policies/registry.h"
 
 using namespace tailcut;
 using namespace tailcut::sim;

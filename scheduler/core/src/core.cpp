@@ -254,7 +254,7 @@ void SchedulerCore::Impl::TakeCommands(std::vector<Command>* out) {
     if (!DeliverPolicyEvents()) break;
   }
   DropStaleTimers();
-  s_.shares.Stamp(&s_.commands);
+  CompleteLaunches(s_);  // shares fixed, each launch given its spec
   if (out->empty()) {
     out->swap(s_.commands);
   } else {
@@ -517,6 +517,7 @@ void SchedulerCore::RemoveExecutor(ExecutorId e, bool lost, std::string reason) 
 }
 void SchedulerCore::ExecutorSeen(ExecutorId e) { impl_->ExecutorSeen(e); }
 void SchedulerCore::SetLostAfter(double s) { impl_->SetLostAfter(s); }
+void SchedulerCore::DiscountStall(double s) { impl_->DiscountStall(s); }
 void SchedulerCore::ExecutorSignals(ExecutorId e, uint32_t gpu_throttle_reasons) {
   impl_->ExecutorSignals(e, gpu_throttle_reasons);
 }

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -13,6 +14,7 @@
 #include "cluster_view.h"
 #include "core_state.h"
 #include "feasibility.h"
+#include "launch_specs.h"
 #include "lifecycle.h"
 #include "placement.h"
 #include "policy_guard.h"
@@ -69,6 +71,9 @@ class SchedulerCore::Impl final {
   }
 
   void SetLostAfter(double s) { s_.opt.lost_after_s = s; }
+  void DiscountStall(double s) {
+    if (std::isfinite(s) && s > 0) life_.PostponeDeadlines(s);
+  }
 
   void ExecutorSignals(ExecutorId id, uint32_t gpu_throttle_reasons);
 

@@ -85,6 +85,7 @@ bool Lifecycle::AnswerPromotion(JobId id, TaskIndex t, AttemptId a, const std::s
   auto it = s_.promotions.find({id, t});
   if (it == s_.promotions.end() || it->second.attempt != a) return false;
   s_.promotions.erase(it);
+  for (CoreObserver* o : s_.observers) o->OnPromotionAnswered(id, t, a, error);
   Job* job = s_.FindJob(id);
   if (!job || job->state != JobState::kRunning) return true;
   job->promoting--;
@@ -100,6 +101,7 @@ void Lifecycle::AwaitPromotion(Job& job, TaskIndex t, AttemptId a, ExecutorId e,
   PromoteCmd cmd{job.id, t, a, e, std::move(host), job.def.output_dir};
   auto [it, fresh] = s_.promotions.insert_or_assign({job.id, t}, cmd);
   if (fresh && job.state == JobState::kRunning) job.promoting++;
+  for (CoreObserver* o : s_.observers) o->OnPromotionPending(cmd);
   s_.Emit(std::move(cmd));
 }
 
@@ -132,8 +134,9 @@ void Lifecycle::Launch(Job& job, TaskIndex t, ExecutorId eid, bool copy, bool re
   if (copy) job.copies++;
   ++(copy ? s_.counters.attempts_copy : restart ? s_.counters.attempts_restart : s_.counters.attempts_first);
   const bool idempotent = s_.Idempotent(job, t);
-  for (CoreObserver* o : s_.observers) o->OnAttemptLaunched(a.id, job.id, t, *e.identity, idempotent);
-  s_.Emit(LaunchCmd{a.id, eid, job.id, t, copy, {}, idempotent, job.Count()});
+  LaunchCmd l{a.id, eid, job.id, t, copy, {}, idempotent, job.Count(), std::nullopt, {}};
+  for (CoreObserver* o : s_.observers) o->OnAttemptLaunched(l, *e.identity);
+  s_.Emit(std::move(l));
 }
 
 Attempt& Lifecycle::Link(Job& job, TaskIndex t, Executor& e, AttemptId id, bool copy) {
@@ -202,14 +205,26 @@ void Lifecycle::Started(Attempt& a) {
 }
 
 void Lifecycle::PushDeadline(const Attempt& a) {
-  CoreState::DeadlineHeap& heap = s_.attempt_deadlines;
-  heap.push({a.deadline, a.id});
-  if (heap.size() < 2 * s_.attempts.size() + 1024) return;
+  s_.attempt_deadlines.push({a.deadline, a.id});
+  if (s_.attempt_deadlines.size() >= 2 * s_.attempts.size() + 1024) RebuildDeadlines();
+}
+
+void Lifecycle::PostponeDeadlines(double s) {
+  for (auto& [id, a] : s_.attempts) {
+    if (a.deadline <= 0) continue;
+    a.deadline += s;
+    if (a.run_deadline > 0) a.run_deadline += s;
+  }
+  RebuildDeadlines();
+}
+
+// The heap anew from the live attempts, without its stale entries.
+void Lifecycle::RebuildDeadlines() {
   std::vector<CoreState::Deadline> live;
   live.reserve(s_.attempts.size());
-  for (auto& [id, x] : s_.attempts)
-    if (x.deadline > 0) live.emplace_back(x.deadline, id);
-  heap = CoreState::DeadlineHeap(std::greater<>(), std::move(live));
+  for (auto& [id, a] : s_.attempts)
+    if (a.deadline > 0) live.emplace_back(a.deadline, id);
+  s_.attempt_deadlines = CoreState::DeadlineHeap(std::greater<>(), std::move(live));
 }
 
 void Lifecycle::EndAttempt(const Attempt& a, AttemptOutcome outcome, double run_s) {

@@ -74,12 +74,16 @@ class Lifecycle {
   // Keeps a finished job for status queries; the oldest beyond
   // core.job_retention are dropped.
   void Retain(JobId finished);
+  // Moves every live attempt's start and run limit `s` seconds later (a
+  // stall of the driver is nobody's lateness).
+  void PostponeDeadlines(double s);
 
  private:
   // Adds a live attempt's deadline to the heap; rebuilds the heap from the
   // live attempts when ended ones' entries outnumber them (a million short
   // attempts per minute under a 30 s floor would otherwise pile up).
   void PushDeadline(const Attempt& a);
+  void RebuildDeadlines();
 
   CoreState& s_;
   Placement& place_;

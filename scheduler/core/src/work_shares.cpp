@@ -63,7 +63,7 @@ void ShareBook::Add(JobId id, const JobDef& def) {
   if (def.divisible_units > 0) jobs_[id] = Entry{def.divisible_units, def.TaskCount(), {}};
 }
 
-void ShareBook::Stamp(std::vector<Command>* commands) {
+void ShareBook::Stamp(std::vector<Command>* commands, std::vector<JobId>* fixed) {
   if (jobs_.empty()) return;
   // First pass: the placements of jobs whose shares are not fixed yet.
   std::unordered_map<JobId, std::vector<double>> unfixed;
@@ -82,6 +82,7 @@ void ShareBook::Stamp(std::vector<Command>* commands) {
       if (f == 0.0) f = 1.0;  // a typical executor for the tasks placed later
     Entry& e = jobs_.at(id);
     e.shares = SpeedShares(e.total, factors);
+    fixed->push_back(id);
   }
   for (Command& c : *commands) {
     auto* l = std::get_if<LaunchCmd>(&c);

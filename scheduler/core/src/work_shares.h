@@ -50,8 +50,9 @@ class ShareBook final : public CoreObserver {
   // Fixes the shares of jobs that were launched for the first time in
   // `commands` (tasks placed there: their executor's speed factor; tasks
   // not placed yet: a typical executor, 1) and sets LaunchCmd::share on
-  // every launch of a divisible job.
-  void Stamp(std::vector<Command>* commands);
+  // every launch of a divisible job. The jobs whose shares it fixed are
+  // added to `fixed`.
+  void Stamp(std::vector<Command>* commands, std::vector<JobId>* fixed);
   // What the predictors learn from an attempt: a task of a divisible job
   // as if it had run an equal share (its run time x (total / tasks) /
   // count; its input_size already describes an equal share), so speed

@@ -53,7 +53,7 @@ struct Recorder::JobStats {
   }
 };
 
-Recorder::Recorder() = default;
+Recorder::Recorder(const Clock* clock) : clock_(clock) {}
 Recorder::~Recorder() = default;
 
 Recorder::JobStats& Recorder::Stats(JobId job) {
@@ -62,10 +62,7 @@ Recorder::JobStats& Recorder::Stats(JobId job) {
   return *p;
 }
 
-void Recorder::OnLaunch(const LaunchCmd& l, const SchedulerCore& core, Time now) {
-  // Not live any more: it ended in this very turn (OnAttemptEnded saw it)
-  // and its job may be gone; a live attempt means a running job.
-  if (core.ExecutorOfAttempt(l.attempt) == 0) return;
+void Recorder::OnAttemptLaunched(const LaunchCmd& l, const std::string&) {
   JobStats& st = Stats(l.job);
   bool before = st.MarkLaunched(l.task);
   AttemptView a;
@@ -76,7 +73,7 @@ void Recorder::OnLaunch(const LaunchCmd& l, const SchedulerCore& core, Time now)
   a.kind = l.copy ? AttemptKind::kCopy : before ? AttemptKind::kRestart : AttemptKind::kFirst;
   if (a.kind == AttemptKind::kRestart) st.restarts++;
   a.live = true;
-  a.queued = now;
+  a.queued = clock_->Now();
   live_[l.attempt] = a;
 }
 

@@ -78,15 +78,12 @@ struct State {
 inline constexpr size_t kMaxOwnerSeries = 16;
 std::vector<OwnerShareInfo> TopOwners(std::vector<OwnerShareInfo> all);
 
-// The loop's side. Register as a CoreObserver and call OnLaunch for every
-// LaunchCmd the driver takes (the core reports ends, not launches).
+// The loop's side: a CoreObserver of the core whose clock is `clock`.
 class Recorder final : public CoreObserver {
  public:
-  Recorder();
+  explicit Recorder(const Clock* clock);
   ~Recorder() override;
-  // `core`: whether the attempt is still live (it may have ended in the
-  // same turn, before the driver took its LaunchCmd).
-  void OnLaunch(const LaunchCmd& launch, const SchedulerCore& core, Time now);
+  void OnAttemptLaunched(const LaunchCmd& launch, const std::string& identity) override;
   void OnAttemptEnded(const AttemptRecord& r) override;
   void OnJobFinished(const JobStatusInfo& job) override;
   State Collect(const SchedulerCore& core, Time now) const;
@@ -94,6 +91,7 @@ class Recorder final : public CoreObserver {
  private:
   struct JobStats;
   JobStats& Stats(JobId job);
+  const Clock* clock_;
   std::unordered_map<JobId, std::unique_ptr<JobStats>> running_;
   std::unordered_map<AttemptId, AttemptView> live_;
   std::deque<AttemptView> ended_;

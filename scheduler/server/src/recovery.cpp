@@ -7,37 +7,6 @@
 
 namespace tailcut {
 
-double UnixNow() {
-  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-}
-
-void JournalWriter::OnTaskCommitted(JobId job, TaskIndex task, AttemptId attempt, ExecutorId executor, double run_s,
-                                    const std::string* output) {
-  journal_->TaskCommitted(job, task, attempt, executor, run_s, output);
-}
-
-void JournalWriter::OnJobFinished(const JobStatusInfo& info) {
-  journal_->JobFinished(info.id, info.state, info.reason, UnixNow(), info.attempts, info.copies,
-                        info.failed_attempts);
-  if (auto it = kept_.find(info.id); it != kept_.end()) {
-    for (AttemptId a : it->second) journal_->AttemptEnded(a);
-    kept_.erase(it);
-  }
-}
-
-void JournalWriter::OnAttemptLaunched(AttemptId attempt, JobId job, TaskIndex task, const std::string& identity,
-                                      bool idempotent) {
-  journal_->AttemptLaunched(attempt, job, task, identity);
-  must_be_durable_ |= !idempotent;
-}
-
-void JournalWriter::OnAttemptEnded(const AttemptRecord& r) {
-  if (r.outcome == AttemptOutcome::kExecutorLost)
-    KeepUntilJobEnds(r.job, r.attempt);
-  else
-    journal_->AttemptEnded(r.attempt);
-}
-
 uint64_t RequestKeys::Digest(std::string_view spec_bytes) { return std::hash<std::string_view>{}(spec_bytes); }
 
 RequestKeys::Match RequestKeys::Find(const std::string& key, uint64_t digest, JobId* job) const {
@@ -64,7 +33,7 @@ void RequestKeys::Finished(JobId job, double now) {
 }
 
 StatusOr<RecoveryStats> Recover(Journal& journal, SchedulerCore& core, const Clock& clock, SpecParser parse,
-                                RequestKeys* keys, JournalWriter* writer) {
+                                RequestKeys* keys, JournalSink* sink) {
   RecoveryStats stats;
   auto epoch = journal.StartRun();
   if (!epoch.ok()) return epoch.status();
@@ -124,10 +93,10 @@ StatusOr<RecoveryStats> Recover(Journal& journal, SchedulerCore& core, const Clo
   auto d = dropped.begin();
   for (auto [job, a] : rows) {
     if (d != dropped.end() && *d == a) {
-      journal.AttemptEnded(a);
+      sink->LaunchDropped(a);
       ++d;
     } else {
-      writer->KeepUntilJobEnds(job, a);
+      sink->KeepUntilJobEnds(job, a);
       stats.launches++;
     }
   }
@@ -146,12 +115,12 @@ Status Durability::Open(const std::string& state_dir, bool sync_full, SchedulerC
   auto j = Journal::Open(jo);
   if (!j.ok()) return j.status();
   journal_ = std::move(j).value();
-  writer_ = std::make_unique<JournalWriter>(journal_.get());
-  core.AddObserver(writer_.get());  // before recovery: it may finish jobs
-  auto rec = Recover(*journal_, core, clock, parse, &keys_, writer_.get());
+  sink_ = std::make_unique<JournalSink>(journal_.get());
+  core.AddObserver(sink_.get());  // before recovery: it may finish jobs
+  auto rec = Recover(*journal_, core, clock, parse, &keys_, sink_.get());
   if (!rec.ok()) return rec.status();
-  if (Status s = journal_->Commit(); !s.ok()) return s;
-  if (Status s = journal_->Prune(retention, core.ParentsOfUnfinished()); !s.ok()) return s;
+  if (Status s = sink_->Commit(); !s.ok()) return s;
+  if (Status s = sink_->Prune(retention, core.ParentsOfUnfinished()); !s.ok()) return s;
   TC_LOG(Info) << "journal " << jo.path << ": run " << rec->epoch << ", " << rec->resumed << " jobs resumed ("
                << rec->commits << " committed tasks kept, " << rec->launches
                << " attempts that only their executor's identity may adopt), " << rec->finished << " finished jobs";
@@ -160,11 +129,7 @@ Status Durability::Open(const std::string& state_dir, bool sync_full, SchedulerC
 
 void Durability::JobAccepted(JobId id, const std::string& key, const std::string& spec) {
   keys_.Add(key, RequestKeys::Digest(spec), id);
-  if (journal_) journal_->JobAccepted(id, key, spec, UnixNow());
-}
-
-void Durability::SharesFixed(JobId id, const std::vector<uint64_t>& counts, AttemptId since) {
-  if (journal_) journal_->SharesFixed(id, counts, since);
+  if (sink_) sink_->JobAccepted(id, key, spec);
 }
 
 bool Durability::Hold(const std::string& route, const wire::ClientReply& reply) {
@@ -174,13 +139,9 @@ bool Durability::Hold(const std::string& route, const wire::ClientReply& reply) 
 }
 
 bool Durability::CommitJournal() {
-  if (!journal_->dirty()) {
-    writer_->Committed();  // what it launched ended before the commit: nothing to make durable
-    return true;
-  }
+  if (!sink_->dirty()) return sink_->Commit().ok();  // nothing written: no transaction to time
   auto start = std::chrono::steady_clock::now();
-  Status s = journal_->Commit();
-  if (s.ok()) writer_->Committed();
+  Status s = sink_->Commit();
   if (on_commit) on_commit(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), s.ok());
   uint64_t held_back = 0;
   if (!s.ok() && commit_errors_.Allow(&held_back))  // retried every turn: a full disk must not fill the log too

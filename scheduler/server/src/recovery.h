@@ -12,6 +12,7 @@
 #include <vector>
 #include <unordered_map>
 
+#include "journal_sink.h"
 #include "tailcut.pb.h"
 #include "tailcut/common/clock.h"
 #include "tailcut/common/log_limiter.h"
@@ -19,36 +20,6 @@
 #include "tailcut/server/journal.h"
 
 namespace tailcut {
-
-// Seconds since the Unix epoch: journaled times survive a restart, the
-// core's clock (origin at process start) does not.
-double UnixNow();
-
-// Journals every commit and final status the core reports, and every
-// launch with its executor's identity until the attempt ends.
-class JournalWriter final : public CoreObserver {
- public:
-  explicit JournalWriter(Journal* journal) : journal_(journal) {}
-  void OnTaskCommitted(JobId job, TaskIndex task, AttemptId attempt, ExecutorId executor, double run_s,
-                       const std::string* output) override;
-  void OnJobFinished(const JobStatusInfo& info) override;
-  void OnAttemptLaunched(AttemptId attempt, JobId job, TaskIndex task, const std::string& identity,
-                         bool idempotent) override;
-  void OnAttemptEnded(const AttemptRecord& r) override;
-  // Attempt `a` of `job` ended with its executor, which may bring it back
-  // (after a restart too): its launch row stays until the job finishes.
-  void KeepUntilJobEnds(JobId job, AttemptId a) { kept_[job].push_back(a); }
-  // A task that must not run twice was launched since the last commit: its
-  // launch is made durable before the Work goes out, or a crash in between
-  // would leave its executor's claim refused and the task run again.
-  bool launch_must_be_durable() const { return must_be_durable_; }
-  void Committed() { must_be_durable_ = false; }
-
- private:
-  Journal* journal_;
-  std::unordered_map<JobId, std::vector<AttemptId>> kept_;
-  bool must_be_durable_ = false;
-};
 
 // Client request keys (owner + "\n" + JobSpec.request_key) for idempotent
 // submits, each bound to a digest of the job body it made: the same body
@@ -97,12 +68,12 @@ struct RecoveryStats {
 // `core` (whose clock says "now"), and reserves ids so that none is reused:
 // job ids continue after the largest journaled one; attempt ids start at
 // epoch << 40; the journaled launches say which identity may adopt each of
-// an earlier run's attempts (SchedulerCore::RestoreLaunches), and `writer`
+// an earlier run's attempts (SchedulerCore::RestoreLaunches), and `sink`
 // keeps their rows until their jobs finish. `parse` turns a journaled spec
 // back into a JobDef.
 using SpecParser = StatusOr<JobDef> (*)(const std::string& spec);
 StatusOr<RecoveryStats> Recover(Journal& journal, SchedulerCore& core, const Clock& clock, SpecParser parse,
-                                RequestKeys* keys, JournalWriter* writer);
+                                RequestKeys* keys, JournalSink* sink);
 
 // The live driver's durability in one place: the journal and what feeds it,
 // the request keys of idempotent submits, and the client replies held back
@@ -116,27 +87,16 @@ class Durability {
               SpecParser parse, uint32_t retention);
   bool journaled() const { return journal_ != nullptr; }
   RequestKeys& keys() { return keys_; }
+  // An accepted job: its request key, and (journaled) its spec.
   void JobAccepted(JobId id, const std::string& key, const std::string& spec);
-  // A divisible job's shares, fixed at its first launches by this run's
-  // attempts (ids from `since`): buffered; the server calls CommitNow before
-  // those launches go out, so that a restarted scheduler knows what its
-  // executors run. A commit that fails is logged and the launches go out
-  // anyway: the shares stay buffered for the next commit, and a restart
-  // without them refuses the attempts (docs/JOBS.md).
-  void SharesFixed(JobId id, const std::vector<uint64_t>& counts, AttemptId since);
-  // Output promotions (PromoteCmd): pending ones are resent after a restart.
-  void PromotionPending(JobId job, TaskIndex task, AttemptId attempt, const std::string& host) {
-    if (journal_) journal_->PromotionPending(job, task, attempt, host);
+  // Commits before the turn's Work goes out when the sink says a launch,
+  // shares or a promotion journaled this turn must be durable first
+  // (JournalSink::must_commit_before_send). A commit that fails is logged
+  // and the Work goes out anyway: what it held stays buffered for the next
+  // commit, and a restart without it refuses the attempts (docs/JOBS.md).
+  void BeforeWorkGoesOut() {
+    if (sink_ && sink_->must_commit_before_send()) (void)CommitJournal();
   }
-  void OutputPromoted(JobId job, TaskIndex task) {
-    if (journal_) journal_->OutputPromoted(job, task);
-  }
-  void CommitNow() {
-    if (journal_) (void)CommitJournal();
-  }
-  // The server calls CommitNow before the Work goes out when this is true
-  // (JournalWriter::launch_must_be_durable).
-  bool launch_must_be_durable() const { return writer_ && writer_->launch_must_be_durable(); }
   // Called after each journal transaction with its duration (seconds) and
   // whether it was written: the metrics' journal lag (docs/METRICS.md).
   std::function<void(double seconds, bool ok)> on_commit;
@@ -162,7 +122,7 @@ class Durability {
   static constexpr double kBackgroundCommitS = 0.05;
   bool CommitJournal();  // false (logged) when the journal cannot be written
   std::unique_ptr<Journal> journal_;
-  std::unique_ptr<JournalWriter> writer_;
+  std::unique_ptr<JournalSink> sink_;  // every write to journal_ goes through it
   RequestKeys keys_;
   std::vector<std::pair<std::string, wire::ClientReply>> held_;
   double last_commit_ = 0;

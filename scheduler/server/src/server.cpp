@@ -152,7 +152,7 @@ FleetSummary SchedulerServer::Impl::Fleet() const {
 Status SchedulerServer::Impl::StartHttp() {
   if (opt_.http_listen.empty()) return Status::Ok();
   metrics_ = std::make_unique<metrics::SchedulerMetrics>();
-  dashboard_ = std::make_unique<dashboard::Recorder>();
+  dashboard_ = std::make_unique<dashboard::Recorder>(&clock_);
   core_.AddObserver(metrics_.get());
   core_.AddObserver(dashboard_.get());
   metrics_->AttachDashboard(dashboard_.get());
@@ -394,14 +394,18 @@ void SchedulerServer::Impl::CommitJournal(bool force) {
                      [this](const std::string& route, const wire::ClientReply& r) { Send(clients_, route, r); });
 }
 
-// A loop iteration normally follows the previous one within ~100 ms. A
-// gap over half of lost_after_s means this process stalled (SIGSTOP,
-// swapping, a burst of big submits), not the executors: their heartbeats
-// may still wait unread, so they all count as seen once.
+// A loop iteration normally follows the previous one within ~100 ms (the
+// longest poll). A longer gap means this process stalled (SIGSTOP,
+// swapping, a burst of big submits, a starved core), not the executors:
+// what they reported meanwhile waits unread. Over 1 s the stall is taken
+// off every attempt's start and run limit (a limit that fired because the
+// scheduler was not listening restarted healthy no-ops: issue 41); over
+// half of lost_after_s their heartbeats all count as seen once.
 void SchedulerServer::Impl::NoteStall() {
   double now = clock_.Now();
   double gap = now - last_iteration_;
   last_iteration_ = now;
+  if (gap > 1.0) core_.DiscountStall(gap - 0.1);
   if (opt_.core.lost_after_s <= 0 || gap <= opt_.core.lost_after_s / 2 || peers_.empty()) return;
   TC_LOG(Warn) << "scheduler loop stalled for " << gap << " s; not counting it against " << peers_.size()
                << " executors";

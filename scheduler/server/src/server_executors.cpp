@@ -124,7 +124,6 @@ void SchedulerServer::Impl::OnPromoted(ExecutorId e, const wire::Promoted& p) {
   if (!p.error().empty())
     TC_LOG(Warn) << "job " << p.job_id() << " task " << p.task_index() << ": executor " << e
                  << " cannot promote its output: " << p.error();
-  durability_.OutputPromoted(p.job_id(), p.task_index());
   promote_sent_.erase({p.job_id(), p.task_index()});
 }
 

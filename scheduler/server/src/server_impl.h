@@ -34,13 +34,9 @@
 #include "tailcut/server/trace_recorder.h"
 #include "tailcut/wire/security.h"
 #include "wire_convert.h"
+#include "work_batcher.h"
 
 namespace tailcut::server_detail {
-
-struct Watcher {
-  std::string route;
-  uint64_t request_id;
-};
 
 // Who sent a client request: the owner its jobs get, and whether it may
 // act on every job.
@@ -78,7 +74,6 @@ class SchedulerServer::Impl {
  public:
   using Caller = server_detail::Caller;
   using Peer = server_detail::Peer;
-  using Watcher = server_detail::Watcher;
   // Messages drained per socket before the loop ticks the core again.
   static constexpr int kMaxDrain = 4096;
   static constexpr int kExecutorBacklog = 65535;  // listen backlog of the executor socket
@@ -169,17 +164,18 @@ class SchedulerServer::Impl {
   // --- the core's commands out (server_dispatch.cpp)
   void Flush();
   // Output promotions (docs/JOBS.md, "Output directories"): a PromoteCmd is
-  // journaled, made durable, then sent to an executor on the host whose
-  // disk holds the attempt's directory, and resent every kPromoteResendS
-  // until a Promoted answers it (the executor's rename is idempotent), also
-  // after a restart of either side.
+  // journaled (JournalSink), made durable, then sent to an executor on the
+  // host whose disk holds the attempt's directory, and resent every
+  // kPromoteResendS until a Promoted answers it (the executor's rename is
+  // idempotent), also after a restart of either side.
   static constexpr double kPromoteResendS = 2.0;
   ExecutorId PromoterFor(const PromoteCmd& c) const;
+  // Adds `c` to `work` for an executor on its host, if one is connected.
+  void QueuePromote(const PromoteCmd& c, double now, WorkBatcher* work);
   void ResendPromotions(double now);
   void OnPromoted(ExecutorId e, const wire::Promoted& p);  // server_executors.cpp
-  // Sends each executor's batched Work (server_dispatch.cpp's Batches).
-  template <typename WorkBatches>
-  void SendWork(std::unordered_map<ExecutorId, WorkBatches>* work);
+  void ForgetPeer(ExecutorId e);                           // the core declared it lost
+  void SendWork(WorkBatcher& work);                        // each executor's batched Work
 
   ServerOptions opt_;
   SteadyClock clock_;
@@ -195,11 +191,9 @@ class SchedulerServer::Impl {
   std::unique_ptr<ParentLink> parent_;      // null without scheduler.parent
   std::unordered_map<std::string, ExecutorId> by_route_;
   std::unordered_map<ExecutorId, Peer> peers_;
-  std::unordered_map<JobId, std::vector<Watcher>> watchers_;
+  Watchers watchers_;
   std::unordered_map<std::string, server_detail::ClientBacklog> backlogs_;
   uint64_t replies_held_ = 0, replies_dropped_ = 0, clients_disconnected_ = 0;  // for /metrics
-  std::unordered_set<JobId> shares_journaled_;  // divisible jobs whose shares are in the journal
-  std::vector<ResolvedInput> inputs_;           // scratch: one launch's resolved inputs
   std::map<std::pair<JobId, TaskIndex>, double> promote_sent_;  // pending promotions: when last sent
   double next_promote_check_ = 0;
   std::vector<Command> commands_;

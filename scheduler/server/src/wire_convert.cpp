@@ -394,22 +394,13 @@ void TraceRowToWire(const TraceRow& r, wire::TraceAttempt* a) {
   a->set_input_size(r.input_size);
 }
 
-void InputsToWire(const std::vector<ResolvedInput>& in, wire::Assignment* a) {
-  for (const ResolvedInput& r : in) {
-    wire::TaskInput* x = a->add_inputs();
-    x->set_job_id(r.job);
-    x->set_task_index(r.task);
-    if (r.output) x->set_output(*r.output);
-    x->set_path(r.path);
-  }
-}
-
-void LaunchToWire(const LaunchCmd& l, const TaskDef& t, wire::Assignment* a) {
+void LaunchToWire(LaunchCmd&& l, wire::Assignment* a) {
+  LaunchSpec& t = *l.spec;
   a->set_attempt_id(l.attempt);
   a->set_job_id(l.job);
   a->set_task_index(l.task);
-  a->set_kernel(t.kernel);
-  a->set_args(t.args);
+  a->set_kernel(std::move(t.kernel));
+  a->set_args(std::move(t.args));
   a->set_task_count(l.task_count);
   a->set_copy(l.copy);
   a->set_args_template(t.args_template);
@@ -422,6 +413,14 @@ void LaunchToWire(const LaunchCmd& l, const TaskDef& t, wire::Assignment* a) {
     a->mutable_share()->set_count(sh.count);
     a->mutable_share()->set_total(sh.total);
   }
+  for (LaunchInput& r : t.inputs) {
+    wire::TaskInput* x = a->add_inputs();
+    x->set_job_id(r.job);
+    x->set_task_index(r.task);
+    x->set_output(std::move(r.output));
+    x->set_path(std::move(r.path));
+  }
+  if (!t.output_dir.empty()) a->set_output_dir(std::move(t.output_dir));
 }
 
 wire::Error::Code ErrorCodeFor(const Status& s, bool submitting) {

@@ -76,11 +76,10 @@ void CommittedOutputToWire(const CommittedOutput& o, wire::TaskResult* out);
 // A commit pushed to the job's watchers; the output is moved out.
 void TaskCommittedToWire(TaskCommittedCmd&& c, wire::TaskResult* out);
 void TraceRowToWire(const TraceRow& r, wire::TraceAttempt* out);
-// A launch as the executor gets it: the task, its demand, and its share of
-// a divisible job (the scheduler's, or one the submitter fixed).
-void LaunchToWire(const LaunchCmd& l, const TaskDef& t, wire::Assignment* out);
-// The task's resolved inputs (SchedulerCore::TaskInputs) as Assignment.inputs.
-void InputsToWire(const std::vector<ResolvedInput>& in, wire::Assignment* out);
+// A launch as the executor gets it: the task, its demand, its share of a
+// divisible job (the scheduler's, or one the submitter fixed), its
+// resolved inputs and the job's output_dir. Needs l.spec, which it moves out.
+void LaunchToWire(LaunchCmd&& l, wire::Assignment* out);
 void JobStatusToWire(const JobStatusInfo& info, wire::JobStatus* out);
 // Maps a core Status to the protocol's error codes, for a given request.
 wire::Error::Code ErrorCodeFor(const Status& s, bool submitting);

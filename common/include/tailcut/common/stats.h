@@ -19,7 +19,7 @@ double Mean(const std::vector<double>& values);
 // with replacement `resamples` times, take the statistic of each, and keep
 // the (1 - level) / 2 and (1 + level) / 2 quantiles of those. Seeded
 // (tailcut/common/random.h), so the same values give the same interval on
-// every machine; the Python bench mirrors this (docs/BENCHMARKS.md,
+// every machine; the Python bench mirrors this (docs/benchmarks/live.md,
 // "Confidence intervals"). {0, 0} when a sample is empty.
 struct Interval {
   double lo = 0, hi = 0;

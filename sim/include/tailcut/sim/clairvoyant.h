@@ -1,5 +1,5 @@
 // The clairvoyant bound printed by `tailcut sim` and `tailcut bench` next to
-// every policy (docs/BENCHMARKS.md, "The clairvoyant bound").
+// every policy (docs/benchmarks/tail.md, "The clairvoyant bound").
 //
 // A list-scheduling replay of the scenario's workload, with the same seed,
 // hence the same jobs, arrival times, task sizes and executor speeds as
@@ -12,7 +12,7 @@
 // for a busy slot instead when that one would finish it earlier. Slots are
 // busy only while a task runs (launches are pipelined); each task pays the
 // network's least one-way delay out and back. What it bounds, and where
-// copies beat it, is in docs/BENCHMARKS.md.
+// copies beat it, is in docs/benchmarks/tail.md.
 #pragma once
 
 #include <cstdint>

@@ -1,4 +1,4 @@
-// The do-no-harm matrix (issue 31, docs/BENCHMARKS.md "The do-no-harm
+// The do-no-harm matrix (issue 31, docs/benchmarks/matrix.md "The do-no-harm
 // matrix"): 64 seeded shapes spanning what users run (task times 1 ms to
 // 10 s; lognormal, Pareto, bimodal; 1 to 8 slots per executor; stragglers
 // 0-20%; fail-slow executors 0-10%; offered load 30-100% or closed; one
@@ -55,7 +55,7 @@ struct MatrixRow {
 StatusOr<MatrixRow> RunMatrixShape(const MatrixShape& shape, const std::string& entry = "default",
                                    bool references = true);
 
-// The markdown table of docs/BENCHMARKS.md: one line per row, then the
+// The markdown table of docs/benchmarks/matrix.md: one line per row, then the
 // count of shapes holding each criterion.
 std::string MatrixTable(const std::vector<MatrixRow>& rows, const std::string& entry = "default");
 

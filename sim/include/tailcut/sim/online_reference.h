@@ -1,4 +1,4 @@
-// The online reference (docs/BENCHMARKS.md, "The online reference"): the
+// The online reference (docs/benchmarks/tail.md, "The online reference"): the
 // best a scheduler can do that knows each class's run-time distribution but
 // not which attempt straggles. One rule with one parameter, swept: every
 // attempt still running at `ratio` x its class's median run time (without

@@ -119,7 +119,7 @@ struct TraceJob {
 };
 
 // The [live] section: the scenario scaled down to real daemons on loopback
-// (`tailcut bench`, programs/tailcut/live.h; docs/BENCHMARKS.md).
+// (`tailcut bench`, programs/tailcut/live.h; docs/benchmarks/live.md).
 // `tailcut sim --live-model` simulates the same setup (LiveAsSimScenario).
 struct LiveModel {
   uint32_t executors = 4;

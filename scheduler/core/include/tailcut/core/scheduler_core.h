@@ -59,6 +59,10 @@ class SchedulerCore {
   // attempt (the task may crash its executor).
   void RemoveExecutor(ExecutorId e, bool lost, std::string reason);
   void ExecutorSeen(ExecutorId e);
+  // The driver could not listen for `seconds` (its loop stalled: SIGSTOP,
+  // swapping, a long burst of work): what executors reported meanwhile is
+  // still unread, so no attempt's start or run limit counts that time.
+  void DiscountStall(double seconds);
   // core.lost_after_s from now on (the live server stretches it with the
   // heartbeat interval of a large fleet).
   void SetLostAfter(double s);

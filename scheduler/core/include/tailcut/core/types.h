@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -176,6 +177,29 @@ struct JobStatusInfo {
   uint32_t copies_preempted = 0;
 };
 
+// An upstream task's committed output handed to an attempt (TaskDef::inputs),
+// resolved as the attempt launched, and its promoted directory ("" = none).
+struct LaunchInput {
+  JobId job = 0;
+  TaskIndex task = 0;
+  std::string output;
+  std::string path;  // <output_dir>/task-<task> of the upstream job
+};
+
+// What an executor needs to run an attempt (LaunchCmd::spec), copied out of
+// the job's definition when the driver takes the command, so that a driver
+// sends it without asking the core again.
+struct LaunchSpec {
+  std::string kernel;
+  std::string args;
+  bool args_template = false;
+  uint32_t cpu_slots = 1, gpus = 0;
+  uint64_t memory_mb = 0;
+  WorkShare share{};  // TaskDef::share, fixed by the submitter (total 0 = none)
+  std::vector<LaunchInput> inputs;
+  std::string output_dir;  // the job's (JobDef::output_dir): attempt-scoped output
+};
+
 struct LaunchCmd {
   AttemptId attempt = 0;
   ExecutorId executor = 0;
@@ -185,6 +209,11 @@ struct LaunchCmd {
   WorkShare share{};        // the task's share of a divisible job (total 0 otherwise)
   bool idempotent = true;   // the task's resolved idempotency (edges pass it on)
   uint32_t task_count = 0;  // tasks in the job (the attempt's identity, docs/KERNELS.md)
+  // Set by TakeCommands. Empty when the attempt is not to be sent: its job
+  // ended and was evicted in the same turn (its cancel follows), or an
+  // input could not be resolved (`error` says why; its time limit ends it).
+  std::optional<LaunchSpec> spec;
+  std::string error;
 };
 struct CancelCmd {
   AttemptId attempt = 0;
@@ -326,9 +355,16 @@ class CoreObserver {
   // idempotent (`what`: "copy", "clone", "restart"; `why` says which rule).
   virtual void OnCopyRefused(JobId, TaskIndex, std::string_view /*what*/, std::string_view /*why*/) {}
   // Every launch, with the identity of the executor it goes to (the live
-  // driver journals them: JournaledLaunch). `idempotent`: the task's
-  // resolved idempotency, as in LaunchCmd.
-  virtual void OnAttemptLaunched(AttemptId, JobId, TaskIndex, const std::string& /*identity*/, bool /*idempotent*/) {}
+  // driver journals them: JournaledLaunch), as it is made: `launch.share`
+  // and `launch.spec` are set later, when the driver takes the command.
+  virtual void OnAttemptLaunched(const LaunchCmd& /*launch*/, const std::string& /*identity*/) {}
+  // A divisible job's shares were fixed at its first launches (units per
+  // task; attempts from `since` on run them): durable before they go out.
+  virtual void OnSharesFixed(JobId, const std::vector<uint64_t>& /*counts*/, AttemptId /*since*/) {}
+  // An output promotion is due (every PromoteCmd, restored ones included),
+  // and answered (`error` empty: promoted) once per promotion.
+  virtual void OnPromotionPending(const PromoteCmd&) {}
+  virtual void OnPromotionAnswered(JobId, TaskIndex, AttemptId, const std::string& /*error*/) {}
 };
 
 }  // namespace tailcut

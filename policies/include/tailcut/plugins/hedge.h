@@ -1,0 +1,6 @@
+// Forwarding header: the built-in policies moved from tailcut/plugins/ to
+// tailcut/policies/ (issue 40). Code written against the old path keeps
+// building; new code includes "tailcut/policies/hedge.h".
+#pragma once
+
+#include "tailcut/policies/hedge.h"

@@ -1,0 +1,63 @@
+#include "tailcut/policies/scheduling_config.h"
+
+#include <algorithm>
+#include <filesystem>
+
+#include "tailcut/policies/registry.h"
+
+namespace tailcut {
+namespace {
+
+// Table names of the plugin:PATH[#NAME] entries of a chain.
+std::vector<std::string> PluginTables(const std::string& chain) {
+  std::vector<std::string> out;
+  for (const std::string& e : SplitPolicyList(chain)) {
+    if (e.rfind("plugin:", 0) != 0) continue;
+    std::string spec = e.substr(7);
+    auto h = spec.rfind('#');
+    out.push_back(h != std::string::npos ? spec.substr(h + 1) : std::filesystem::path(spec).stem().string());
+  }
+  return out;
+}
+
+}  // namespace
+
+Status LoadSchedulingConfig(const Config& cfg, SchedulingConfig* out) {
+  TableReader t(cfg, "policies");
+  t.Also(LoadCoreOptions(cfg, "core", &out->core))
+      .Also(LoadOwnerOptions(cfg, "owners", &out->core.owners))
+      .Also(LoadPredictorOptions(cfg, "predictor", &out->predictor))
+      .Get("chain", &out->chain);
+  if (!t.status().ok()) return t.status();
+  return ValidatePolicyTables(cfg, out->chain);
+}
+
+Status ValidatePolicyTables(const Config& cfg, const std::string& chain) {
+  const std::vector<std::string> builtin = BuiltinPolicyNames();
+  const std::vector<std::string> plugins = PluginTables(chain);
+  auto has = [](const std::vector<std::string>& v, const std::string& x) {
+    return std::find(v.begin(), v.end(), x) != v.end();
+  };
+  for (const std::string& name : cfg.Children("policies")) {
+    if (name == "chain" || has(plugins, name)) continue;  // read by the caller / by the chain's plugin
+    if (name != "external" && !has(builtin, name)) {
+      std::string known;
+      for (auto& n : builtin) known += (known.empty() ? "" : ", ") + n;
+      return Status::InvalidArgument(
+          cfg.origin() + ": [policies." + name + "]: no such policy (known: " + known +
+          ", external; a plugin's table must be named by a plugin: entry of policies.chain)");
+    }
+    // Building it reads (and checks) every key it knows; the rest stay unused.
+    auto p = MakePolicyChain(name, cfg);
+    if (!p.ok()) return p.status();
+  }
+  return Status::Ok();
+}
+
+StatusOr<PolicyChain> MakePolicyEntry(const std::string& entry, const Config& cfg) {
+  std::string chain = entry;
+  std::replace(chain.begin(), chain.end(), '+', ',');
+  return MakePolicyChain(chain, cfg);
+}
+
+}  // namespace tailcut
