@@ -129,6 +129,10 @@ class Client::Impl {
         if (reply.has_error()) return StatusFromWireError(reply.error());
         return reply;
       }
+      if (reply.request_id() == 0 && reply.has_error()) {  // disconnected for not reading: the resend recovers
+        trouble = reply.error().message();
+        continue;
+      }
       pushed_.push_back(std::move(reply));
     }
   }

@@ -236,9 +236,14 @@ void ExecutorSession::OnWritable(double now) {
 
 void ExecutorSession::Tick(double now) {
   // A refused key fails silently in ZeroMQ (it redials for ever): say so.
-  if (std::string why = handshake_ ? handshake_->TakeFailure() : "";
-      !why.empty() && now - last_handshake_log_ >= kLogEveryS) {
+  // A definitive cause (keys refused, wanted or not used) is logged at
+  // once even when a vaguer line (connections closed mid-handshake) was
+  // logged just before: it says what to change.
+  bool definitive = false;
+  if (std::string why = handshake_ ? handshake_->TakeFailure(&definitive) : "";
+      !why.empty() && (now - last_handshake_log_ >= kLogEveryS || (definitive && !handshake_logged_definitive_))) {
     last_handshake_log_ = now;
+    handshake_logged_definitive_ = definitive;
     TC_LOG(Error) << o_.peer << " " << o_.endpoint << ": " << why << "; still trying";
   }
   if (state_ == State::kRegistering) {

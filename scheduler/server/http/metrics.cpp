@@ -131,6 +131,18 @@ void RenderBounds(const Bounds& b, Writer& w) {
   w.Sample("tailcut_connections_unfinished", d(b.connections_unfinished));
   w.Family("tailcut_descriptor_limit", "gauge", "The descriptor limit the scheduler runs with (RLIMIT_NOFILE).");
   w.Sample("tailcut_descriptor_limit", d(b.descriptor_limit));
+  w.Family("tailcut_client_replies_held_total", "counter",
+           "Replies to a client whose queue (client_hwm) was full, held back in the scheduler until it reads.");
+  w.Sample("tailcut_client_replies_held_total", d(b.replies_held));
+  w.Family("tailcut_client_replies_dropped_total", "counter",
+           "Replies to clients dropped: the client was gone, or disconnected for not reading.");
+  w.Sample("tailcut_client_replies_dropped_total", d(b.replies_dropped));
+  w.Family("tailcut_client_disconnects_total", "counter",
+           "Clients disconnected for not reading: held-back replies over client_backlog_bytes, or none read for "
+           "client_stall_s.");
+  w.Sample("tailcut_client_disconnects_total", d(b.clients_disconnected));
+  w.Family("tailcut_client_backlog_bytes", "gauge", "Bytes of replies held back for clients now.");
+  w.Sample("tailcut_client_backlog_bytes", d(b.client_backlog_bytes));
   w.Family("tailcut_refusals_total", "counter",
            "Requests and registrations a limit refused (BUSY, TOO_LARGE, a key not trusted), by the limit's "
            "config key.");

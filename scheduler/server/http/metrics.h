@@ -62,6 +62,10 @@ struct Bounds {
   uint64_t accept_failures = 0;                                      // EMFILE/ENFILE at accept
   uint64_t connections_unfinished = 0;                               // handshakes unfinished now
   uint64_t descriptor_limit = 0;
+  // Replies to clients whose queue (client_hwm) was full: held back in the
+  // scheduler, dropped (client gone or disconnected), clients disconnected
+  // for not reading, and the bytes held now.
+  uint64_t replies_held = 0, replies_dropped = 0, clients_disconnected = 0, client_backlog_bytes = 0;
   std::vector<std::pair<std::string, uint64_t>> refusals;  // limit (its config key) -> refusals
 };
 

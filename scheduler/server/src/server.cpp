@@ -58,10 +58,14 @@ Status SchedulerServer::Impl::Bind() {
       s->set(zmq::sockopt::maxmsgsize, static_cast<int64_t>(opt_.max_message_bytes));
     }
     // Finite queues per peer (docs/LIMITS.md). A client that does not
-    // read loses pushes beyond client_hwm (its Wait polls the final status
-    // anyway; replies are resent on its retry). An executor queue only
-    // fills when it has not read for minutes: its attempts are lost then.
+    // read has replies beyond client_hwm held back, up to
+    // client_backlog_bytes, then is disconnected (SendToClient). An
+    // executor queue only fills when it has not read for minutes: its
+    // attempts are lost then.
     clients_.set(zmq::sockopt::sndhwm, Hwm(opt_.client_hwm));
+    // A full client queue says so (EAGAIN) instead of dropping: the reply
+    // waits in the scheduler (SendToClient).
+    clients_.set(zmq::sockopt::router_mandatory, 1);
     clients_.set(zmq::sockopt::rcvhwm, Hwm(opt_.client_hwm));
     executors_.set(zmq::sockopt::sndhwm, Hwm(opt_.executor_hwm));
     executors_.set(zmq::sockopt::rcvhwm, Hwm(opt_.executor_hwm));
@@ -179,6 +183,10 @@ metrics::Bounds SchedulerServer::Impl::CollectBounds() const {
   b.accept_failures = c.accept_failures;
   b.connections_unfinished = guard_->pending();
   b.descriptor_limit = guard_->descriptor_limit();
+  b.replies_held = replies_held_;
+  b.replies_dropped = replies_dropped_;
+  b.clients_disconnected = clients_disconnected_;
+  for (const auto& [route, backlog] : backlogs_) b.client_backlog_bytes += backlog.bytes;
   for (const auto& [limit, n] : refusals_)  // keys refused at the handshake: the ZAP handler counts them
     b.refusals.emplace_back(limit, limit == "scheduler.trusted_keys" && auth_ ? n + auth_->refused() : n);
   return b;
@@ -334,6 +342,7 @@ void SchedulerServer::Impl::Run() {
     Flush();
     if (parent_) parent_->Flush();
     CommitJournal();
+    if (!backlogs_.empty()) FlushClientBacklogs(clock_.Now());
     if (metrics_) metrics_->MaybePublish(core_, clock_.Now());
   }
   // Requests that arrived before the stop still count (a client's Watch
@@ -353,6 +362,7 @@ void SchedulerServer::Impl::Run() {
     parent_->Shutdown();
   }
   CommitJournal(/*force=*/true);  // whatever is held goes out now
+  FlushClientBacklogs(clock_.Now());  // what clients' queues take now; the rest is lost with the process
   // Those messages are only queued; with linger 0 closing the sockets
   // would drop what the I/O thread has not written yet. Allow a moment.
   for (zmq::socket_t* sock : {&executors_, &clients_}) sock->set(zmq::sockopt::linger, kShutdownLingerMs);
@@ -423,6 +433,7 @@ bool SchedulerServer::Impl::Receive(zmq::socket_t& sock, std::string* route, zmq
 }
 
 void SchedulerServer::Impl::Send(zmq::socket_t& sock, const std::string& route, const google::protobuf::MessageLite& msg) {
+  if (&sock == &clients_) return SendToClient(route, ToFrame(msg));
   try {
     sock.send(zmq::buffer(route), zmq::send_flags::sndmore | zmq::send_flags::dontwait);
     sock.send(ToFrame(msg), zmq::send_flags::dontwait);

@@ -269,4 +269,98 @@ void SchedulerServer::Impl::DropWatchersOf(const std::string& route) {
   }
 }
 
+// --- Held-back replies (docs/LIMITS.md, "Messages and queues") ---
+// A client's queue holds client_hwm messages; what it does not take waits
+// here, in order, up to client_backlog_bytes per connection. A client
+// whose waiting replies would exceed that, or that takes none of them for
+// client_stall_s, is disconnected: its replies are dropped, its watches
+// end, and the reason is the next message it gets (ZeroMQ's ROUTER cannot
+// close one peer's connection; the client is told instead). A client gone
+// meanwhile (EHOSTUNREACH) takes nothing: its replies are dropped.
+
+void SchedulerServer::Impl::SendToClient(const std::string& route, zmq::message_t frame) {
+  auto it = backlogs_.find(route);
+  if (it == backlogs_.end()) {
+    if (TrySendClient(route, frame)) return;
+    if (opt_.client_backlog_bytes == 0) {  // held back nowhere: dropped, as before
+      ++replies_dropped_;
+      return;
+    }
+    it = backlogs_.emplace(route, server_detail::ClientBacklog{}).first;
+    it->second.since = clock_.Now();
+  }
+  server_detail::ClientBacklog& b = it->second;
+  if (b.closing) {
+    ++replies_dropped_;
+    return;
+  }
+  if (b.bytes + frame.size() > opt_.client_backlog_bytes)
+    return DisconnectClient(route, b,
+                            "it left " + std::to_string(b.bytes + frame.size()) +
+                                " bytes of replies unread beyond its queue, over scheduler.client_backlog_bytes = " +
+                                std::to_string(opt_.client_backlog_bytes));
+  b.bytes += frame.size();
+  b.frames.push_back(std::move(frame));
+  ++replies_held_;
+}
+
+bool SchedulerServer::Impl::TrySendClient(const std::string& route, zmq::message_t& frame) {
+  try {
+    if (!clients_.send(zmq::buffer(route), zmq::send_flags::sndmore | zmq::send_flags::dontwait)) return false;
+    (void)clients_.send(frame, zmq::send_flags::dontwait);  // the rest of a message goes with its first frame
+  } catch (const zmq::error_t& e) {
+    if (e.num() != EHOSTUNREACH) TC_LOG(Warn) << "send to a client failed: " << e.what();
+    ++replies_dropped_;  // gone: nobody to hold it for
+  }
+  return true;
+}
+
+void SchedulerServer::Impl::FlushClientBacklogs(double now) {
+  for (auto it = backlogs_.begin(); it != backlogs_.end();) {
+    server_detail::ClientBacklog& b = it->second;
+    bool progress = false;
+    while (!b.frames.empty() && TrySendClient(it->first, b.frames.front())) {
+      b.bytes -= std::min<uint64_t>(b.bytes, b.frames.front().size());
+      b.frames.pop_front();
+      progress = true;
+    }
+    if (b.frames.empty()) {
+      it = backlogs_.erase(it);
+      continue;
+    }
+    // Disconnected, the reason alone waits (one small message) until it is
+    // read or the client is gone.
+    if (progress) {
+      b.since = now;
+    } else if (!b.closing && now - b.since >= opt_.client_stall_s) {
+      DisconnectClient(it->first, b,
+                       "it read none of its " + std::to_string(b.frames.size()) + " waiting replies (" +
+                           std::to_string(b.bytes) + " bytes) for " + std::to_string(opt_.client_stall_s) +
+                           " s (scheduler.client_stall_s)");
+    }
+    ++it;
+  }
+}
+
+void SchedulerServer::Impl::DisconnectClient(const std::string& route, server_detail::ClientBacklog& b,
+                                             const std::string& why) {
+  ++clients_disconnected_;
+  replies_dropped_ += b.frames.size();
+  uint64_t held_back = 0;
+  if (bad_input_log_.Allow(&held_back))
+    TC_LOG(Warn) << "client connection disconnected: " << why << "; its replies are dropped, its watches end"
+                 << (held_back ? " (+" + std::to_string(held_back) + " more)" : "");
+  DropWatchersOf(route);
+  wire::ClientReply bye;
+  bye.set_version(kProtocolVersion);
+  *bye.mutable_error() = MakeError(wire::Error::BUSY, "disconnected by the scheduler: " + why +
+                                                          "; the replies it held were dropped and this "
+                                                          "connection's watches ended: ask again (Wait polls)");
+  b.frames.clear();
+  b.frames.push_back(ToFrame(bye));
+  b.bytes = b.frames.back().size();
+  b.closing = true;
+  b.since = clock_.Now();
+}
+
 }  // namespace tailcut

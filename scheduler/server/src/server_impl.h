@@ -11,6 +11,7 @@
 #pragma once
 
 #include <atomic>
+#include <deque>
 #include <functional>
 #include <map>
 #include <memory>
@@ -43,6 +44,15 @@ namespace tailcut::server_detail {
 struct Caller {
   std::string owner;
   bool admin = false;
+};
+
+// Replies to one client connection that its full queue (client_hwm) did
+// not take yet, in order (server_clients.cpp, "Held-back replies").
+struct ClientBacklog {
+  std::deque<zmq::message_t> frames;
+  uint64_t bytes = 0;
+  double since = 0;      // when it last made progress (or began)
+  bool closing = false;  // disconnected: only the reason waits
 };
 
 struct Peer {
@@ -144,6 +154,13 @@ class SchedulerServer::Impl {
   Status AddWatcher(JobId job, const std::string& route, uint64_t request_id);
   // A client connection under a key no longer trusted watches nothing more.
   void DropWatchersOf(const std::string& route);
+  // Held-back replies (server_clients.cpp): every message to a client goes
+  // through SendToClient; what its full queue does not take waits in
+  // backlogs_, which FlushClientBacklogs sends on each loop turn.
+  void SendToClient(const std::string& route, zmq::message_t frame);
+  bool TrySendClient(const std::string& route, zmq::message_t& frame);  // false: its queue is full
+  void FlushClientBacklogs(double now);
+  void DisconnectClient(const std::string& route, server_detail::ClientBacklog& b, const std::string& why);
 
   // --- the core's commands out (server_dispatch.cpp)
   void Flush();
@@ -176,6 +193,8 @@ class SchedulerServer::Impl {
   std::unordered_map<std::string, ExecutorId> by_route_;
   std::unordered_map<ExecutorId, Peer> peers_;
   Watchers watchers_;
+  std::unordered_map<std::string, server_detail::ClientBacklog> backlogs_;
+  uint64_t replies_held_ = 0, replies_dropped_ = 0, clients_disconnected_ = 0;  // for /metrics
   std::map<std::pair<JobId, TaskIndex>, double> promote_sent_;  // pending promotions: when last sent
   double next_promote_check_ = 0;
   std::vector<Command> commands_;

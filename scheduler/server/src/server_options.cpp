@@ -37,6 +37,8 @@ Status LoadServerOptions(const Config& cfg, ServerOptions* o) {
       .Get("max_jobs_per_owner", &o->max_jobs_per_owner)
       .Get("max_watchers_per_client", &o->max_watchers_per_client)
       .Get("client_hwm", &o->client_hwm)
+      .Get("client_backlog_bytes", &o->client_backlog_bytes)
+      .Get("client_stall_s", &o->client_stall_s)
       .Get("executor_hwm", &o->executor_hwm)
       .Get("handshake_timeout_ms", &o->handshake_timeout_ms)
       .Get("max_pending_connections", &o->max_pending_connections)
@@ -54,6 +56,7 @@ Status LoadServerOptions(const Config& cfg, ServerOptions* o) {
       .Check(o->heartbeat_ms > 0, "heartbeat_ms must be > 0")
       .Check(o->heartbeat_rate >= 0, "heartbeat_rate must be >= 0 (0 = no stretching)")
       .Check(o->tick_s > 0, "tick_s must be > 0")
+      .Check(o->client_stall_s > 0, "client_stall_s must be > 0")
       .Check(o->max_descriptors == 0 || o->max_descriptors >= 64,
              "max_descriptors must be 0 (the hard limit) or at least 64")
       .Check(o->handshake_timeout_ms <= 600000, "handshake_timeout_ms must be at most 600000 (10 minutes)")

@@ -136,6 +136,7 @@ class ExecutorSession {
   double heartbeat_s_, lost_after_s_, backoff_s_;
   double last_heard_ = 0, next_heartbeat_ = 0, next_register_ = 0;
   double waiting_since_ = 0, last_wait_log_ = 0, last_error_log_ = -100, last_handshake_log_ = -100;
+  bool handshake_logged_definitive_ = false;  // the last handshake line said what is wrong for sure
   int register_tries_ = 0;
   bool register_unsent_ = false;
   int results_in_register_ = 0;     // outbox results the last sent Register carried

@@ -82,10 +82,15 @@ struct ServerOptions {
   uint32_t max_jobs_per_owner = 1000;       // running jobs per owner; more: BUSY
   uint32_t max_watchers_per_client = 1000;  // watched running jobs per client; more: BUSY
   // Messages queued per connection, each way (ZMQ_SNDHWM, ZMQ_RCVHWM).
-  // Outgoing ones beyond it are dropped, so a client that never reads
-  // cannot grow the scheduler's memory; incoming ones wait in the peer's
-  // TCP buffers. 0 = no limit.
+  // Outgoing ones beyond it wait in the scheduler, at most
+  // client_backlog_bytes per client connection (0: dropped, as before);
+  // a client whose waiting replies exceed that, or make no progress for
+  // client_stall_s, is disconnected: they are dropped, its watches end,
+  // and it is told why. Incoming ones wait in the peer's TCP buffers.
+  // 0 = no limit.
   uint32_t client_hwm = 1000;
+  uint32_t client_backlog_bytes = 8u << 20;
+  double client_stall_s = 30;
   uint32_t executor_hwm = 100000;
   // Connections (docs/LIMITS.md, "Connections"): a handshake unfinished
   // after handshake_timeout_ms is closed (0 = ZeroMQ's 30 s); at most
