@@ -474,8 +474,10 @@ class Client:
                     trouble = (f"the handshake with {where} failed {self._closed_in_a_row} times in a row, the "
                                "connection closed before it finished: "
                                + ("it does not hold the scheduler key configured here, or it " if self._with_keys
-                                  else "the scheduler (not a question of keys: one with keys says it wants them) ")
-                               + "is restarting, turning strangers away, or out of descriptors")
+                                  else "the scheduler ")
+                               + "is restarting, turning strangers away, or out of descriptors"
+                               + ("" if self._with_keys else " (if it uses keys, a later try says so: one with keys "
+                                  "often closes a keyless connection before its greeting names them)"))
         if refused:
             raise Refused(refused)
         return trouble

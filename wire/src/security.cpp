@@ -199,9 +199,11 @@ std::string HandshakeMonitor::TakeFailure(bool* definitive) {
     } else if (++closed_in_a_row_ >= kClosedStreak) {
       why = "the handshake with " + at + " failed " + std::to_string(closed_in_a_row_) +
             " times in a row, the connection closed before it finished: " +
-            (with_keys_ ? "it does not hold the scheduler key configured here, or it "
-                        : "the scheduler (not a question of keys: one with keys says it wants them) ") +
-            "is restarting, turning strangers away, or out of descriptors";
+            (with_keys_ ? "it does not hold the scheduler key configured here, or it " : "the scheduler ") +
+            "is restarting, turning strangers away, or out of descriptors" +
+            (with_keys_ ? ""
+                        : " (if it uses keys, a later try says so: one with keys often closes a keyless "
+                          "connection before its greeting names them)");
       sure = false;
     }
   }
