@@ -39,6 +39,8 @@ class JournalSink final : public CoreObserver {
   // Attempt `a` of `job` ended with its executor, which may bring it back
   // (after a restart too): its launch row stays until the job finishes.
   void KeepUntilJobEnds(JobId job, AttemptId a) { kept_[job].push_back(a); }
+  // Recovery: this run's number, journaled (Journal::StartRun).
+  StatusOr<uint32_t> StartRun() { return journal_->StartRun(); }
   // Recovery: an earlier run's launch that no executor may adopt any more.
   void LaunchDropped(AttemptId a) { journal_->AttemptEnded(a); }
   // Something journaled since the last commit must be durable before the

@@ -35,7 +35,7 @@ void RequestKeys::Finished(JobId job, double now) {
 StatusOr<RecoveryStats> Recover(Journal& journal, SchedulerCore& core, const Clock& clock, SpecParser parse,
                                 RequestKeys* keys, JournalSink* sink) {
   RecoveryStats stats;
-  auto epoch = journal.StartRun();
+  auto epoch = sink->StartRun();
   if (!epoch.ok()) return epoch.status();
   stats.epoch = *epoch;
   std::vector<JournaledJob> jobs;

@@ -64,7 +64,7 @@ struct RecoveryStats {
   size_t launches = 0;  // an earlier run's attempts that only their identity may adopt
 };
 
-// Starts a new run on `journal` (a new epoch), replays every job into
+// Starts a new run through `sink` (a new epoch), replays every job into
 // `core` (whose clock says "now"), and reserves ids so that none is reused:
 // job ids continue after the largest journaled one; attempt ids start at
 // epoch << 40; the journaled launches say which identity may adopt each of
