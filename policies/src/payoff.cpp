@@ -151,7 +151,7 @@ void PayoffPolicy::Filter(const ClusterView& v, uint32_t source, std::vector<Pro
   for (Proposal& p : in) {
     bool pass = true;
     switch (p.kind) {
-      case Proposal::Kind::kWakeUp: wakeups_[p.attempt].push_back({p.at, source}); break;
+      case Proposal::Kind::kWakeUp: wakeups_.Add(p.attempt, p.at, source); break;
       case Proposal::Kind::kLaunchCopy: {
         AttemptView a;
         auto o = originals_.find({p.job, p.task});
@@ -224,7 +224,7 @@ void PayoffPolicy::OnAttemptProgress(const ClusterView& v, const AttemptView& a,
 
 void PayoffPolicy::OnAttemptEnded(const ClusterView& v, const AttemptView& a, const AttemptEnd& e,
                                   std::vector<Proposal>* out) {
-  wakeups_.erase(a.attempt);
+  wakeups_.Forget(a.attempt);
   if (auto o = originals_.find({a.job, a.task}); o != originals_.end() && o->second.attempt == a.attempt)
     originals_.erase(o);
   Each(v, out, [&](MitigationPolicy& p, std::vector<Proposal>* o) { p.OnAttemptEnded(v, a, e, o); });
@@ -258,21 +258,7 @@ void PayoffPolicy::OnExecutorChanged(const ClusterView& v, ExecutorId e, Executo
 }
 
 void PayoffPolicy::OnWakeUp(const ClusterView& v, const AttemptView& a, std::vector<Proposal>* out) {
-  auto it = wakeups_.find(a.attempt);
-  if (it == wakeups_.end()) return;
-  // The inner policies whose wake-up for this attempt is due, once each.
-  std::vector<uint32_t> due;
-  auto& w = it->second;
-  for (auto x = w.begin(); x != w.end();) {
-    if (x->first <= v.Now()) {
-      if (std::find(due.begin(), due.end(), x->second) == due.end()) due.push_back(x->second);
-      x = w.erase(x);
-    } else {
-      ++x;
-    }
-  }
-  if (w.empty()) wakeups_.erase(it);
-  std::sort(due.begin(), due.end());
+  std::vector<uint32_t> due = wakeups_.TakeDue(a.attempt, v.Now());
   std::vector<Proposal> mine;
   for (uint32_t i : due) {
     mine.clear();

@@ -85,7 +85,7 @@ void SelectorPolicy::Filter(const ClusterView& v, uint32_t source, std::vector<P
   for (Proposal& p : in) {
     bool pass = true;
     switch (p.kind) {
-      case Proposal::Kind::kWakeUp: wakeups_[p.attempt].push_back({p.at, source}); break;
+      case Proposal::Kind::kWakeUp: wakeups_.Add(p.attempt, p.at, source); break;
       case Proposal::Kind::kLaunchCopy:
       case Proposal::Kind::kCloneAtLaunch: {
         Class* c = ClassOf(p.job);
@@ -199,7 +199,7 @@ void SelectorPolicy::Learn(const ClusterView& v, const AttemptView& a, const Att
 
 void SelectorPolicy::OnAttemptEnded(const ClusterView& v, const AttemptView& a, const AttemptEnd& e,
                                     std::vector<Proposal>* out) {
-  wakeups_.erase(a.attempt);
+  wakeups_.Forget(a.attempt);
   Learn(v, a, e);
   Each(v, out, [&](MitigationPolicy& p, std::vector<Proposal>* o) { p.OnAttemptEnded(v, a, e, o); });
   if (e.outcome != AttemptOutcome::kCommitted) return;
@@ -221,20 +221,7 @@ void SelectorPolicy::OnExecutorChanged(const ClusterView& v, ExecutorId e, Execu
 }
 
 void SelectorPolicy::OnWakeUp(const ClusterView& v, const AttemptView& a, std::vector<Proposal>* out) {
-  auto it = wakeups_.find(a.attempt);
-  if (it == wakeups_.end()) return;
-  std::vector<uint32_t> due;
-  auto& w = it->second;
-  for (auto x = w.begin(); x != w.end();) {
-    if (x->first <= v.Now()) {
-      if (std::find(due.begin(), due.end(), x->second) == due.end()) due.push_back(x->second);
-      x = w.erase(x);
-    } else {
-      ++x;
-    }
-  }
-  if (w.empty()) wakeups_.erase(it);
-  std::sort(due.begin(), due.end());
+  std::vector<uint32_t> due = wakeups_.TakeDue(a.attempt, v.Now());
   std::vector<Proposal> mine;
   for (uint32_t i : due) {
     mine.clear();

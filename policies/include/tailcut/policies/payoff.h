@@ -23,6 +23,7 @@
 #include "tailcut/common/config.h"
 #include "tailcut/common/status.h"
 #include "tailcut/core/policy.h"
+#include "tailcut/policies/inner_wake_ups.h"
 
 namespace tailcut {
 
@@ -129,8 +130,7 @@ class PayoffPolicy final : public MitigationPolicy {
   PayoffLedger ledger_;
   // Copies and restarts by (job, task); clones by (job, 0). Bounded.
   std::map<std::pair<JobId, TaskIndex>, Subject> tasks_, jobs_;
-  // Wake-ups the inner policies asked for: attempt -> (time, policy).
-  std::unordered_map<AttemptId, std::vector<std::pair<Time, uint32_t>>> wakeups_;
+  InnerWakeUps wakeups_;
   // The live first attempt of each task (what a copy races).
   std::map<std::pair<JobId, TaskIndex>, AttemptView> originals_;
 };

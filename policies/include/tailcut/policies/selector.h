@@ -23,6 +23,7 @@
 #include "tailcut/common/config.h"
 #include "tailcut/common/status.h"
 #include "tailcut/core/policy.h"
+#include "tailcut/policies/inner_wake_ups.h"
 #include "tailcut/policies/replay.h"
 
 namespace tailcut {
@@ -115,8 +116,7 @@ class SelectorPolicy final : public MitigationPolicy {
   std::map<std::string, Class> classes_;
   std::unordered_map<JobId, JobState> jobs_;
   std::map<std::pair<JobId, TaskIndex>, TaskState> tasks_;
-  // Wake-ups the chains asked for: attempt -> (time, chain).
-  std::unordered_map<AttemptId, std::vector<std::pair<Time, uint32_t>>> wakeups_;
+  InnerWakeUps wakeups_;
 };
 
 // [policies.selector]; `default` of the registry.
