@@ -10,7 +10,7 @@ browser=$(command -v chromium || command -v chromium-browser) || { echo "needs c
 # shellcheck source=tests/script_lib.sh
 source tests/script_lib.sh screenshot
 
-base=$((20000 + RANDOM % 20000))
+base=$tc_port_base
 ex=tcp://127.0.0.1:$base cl=tcp://127.0.0.1:$((base + 1)) http=127.0.0.1:$((base + 2))
 "$bin/tailcut-scheduler" --executor-endpoint "$ex" --client-endpoint "$cl" --http-listen "$http" \
   --policy clone,spark --set 'scheduler.state_dir=""' >"$work/scheduler.log" 2>&1 &

@@ -43,15 +43,9 @@ real=0 restart=0
 if [[ ${1:-} == --real ]]; then real=1; shift; fi
 if [[ ${1:-} == --restart ]]; then restart=1; shift; fi
 [[ ${1:-} == -- ]] && shift
-work=$(mktemp -d "${TMPDIR:-/tmp}/tailcut-fleet-XXXXXX")
-pids=()
-cleanup() {
-  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-  wait 2>/dev/null || true
-  rm -rf "$work"
-}
-trap cleanup EXIT
-base=$((20000 + RANDOM % 20000))
+# shellcheck source=tests/script_lib.sh
+source "$(dirname "$0")/../tests/script_lib.sh" fleet  # work, pids (killed at exit), tc_port_base
+base=$tc_port_base
 ex=tcp://127.0.0.1:$base cl=tcp://127.0.0.1:$((base + 1))
 ulimit -n "$(ulimit -Hn)"
 state='""'

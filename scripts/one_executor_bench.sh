@@ -19,15 +19,9 @@
 set -euo pipefail
 bin=$1 chain=$2 tasks=${3:-100000} runs=${4:-3} slots=${5:-4}
 cli=${CLI:-$bin/tailcut}
-work=$(mktemp -d "${TMPDIR:-/tmp}/tailcut-one-XXXXXX")
-pids=()
-cleanup() {
-  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-  wait 2>/dev/null || true
-  rm -rf "$work"
-}
-trap cleanup EXIT
-base=$((20000 + RANDOM % 20000))
+# shellcheck source=tests/script_lib.sh
+source "$(dirname "$0")/../tests/script_lib.sh" one  # work, pids (killed at exit), tc_port_base
+base=$tc_port_base
 ex=tcp://127.0.0.1:$base cl=tcp://127.0.0.1:$((base + 1))
 state="\"$work/state\""
 [[ ${JOURNAL:-1} == 0 ]] && state='""'

@@ -28,6 +28,10 @@ tc_cleanup() {
   rm -rf "$work"
 }
 trap tc_cleanup EXIT
+# tc_port_base: a random port below the kernel's ephemeral range, where no
+# outgoing connection can hold it (the few after it are free too, as a rule).
+tc_port_base=$(($(cut -f1 /proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || echo 32768) - 10010))
+tc_port_base=$((10000 + RANDOM % tc_port_base))
 fail() {
   echo "$tc_name test: $*" >&2
   for f in "$work"/*.log; do [[ -f $f ]] && { echo "== $f" >&2; tail -20 "$f" >&2; }; done

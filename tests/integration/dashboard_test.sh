@@ -12,7 +12,7 @@ browser=$(command -v chromium || command -v chromium-browser || true)
 # shellcheck source=tests/script_lib.sh
 source "$(dirname "$0")/../script_lib.sh" dashboard
 
-base=$((20000 + RANDOM % 20000))
+base=$tc_port_base
 ex=tcp://127.0.0.1:$base cl=tcp://127.0.0.1:$((base + 1)) http=127.0.0.1:$((base + 2))
 "$bin/tailcut-scheduler" --executor-endpoint "$ex" --client-endpoint "$cl" --http-listen "$http" \
   --policy spark --set 'scheduler.state_dir=""' >"$work/scheduler.log" 2>&1 &

@@ -10,7 +10,7 @@ bin=$1
 # shellcheck source=tests/script_lib.sh
 source "$(dirname "$0")/../script_lib.sh" kernel_args
 
-base=$((20000 + RANDOM % 20000))
+base=$tc_port_base
 ex=tcp://127.0.0.1:$base
 export TAILCUT_SCHEDULER=tcp://127.0.0.1:$((base + 1))
 "$bin/tailcut-scheduler" --executor-endpoint "$ex" --client-endpoint "$TAILCUT_SCHEDULER" --http-listen '' \

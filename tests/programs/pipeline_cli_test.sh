@@ -11,7 +11,7 @@ src=$2
 # shellcheck source=tests/script_lib.sh
 source "$(dirname "$0")/../script_lib.sh" pipeline
 
-base=$((20000 + RANDOM % 20000))
+base=$tc_port_base
 ex=tcp://127.0.0.1:$base cl=tcp://127.0.0.1:$((base + 1))
 "$bin/tailcut-scheduler" --executor-endpoint "$ex" --client-endpoint "$cl" --http-listen '' \
   --set 'scheduler.state_dir=""' >>"$work/scheduler.log" 2>&1 &

@@ -7,7 +7,7 @@ bin=$1
 # shellcheck source=tests/script_lib.sh
 source "$(dirname "$0")/../script_lib.sh" progress
 
-base=$((20000 + RANDOM % 20000))
+base=$tc_port_base
 ex=tcp://127.0.0.1:$base cl=tcp://127.0.0.1:$((base + 1))
 "$bin/tailcut-scheduler" --executor-endpoint "$ex" --client-endpoint "$cl" --http-listen '' \
   --set 'scheduler.state_dir=""' >"$work/scheduler.log" 2>&1 &
