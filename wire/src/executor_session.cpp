@@ -214,6 +214,7 @@ void ExecutorSession::Register(double now) {
   reg->set_host(HostName());
   // What we hold goes with it (docs/PROTOCOL.md, "Registering again").
   outbox_.clear_started();  // `running` says which started
+  for (const wire::AttemptResult& r : sent_results_) *reg->add_undelivered() = r;
   for (const wire::AttemptResult& r : outbox_.results()) *reg->add_undelivered() = r;
   register_unsent_ = !Send(msg);
   if (!register_unsent_) results_in_register_ = outbox_.results_size();
@@ -269,6 +270,14 @@ void ExecutorSession::Flush(bool heartbeat) {
   if (hooks_.report) hooks_.report(report, heartbeat);
   if (Send(msg)) {
     held_output_bytes_ = 0;  // handed to ZeroMQ
+    for (wire::AttemptResult& r : *report->mutable_results()) {
+      sent_bytes_ += r.output().size() + r.error().size();
+      sent_results_.push_back(std::move(r));
+    }
+    while (!sent_results_.empty() && (sent_results_.size() > kSentKept || sent_bytes_ > kSentKeptBytes)) {
+      sent_bytes_ -= sent_results_.front().output().size() + sent_results_.front().error().size();
+      sent_results_.pop_front();
+    }
     return;
   }
   // No connection right now: keep the events (not the stale progress).

@@ -13,6 +13,7 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <memory>
 #include <string>
@@ -143,6 +144,15 @@ class ExecutorSession {
   uint64_t held_output_bytes_ = 0;  // output and error bytes in the outbox
   uint64_t refused_ = 0;            // attempts refused or failed over the caps
   wire::Report outbox_;             // started / results not yet sent
+  // Results handed to ZeroMQ lately. A scheduler killed after reading one
+  // but before its journal committed it would run the task again (a side
+  // effect twice): a Register carries them again as undelivered, and a
+  // scheduler that has them already ignores them. The newest kSentKept, at
+  // most kSentKeptBytes of output.
+  static constexpr size_t kSentKept = 4096;
+  static constexpr uint64_t kSentKeptBytes = 8 << 20;
+  std::deque<wire::AttemptResult> sent_results_;
+  uint64_t sent_bytes_ = 0;
 };
 
 }  // namespace tailcut
