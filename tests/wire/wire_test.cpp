@@ -1,5 +1,10 @@
 #include <catch2/catch.hpp>
 
+#include <chrono>
+#include <string>
+#include <thread>
+
+#include "tailcut/wire/executor_session.h"
 #include "tailcut/wire/wire.h"
 
 using namespace tailcut;
@@ -49,4 +54,74 @@ TEST_CASE("endpoints are validated") {
   CHECK_FALSE(ValidateEndpoint("tcp://host").ok());
   CHECK_FALSE(ValidateEndpoint("tcp://host:99999").ok());
   CHECK_FALSE(ValidateEndpoint("tcp://host:ab").ok());
+}
+
+// A scheduler killed after reading a Report but before its journal
+// committed the result would run the task again (a side effect twice): the
+// session's next Register carries the results it sent lately again.
+TEST_CASE("executor session: a Register after a lost scheduler carries the results sent lately") {
+  zmq::context_t ctx;
+  zmq::socket_t sched(ctx, zmq::socket_type::router);
+  sched.set(zmq::sockopt::linger, 0);
+  sched.bind("tcp://127.0.0.1:*");
+  SessionOptions o;
+  o.endpoint = sched.get(zmq::sockopt::last_endpoint);
+  o.name = "t";
+  o.watch_handshake = false;
+  o.heartbeat_ms = 100;
+  o.lost_after_ms = 300;
+  ExecutorSession::Hooks hooks;
+  hooks.offer = [](wire::Register*) { return true; };
+  hooks.work = [](wire::Work*) {};
+  hooks.report = [](wire::Report*, bool) {};
+  ExecutorSession s(o, ctx, hooks);
+  REQUIRE(s.Connect().ok());
+  std::string route;
+  double now = 0;
+  auto take = [&](wire::ExecutorMessage* m) {  // the next message at the scheduler, within 5 s
+    zmq::pollitem_t item{sched.handle(), 0, ZMQ_POLLIN, 0};
+    for (int i = 0; i < 500; ++i) {
+      s.OnWritable(now);  // a Register waits for the connection
+      if (zmq::poll(&item, 1, std::chrono::milliseconds(10)) == 0) continue;
+      zmq::message_t id, body;
+      (void)sched.recv(id);
+      (void)sched.recv(body);
+      route.assign(static_cast<const char*>(id.data()), id.size());
+      return FromFrame(body, m);
+    }
+    return false;
+  };
+  s.Tick(now);
+  wire::ExecutorMessage m;
+  REQUIRE(take(&m));
+  REQUIRE(m.has_register_());
+  CHECK(m.register_().undelivered_size() == 0);
+  wire::SchedulerToExecutor ack;
+  ack.set_version(kProtocolVersion);
+  ack.mutable_registered()->set_executor_id(7);
+  sched.send(zmq::buffer(route), zmq::send_flags::sndmore);
+  sched.send(ToFrame(ack), zmq::send_flags::none);
+  for (int i = 0; i < 500 && !s.registered(); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    s.OnReadable(now);
+  }
+  REQUIRE(s.registered());
+  wire::AttemptResult r;
+  r.set_attempt_id(42);
+  r.set_outcome(wire::AttemptResult::OK);
+  r.set_output("done");
+  s.AddResult(&r);
+  s.Flush();
+  REQUIRE(take(&m));
+  REQUIRE(m.has_report());
+  CHECK(m.report().results_size() == 1);
+  // The scheduler says nothing more (killed): past lost_after the session
+  // registers again, and the result it already sent goes with it.
+  now = 1.0;
+  s.Tick(now);
+  REQUIRE(take(&m));
+  REQUIRE(m.has_register_());
+  REQUIRE(m.register_().undelivered_size() == 1);
+  CHECK(m.register_().undelivered(0).attempt_id() == 42);
+  CHECK(m.register_().undelivered(0).output() == "done");
 }
