@@ -30,8 +30,9 @@ tc_cleanup() {
 trap tc_cleanup EXIT
 # tc_port_base: a random port below the kernel's ephemeral range, where no
 # outgoing connection can hold it (the few after it are free too, as a rule).
+# A range tuned to start below ~11,000 leaves no room: then 20000-39999 as before.
 tc_port_base=$(($(cut -f1 /proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || echo 32768) - 10010))
-tc_port_base=$((10000 + RANDOM % tc_port_base))
+if ((tc_port_base >= 1000)); then tc_port_base=$((10000 + RANDOM % tc_port_base)); else tc_port_base=$((20000 + RANDOM % 20000)); fi
 fail() {
   echo "$tc_name test: $*" >&2
   for f in "$work"/*.log; do [[ -f $f ]] && { echo "== $f" >&2; tail -20 "$f" >&2; }; done
