@@ -88,6 +88,7 @@ TEST_CASE("connections: twice the descriptor limit in silent connections locks o
   REQUIRE(own.rlim_cur >= 4 * kSchedulerDescriptors);
 
   testing::DaemonClusterOptions o;  // keyed: LocalCluster makes CURVE keys
+  o.http = true;                    // the guard's counters, read at the end
   o.scheduler_flags = {"--policy", "none", "--set",
                        "scheduler.max_descriptors=" + std::to_string(kSchedulerDescriptors)};
   testing::DaemonCluster c(o);
@@ -122,6 +123,12 @@ TEST_CASE("connections: twice the descriptor limit in silent connections locks o
   INFO(done.status().message());
   REQUIRE(done.ok());
   CHECK(done->state() == wire::JOB_SUCCEEDED);
+
+  // Silent peers never finish a handshake: past the cap (half the
+  // descriptors) the oldest were shut down, none waited for its timeout.
+  auto m = testing::ScrapeMetrics(c.cluster->http_endpoint());
+  CHECK(m["tailcut_connections_shed_total{reason=\"unfinished\"}"] > 0);
+  CHECK(m["tailcut_connections_unfinished"] <= kSchedulerDescriptors / 2);
   for (int fd : silent) close(fd);
 }
 
@@ -200,13 +207,16 @@ void FloodThenServe(bool keys, int descriptors) {
                       m["tailcut_connections_shed_total{reason=\"backlog\"}"];
   if (descriptors) {
     CHECK(m["tailcut_descriptor_limit"] == descriptors);
-    CHECK(shed > 0);
-    // With keys the strangers never finish: the cap on unfinished ones sheds
-    // them before descriptors run out. Without keys they finish and idle:
-    // descriptors run out, and idle ones are shed.
-    if (keys) CHECK(m["tailcut_connections_shed_total{reason=\"unfinished\"}"] > 0);
-    if (!keys) CHECK(m["tailcut_connection_accept_failures_total"] > 0);
-    if (!keys) CHECK(m["tailcut_connections_shed_total{reason=\"idle\"}"] > 0);
+    // Without keys the strangers finish and idle: descriptors run out, and
+    // idle ones are shed. With keys ZeroMQ itself closes each keyless peer
+    // after its greeting, often before the cap on unfinished handshakes is
+    // reached (how many the guard sheds then is a race; the silent-peer
+    // case above shows the cap).
+    if (!keys) {
+      CHECK(shed > 0);
+      CHECK(m["tailcut_connection_accept_failures_total"] > 0);
+      CHECK(m["tailcut_connections_shed_total{reason=\"idle\"}"] > 0);
+    }
   } else {
     CHECK(m["tailcut_connection_accept_failures_total"] == 0);
     CHECK(shed == 0);
