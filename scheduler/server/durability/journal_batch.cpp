@@ -21,9 +21,9 @@ void PutS(std::string* b, const std::string& s) {
 }
 
 // Reads fields off a batch; any short read marks it bad and reads zeros.
-class Reader {
+class BatchReader {
  public:
-  explicit Reader(std::string_view b) : b_(b) {}
+  explicit BatchReader(std::string_view b) : b_(b) {}
   bool done() const { return p_ == b_.size(); }
   bool ok() const { return ok_; }
   uint64_t U(int bytes) {
@@ -65,7 +65,7 @@ class Reader {
 // Decodes every record; writes them to `to` when it is set.
 bool Replay(std::string_view batch, JournalWriter* to) {
   if (batch.size() < sizeof kHeader || std::memcmp(batch.data(), kHeader, sizeof kHeader) != 0) return false;
-  Reader r(batch.substr(sizeof kHeader));
+  BatchReader r(batch.substr(sizeof kHeader));
   while (r.ok() && !r.done()) {
     switch (r.Kind()) {
       case 'A': {
