@@ -9,6 +9,7 @@
 #include <set>
 
 #include "tailcut/sim/matrix.h"
+#include "tailcut/sim/replay.h"
 
 namespace tailcut::sim {
 namespace {
@@ -102,6 +103,44 @@ TEST_CASE("regret: default does no harm against none on the matrix", "[sim][regr
   }
   CHECK(p50 >= 58);  // of 64, as measured
   CHECK(p99 >= 55);
+}
+
+// The selector's replay of a class beside the other classes on its fleet
+// (tailcut/policies/replay.h, ReplayModel::others): their load slows the
+// class's jobs, and only the class's own jobs are scored.
+TEST_CASE("replay: a class is replayed beside the other classes' load", "[sim][regret]") {
+  ReplayModel m;
+  m.task_class = "main";
+  m.executors = 4;
+  m.executor_factors.assign(4, 1.0);
+  m.job_rate = 5;  // x 4 tasks x 0.1 s on 4 slots: load 0.5
+  m.tasks = m.needed = 4;
+  for (int i = 0; i < 64; ++i) m.times.push_back(0.08 + 0.04 * (i % 8) / 7);
+  m.jobs = 200;
+  auto score = [](const ReplayModel& model) {
+    SimReplayEngine engine{Config()};
+    REQUIRE(engine.Start(model, {"none"}));
+    std::vector<ReplayScore> s;
+    REQUIRE(engine.Poll(&s));
+    REQUIRE(s.size() == 1);
+    REQUIRE(s[0].ran);
+    return s[0];
+  };
+  const ReplayScore alone = score(m);
+  ReplayLoad other;
+  other.job_rate = 4;  // another 0.4 of the fleet
+  other.tasks = other.needed = 4;
+  other.times = m.times;
+  m.others.push_back(other);
+  auto sc = ReplayScenario(m, Config());
+  REQUIRE(sc.ok());
+  REQUIRE(sc->workload.classes.size() == 2);
+  REQUIRE(sc->workload.streams.size() == 1);
+  CHECK(sc->workload.streams[0].owner != sc->workload.owner);
+  const ReplayScore beside = score(m);
+  INFO("alone p50 " << alone.p50 << " p99 " << alone.p99 << ", beside p50 " << beside.p50 << " p99 " << beside.p99);
+  CHECK(beside.p50 > 1.1 * alone.p50);
+  CHECK(beside.p99 > alone.p99);
 }
 
 // scripts/regret-table.sh: the table of docs/benchmarks/matrix.md on stdout.
