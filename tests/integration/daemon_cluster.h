@@ -25,6 +25,7 @@ struct DaemonClusterOptions {
   bool allow_shell = false;  // executors run shell tasks (--allow-shell)
   bool http = false;         // /metrics on a free port: cluster->http_endpoint()
   bool keys = true;          // CURVE keys (LocalClusterOptions::keys)
+  std::string scheduler_binary = TAILCUT_SCHEDULER_BIN;  // or the tests' build with faults on purpose
 };
 
 // Submits `job` and waits (at most 60 s) for its final status.
@@ -40,7 +41,7 @@ struct DaemonCluster {
   explicit DaemonCluster(const DaemonClusterOptions& d) {
     LocalClusterOptions o;
     o.name = "it";
-    o.scheduler_binary = TAILCUT_SCHEDULER_BIN;
+    o.scheduler_binary = d.scheduler_binary;
     o.executor_binary = TAILCUT_EXECUTOR_BIN;
     o.scheduler_flags = {"--set", "scheduler.heartbeat_ms=100", "--set", "core.lost_after_s=1.0"};
     o.scheduler_flags.insert(o.scheduler_flags.end(), d.scheduler_flags.begin(), d.scheduler_flags.end());
