@@ -86,10 +86,19 @@ TEST_CASE("regret: default against none and the best fixed policy on the CI subs
 // not yet hold p50 <= 1.02x and p99 <= none's (docs/benchmarks/matrix.md, "The
 // regret table": bimodal classes, full load, quorum jobs) may not get
 // worse than measured; every other shape must hold both.
+// A sanitizer build checks every 4th shape: there it looks for memory
+// errors, and the whole matrix took 17 minutes (the figures are the
+// release build's, deterministic).
 TEST_CASE("regret: default does no harm against none on the matrix", "[sim][regret]") {
+#if defined(__SANITIZE_ADDRESS__)
+  constexpr size_t kStride = 4;
+#else
+  constexpr size_t kStride = 1;
+#endif
   const std::set<std::string> known = {"m06", "m10", "m12", "m22", "m28", "m41", "m43", "m48", "m56", "m58"};
-  size_t p50 = 0, p99 = 0;
+  size_t p50 = 0, p99 = 0, at = 0;
   for (const MatrixShape& s : MatrixShapes()) {
+    if (at++ % kStride) continue;
     auto row = RunMatrixShape(s, "default", false);
     INFO(s.name << ": " << s.summary);
     REQUIRE(row.ok());
@@ -102,6 +111,7 @@ TEST_CASE("regret: default does no harm against none on the matrix", "[sim][regr
     CHECK(row->p50_holds);
     CHECK(row->p99_holds);
   }
+  if (kStride > 1) return;
   CHECK(p50 >= 59);  // of 64, as measured (scripts/regret-table.sh)
   CHECK(p99 >= 58);
 }
