@@ -2,9 +2,12 @@
 
 #include <sqlite3.h>
 
+#include <algorithm>
 #include <cstring>
 #include <map>
 #include <unordered_map>
+#include <unordered_set>
+#include <vector>
 
 namespace tailcut {
 namespace {
@@ -265,11 +268,30 @@ class Journal::Impl {
     return rc == SQLITE_DONE ? Status::Ok() : Error("reading launches");
   }
 
+  // Performance: a launch is a row in a vector (ids rise, so it stays in
+  // id order) and points at its executor's identity, kept once per turn: no
+  // tree node and no copy of the identity per launch (issue 41).
   void AttemptLaunched(AttemptId a, JobId job, TaskIndex task, const std::string& identity) {
-    launched_[a] = JournaledLaunch{a, job, task, identity};
+    const std::string* id = &*identities_.insert(identity).first;
+    auto at = launched_.end();
+    if (!launched_.empty() && launched_.back().attempt >= a)  // not expected: ids only rise
+      at = std::lower_bound(launched_.begin(), launched_.end(), a, ByAttempt());
+    if (at != launched_.end() && at->attempt == a) {
+      if (at->ended) ++launched_live_;
+      *at = Launch{a, job, task, id, false};
+      return;
+    }
+    launched_.insert(at, Launch{a, job, task, id, false});
+    ++launched_live_;
   }
   void AttemptEnded(AttemptId a) {
-    if (launched_.erase(a) == 0) ended_.push_back(a);  // else never written
+    auto at = std::lower_bound(launched_.begin(), launched_.end(), a, ByAttempt());
+    if (at != launched_.end() && at->attempt == a && !at->ended) {
+      at->ended = true;  // never written
+      --launched_live_;
+      return;
+    }
+    ended_.push_back(a);
   }
 
   void JobAccepted(JobId id, const std::string& key, const std::string& spec, double submitted) {
@@ -292,7 +314,7 @@ class Journal::Impl {
   }
   bool dirty() const {
     return !accepted_.empty() || !batches_.empty() || !finished_.empty() || !shares_.empty() || !promotions_.empty() ||
-           !launched_.empty() || !ended_.empty();
+           launched_live_ > 0 || !ended_.empty();
   }
 
   Status Commit() {
@@ -310,6 +332,8 @@ class Journal::Impl {
     shares_.clear();
     promotions_.clear();
     launched_.clear();
+    launched_live_ = 0;
+    identities_.clear();
     ended_.clear();
     return Status::Ok();
   }
@@ -374,11 +398,12 @@ class Journal::Impl {
       }
       if (Status s = Step(st); !s.ok()) return s;
     }
-    for (const auto& [a, l] : launched_) {
-      sqlite3_bind_int64(insert_launch_, 1, static_cast<sqlite3_int64>(a));
+    for (const Launch& l : launched_) {
+      if (l.ended) continue;
+      sqlite3_bind_int64(insert_launch_, 1, static_cast<sqlite3_int64>(l.attempt));
       sqlite3_bind_int64(insert_launch_, 2, static_cast<sqlite3_int64>(l.job));
       sqlite3_bind_int64(insert_launch_, 3, l.task);
-      sqlite3_bind_blob(insert_launch_, 4, l.identity.data(), static_cast<int>(l.identity.size()), SQLITE_STATIC);
+      sqlite3_bind_blob(insert_launch_, 4, l.identity->data(), static_cast<int>(l.identity->size()), SQLITE_STATIC);
       if (Status s = Step(insert_launch_); !s.ok()) return s;
     }
     for (AttemptId a : ended_) {
@@ -454,7 +479,19 @@ class Journal::Impl {
     bool pending;  // else: promoted (or failed), the row goes
   };
   std::vector<PromotionOp> promotions_;
-  std::map<AttemptId, JournaledLaunch> launched_;  // in id order: rows append
+  struct Launch {
+    AttemptId attempt;
+    JobId job;
+    TaskIndex task;
+    const std::string* identity;  // in identities_
+    bool ended;                   // ended before its commit: never written
+  };
+  struct ByAttempt {
+    bool operator()(const Launch& l, AttemptId a) const { return l.attempt < a; }
+  };
+  std::vector<Launch> launched_;  // in id order: rows append
+  size_t launched_live_ = 0;      // of launched_, not ended
+  std::unordered_set<std::string> identities_;
   std::vector<AttemptId> ended_;                   // rows to delete
 };
 

@@ -13,8 +13,14 @@ void SchedulerServer::Impl::DrainExecutors() {
   std::string route;
   zmq::message_t payload;
   bool ok = true;
-  wire::ExecutorMessage msg;
+  google::protobuf::ArenaOptions arena_options;
+  arena_options.initial_block = drain_block_.get();
+  arena_options.initial_block_size = kDrainBlockBytes;
   for (int i = 0; i < kMaxDrain && Receive(executors_, &route, &payload, &ok); ++i) {
+    // One arena per message: what a large one needs beyond the block is
+    // freed with it, not kept for the turn.
+    google::protobuf::Arena arena(arena_options);
+    wire::ExecutorMessage& msg = *google::protobuf::Arena::CreateMessage<wire::ExecutorMessage>(&arena);
     std::string key;
     if (auth_ && !auth_->Peer(payload, &key)) {
       CountRefusal("scheduler.trusted_keys");

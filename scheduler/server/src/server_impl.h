@@ -198,6 +198,11 @@ class SchedulerServer::Impl {
   std::map<std::pair<JobId, TaskIndex>, double> promote_sent_;  // pending promotions: when last sent
   double next_promote_check_ = 0;
   std::vector<Command> commands_;
+  // The first block of the arena each executor message is parsed into
+  // (DrainExecutors): a Report's hundreds of results cost no malloc and no
+  // free each (issue 41).
+  static constexpr size_t kDrainBlockBytes = 256 << 10;
+  std::unique_ptr<char[]> drain_block_{new char[kDrainBlockBytes]};
   Durability durability_{2 * static_cast<size_t>(opt_.core.job_retention) + 4096};
   Admission admission_{AdmissionLimits{opt_.max_jobs_per_owner, opt_.max_watchers_per_client, opt_.max_executors}};
   double last_iteration_ = 0;
