@@ -4,14 +4,21 @@
 # executor is killed -9 every few seconds and the scheduler every ~20 s,
 # each restarted; then the journal and the clients' records are checked.
 #
-#   scripts/chaos.sh            # 10 minutes
-#   scripts/chaos.sh 120        # 2 minutes
+#   scripts/chaos.sh                 # 10 minutes
+#   scripts/chaos.sh 120             # 2 minutes
+#   scripts/chaos.sh --rogue-edge    # 10 minutes, and an edge that takes
+#                                    # real work and never runs it
 # Env: BUILD (default build), TAILCUT_CHAOS_EXECUTOR_KILL_S (default 2),
 # TAILCUT_CHAOS_SCHEDULER_KILL_S (default 20 for runs of 2 minutes or more).
 # ctest runs a 30-second version (chaos_test, label "chaos").
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build}
+rogue_edge=0
+if [[ ${1:-} == --rogue-edge ]]; then
+  rogue_edge=1
+  shift
+fi
 test_bin=$BUILD/tests/integration/chaos_test
 [ -x "$test_bin" ] || { echo "build first: cmake --build $BUILD --target chaos_test" >&2; exit 2; }
-TAILCUT_CHAOS_SECONDS=${1:-600} "$test_bin" 2>&1 | grep -E "^chaos:|passed|failed|FAILED"
+TAILCUT_CHAOS_ROGUE_EDGE=$rogue_edge TAILCUT_CHAOS_SECONDS=${1:-600} "$test_bin" 2>&1 | grep -E "^chaos:|passed|failed|FAILED"

@@ -368,3 +368,56 @@ TEST_CASE("trust: a stall of the driver is taken off every attempt's start and r
   h.core.DiscountStall(std::nan(""));  // nonsense from a driver changes nothing
   h.core.DiscountStall(-3);
 }
+
+TEST_CASE("trust: an executor that refuses everything at once rests, longer each time, and the work runs elsewhere") {
+  CoreOptions o = NoHeartbeats();
+  o.rest_after_refusals = 3;
+  o.rest_s = 0.5;
+  CoreHarness h(o);
+  ExecutorId rogue = h.ExecAs("rogue", 8);  // registers first: the freest, so it is handed work first
+  ExecutorId honest = h.ExecAs("honest", 1);
+  JobId job = h.Submit(CoreHarness::Fanout(6));
+  auto refuse_all = [&] {
+    size_t n = 0;
+    for (AttemptId a : h.LiveOn(rogue)) {
+      h.live.erase(a);
+      h.core.AttemptDropped(a, "executor dropped it: over its caps");
+      ++n;
+    }
+    h.Drain();
+    return n;
+  };
+  REQUIRE(refuse_all() >= 3);  // its third refusal in a row: it rests
+  CHECK(h.core.Counters().executor_rests == 1);
+  CHECK(h.LiveOn(rogue).empty());
+  REQUIRE(h.LiveOn(honest).size() == 1);
+  h.Pass(0.4);
+  CHECK(h.LiveOn(rogue).empty());  // still resting
+  h.Pass(0.2);                     // 0.6 s: the rest is over, it is handed work again
+  REQUIRE_FALSE(h.LiveOn(rogue).empty());
+  refuse_all();  // one more refusal, no result between: rests again, twice as long
+  CHECK(h.core.Counters().executor_rests == 2);
+  h.Pass(0.9);
+  CHECK(h.LiveOn(rogue).empty());
+  h.Pass(0.2);
+  CHECK_FALSE(h.LiveOn(rogue).empty());
+  // The honest executor runs every task meanwhile; a refused attempt costs
+  // the task no attempt (max_attempts is not spent on refusals).
+  while (!h.finished.count(job)) {
+    refuse_all();
+    REQUIRE_FALSE(h.LiveOn(honest).empty());
+    h.clock.Advance(0.1);
+    h.Finish(h.LiveOn(honest)[0], 0.1);
+  }
+  CHECK(h.finished.at(job).state == JobState::kSucceeded);
+  // A result ends the run of refusals: one refusal after it is no rest.
+  const uint64_t rests = h.core.Counters().executor_rests;
+  h.Pass(60);  // past any rest
+  JobId second = h.Submit(CoreHarness::Fanout(2));
+  std::vector<AttemptId> on_rogue = h.LiveOn(rogue);
+  REQUIRE_FALSE(on_rogue.empty());
+  h.Finish(on_rogue[0], 0.1);
+  refuse_all();
+  CHECK(h.core.Counters().executor_rests == rests);
+  (void)second;
+}

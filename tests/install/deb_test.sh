@@ -92,7 +92,7 @@ unit_cmd() { sed -n 's/^ExecStart=//p' "/usr/lib/systemd/system/$1" | sed 's/%i/
 read -ra scheduler_cmd <<<"$(unit_cmd tailcut-scheduler.service)"
 read -ra executor_cmd <<<"$(unit_cmd tailcut-executor@.service)"
 [[ -f ${executor_cmd[-1]} ]] || fail "the executor unit's config ${executor_cmd[-1]} (instance local) is not installed"
-base=$((20000 + RANDOM % 20000))
+base=$tc_port_base
 ex=tcp://127.0.0.1:$base cl=tcp://127.0.0.1:$((base + 1))
 (cd /var/lib/tailcut && exec runuser -u tailcut -- "${scheduler_cmd[@]}" \
   --executor-endpoint "$ex" --client-endpoint "$cl" --http-listen "127.0.0.1:$((base + 2))") >"$work/scheduler.log" 2>&1 &

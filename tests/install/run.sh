@@ -62,7 +62,7 @@ grep -q "kernel plugin '$stale': kernel plugin API version [0-9]*, this tailcut 
   "$work/stale.log" || fail "no clear refusal of the stale kernel plugin: $(cat "$work/stale.log")"
 
 # The installed daemons, the plugin in the scheduler's chain, the kernel plugin on the executor.
-port=$((20000 + RANDOM % 20000))
+port=$tc_port_base
 plugin=$(ls "$work"/plugin/*hello_policy*.so)
 "$prefix/bin/tailcut-scheduler" --executor-endpoint "tcp://127.0.0.1:$port" \
   --client-endpoint "tcp://127.0.0.1:$((port + 1))" --http-listen '' --set 'scheduler.state_dir=""' \

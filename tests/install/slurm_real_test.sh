@@ -48,7 +48,7 @@ wait_for() {  # wait_for DESCRIPTION COMMAND...: up to 60 s, a bound for a broke
   fail "timed out waiting for $what"
 }
 
-base=$((20000 + RANDOM % 20000))
+base=$tc_port_base
 ex=tcp://127.0.0.1:$base cl=tcp://127.0.0.1:$((base + 1))
 "$bin/tailcut-scheduler" --executor-endpoint "$ex" --client-endpoint "$cl" --http-listen "" \
   --set 'scheduler.state_dir=""' >"$work/scheduler.log" 2>&1 &

@@ -12,6 +12,9 @@
 // with exactly one complete directory, the committed attempt's, and no
 // attempt directory may be left behind.
 //
+// With TAILCUT_CHAOS_ROGUE_EDGE=1 (scripts/chaos.sh --rogue-edge) a rogue
+// edge takes real work and never runs it (RogueEdge below).
+//
 // In both, the test-only policy race_copies (race_copies_plugin.cpp) asks
 // for a copy of every task as its first attempt starts, so exactly-once
 // is checked under racing copies every run (the default chain's copies sit
@@ -35,6 +38,7 @@
 #include <deque>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <map>
 #include <mutex>
 #include <random>
@@ -201,6 +205,100 @@ class RogueExecutor {
   std::thread thread_;
 };
 
+// An edge gone bad (docs/EDGE.md: an edge registers upward as one executor
+// with its fleet's slots), with the fleet's own executor key: it offers the
+// jobs' kernels, so it is handed real work, and never runs any of it. Of
+// what it is handed it hands a third back at once (REFUSED), starts a third
+// and then hands it back with absurd figures (progress NaN, run_s -1, the
+// result twice, its start after it), and sits on the rest without a word,
+// while its heartbeats say it is alive. Every task must still commit once,
+// on an honest executor.
+class RogueEdge {
+ public:
+  RogueEdge(std::string endpoint, PeerKeys keys)
+      : endpoint_(std::move(endpoint)), keys_(std::move(keys)), thread_([this] { Run(); }) {}
+  ~RogueEdge() {
+    stop_ = true;
+    thread_.join();
+  }
+  uint64_t handed() const { return handed_; }
+
+ private:
+  void Run() {
+    zmq::context_t ctx;
+    zmq::socket_t s(ctx, zmq::socket_type::dealer);
+    s.set(zmq::sockopt::linger, 0);
+    s.set(zmq::sockopt::sndhwm, 1000);
+    if (!ApplyPeerKeys(s, keys_).ok()) return;
+    s.connect(endpoint_);
+    std::mt19937_64 rng(17);
+    auto send = [&](const wire::ExecutorMessage& m) { (void)s.send(ToFrame(m), zmq::send_flags::dontwait); };
+    auto register_ = [&] {
+      wire::ExecutorMessage m;
+      m.set_version(kProtocolVersion);
+      wire::Register* r = m.mutable_register_();
+      r->set_name("rogue-edge");
+      r->set_cpu_slots(16);  // "its fleet's slots"
+      r->add_kernels("sleep");
+      r->add_kernels("shell");
+      send(m);
+    };
+    register_();
+    for (auto last_report = WallClock::now(); !stop_;) {
+      wire::ExecutorMessage out;
+      out.set_version(kProtocolVersion);
+      wire::Report* report = out.mutable_report();
+      zmq::message_t in;
+      while (s.recv(in, zmq::recv_flags::dontwait)) {
+        wire::SchedulerToExecutor m;
+        if (!m.ParseFromArray(in.data(), static_cast<int>(in.size()))) continue;
+        if (m.has_error()) register_();  // a restarted scheduler does not know us
+        if (!m.has_work()) continue;
+        for (const wire::Assignment& a : m.work().assign()) {
+          ++handed_;
+          switch (rng() % 3) {
+            case 0: {
+              wire::AttemptResult* r = report->add_results();
+              r->set_attempt_id(a.attempt_id());
+              r->set_job_id(a.job_id());
+              r->set_task_index(a.task_index());
+              r->set_outcome(wire::AttemptResult::REFUSED);
+              r->set_error("rogue edge: not now");
+              break;
+            }
+            case 1: {
+              wire::AttemptProgress* p = report->add_progress();
+              p->set_attempt_id(a.attempt_id());
+              p->set_fraction(std::numeric_limits<float>::quiet_NaN());
+              wire::AttemptResult* r = report->add_results();
+              r->set_attempt_id(a.attempt_id());
+              r->set_job_id(a.job_id());
+              r->set_task_index(a.task_index());
+              r->set_outcome(wire::AttemptResult::REFUSED);
+              r->set_run_s(-1);
+              *report->add_results() = *r;
+              report->add_started()->set_attempt_id(a.attempt_id());
+              break;
+            }
+            default: break;  // held, never started, never answered
+          }
+        }
+      }
+      if (report->results_size() || WallClock::now() - last_report > std::chrono::milliseconds(50)) {
+        send(out);
+        last_report = WallClock::now();
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+  }
+
+  std::string endpoint_;
+  PeerKeys keys_;
+  std::atomic<bool> stop_{false};
+  std::atomic<uint64_t> handed_{0};
+  std::thread thread_;
+};
+
 // What a succeeded output job left in its output_dir: exactly task-0 ..
 // task-(n-1), each complete and holding the committed attempt's files, and
 // no attempt directory. Returns the problems found (0: as it must be).
@@ -327,6 +425,11 @@ void RunChaos(bool output_jobs) {
   if (!cluster->keys_dir().empty())
     rogue_keys = {cluster->keys_dir() + "/executor.key", cluster->keys_dir() + "/scheduler.pub"};
   auto rogue = std::make_unique<RogueExecutor>(cluster->executor_endpoint(), rogue_keys, restarts, accepted);
+  // The rogue edge soaks up free slots for a while at first, until its rests
+  // grow long: in the soak (scripts/chaos.sh --rogue-edge), not the 30 s case.
+  std::unique_ptr<RogueEdge> rogue_edge;
+  if (EnvSeconds("TAILCUT_CHAOS_ROGUE_EDGE", 0) > 0)
+    rogue_edge = std::make_unique<RogueEdge>(cluster->executor_endpoint(), rogue_keys);
 
   std::mutex mu;
   std::vector<ClientRecord> records;
@@ -430,8 +533,9 @@ void RunChaos(bool output_jobs) {
   ExplainUnfinished(*cluster, records);
   // Refused since the scheduler's last restart: the rogue was heard, and refused.
   const double refused = Sample(ScrapeMetrics(cluster->http_endpoint()), "tailcut_reports_refused_total");
-  const uint64_t rogue_messages = rogue->sent();
+  const uint64_t rogue_messages = rogue->sent(), rogue_edge_handed = rogue_edge ? rogue_edge->handed() : 0;
   rogue.reset();
+  rogue_edge.reset();
   std::string journal_path = cluster->log_dir() + "/state/journal.db";
   cluster->KeepLogs();  // removed below when everything checks out
   std::string log_dir = cluster->log_dir();
@@ -490,6 +594,9 @@ void RunChaos(bool output_jobs) {
   size_t copies = 0;
   for (const JournaledJob& j : journaled) copies += j.copies;
   std::printf("chaos%s: %zu copies launched\n", output_jobs ? " (output_dir)" : "", copies);
+  if (rogue_edge_handed)
+    std::printf("chaos%s: the rogue edge was handed %llu attempts and ran none\n", output_jobs ? " (output_dir)" : "",
+                static_cast<unsigned long long>(rogue_edge_handed));
   CHECK(copies > 0);
   if (output_jobs) {
     std::printf(
@@ -509,6 +616,7 @@ void RunChaos(bool output_jobs) {
   CHECK(duplicates == 0);
   CHECK(forged == 0);
   CHECK(rogue_messages > 100);
+  if (rogue_edge) CHECK(rogue_edge_handed > 0);
   CHECK(refused > 0);
   CHECK(journal_double == 0);
   CHECK(journal_unfinished == 0);

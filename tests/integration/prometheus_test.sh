@@ -15,7 +15,7 @@ command -v curl >/dev/null || { echo "curl not installed: skipped"; exit 77; }
 # shellcheck source=tests/script_lib.sh
 source "$(dirname "$0")/../script_lib.sh" prometheus
 
-base=$((20000 + RANDOM % 20000))
+base=$tc_port_base
 ex=tcp://127.0.0.1:$base cl=tcp://127.0.0.1:$((base + 1)) http=127.0.0.1:$((base + 2)) web=127.0.0.1:$((base + 3))
 "$bin/tailcut-scheduler" --executor-endpoint "$ex" --client-endpoint "$cl" --http-listen "$http" \
   --set "scheduler.state_dir=\"$work/state\"" >"$work/scheduler.log" 2>&1 &

@@ -10,7 +10,7 @@ policy=${2:-default}
 # shellcheck source=tests/script_lib.sh
 source "$(dirname "$0")/../script_lib.sh" swarm
 
-base=$((20000 + RANDOM % 20000))
+base=$tc_port_base
 ex=tcp://127.0.0.1:$base cl=tcp://127.0.0.1:$((base + 1))
 # heartbeat_rate 500: from 200 executors on the fleet is told 400 ms, twice
 # heartbeat_ms (the stretch is under test too).

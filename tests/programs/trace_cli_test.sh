@@ -8,7 +8,7 @@ bin=$1
 # shellcheck source=tests/script_lib.sh
 source "$(dirname "$0")/../script_lib.sh" trace
 
-base=$((20000 + RANDOM % 20000))
+base=$tc_port_base
 ex=tcp://127.0.0.1:$base cl=tcp://127.0.0.1:$((base + 1))
 start_scheduler() {  # extra --set flags
   "$bin/tailcut-scheduler" --executor-endpoint "$ex" --client-endpoint "$cl" --http-listen '' \

@@ -8,6 +8,8 @@
 #include <deque>
 #include <map>
 #include <memory>
+#include <optional>
+#include <type_traits>
 #include <utility>
 
 #include <CLI/CLI.hpp>
@@ -211,32 +213,43 @@ std::vector<std::pair<std::string, std::string>> Args::InOrder() const {
   return out;
 }
 
-double Args::Double(const std::string& flag, double def, double min, double max) const {
-  if (!Has(flag)) return def;
-  std::string text = Get(flag);
+namespace {
+
+// All of `text` as a finite T, or nothing: "", "3x", "1e999" and "nan" are not numbers.
+template <class T>
+std::optional<T> ParseNumber(const std::string& text) {
   char* end = nullptr;
   errno = 0;
-  double v = std::strtod(text.c_str(), &end);
-  if (text.empty() || *end != '\0' || errno == ERANGE || !std::isfinite(v) || v < min || v > max) {
-    if (error_.empty()) error_ = flag + " wants a number in " + Range(min, max) + ", got '" + text + "'";
-    return def;
-  }
+  T v;
+  if constexpr (std::is_floating_point_v<T>)
+    v = std::strtod(text.c_str(), &end);
+  else
+    v = std::strtoll(text.c_str(), &end, 10);
+  if (text.empty() || *end != '\0' || errno == ERANGE) return std::nullopt;
+  if constexpr (std::is_floating_point_v<T>)
+    if (!std::isfinite(v)) return std::nullopt;
   return v;
 }
 
-int64_t Args::Int(const std::string& flag, int64_t def, int64_t min, int64_t max) const {
+}  // namespace
+
+template <class T>
+T Args::Number(const std::string& flag, T def, T min, T max, const char* what) const {
   if (!Has(flag)) return def;
-  std::string text = Get(flag);
-  char* end = nullptr;
-  errno = 0;
-  long long v = std::strtoll(text.c_str(), &end, 10);
-  if (text.empty() || *end != '\0' || errno == ERANGE || v < min || v > max) {
-    if (error_.empty())
-      error_ = flag + " wants a whole number in " + Range(static_cast<double>(min), static_cast<double>(max)) +
-               ", got '" + text + "'";
-    return def;
-  }
-  return v;
+  const std::string text = Get(flag);
+  if (std::optional<T> v = ParseNumber<T>(text); v && *v >= min && *v <= max) return *v;
+  if (error_.empty())
+    error_ = flag + " wants " + what + " in " + Range(static_cast<double>(min), static_cast<double>(max)) +
+             ", got '" + text + "'";
+  return def;
+}
+
+double Args::Double(const std::string& flag, double def, double min, double max) const {
+  return Number<double>(flag, def, min, max, "a number");
+}
+
+int64_t Args::Int(const std::string& flag, int64_t def, int64_t min, int64_t max) const {
+  return Number<int64_t>(flag, def, min, max, "a whole number");
 }
 
 std::string ClosestName(const std::string& given, const std::vector<std::string>& known) {

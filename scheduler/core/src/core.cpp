@@ -125,6 +125,7 @@ void SchedulerCore::Impl::RunDue() {
     fired |= !lost.empty();
   }
   fired |= ExpireDeadlines(now);
+  fired |= EndRests(now);
   fired |= RunJobTimers(now);
   if (s_.recovery_hold_until >= 0 && now >= s_.recovery_hold_until) {
     s_.recovery_hold_until = -1;  // the pump releases the held tasks
@@ -227,6 +228,7 @@ Time SchedulerCore::Impl::NextWakeUp() const {
   if (!s_.attempt_deadlines.empty()) consider(s_.attempt_deadlines.top().first);
   if (!s_.job_deadlines.empty()) consider(s_.job_deadlines.top().first);
   if (!s_.job_timers.empty()) consider(s_.job_timers.top().first);
+  if (!s_.rests.empty()) consider(s_.rests.top().first);
   if (s_.recovery_hold_until >= 0) consider(s_.recovery_hold_until);
   if (s_.opt.lost_after_s > 0 && !s_.heard.empty()) {
     auto [t, id] = s_.heard.front();

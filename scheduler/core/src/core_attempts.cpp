@@ -141,7 +141,11 @@ void SchedulerCore::Impl::AttemptFailed(AttemptId id, std::string error, double 
 }
 
 void SchedulerCore::Impl::AttemptDropped(AttemptId id, std::string why) {
-  if (s_.attempts.count(id)) life_.DropAttempt(id, AttemptOutcome::kExecutorLost, 0, std::move(why));
+  auto it = s_.attempts.find(id);
+  if (it == s_.attempts.end()) return;
+  const ExecutorId e = it->second.executor;
+  life_.DropAttempt(id, AttemptOutcome::kExecutorLost, 0, std::move(why));
+  NoteRefusal(e);
 }
 
 void SchedulerCore::Impl::MarkStarted(Attempt& a) {
@@ -193,7 +197,60 @@ void SchedulerCore::Impl::Hold(std::shared_ptr<const std::string> identity, Atte
 
 // The executor answered about an attempt: it is not unresponsive.
 void SchedulerCore::Impl::Answered(ExecutorId id) {
-  if (ExecutorState* e = s_.FindExec(id)) e->timeouts_in_a_row = 0;
+  if (ExecutorState* e = s_.FindExec(id)) e->timeouts_in_a_row = e->refusals_in_a_row = e->rests_in_a_row = 0;
+}
+
+// Takes `e`'s capacity out, outside the policies' cap (a timeout or a rest:
+// it gives no capacity anyway); posted to the policies and the server.
+void SchedulerCore::Impl::Quarantine(ExecutorState& e, const std::string& reason) {
+  if (e.quarantined) return;
+  s_.ChangeSlots(e, [&] { e.quarantined = true; });
+  s_.quarantined++;
+  place_.RefreshAvoid(e);
+  place_.MarkFree(e);
+  s_.PostExecutor(e.id, ExecutorChange::kQuarantined);
+  s_.Emit(ExecutorChangedCmd{e.id, ExecutorChangedCmd::Change::kQuarantined, reason});
+}
+
+// An executor that hands back attempts unrun, again and again, rests
+// (CoreOptions::rest_after_refusals); a refusal after a rest, with no
+// result between, rests it again for twice as long. What it hands back
+// while it rests (sent before it was told) does not count.
+void SchedulerCore::Impl::NoteRefusal(ExecutorId id) {
+  ExecutorState* e = s_.FindExec(id);
+  const uint32_t after = s_.opt.rest_after_refusals;
+  if (!e || after == 0 || e->resting_until >= 0 || e->unresponsive || ++e->refusals_in_a_row < after) return;
+  if (e->quarantined) return;  // a policy's quarantine: no capacity to take out
+  const uint32_t doublings = std::min<uint32_t>(e->rests_in_a_row++, 20);
+  const double rest = std::min(s_.opt.rest_s * static_cast<double>(1u << doublings), s_.opt.max_rest_s);
+  s_.counters.executor_rests++;
+  e->resting_until = s_.Now() + rest;
+  s_.rests.push({e->resting_until, id});
+  std::string reason = "handed back its last " + std::to_string(e->refusals_in_a_row) + " attempts unrun; rests " +
+                       FormatLimit(rest) + " s";
+  TC_LOG(Info) << "executor " << id << " (" << e->desc.name << ") " << reason;
+  Quarantine(*e, reason);
+}
+
+// Rests that are over: the executors take work again.
+bool SchedulerCore::Impl::EndRests(Time now) {
+  bool fired = false;
+  while (!s_.rests.empty() && s_.rests.top().first <= now) {
+    auto [at, id] = s_.rests.top();
+    s_.rests.pop();
+    ExecutorState* e = s_.FindExec(id);
+    if (!e || e->resting_until != at) continue;  // gone (registering again starts afresh)
+    e->resting_until = -1;
+    fired = true;
+    if (!e->quarantined || e->unresponsive) continue;
+    s_.ChangeSlots(*e, [&] { e->quarantined = false; });
+    s_.quarantined--;
+    place_.RefreshAvoid(*e);
+    place_.MarkFree(*e);
+    s_.PostExecutor(id, ExecutorChange::kReleased);
+    s_.Emit(ExecutorChangedCmd{id, ExecutorChangedCmd::Change::kReleased, "rested"});
+  }
+  return fired;
 }
 
 // An executor whose last attempts all timed out takes no more work until
@@ -207,13 +264,7 @@ void SchedulerCore::Impl::NoteTimeout(ExecutorId id) {
   e->unresponsive = true;
   std::string reason = "its last " + std::to_string(e->timeouts_in_a_row) + " attempts timed out";
   TC_LOG(Warn) << "executor " << id << " (" << e->desc.name << ") unresponsive: " << reason;
-  if (e->quarantined) return;
-  s_.ChangeSlots(*e, [&] { e->quarantined = true; });
-  s_.quarantined++;
-  place_.RefreshAvoid(*e);
-  place_.MarkFree(*e);
-  s_.PostExecutor(id, ExecutorChange::kQuarantined);
-  s_.Emit(ExecutorChangedCmd{id, ExecutorChangedCmd::Change::kQuarantined, reason});
+  Quarantine(*e, reason);
 }
 
 // Attempts and jobs past their time limit: O(log n) per deadline.

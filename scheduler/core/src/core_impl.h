@@ -155,6 +155,9 @@ class SchedulerCore::Impl final {
   void Hold(std::shared_ptr<const std::string> identity, AttemptId a, JobId j, TaskIndex t);
   void Answered(ExecutorId id);
   void NoteTimeout(ExecutorId id);
+  void NoteRefusal(ExecutorId id);
+  void Quarantine(ExecutorState& e, const std::string& reason);
+  bool EndRests(Time now);
 
   bool ExpireDeadlines(Time now);  // whether any ran out
   static std::string FormatLimit(double s);

@@ -35,6 +35,9 @@ Status LoadCoreOptions(const Config& cfg, std::string_view prefix, CoreOptions* 
       .Get("attempt_start_floor_s", &o->attempt_start_floor_s)
       .Get("attempt_timeout_ceiling_s", &o->attempt_timeout_ceiling_s)
       .Get("unresponsive_after_timeouts", &o->unresponsive_after_timeouts)
+      .Get("rest_after_refusals", &o->rest_after_refusals)
+      .Get("rest_s", &o->rest_s)
+      .Get("max_rest_s", &o->max_rest_s)
       .Get("count_executor_loss", &o->count_executor_loss)
       .Get("max_tasks_per_job", &o->max_tasks_per_job)
       .Get("max_queued_tasks", &o->max_queued_tasks)
@@ -68,6 +71,8 @@ Status LoadCoreOptions(const Config& cfg, std::string_view prefix, CoreOptions* 
       .Check(o->pipeline_s >= 0, "pipeline_s must be >= 0")
       .Check(IsPlacement(o->placement), "placement must be one of: expected_finish, first_free")
       .Check(o->copies_yield_to == "owner" || o->copies_yield_to == "job", "copies_yield_to must be owner or job")
+      .Check(o->rest_s > 0 && o->rest_s <= 3600, "rest_s must be in (0, 3600]")
+      .Check(o->max_rest_s >= o->rest_s && o->max_rest_s <= 3600, "max_rest_s must be in [rest_s, 3600]")
       .Check(o->quarantine_speed_factor >= 1, "quarantine_speed_factor must be >= 1")
       .Check(o->max_quarantined_share >= 0 && o->max_quarantined_share <= 1, "max_quarantined_share must be in [0, 1]");
   return t.status();

@@ -135,6 +135,9 @@ struct ExecutorState {
   std::shared_ptr<const std::string> identity;
   uint32_t timeouts_in_a_row = 0;  // attempts timed out since its last result
   bool unresponsive = false;       // quarantined for timeouts; no policy releases it
+  uint32_t refusals_in_a_row = 0;  // handed back unrun since its last result (not while resting)
+  uint32_t rests_in_a_row = 0;     // rests since its last result: each one twice as long
+  Time resting_until = -1;         // quarantined for refusals until then (>= 0); no policy releases it
 };
 
 // An attempt that was live on an executor when it left: only the same
@@ -227,6 +230,8 @@ struct CoreState {
   // Timers of running jobs: a quorum's deadline, an infeasible job's grace
   // (Tick checks the job when its entry comes up; stale entries are skipped).
   DeadlineHeap job_timers;
+  // Executors resting after refusals: (end of the rest, executor id).
+  DeadlineHeap rests;
   // Jobs parked because their next task fits no executor (Placement::Park),
   // by what it needs, in job id order.
   struct ParkedGroup {

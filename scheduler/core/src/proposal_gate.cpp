@@ -115,7 +115,8 @@ void ProposalGate::Apply(const Proposal& p, std::string_view policy, uint32_t in
     }
     case Proposal::Kind::kRelease: {
       ExecutorState* e = s_.FindExec(p.executor);
-      if (!e || !e->quarantined || e->unresponsive) return;  // timed out: only registering again releases it
+      // Timed out: only registering again releases it; resting: its rest's end.
+      if (!e || !e->quarantined || e->unresponsive || e->resting_until >= 0) return;
       s_.ChangeSlots(*e, [&] { e->quarantined = false; });
       s_.quarantined--;
       place_.RefreshAvoid(*e);

@@ -189,6 +189,10 @@ std::string Render(const Snapshot& s) {
   w.Family("tailcut_copies_preempted_total", "counter",
            "Copies (speculation, clones, hedges) cancelled so that another job's first attempt could have the slot.");
   w.Sample("tailcut_copies_preempted_total", d(c.copies_preempted));
+  w.Family("tailcut_executor_rests_total", "counter",
+           "Times an executor that handed back attempts unrun, again and again, was given no work for a while "
+           "(core.rest_after_refusals).");
+  w.Sample("tailcut_executor_rests_total", d(c.executor_rests));
   w.Family("tailcut_owner_slots", "gauge",
            "Slots held by each owner's live attempts (the 16 holding most, the rest as owner=\"(others)\").");
   for (const OwnerShareInfo& o : s.owners) w.Sample("tailcut_owner_slots", "owner", o.owner, d(o.slots));

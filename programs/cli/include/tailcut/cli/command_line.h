@@ -69,6 +69,9 @@ class Args {
   const std::string& error() const { return error_; }
 
  private:
+  template <class T>
+  T Number(const std::string& flag, T def, T min, T max, const char* what) const;
+
   const CLI::App* app_;
   std::vector<std::string> positional_;
   mutable std::string error_;

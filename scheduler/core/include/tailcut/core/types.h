@@ -123,6 +123,15 @@ struct CoreOptions {
   // An executor whose last this-many attempts all timed out, with no result
   // between them, is quarantined until it registers again (0 = never).
   uint32_t unresponsive_after_timeouts = 3;
+  // An executor that hands back this many attempts in a row unrun (REFUSED:
+  // over its caps, an edge handing back the rest of a round, or a peer gone
+  // bad) rests: no new work for rest_s, doubled with each further refusal
+  // up to max_rest_s; a result (success or failure) ends the run of
+  // refusals (0 = never rests). Without it a peer that refuses everything
+  // at once is always the freest and takes every task and copy first.
+  uint32_t rest_after_refusals = 3;
+  double rest_s = 0.1;
+  double max_rest_s = 30;
   // An attempt lost with its executor (started or only assigned) counts as
   // a failed attempt, so a poison task that crashes its executors fails its
   // job after max_attempts of them. The simulator's default is false.
@@ -307,6 +316,9 @@ struct CoreCounters {
   uint64_t attempts_timed_out = 0;
   // Copies cancelled to give their slot to another job's first attempt.
   uint64_t copies_preempted = 0;
+  // Rests of executors that handed back attempts unrun, again and again
+  // (CoreOptions::rest_after_refusals).
+  uint64_t executor_rests = 0;
   // Jobs the placement pump took from the runnable queue: the work placement
   // does. A job that no executor can place now adds none until an executor
   // that could take it joins or frees room (docs/PLACEMENT.md, "Waiting work").
