@@ -240,8 +240,6 @@ Time SchedulerCore::Impl::NextWakeUp() const {
   return next;
 }
 
-void SchedulerCore::Impl::Tick() { RunDue(); }
-
 void SchedulerCore::Impl::TakeCommands(std::vector<Command>* out) {
   // Placement first, so policies see the cluster as it is; what they
   // propose may end or launch attempts (more events) and free slots

@@ -92,7 +92,7 @@ class SchedulerCore::Impl final {
   void AttemptFailed(AttemptId id, std::string error, double run_s);
   void AttemptDropped(AttemptId id, std::string why);
 
-  void Tick();
+  void Tick() { RunDue(); }
   void TakeCommands(std::vector<Command>* out);
   double PolicyInterval() const;
   Time NextWakeUp() const;
