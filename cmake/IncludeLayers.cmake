@@ -150,15 +150,17 @@ function(tailcut_check_include_layers root)
   tailcut_forbid_includes(${r} FOLDER scheduler/core ALLOW common predictors core)
   # The server's rooms (scheduler/server/CMakeLists.txt): each sees the
   # core and its own headers; only edge/ uses net/, and only the server
-  # itself (src/) joins them all. tailcut/server/ is the public include/.
+  # itself (src/) joins them all; replicas/ uses durability/. tailcut/server/ is the public include/.
   set(srv scheduler/server)
   tailcut_forbid_includes(${r} FOLDER ${srv}/net ALLOW common predictors core wire PROTOBUF)
   tailcut_forbid_includes(${r} FOLDER ${srv}/durability ALLOW common predictors core server PROTOBUF)
   tailcut_forbid_includes(${r} FOLDER ${srv}/http ALLOW common predictors core)
   tailcut_forbid_includes(${r} FOLDER ${srv}/edge ALLOW common predictors core server wire PROTOBUF USES ${srv}/net)
-  tailcut_forbid_includes(${r} FOLDER ${srv} EXCEPT net durability http edge
+  # replicas/ (Raft) applies group commits to a journal: it uses durability/.
+  tailcut_forbid_includes(${r} FOLDER ${srv}/replicas ALLOW common predictors core server USES ${srv}/durability)
+  tailcut_forbid_includes(${r} FOLDER ${srv} EXCEPT net durability http edge replicas
                           ALLOW common predictors core server wire PROTOBUF
-                          USES ${srv}/net ${srv}/durability ${srv}/http ${srv}/edge)
+                          USES ${srv}/net ${srv}/durability ${srv}/http ${srv}/edge ${srv}/replicas)
   # plugin_api: the external plugin API (tailcut/plugins/plugin_api.h) and
   # its loader, on the core alone.
   tailcut_forbid_includes(${r} FOLDER plugin_api ALLOW common predictors core plugins)

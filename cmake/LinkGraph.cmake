@@ -103,15 +103,19 @@ function(tailcut_check_layers)
   # The server library is below policies/ (the daemon, programs/tailcut-scheduler, is above).
   tailcut_forbid_links(tailcut_scheduler NOT_TARGETS tailcut_policies tailcut_sim tailcut_client tailcut_executor)
   # The server's rooms (scheduler/server/CMakeLists.txt): none links the
-  # server that joins them, nor another room, except edge/ -> net/. SQLite
-  # is durability/'s alone, cpp-httplib http/'s; http/ (HTTP threads that
-  # never touch the core's loop) has no ZeroMQ or protobuf either.
-  set(rooms tailcut_server_net tailcut_server_durability tailcut_server_http tailcut_server_edge)
+  # server that joins them, nor another room, except edge/ -> net/ and
+  # replicas/ -> durability/. SQLite is durability/'s alone, cpp-httplib
+  # http/'s, libraft and libuv replicas/'s; http/ (HTTP threads that never
+  # touch the core's loop) has no ZeroMQ or protobuf either.
+  set(rooms tailcut_server_net tailcut_server_durability tailcut_server_http tailcut_server_edge
+            tailcut_server_replicas)
   foreach(room IN LISTS rooms)
     set(others ${rooms})
     list(REMOVE_ITEM others ${room})
     if(room STREQUAL "tailcut_server_edge")
       list(REMOVE_ITEM others tailcut_server_net)
+    elseif(room STREQUAL "tailcut_server_replicas")
+      list(REMOVE_ITEM others tailcut_server_durability)
     endif()
     tailcut_forbid_links(${room} NOT_TARGETS tailcut_scheduler tailcut_policies tailcut_plugin_loader tailcut_sim tailcut_client
                          tailcut_executor ${others})
@@ -119,8 +123,11 @@ function(tailcut_check_layers)
   foreach(room tailcut_server_net tailcut_server_edge tailcut_server_http)
     tailcut_forbid_links(${room} NOT_TARGETS SQLite::SQLite3 NOT_MATCHING "sqlite")
   endforeach()
-  foreach(room tailcut_server_net tailcut_server_edge tailcut_server_durability)
+  foreach(room tailcut_server_net tailcut_server_edge tailcut_server_durability tailcut_server_replicas)
     tailcut_forbid_links(${room} NOT_TARGETS PkgConfig::HTTPLIB NOT_MATCHING "httplib")
+  endforeach()
+  foreach(room tailcut_server_net tailcut_server_edge tailcut_server_durability tailcut_server_http)
+    tailcut_forbid_links(${room} NOT_TARGETS PkgConfig::RAFT NOT_MATCHING "raft")
   endforeach()
   tailcut_forbid_links(tailcut_server_http NOT_TARGETS ${net} NOT_MATCHING "${net_re}")
   # Policies run on the core alone, in the daemon and the simulator alike.

@@ -21,4 +21,4 @@ if [[ ${1:-} == --rogue-edge ]]; then
 fi
 test_bin=$BUILD/tests/integration/chaos_test
 [ -x "$test_bin" ] || { echo "build first: cmake --build $BUILD --target chaos_test" >&2; exit 2; }
-TAILCUT_CHAOS_ROGUE_EDGE=$rogue_edge TAILCUT_CHAOS_SECONDS=${1:-600} "$test_bin" 2>&1 | grep -E "^chaos:|passed|failed|FAILED"
+TAILCUT_CHAOS_ROGUE_EDGE=$rogue_edge TAILCUT_CHAOS_SECONDS=${1:-600} "$test_bin" 2>&1 | grep -E "^chaos( \(output_dir\))?:|passed|failed|FAILED"

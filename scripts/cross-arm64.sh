@@ -24,7 +24,7 @@ if ! dpkg --print-foreign-architectures | grep -qx arm64; then
 fi
 packages=(build-essential cmake pkg-config protobuf-compiler cppzmq-dev crossbuild-essential-arm64 qemu-user-static
           libboost-fiber-dev:arm64 libzmq3-dev:arm64 libprotobuf-dev:arm64 libtomlplusplus-dev:arm64
-          libsqlite3-dev:arm64)
+          libsqlite3-dev:arm64 libraft-dev:arm64 libuv1-dev:arm64 libsodium-dev:arm64)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -17,6 +17,7 @@ cd "$(dirname "$0")/.."
 packages=(build-essential cmake pkg-config libboost-fiber-dev libzmq3-dev cppzmq-dev
           libtomlplusplus-dev catch2 libbenchmark-dev libprotobuf-dev protobuf-compiler
           libsqlite3-dev
+          libraft-dev libuv1-dev libsodium-dev  # the scheduler's replicas (Raft, docs/RELIABILITY.md)
           libcpp-httplib-dev  # the scheduler's /metrics (docs/METRICS.md)
           libcli11-dev        # every program's command line (programs/cli, docs/CLI.md)
           clang-format-14     # scripts/check-format.sh (.clang-format)

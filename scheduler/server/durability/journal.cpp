@@ -341,6 +341,13 @@ class Journal::Impl {
     return Status::Ok();
   }
 
+  Status CopyTo(const std::string& path) {
+    sqlite3_stmt* q = nullptr;
+    if (Status s = Prepare("VACUUM INTO ?", &q); !s.ok()) return s;
+    sqlite3_bind_text(q, 1, path.data(), static_cast<int>(path.size()), SQLITE_STATIC);
+    return Step(q, /*finalize=*/true);
+  }
+
   Status Prune(uint32_t keep, const std::vector<JobId>& parents) {
     std::string old = "SELECT id FROM jobs WHERE finished = 1 ORDER BY id DESC LIMIT -1 OFFSET " + std::to_string(keep);
     if (!parents.empty()) {
@@ -437,11 +444,16 @@ class Journal::Impl {
     return Status::Ok();
   }
 
-  Status Step(sqlite3_stmt* st) {
+  Status Step(sqlite3_stmt* st, bool finalize = false) {
     int rc = sqlite3_step(st);
-    sqlite3_reset(st);
-    sqlite3_clear_bindings(st);
-    return rc == SQLITE_DONE ? Status::Ok() : Error("writing");
+    Status s = rc == SQLITE_DONE ? Status::Ok() : Error("writing");
+    if (finalize) {
+      sqlite3_finalize(st);
+    } else {
+      sqlite3_reset(st);
+      sqlite3_clear_bindings(st);
+    }
+    return s;
   }
   Status Exec(const std::string& sql) {
     char* err = nullptr;
@@ -548,5 +560,6 @@ void Journal::AttemptEnded(AttemptId attempt) { impl_->AttemptEnded(attempt); }
 bool Journal::dirty() const { return impl_->dirty(); }
 Status Journal::Commit() { return impl_->Commit(); }
 Status Journal::Prune(uint32_t keep, const std::vector<JobId>& parents) { return impl_->Prune(keep, parents); }
+Status Journal::CopyTo(const std::string& path) { return impl_->CopyTo(path); }
 
 }  // namespace tailcut

@@ -53,7 +53,26 @@ struct JournaledJob {
   std::vector<PendingPromotion> promotions;
 };
 
-class Journal {
+// The journal's writes, buffered until a commit: the Journal itself, or a
+// JournalBatch (durability/journal_batch.h) that packs one group commit into
+// bytes, a replicated log's entry (docs/RELIABILITY.md, "Replicas").
+class JournalWriter {
+ public:
+  virtual ~JournalWriter() = default;
+  virtual void JobAccepted(JobId id, const std::string& request_key, const std::string& spec,
+                           double submitted_unix) = 0;
+  virtual void TaskCommitted(JobId job, TaskIndex task, AttemptId attempt, ExecutorId executor, double run_s,
+                             const std::string* output) = 0;
+  virtual void JobFinished(JobId id, JobState state, const std::string& reason, double finished_unix, uint32_t attempts,
+                           uint32_t copies, uint32_t failed_attempts) = 0;
+  virtual void SharesFixed(JobId id, const std::vector<uint64_t>& counts, AttemptId since) = 0;
+  virtual void PromotionPending(JobId job, TaskIndex task, AttemptId attempt, const std::string& host) = 0;
+  virtual void OutputPromoted(JobId job, TaskIndex task) = 0;
+  virtual void AttemptLaunched(AttemptId attempt, JobId job, TaskIndex task, const std::string& identity) = 0;
+  virtual void AttemptEnded(AttemptId attempt) = 0;
+};
+
+class Journal final : public JournalWriter {
  public:
   static StatusOr<std::unique_ptr<Journal>> Open(const JournalOptions& options);
   ~Journal();
@@ -66,26 +85,26 @@ class Journal {
   Status Load(std::vector<JournaledJob>* jobs);
 
   // Buffered until Commit().
-  void JobAccepted(JobId id, const std::string& request_key, const std::string& spec, double submitted_unix);
+  void JobAccepted(JobId id, const std::string& request_key, const std::string& spec, double submitted_unix) override;
   // With `output` (jobs with return_outputs) attempt, executor, run time and
   // output are kept; with null only that the task committed (and its mean
   // run time), packed as ranges of consecutive tasks.
   void TaskCommitted(JobId job, TaskIndex task, AttemptId attempt, ExecutorId executor, double run_s,
-                     const std::string* output);
+                     const std::string* output) override;
   void JobFinished(JobId id, JobState state, const std::string& reason, double finished_unix, uint32_t attempts,
-                   uint32_t copies, uint32_t failed_attempts);
+                   uint32_t copies, uint32_t failed_attempts) override;
   // A divisible job's shares, fixed at its first launches (docs/JOBS.md)
   // by the run whose attempt ids start at `since`.
-  void SharesFixed(JobId id, const std::vector<uint64_t>& counts, AttemptId since);
+  void SharesFixed(JobId id, const std::vector<uint64_t>& counts, AttemptId since) override;
   // A job with output_dir: task's committed attempt (run on `host`) is to be
   // promoted (PromoteCmd); OutputPromoted: it was, or cannot be.
-  void PromotionPending(JobId job, TaskIndex task, AttemptId attempt, const std::string& host);
-  void OutputPromoted(JobId job, TaskIndex task);
+  void PromotionPending(JobId job, TaskIndex task, AttemptId attempt, const std::string& host) override;
+  void OutputPromoted(JobId job, TaskIndex task) override;
   // Attempt `attempt` of (job, task) went to an executor of `identity`;
   // AttemptEnded: its row is no longer needed (an attempt launched and
   // ended before the next Commit is never written).
-  void AttemptLaunched(AttemptId attempt, JobId job, TaskIndex task, const std::string& identity);
-  void AttemptEnded(AttemptId attempt);
+  void AttemptLaunched(AttemptId attempt, JobId job, TaskIndex task, const std::string& identity) override;
+  void AttemptEnded(AttemptId attempt) override;
   // The launches journaled and not ended yet, oldest first, and the first
   // run (epoch) that journaled launches (0: none did yet).
   Status LoadLaunches(std::vector<JournaledLaunch>* launches, uint32_t* since_epoch);
@@ -96,6 +115,10 @@ class Journal {
   // except those in `parents` (unfinished jobs run after them, and recovery
   // links them again: SchedulerCore::ParentsOfUnfinished).
   Status Prune(uint32_t keep, const std::vector<JobId>& parents = {});
+  // A consistent copy of the whole journal, committed writes only, as a
+  // fresh SQLite file at `path` (VACUUM INTO; it must not exist): a
+  // replica's snapshot.
+  Status CopyTo(const std::string& path);
 
  private:
   class Impl;

@@ -1,0 +1,38 @@
+// A replica's state machine (replica_group.h): its own SQLite journal
+// (tailcut/server/journal.h). A committed entry is one group commit
+// (durability/journal_batch.h), replayed and committed in one transaction;
+// a snapshot is the journal file itself, copied consistently (VACUUM INTO);
+// restoring one replaces the file. Used on the replica thread only while
+// the group runs.
+#pragma once
+
+#include <atomic>
+#include <memory>
+#include <string>
+
+#include "replica_group.h"
+#include "tailcut/server/journal.h"
+
+namespace tailcut {
+
+class JournalStateMachine final : public ReplicaStateMachine {
+ public:
+  static StatusOr<std::unique_ptr<JournalStateMachine>> Open(const JournalOptions& options);
+
+  Status Apply(std::string_view entry) override;
+  Status Snapshot(std::string* out) override;
+  Status Restore(std::string_view snapshot) override;
+
+  // The journal (null after a failed Restore); the group must be stopped,
+  // or the caller on the replica thread.
+  Journal* journal() { return journal_.get(); }
+  uint64_t applied() const { return applied_; }  // entries applied since Open
+
+ private:
+  explicit JournalStateMachine(const JournalOptions& o) : options_(o) {}
+  JournalOptions options_;
+  std::unique_ptr<Journal> journal_;
+  std::atomic<uint64_t> applied_{0};
+};
+
+}  // namespace tailcut

@@ -1,0 +1,52 @@
+// libraft's connections between replicas, closed to anyone without the
+// replica key (docs/RELIABILITY.md, "Replicas: the replica port").
+//
+// A `raft_uv_transport` of our own over libuv TCP, in place of libraft's
+// raft_uv_tcp_init (plain TCP, and it parses a stranger's handshake, length
+// fields included, before anything is authenticated). Every connection
+// first passes a mutual challenge-response on the shared key, before any
+// byte reaches libraft:
+//   dialer   -> listener  "TCRAFT01" | Nc (32 random bytes)
+//   listener -> dialer    Ns (32) | HMAC-SHA-256(K, "tailcut-raft-listener" | Nc | Ns)
+//   dialer   -> listener  id (u64 LE) | address length (u16 LE) | address |
+//                         HMAC-SHA-256(K, "tailcut-raft-dialer" | Nc | Ns | id | length | address)
+// Both sides prove the key on fresh nonces (no replay), the labels differ
+// (no reflection), and the dialer's Raft id and address are under its MAC.
+// The stream after it is not encrypted: run replicas on a private network
+// (docs/DEPLOY.md). A refused or timed-out peer is logged and closed;
+// unfinished handshakes are capped and timed out.
+//
+// Runs on the libuv loop it is given (the replica thread's); not
+// thread-safe.
+#pragma once
+
+extern "C" {  // libraft's headers have no C++ guards
+#include <raft.h>
+#include <raft/uv.h>
+}
+
+#include <cstdint>
+#include <functional>
+#include <string>
+
+namespace tailcut {
+
+struct KeyedTransportOptions {
+  std::string key;                       // exactly 32 bytes (raw); the same on every replica
+  std::string bind_address;              // "ip:port" to listen on; empty: this replica's Raft address
+  unsigned handshake_timeout_ms = 3000;  // connect + challenge-response, either side
+  unsigned max_handshakes = 32;          // unfinished incoming handshakes at once; more are closed
+  // Each refused or failed incoming handshake (why, the peer's address), on
+  // the loop's thread. Empty: logged at WARN.
+  std::function<void(const std::string& why)> on_refused;
+};
+
+constexpr size_t kReplicaKeyBytes = 32;
+
+// Sets up `t` (its impl owned until KeyedTransportRelease). Raft then calls
+// its init/listen/connect/close.
+int KeyedTransportInit(raft_uv_transport* t, uv_loop_t* loop, const KeyedTransportOptions& options);
+// Frees `t`'s impl, after its close callback has fired (or if Raft never used it).
+void KeyedTransportRelease(raft_uv_transport* t);
+
+}  // namespace tailcut

@@ -1,0 +1,123 @@
+// One group commit as bytes (scheduler/server/durability/journal_batch.h):
+// a batch replayed into a journal writes what the same calls on the journal
+// write; a malformed batch writes nothing.
+#include <catch2/catch.hpp>
+
+#include <unistd.h>
+
+#include <filesystem>
+
+#include "journal_batch.h"
+
+namespace tailcut {
+namespace {
+
+struct TempDir {
+  TempDir() {
+    path = std::filesystem::temp_directory_path() / ("tailcut-batch-" + std::to_string(getpid()));
+    std::filesystem::remove_all(path);
+    std::filesystem::create_directories(path);
+  }
+  ~TempDir() { std::filesystem::remove_all(path); }
+  std::unique_ptr<Journal> Open(const std::string& name) {
+    auto j = Journal::Open(JournalOptions{(path / name).string(), false});
+    REQUIRE(j.ok());
+    return std::move(*j);
+  }
+  std::filesystem::path path;
+};
+
+// Every kind of write, in one turn.
+void WriteAll(JournalWriter* w) {
+  const std::string output("out\0put", 7), host = "host-a";
+  w->JobAccepted(7, "key-7", std::string("spec\0bytes", 10), 1234.5);
+  w->JobAccepted(8, "", "spec-8", 1235.0);
+  w->SharesFixed(7, {3, 4, 5}, 40);
+  w->TaskCommitted(7, 0, 41, 2, 0.25, &output);
+  w->TaskCommitted(8, 0, 50, 3, 1.0, nullptr);
+  w->TaskCommitted(8, 1, 51, 3, 3.0, nullptr);
+  w->PromotionPending(7, 0, 41, host);
+  w->PromotionPending(7, 1, 42, host);
+  w->OutputPromoted(7, 1);
+  w->AttemptLaunched(60, 8, 2, "exec-identity");
+  w->AttemptLaunched(61, 8, 3, "other");
+  w->AttemptEnded(61);
+  w->JobFinished(8, JobState::kFailed, "a reason", 1240.0, 9, 2, 1);
+}
+
+void Loaded(Journal* j, std::vector<JournaledJob>* jobs, std::vector<JournaledLaunch>* launches) {
+  REQUIRE(j->Load(jobs).ok());
+  uint32_t since = 0;
+  REQUIRE(j->LoadLaunches(launches, &since).ok());
+}
+
+TEST_CASE("a journal batch replays into a journal as the same calls would write") {
+  TempDir dir;
+  auto direct = dir.Open("direct.db");
+  WriteAll(direct.get());
+  REQUIRE(direct->Commit().ok());
+
+  JournalBatch batch;
+  WriteAll(&batch);
+  CHECK(batch.records() == 13);
+  std::string bytes = batch.Take();
+  CHECK(batch.empty());
+  auto replayed = dir.Open("replayed.db");
+  REQUIRE(ApplyJournalBatch(bytes, replayed.get()).ok());
+  REQUIRE(replayed->Commit().ok());
+
+  std::vector<JournaledJob> a, b;
+  std::vector<JournaledLaunch> la, lb;
+  Loaded(direct.get(), &a, &la);
+  Loaded(replayed.get(), &b, &lb);
+  REQUIRE(a.size() == 2);
+  REQUIRE(b.size() == 2);
+  for (size_t i = 0; i < a.size(); ++i) {
+    CHECK(b[i].id == a[i].id);
+    CHECK(b[i].request_key == a[i].request_key);
+    CHECK(b[i].spec == a[i].spec);
+    CHECK(b[i].submitted_unix == a[i].submitted_unix);
+    CHECK(b[i].finished == a[i].finished);
+    CHECK(b[i].state == a[i].state);
+    CHECK(b[i].reason == a[i].reason);
+    CHECK(b[i].failed_attempts == a[i].failed_attempts);
+    CHECK(b[i].share_counts == a[i].share_counts);
+    CHECK(b[i].shares_since == a[i].shares_since);
+    REQUIRE(b[i].commits.size() == a[i].commits.size());
+    for (size_t k = 0; k < a[i].commits.size(); ++k) {
+      CHECK(b[i].commits[k].task == a[i].commits[k].task);
+      CHECK(b[i].commits[k].output == a[i].commits[k].output);
+      CHECK(b[i].commits[k].run_s == a[i].commits[k].run_s);
+    }
+    REQUIRE(b[i].promotions.size() == a[i].promotions.size());
+  }
+  CHECK(a[0].spec == std::string("spec\0bytes", 10));
+  CHECK(a[0].promotions.size() == 1);
+  CHECK(a[1].state == JobState::kFailed);
+  REQUIRE(lb.size() == 1);
+  CHECK(lb[0].attempt == 60);
+  CHECK(lb[0].identity == "exec-identity");
+}
+
+TEST_CASE("a malformed journal batch is refused whole") {
+  TempDir dir;
+  auto j = dir.Open("j.db");
+  JournalBatch batch;
+  WriteAll(&batch);
+  const std::string bytes = batch.Take();
+  for (size_t cut : {size_t{0}, size_t{3}, size_t{6}, bytes.size() / 2, bytes.size() - 1}) {
+    INFO("cut at " << cut);
+    CHECK(ApplyJournalBatch(std::string_view(bytes).substr(0, cut), j.get()).code() == Status::Code::kInvalidArgument);
+    CHECK_FALSE(j->dirty());
+  }
+  std::string unknown = bytes;
+  unknown[5] = 'Z';  // the first record's kind
+  CHECK_FALSE(ApplyJournalBatch(unknown, j.get()).ok());
+  CHECK_FALSE(j->dirty());
+  // An empty batch (the header alone) is valid and writes nothing.
+  CHECK(ApplyJournalBatch(JournalBatch().bytes(), j.get()).ok());
+  CHECK_FALSE(j->dirty());
+}
+
+}  // namespace
+}  // namespace tailcut
