@@ -42,7 +42,7 @@ constexpr size_t kMaxTracked = 1 << 18;  // jobs and tasks tracked at once; past
 
 SelectorPolicy::SelectorPolicy(SelectorOptions o, std::vector<std::string> names, std::vector<PolicyChain> chains,
                                std::unique_ptr<ReplayEngine> engine)
-    : o_(std::move(o)), names_(std::move(names)), engine_(std::move(engine)) {
+    : o_(std::move(o)), names_(std::move(names)), engine_(std::move(engine)), running_(names_.size(), 0) {
   for (uint32_t c = 0; c < chains.size(); ++c)
     for (auto& p : chains[c]) {
       flat_.push_back(std::move(p));
@@ -73,10 +73,7 @@ SelectorPolicy::Class* SelectorPolicy::ClassOfAttempt(const ClusterView& v, Atte
 }
 
 bool SelectorPolicy::Active(uint32_t candidate) const {
-  if (classes_.empty()) return candidate == 0;
-  for (const auto& [n, c] : classes_)
-    if (c.choice == candidate) return true;
-  return false;
+  return classes_.empty() ? candidate == 0 : running_[candidate] > 0;
 }
 
 void SelectorPolicy::Filter(const ClusterView& v, uint32_t source, std::vector<Proposal>& in,
@@ -121,7 +118,10 @@ void SelectorPolicy::OnJobSubmitted(const ClusterView& v, JobId job, std::vector
     const std::string cls = j.def->Task(0).ClassName();
     if (classes_.count(cls) || classes_.size() < o_.max_classes) {
       Class& c = classes_[cls];
-      if (c.next_replay == 0) c.next_replay = o_.first_replay_jobs;
+      if (c.next_replay == 0) {  // new: runs the first candidate
+        c.next_replay = o_.first_replay_jobs;
+        running_[c.choice]++;
+      }
       c.submits.push_back(v.Now());
       if (c.submits.size() > kSubmits) c.submits.pop_front();
       c.max_live = std::max(c.max_live, ++c.live);
@@ -230,14 +230,20 @@ void SelectorPolicy::OnWakeUp(const ClusterView& v, const AttemptView& a, std::v
   }
 }
 
-// The first candidate's advice (the inner chain's: keep new work off
-// executors predicted slow), whichever runs: an answer that flipped with
-// the choice, not with an event of the executor, left an executor out of
-// the core's cached free lists (a job never placed: matrix m47).
+// The advice of the chains some class runs (a chain no class runs keeps
+// its opinions to itself). The answer flips with a class's choice, not
+// with an event of the executor: the core asks again on its sweep
+// (Placement::RefreshAvoidSweep).
 bool SelectorPolicy::AvoidExecutor(const ClusterView& v, ExecutorId e) const {
-  for (uint32_t i = 0; i < flat_.size() && owner_[i] == 0; ++i)
-    if (flat_[i]->AvoidExecutor(v, e)) return true;
+  for (uint32_t i = 0; i < flat_.size(); ++i)
+    if (Active(owner_[i]) && flat_[i]->AvoidExecutor(v, e)) return true;
   return false;
+}
+
+// Jobs per second over the class's last submissions; 0 while unknown.
+double SelectorPolicy::Rate(const Class& c) {
+  if (c.submits.size() < 2 || c.submits.back() <= c.submits.front()) return 0;
+  return static_cast<double>(c.submits.size() - 1) / (c.submits.back() - c.submits.front());
 }
 
 ReplayModel SelectorPolicy::Model(const ClusterView& v, const std::string& name, const Class& c) const {
@@ -276,10 +282,36 @@ ReplayModel SelectorPolicy::Model(const ClusterView& v, const std::string& name,
     m.times.push_back(f == factor.end() ? s.t : s.t / f->second);
   }
   m.closed = c.max_live <= 1;
-  if (c.submits.size() >= 2 && c.submits.back() > c.submits.front())
-    m.job_rate = static_cast<double>(c.submits.size() - 1) / (c.submits.back() - c.submits.front());
+  m.job_rate = Rate(c);
   m.tasks = std::max(c.tasks, 1u);
   m.needed = std::clamp(c.needed, 1u, m.tasks);
+  // The other classes it shares the fleet with, the busiest first (their
+  // offered work per second; a closed one's at one job per its mean).
+  std::vector<std::pair<double, const Class*>> others;
+  for (const auto& [n, o] : classes_) {
+    if (&o == &c || o.samples.size() < 8) continue;
+    double mean = 0;
+    for (const Sample& x : o.samples) mean += x.t;
+    mean /= o.samples.size();
+    const double rate = o.max_live <= 1 || Rate(o) <= 0 ? 1 / std::max(mean, 1e-9) : Rate(o);
+    others.emplace_back(rate * std::max(o.tasks, 1u) * mean, &o);
+  }
+  std::sort(others.begin(), others.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+  if (others.size() > ReplayModel::kMaxOthers) others.resize(ReplayModel::kMaxOthers);
+  constexpr size_t kOtherSamples = 512;  // the most recent of each
+  for (const auto& [load, o] : others) {
+    ReplayLoad l;
+    l.closed = o->max_live <= 1;
+    l.job_rate = Rate(*o);
+    l.tasks = std::max(o->tasks, 1u);
+    l.needed = std::clamp(o->needed, 1u, l.tasks);
+    const size_t from = o->samples.size() > kOtherSamples ? o->samples.size() - kOtherSamples : 0;
+    for (size_t i = from; i < o->samples.size(); ++i) {
+      auto f = factor.find(o->samples[i].executor);
+      l.times.push_back(f == factor.end() ? o->samples[i].t : o->samples[i].t / f->second);
+    }
+    m.others.push_back(std::move(l));
+  }
   // Independent draws: a quarter of repeats land past the upper quartile;
   // the task's own slowness: all of them.
   if (c.redo >= 4) m.task_share = std::clamp((c.redo_long / c.redo - 0.25) / 0.75, 0.0, 1.0);
@@ -330,6 +362,8 @@ void SelectorPolicy::Collect() {
             "default: class " + cls + " now runs " + best->candidate + " (replayed p99 " + std::to_string(best->p99) +
                 " s, " + names_[c.choice] + " " + std::to_string(incumbent ? incumbent->p99 : -1) + " s, none " +
                 std::to_string(none->p99) + " s; task share " + std::to_string(c.last.task_share) + ")");
+  running_[c.choice]--;
+  running_[choice]++;
   c.choice = choice;
 }
 

@@ -12,6 +12,13 @@
 #include "tailcut/common/process.h"
 #include "tailcut/common/version.h"
 
+#ifdef TAILCUT_TEST_FAULTS
+// Only in the tests' build of this daemon (tailcut-scheduler-faults,
+// tests/integration/fault_hooks.cpp; docs/RELIABILITY.md, "Faults on
+// purpose"): never compiled into tailcut-scheduler.
+void InstallTestFaults(tailcut::SchedulerServer& server);
+#endif
+
 namespace {
 
 tailcut::SchedulerServer* g_server = nullptr;
@@ -105,6 +112,9 @@ int Run(const tailcut::cli::Args& args) {
     // is bad config, 2; a port taken or a journal in use is a failure, 1.
     return b.code() == Status::Code::kInvalidArgument ? 2 : 1;
   }
+#ifdef TAILCUT_TEST_FAULTS
+  InstallTestFaults(server);
+#endif
   g_server = &server;
   std::signal(SIGTERM, OnSignal);
   std::signal(SIGINT, OnSignal);

@@ -17,6 +17,7 @@ Not thread-safe: use one Client per thread.
 import os
 import pwd
 import secrets
+import socket
 import time
 from collections import deque
 
@@ -42,6 +43,37 @@ _HANDSHAKE_EVENTS = (
 )
 _MECHANISM_MISMATCH = 0x11000002  # ZMQ_PROTOCOL_ERROR_ZMTP_MECHANISM_MISMATCH
 _CLOSED_STREAK = 3  # as HandshakeMonitor::kClosedStreak (C++)
+
+
+def _greeting_mechanism(endpoint, timeout=1.0):
+    """The security mechanism the ZeroMQ peer at `endpoint` (tcp:// or
+    ipc://) names in its greeting (b"CURVE", b"NULL"), or None when it does
+    not say within `timeout`. We send only the greeting's signature and
+    major version (ZMTP 3.0: 10 + 1 bytes); the peer answers with the rest
+    of its own greeting (minor version, then the 20-byte mechanism) before
+    it sees ours, so a keyed scheduler names CURVE even where it closes a
+    keyless ZeroMQ connection too soon for the greeting to be read."""
+    try:
+        if endpoint.startswith("tcp://"):
+            host, _, port = endpoint[len("tcp://"):].rpartition(":")
+            sock = socket.create_connection((host.strip("[]"), int(port)), timeout=timeout)
+        elif endpoint.startswith("ipc://"):
+            sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            sock.settimeout(timeout)
+            sock.connect(endpoint[len("ipc://"):])
+        else:
+            return None
+        with sock:
+            sock.sendall(b"\xff" + b"\0" * 8 + b"\x7f" + b"\x03")
+            got = b""
+            while len(got) < 32:
+                more = sock.recv(64 - len(got))
+                if not more:
+                    return None
+                got += more
+            return got[12:32].rstrip(b"\0") if got[10] >= 3 else None
+    except (OSError, ValueError, IndexError):
+        return None
 
 
 def new_request_key():
@@ -447,6 +479,12 @@ class Client:
         if reply.request_id in self._subscriptions and (reply.HasField("results") or reply.HasField("status")):
             self._pushed.append(reply)
 
+    def _mismatch(self, where):
+        return (f"the scheduler at {where} does not use keys: unset key_file= and scheduler_key= "
+                "(and TAILCUT_KEY_FILE, TAILCUT_SCHEDULER_KEY), or give it keys" if self._with_keys else
+                f"the scheduler at {where} wants keys: pass key_file= and scheduler_key= "
+                "(or set TAILCUT_KEY_FILE and TAILCUT_SCHEDULER_KEY; docs/SECURITY.md)")
+
     def _check_handshake(self):
         """Raises Refused when a handshake failure is definitive (the key
         refused, or the other mechanism); returns what repeated closed
@@ -462,14 +500,17 @@ class Client:
             elif kind == zmq.EVENT_HANDSHAKE_FAILED_AUTH:
                 refused = f"the scheduler at {where} refused this key (not in its trusted_keys, or the wrong role)"
             elif kind == zmq.EVENT_HANDSHAKE_FAILED_PROTOCOL and value == _MECHANISM_MISMATCH:
-                refused = (f"the scheduler at {where} does not use keys: unset key_file= and scheduler_key= "
-                           "(and TAILCUT_KEY_FILE, TAILCUT_SCHEDULER_KEY), or give it keys" if self._with_keys else
-                           f"the scheduler at {where} wants keys: pass key_file= and scheduler_key= "
-                           "(or set TAILCUT_KEY_FILE and TAILCUT_SCHEDULER_KEY; docs/SECURITY.md)")
+                refused = self._mismatch(where)
             elif kind == zmq.EVENT_HANDSHAKE_FAILED_PROTOCOL and self._with_keys:
                 refused = f"the handshake with {where} failed: it does not hold the scheduler key configured here"
             else:
                 self._closed_in_a_row += 1
+                if self._closed_in_a_row == _CLOSED_STREAK:
+                    # Closed before its greeting was read: ask it which mechanism it speaks.
+                    mechanism = _greeting_mechanism(self.endpoint)
+                    if mechanism == (b"NULL" if self._with_keys else b"CURVE"):
+                        refused = self._mismatch(where)
+                        continue
                 if self._closed_in_a_row >= _CLOSED_STREAK:
                     trouble = (f"the handshake with {where} failed {self._closed_in_a_row} times in a row, the "
                                "connection closed before it finished: "

@@ -17,6 +17,7 @@ cluster failed to start (the error names the folder).
 import ctypes
 import json
 import os
+import random
 import shutil
 import signal
 import socket
@@ -60,12 +61,34 @@ def find_bin_dir(bin_dir=None):
         + "; build them (scripts/setup.sh), install them (docs/DEPLOY.md) or set TAILCUT_BIN to their folder")
 
 
-def _free_port():
-    # The OS picks a free port; it is released before the scheduler binds it,
-    # so another process may take it meanwhile: start() retries then.
+def _try_port(port):
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
+        try:
+            s.bind(("127.0.0.1", port))
+        except OSError:
+            return None
         return s.getsockname()[1]
+
+
+def _free_port():
+    # A free port below the kernel's ephemeral range, where no outgoing
+    # connection (nor a peer's reconnection to itself) can hold it while a
+    # restarted scheduler is down: as FreeLoopbackPort in C++
+    # (client/src/local_cluster.cpp). It is released before the scheduler
+    # binds it, so another process may take it meanwhile: start() retries then.
+    try:
+        with open("/proc/sys/net/ipv4/ip_local_port_range") as f:
+            low = int(f.read().split()[0])
+    except (OSError, ValueError, IndexError):
+        low = 32768
+    span = min(20000, low - 1024)
+    if span >= 4096:
+        rng = random.SystemRandom()
+        for _ in range(256):
+            port = _try_port(low - 1 - rng.randrange(span))
+            if port:
+                return port
+    return _try_port(0)
 
 
 def _die_with_parent():

@@ -3,9 +3,13 @@
 #include <algorithm>
 #include <sstream>
 
+#include "tailcut/common/stats.h"
 #include "tailcut/sim/simulator.h"
 
 namespace tailcut::sim {
+namespace {
+constexpr const char* kReplayed = "replayed";  // the replayed class's owner beside other classes
+}  // namespace
 
 StatusOr<Scenario> ReplayScenario(const ReplayModel& m, const Config& policies) {
   if (m.times.empty()) return Status::InvalidArgument("replay: no run times");
@@ -22,20 +26,45 @@ StatusOr<Scenario> ReplayScenario(const ReplayModel& m, const Config& policies) 
     t << "arrival = \"closed\"\noutstanding = 1\n";
   else
     t << "arrival = \"poisson\"\nrate = " << m.job_rate << "\n";
+  if (!m.others.empty()) t << "owner = \"" << kReplayed << "\"\n";
   t << "jobs = " << m.jobs << "\n\n[[workload.class]]\nname = \"" << m.task_class << "\"\ntasks = " << m.tasks
     << "\ntask_time = 1\n";
   if (m.needed > 0 && m.needed < m.tasks) t << "rule = \"k_of_n\"\nk = " << m.needed << "\n";
+  // The other classes: as many jobs as arrive while the replayed class's
+  // do (open against open), else as many as it has; each at most 4x its
+  // tasks, so a replay costs at most (1 + 4 x kMaxOthers) x its own (a
+  // class of huge jobs becomes one job of that many tasks: a backlog).
+  const double span = m.closed || m.job_rate <= 0 ? 0 : m.jobs / m.job_rate;
+  const uint64_t cap = 4ull * m.jobs * std::max(m.tasks, 1u);
+  for (size_t i = 0; i < m.others.size(); ++i) {
+    const ReplayLoad& o = m.others[i];
+    const uint32_t tasks = static_cast<uint32_t>(std::min<uint64_t>(std::max(o.tasks, 1u), cap));
+    t << "\n[[workload.class]]\nname = \"other-" << i << "\"\nweight = 0\ntasks = " << tasks << "\ntask_time = 1\n";
+    if (o.needed > 0 && o.needed < tasks) t << "rule = \"k_of_n\"\nk = " << o.needed << "\n";
+    const bool closed = o.closed || o.job_rate <= 0;
+    const uint64_t jobs = std::clamp<uint64_t>(closed || span <= 0 ? m.jobs : std::llround(o.job_rate * span), 1,
+                                               std::max<uint64_t>(cap / tasks, 1));
+    t << "\n[[workload.stream]]\nowner = \"others\"\nclass = \"other-" << i << "\"\njobs = " << jobs << "\n";
+    if (closed)
+      t << "arrival = \"closed\"\noutstanding = 1\n";
+    else
+      t << "arrival = \"poisson\"\nrate = " << o.job_rate << "\n";
+  }
   auto cfg = Config::Parse(t.str(), "replay");
   if (!cfg.ok()) return cfg.status();
   auto sc = ParseScenario(std::move(cfg).value(), ".");
   if (!sc.ok()) return sc.status();
-  auto values = std::make_shared<std::vector<double>>(m.times);
-  std::sort(values->begin(), values->end());
-  Distribution& d = sc->workload.classes.front().task_time;
-  d = Distribution();
-  d.kind = Distribution::Kind::kEmpirical;
-  d.values = std::move(values);
-  d.task_share = m.task_share;
+  auto empirical = [&](Distribution& d, const std::vector<double>& times, double task_share) {
+    auto values = std::make_shared<std::vector<double>>(times);
+    std::sort(values->begin(), values->end());
+    d = Distribution();
+    d.kind = Distribution::Kind::kEmpirical;
+    d.values = std::move(values);
+    d.task_share = task_share;
+  };
+  empirical(sc->workload.classes.front().task_time, m.times, m.task_share);
+  for (size_t i = 0; i < m.others.size(); ++i)
+    if (!m.others[i].times.empty()) empirical(sc->workload.classes[i + 1].task_time, m.others[i].times, 0);
   sc->config = policies;  // the candidates' [policies.*] (and [owners]: single-tenant ones are refused)
   return sc;
 }
@@ -55,6 +84,12 @@ bool SimReplayEngine::Start(const ReplayModel& m, const std::vector<std::string>
         s.p99 = r->p99;
         s.p999 = r->p999;
         s.extra_work = r->extra_work;
+        for (const OwnerResult& o : r->owners)  // beside other classes: only its own jobs
+          if (o.owner == kReplayed && !o.latencies.empty()) {
+            s.p50 = o.p50;
+            s.p99 = o.p99;
+            s.p999 = Quantile(o.latencies, 0.999);
+          }
       }
     }
     done_.push_back(std::move(s));

@@ -2,6 +2,7 @@
 // to finish first, so a slow executor gets work only when it finishes that
 // work before a faster one would; quarantine only for far too slow ones.
 #include <catch2/catch.hpp>
+#include <set>
 
 #include "placement_expected_finish.h"
 #include "state_fixture.h"
@@ -148,4 +149,40 @@ TEST_CASE("quarantine applies only to executors far slower than any job's horizo
   ExecutorId gslow = SlowFleet(g, gjob, 5);
   g.gate.Apply(Proposal::Quarantine(gslow, "test"), "test");
   CHECK(g.s.executors.at(gslow).quarantined);  // first_free: quarantine as proposed
+}
+
+namespace {
+// Advises against the executors in `avoid`; the test changes the set
+// without an event on them, as `late` (its slow nodes, on its ticks) and
+// `default` (the chain a class runs) do.
+struct SetAvoidPolicy : MitigationPolicy {
+  std::string_view name() const override { return "set-avoid"; }
+  bool AvoidExecutor(const ClusterView&, ExecutorId e) const override { return avoid.count(e) > 0; }
+  std::set<ExecutorId> avoid;
+};
+}  // namespace
+
+// Matrix m47 under `default` choosing `late`: the fast executors were
+// free and advised against, the fail-slow one not. The task was held for
+// the faster pool, which nothing would ever free: no attempt ran, so no
+// event came to pump again, and the job was never placed.
+TEST_CASE("a task is not held for free faster executors a policy advises against") {
+  auto policy = std::make_unique<SetAvoidPolicy>();
+  SetAvoidPolicy& p = *policy;
+  PolicyChain chain;
+  chain.push_back(std::move(policy));
+  StateFixture f(ExpectedFinish(), std::move(chain));
+  core::Job& job = f.Job(4);
+  ExecutorId slow = SlowFleet(f, job, 5);
+  REQUIRE(f.s.predictors->Health(slow).state == NodeHealth::kFailSlow);
+  REQUIRE(f.s.attempts.empty());
+  for (auto& [id, e] : f.s.executors)
+    if (id != slow) p.avoid.insert(id);
+  for (auto& [id, e] : f.s.executors) f.place.RefreshAvoid(e);  // the core's sweep
+  ExecutorId e = f.place.PickFree(job, 0, false);
+  CHECK(e != 0);
+  CHECK(e != slow);  // the fastest free one, advised against or not
+  CHECK(p.avoid.count(e));
+  CHECK_FALSE(f.place.strategy().HeldLastPick());
+  CHECK(f.place.PickFree(job, 0, true) == slow);  // a copy still never goes where advised against
 }

@@ -1,16 +1,21 @@
 // Issue 21 end to end, over the real daemons: a task with side effects runs
 // once under the default chain even with a straggler in the fleet
 // (docs/POLICIES.md, "Side effects"), and exec tasks know who they are
-// (docs/KERNELS.md, "exec").
+// (docs/KERNELS.md, "exec"); issue 43: a scheduler killed between reading a
+// result and journaling it does not run the task again.
 #include <catch2/catch.hpp>
 
+#include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <set>
 #include <string>
+#include <thread>
 
 #include "daemon_cluster.h"
 #include "tailcut/common/kernel_args.h"
@@ -109,5 +114,53 @@ TEST_CASE("exec: 100 tasks of a script that prints its task index print 0..99, e
   REQUIRE(bad.ok());
   CHECK(bad->state() == wire::JOB_FAILED);
   CHECK(bad->reason().find("/bin/true is not in this executor's exec_allow") != std::string::npos);
+  fs::remove_all(dir);
+}
+
+// Issue 43: the scheduler is SIGKILLed exactly between reading an
+// executor's Report with the task's result and committing that result to
+// its journal (tailcut-scheduler-faults, fault_hooks.cpp). The journal then
+// still says "launched on that executor"; the executor, which no longer
+// holds the attempt, sends the result again in its Register (`undelivered`,
+// docs/PROTOCOL.md), so the restarted scheduler commits it instead of
+// running the task a second time.
+TEST_CASE("side effects: a scheduler killed between reading a result and journaling it runs the task once") {
+  const std::string dir = Fresh("killcommit");
+  const std::string marker = dir + "/killed", file = dir + "/side.txt";
+  setenv("TAILCUT_FAULT_KILL_AT_COMMIT", marker.c_str(), 1);  // the restart inherits it too: the marker stops it
+  testing::DaemonClusterOptions o{1, 2, {}, {}};
+  o.allow_shell = true;
+  o.scheduler_binary = TAILCUT_SCHEDULER_FAULTS_BIN;
+  testing::DaemonCluster c(o);
+  unsetenv("TAILCUT_FAULT_KILL_AT_COMMIT");
+  wire::JobSpec job = FanoutJob("shell", "echo ran-$$ >> " + file, 1);  // not idempotent: shell's default
+  job.set_return_outputs(true);
+  auto id = c.client->Submit(job);
+  REQUIRE(id.ok());
+  for (int i = 0; i < 300 && c.cluster->SchedulerAlive(); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  REQUIRE_FALSE(c.cluster->SchedulerAlive());  // it died at the commit ...
+  std::ifstream killed(marker);
+  std::string at;
+  std::getline(killed, at);
+  INFO("killed at: " << at);
+  REQUIRE(at.rfind("job " + std::to_string(*id) + " task 0 attempt ", 0) == 0);  // ... of this task
+  CHECK(Lines(file) == 1);                                                       // which ran once so far
+  REQUIRE(c.cluster->RestartScheduler().ok());
+  WaitOptions w;
+  w.timeout_s = 60;
+  auto st = c.client->Wait(*id, w);
+  REQUIRE(st.ok());
+  INFO(st->reason());
+  CHECK(st->state() == wire::JOB_SUCCEEDED);
+  CHECK(Lines(file) == 1);  // the side effect happened once
+  CHECK(st->committed() == 1);
+  auto results = c.client->Results(*id);
+  REQUIRE(results.ok());
+  REQUIRE(results->size() == 1);
+  CHECK(at == "job " + std::to_string(*id) + " task 0 attempt " + std::to_string((*results)[0].attempt_id()));
+  std::ifstream log(c.cluster->log_dir() + "/scheduler.log");
+  std::string text((std::istreambuf_iterator<char>(log)), std::istreambuf_iterator<char>());
+  CHECK_THAT(text, Catch::Contains("results (1 committed)"));  // the result the executor sent again
   fs::remove_all(dir);
 }

@@ -9,6 +9,7 @@
 #include <set>
 
 #include "tailcut/sim/matrix.h"
+#include "tailcut/sim/replay.h"
 
 namespace tailcut::sim {
 namespace {
@@ -48,7 +49,8 @@ TEST_CASE("regret: the shapes are the matrix and the shipped scenarios", "[sim][
 // measured `default` worst on against `none` (m10, m26) and against the
 // best fixed policy (m41, hedge's), heavy-tailed and bimodal shapes where
 // `late` or `hedge` win (m00, m44, m47), a shape and a shipped scenario
-// where the inner chain wins (m62, stragglers_2ms_1slot). Each is held to
+// where the inner chain wins (m62, stragglers_2ms_1slot), two owners' shapes
+// where the replay must see the other class's load (m03, m07). Each is held to
 // the ratios `default` reached when this test was written (the simulator is
 // deterministic; 0.5% slack for the last digit): a regression fails, an
 // improvement is welcome (lower the figure). Where they still miss the
@@ -59,9 +61,10 @@ TEST_CASE("regret: default against none and the best fixed policy on the CI subs
     double p50_none, p99_none, p99_best;
   };
   const std::map<std::string, Bound> subset = {
-      {"m00", {0.697, 0.246, 1.054}}, {"m10", {1.225, 1.238, 1.336}},
-      {"m26", {0.926, 1.135, 1.582}}, {"m41", {1.579, 0.502, 2.918}},
-      {"m44", {1.011, 0.205, 1.726}}, {"m47", {0.796, 0.651, 4.543}},
+      {"m00", {0.686, 0.238, 1.018}}, {"m03", {0.380, 0.251, 1.000}},
+      {"m07", {0.071, 0.233, 1.251}}, {"m10", {1.328, 1.216, 1.312}},
+      {"m26", {0.923, 0.712, 0.991}}, {"m41", {1.579, 0.239, 1.386}},
+      {"m44", {1.011, 0.205, 1.727}}, {"m47", {0.557, 0.174, 1.217}},
       {"m62", {0.456, 0.345, 1.000}}, {"stragglers_2ms_1slot", {0.542, 0.393, 1.000}},
   };
   constexpr double kSlack = 1.005;
@@ -84,8 +87,7 @@ TEST_CASE("regret: default against none and the best fixed policy on the CI subs
 // regret table": bimodal classes, full load, quorum jobs) may not get
 // worse than measured; every other shape must hold both.
 TEST_CASE("regret: default does no harm against none on the matrix", "[sim][regret]") {
-  const std::set<std::string> known = {"m06", "m10", "m12", "m15", "m22", "m24", "m26",
-                                       "m28", "m41", "m43", "m48", "m56", "m58"};
+  const std::set<std::string> known = {"m06", "m10", "m12", "m22", "m28", "m41", "m43", "m48", "m56", "m58"};
   size_t p50 = 0, p99 = 0;
   for (const MatrixShape& s : MatrixShapes()) {
     auto row = RunMatrixShape(s, "default", false);
@@ -100,8 +102,46 @@ TEST_CASE("regret: default does no harm against none on the matrix", "[sim][regr
     CHECK(row->p50_holds);
     CHECK(row->p99_holds);
   }
-  CHECK(p50 >= 58);  // of 64, as measured
-  CHECK(p99 >= 55);
+  CHECK(p50 >= 59);  // of 64, as measured (scripts/regret-table.sh)
+  CHECK(p99 >= 58);
+}
+
+// The selector's replay of a class beside the other classes on its fleet
+// (tailcut/policies/replay.h, ReplayModel::others): their load slows the
+// class's jobs, and only the class's own jobs are scored.
+TEST_CASE("replay: a class is replayed beside the other classes' load", "[sim][regret]") {
+  ReplayModel m;
+  m.task_class = "main";
+  m.executors = 4;
+  m.executor_factors.assign(4, 1.0);
+  m.job_rate = 5;  // x 4 tasks x 0.1 s on 4 slots: load 0.5
+  m.tasks = m.needed = 4;
+  for (int i = 0; i < 64; ++i) m.times.push_back(0.08 + 0.04 * (i % 8) / 7);
+  m.jobs = 200;
+  auto score = [](const ReplayModel& model) {
+    SimReplayEngine engine{Config()};
+    REQUIRE(engine.Start(model, {"none"}));
+    std::vector<ReplayScore> s;
+    REQUIRE(engine.Poll(&s));
+    REQUIRE(s.size() == 1);
+    REQUIRE(s[0].ran);
+    return s[0];
+  };
+  const ReplayScore alone = score(m);
+  ReplayLoad other;
+  other.job_rate = 4;  // another 0.4 of the fleet
+  other.tasks = other.needed = 4;
+  other.times = m.times;
+  m.others.push_back(other);
+  auto sc = ReplayScenario(m, Config());
+  REQUIRE(sc.ok());
+  REQUIRE(sc->workload.classes.size() == 2);
+  REQUIRE(sc->workload.streams.size() == 1);
+  CHECK(sc->workload.streams[0].owner != sc->workload.owner);
+  const ReplayScore beside = score(m);
+  INFO("alone p50 " << alone.p50 << " p99 " << alone.p99 << ", beside p50 " << beside.p50 << " p99 " << beside.p99);
+  CHECK(beside.p50 > 1.1 * alone.p50);
+  CHECK(beside.p99 > alone.p99);
 }
 
 // scripts/regret-table.sh: the table of docs/benchmarks/matrix.md on stdout.

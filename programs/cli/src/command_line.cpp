@@ -239,8 +239,8 @@ T Args::Number(const std::string& flag, T def, T min, T max, const char* what) c
   const std::string text = Get(flag);
   if (std::optional<T> v = ParseNumber<T>(text); v && *v >= min && *v <= max) return *v;
   if (error_.empty())
-    error_ = flag + " wants " + what + " in " + Range(static_cast<double>(min), static_cast<double>(max)) +
-             ", got '" + text + "'";
+    error_ = flag + " wants " + what + " in " + Range(static_cast<double>(min), static_cast<double>(max)) + ", got '" +
+             text + "'";
   return def;
 }
 

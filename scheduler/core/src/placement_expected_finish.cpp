@@ -219,8 +219,30 @@ ExecutorId ExpectedFinishPlacement::PickFree(const Job& job, TaskIndex t, bool c
   double speed = Speed(id), pool_speed = 0;
   for (int k = 0; k < b; ++k) pool_speed = pools_[k].slots ? BucketSpeed(k) : pool_speed;  // slowest faster bucket
   if (speed < kClearlySlower * pool_speed) return id;
-  held_ = d * speed > kMargin * pool;
-  return held_ ? 0 : id;
+  if (d * speed <= kMargin * pool) return id;
+  // The faster pool may sit free, every executor of it advised against (a
+  // policy's answer that flipped while it was free: `late`'s slow nodes,
+  // the selector's choice): its fastest that fits takes the task, as an
+  // advised-against executor does when nothing else is free. Holding the
+  // task for it waited for a slot that was already free: with nothing
+  // running, no event pumped again (a job never placed: matrix m47).
+  if (ExecutorId faster = FastestAvoided(job, t, b)) return faster;
+  held_ = true;
+  return 0;
+}
+
+ExecutorId ExpectedFinishPlacement::FastestAvoided(const Job& job, TaskIndex t, int below) {
+  for (int k = 0; k < below; ++k) {
+    if (List(k, true).empty()) continue;
+    Clean(k, true, false);
+    size_t looked = 0;  // bounded: a hold costs O(buckets x kAvoidedLook), not O(fleet)
+    for (ExecutorId id : List(k, true)) {
+      if (++looked > kAvoidedLook) break;
+      const ExecutorState* e = Usable(id, k, true) ? s_.FindExec(id) : nullptr;
+      if (e && place_.Fits(job, t, *e, false)) return id;
+    }
+  }
+  return 0;
 }
 
 bool ExpectedFinishPlacement::AllowsQuarantine(const ExecutorState& e) const {

@@ -78,6 +78,10 @@ class ExpectedFinishPlacement final : public PlacementStrategy {
   };
   double Speed(ExecutorId e) const;
   ExecutorId PickFastest(const Job& job, TaskIndex t, bool copy, ExecutorId fallback_only, int* bucket);
+  // The fastest free executor in a bucket below `below` that a policy
+  // advises against and that fits task t of `job`; 0 when none.
+  ExecutorId FastestAvoided(const Job& job, TaskIndex t, int below);
+  static constexpr size_t kAvoidedLook = 64;  // entries looked at per bucket
   bool Usable(ExecutorId id, int b, bool avoided) const;
   void Clean(int b, bool avoided, bool all);
   std::deque<ExecutorId>& List(int b, bool avoided) { return avoided ? free_avoided_[b] : free_[b]; }

@@ -24,6 +24,8 @@ std::vector<double> JournalCommitBounds() {
   return {0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5};
 }
 
+std::vector<double> LoopTurnBounds() { return {0.0001, 0.001, 0.01, 0.025, 0.05, 0.1, 0.25, 1}; }
+
 Snapshot Collect(const SchedulerCore& core, const Histogram& job_latency) {
   Snapshot s;
   s.counters = core.Counters();
@@ -143,6 +145,15 @@ void RenderBounds(const Bounds& b, Writer& w) {
   w.Sample("tailcut_client_disconnects_total", d(b.clients_disconnected));
   w.Family("tailcut_client_backlog_bytes", "gauge", "Bytes of replies held back for clients now.");
   w.Sample("tailcut_client_backlog_bytes", d(b.client_backlog_bytes));
+  w.Family("tailcut_frames_decoded_off_loop_total", "counter",
+           "Frames of at least decode_off_loop_bytes (and the later frames of the same peer) parsed on the "
+           "decoder's thread instead of the loop's.");
+  w.Sample("tailcut_frames_decoded_off_loop_total", d(b.frames_decoded_off_loop));
+  w.Family("tailcut_decode_queue_bytes", "gauge", "Bytes of frames waiting for or in the decoder now.");
+  w.Sample("tailcut_decode_queue_bytes", d(b.decode_queue_bytes));
+  w.Family("tailcut_decode_waits_total", "counter",
+           "Times a socket stopped being read because its next frame did not fit in decode_queue_bytes.");
+  w.Sample("tailcut_decode_waits_total", d(b.decode_waits));
   w.Family("tailcut_refusals_total", "counter",
            "Requests and registrations a limit refused (BUSY, TOO_LARGE, a key not trusted), by the limit's "
            "config key.");
@@ -220,6 +231,10 @@ std::string Render(const Snapshot& s) {
   w.Family("tailcut_journal_commit_failures_total", "counter",
            "Journal transactions that failed (their client replies stay held until one succeeds).");
   w.Sample("tailcut_journal_commit_failures_total", d(s.journal_commit_failures));
+  w.Family("tailcut_loop_turn_cpu_seconds", "histogram",
+           "The scheduler loop's turns, by the CPU time of its thread each took: the longest delay one turn's "
+           "work put on every other peer's heartbeats and requests.");
+  w.Histogram("tailcut_loop_turn_cpu_seconds", s.loop_turn_cpu);
   RenderBounds(s.bounds, w);
   return w.str();
 }
@@ -238,6 +253,7 @@ void SchedulerMetrics::MaybePublish(const SchedulerCore& core, Time now) {
   Snapshot collected = Collect(core, job_latency_);
   collected.journal_commit = journal_commit_;
   collected.journal_commit_failures = journal_commit_failures_;
+  collected.loop_turn_cpu = loop_turn_cpu_;
   if (bounds_) collected.bounds = bounds_();
   if (dashboard_) collected.dashboard = std::make_shared<const dashboard::State>(dashboard_->Collect(core, now));
   auto snap = std::make_shared<const Snapshot>(std::move(collected));

@@ -49,6 +49,9 @@ std::vector<double> JobLatencyBounds();
 // Journal commit (one group-commit transaction) bucket bounds, seconds:
 // a page-cache write up to a disk that stalls the scheduler.
 std::vector<double> JournalCommitBounds();
+// A loop turn's CPU time bucket bounds, seconds: what one turn's work held
+// up every other peer's messages (issue 43).
+std::vector<double> LoopTurnBounds();
 
 // Executors by the node-health detector's state, in NodeHealth order.
 inline constexpr std::array<NodeHealth, 4> kHealthStates = {NodeHealth::kHealthy, NodeHealth::kSuspect,
@@ -66,6 +69,9 @@ struct Bounds {
   // scheduler, dropped (client gone or disconnected), clients disconnected
   // for not reading, and the bytes held now.
   uint64_t replies_held = 0, replies_dropped = 0, clients_disconnected = 0, client_backlog_bytes = 0;
+  // Frames decoded off the loop (frame_decoder.h), the bytes waiting for
+  // or in the decoder now, and the times a socket waited for room there.
+  uint64_t frames_decoded_off_loop = 0, decode_queue_bytes = 0, decode_waits = 0;
   std::vector<std::pair<std::string, uint64_t>> refusals;  // limit (its config key) -> refusals
 };
 
@@ -83,6 +89,7 @@ struct Snapshot {
   Histogram job_latency{JobLatencyBounds()};
   Histogram journal_commit{JournalCommitBounds()};  // empty without a journal
   uint64_t journal_commit_failures = 0;
+  Histogram loop_turn_cpu{LoopTurnBounds()};
   Bounds bounds;
   // The dashboard's view (dashboard.h), when one is attached; else null.
   std::shared_ptr<const dashboard::State> dashboard;
@@ -109,6 +116,8 @@ class SchedulerMetrics final : public CoreObserver {
   // A journal transaction took `seconds`; `ok` false: it failed (the
   // replies it carried stay held).
   void OnJournalCommit(double seconds, bool ok);
+  // A turn of the loop took `cpu_seconds` of its thread's CPU time.
+  void OnLoopTurn(double cpu_seconds) { loop_turn_cpu_.Observe(cpu_seconds); }
   // Publishes a snapshot when a scrape waits for one (cheap otherwise).
   // `now`: the core's clock, for the dashboard's timeline.
   void MaybePublish(const SchedulerCore& core, Time now = 0);
@@ -129,6 +138,7 @@ class SchedulerMetrics final : public CoreObserver {
   Histogram job_latency_{JobLatencyBounds()};        // loop thread only
   Histogram journal_commit_{JournalCommitBounds()};  // loop thread only
   uint64_t journal_commit_failures_ = 0;             // loop thread only
+  Histogram loop_turn_cpu_{LoopTurnBounds()};        // loop thread only
   const dashboard::ActivityRecorder* dashboard_ = nullptr;
   std::function<Bounds()> bounds_;
 

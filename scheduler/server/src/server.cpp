@@ -103,6 +103,15 @@ Status SchedulerServer::Impl::Bind() {
     return Status::IoError(std::string("cannot bind (executors ") + opt_.executor_endpoint + ", clients " +
                            opt_.client_endpoint + "): " + e.what());
   }
+  decoder_ = std::make_unique<FrameDecoder>(
+      FrameDecoder::Options{opt_.decode_off_loop_bytes, opt_.decode_queue_bytes},
+      [max_tasks = opt_.core.max_tasks_per_job](FrameDecoder::Item& item) {  // on the decoder's thread
+        if (item.source == kFromClients) {  // a submit over the cap is refused unparsed, as on the loop
+          item.tasks = SubmitTaskCountOfFrame(item.frame.data(), item.frame.size(), &item.request_id);
+          if (max_tasks > 0 && item.tasks > max_tasks) return;
+        }
+        item.parsed = FromFrame(item.frame, item.msg.get());
+      });
   TC_LOG(Info) << "listening: executors on " << executor_endpoint_ << ", clients on " << client_endpoint_;
   if (Status s = StartParentLink(); !s.ok()) return s;
   return StartHttp();
@@ -186,6 +195,11 @@ metrics::Bounds SchedulerServer::Impl::CollectBounds() const {
   b.replies_held = replies_held_;
   b.replies_dropped = replies_dropped_;
   b.clients_disconnected = clients_disconnected_;
+  b.frames_decoded_off_loop = decoder_->decoded();
+  b.decode_queue_bytes = decoder_->queued_bytes() +
+                         (waiting_[kFromExecutors] ? waiting_[kFromExecutors]->frame.size() : 0) +
+                         (waiting_[kFromClients] ? waiting_[kFromClients]->frame.size() : 0);
+  b.decode_waits = decode_waits_;
   for (const auto& [route, backlog] : backlogs_) b.client_backlog_bytes += backlog.bytes;
   for (const auto& [limit, n] : refusals_)  // keys refused at the handshake: the ZAP handler counts them
     b.refusals.emplace_back(limit, limit == "scheduler.trusted_keys" && auth_ ? n + auth_->refused() : n);
@@ -304,14 +318,20 @@ void SchedulerServer::Impl::Run() {
     if (wake >= 0) until = std::min(until, wake);
     long wait_ms = std::clamp<long>(static_cast<long>(std::ceil((until - now) * 1000)), 0, 100);
     // Only the sockets in use: an unused entry (null socket) would poll fd 0.
-    zmq::pollitem_t items[6] = {{executors_.handle(), 0, ZMQ_POLLIN, 0}, {clients_.handle(), 0, ZMQ_POLLIN, 0}};
-    size_t n_items = 2;
+    // A socket whose next frame waits for room in the decoder is not read
+    // (events 0) until decoded frames make room (server_decode.cpp).
+    zmq::pollitem_t items[7] = {
+        {executors_.handle(), 0, static_cast<short>(Reading(kFromExecutors) ? ZMQ_POLLIN : 0), 0},
+        {clients_.handle(), 0, static_cast<short>(Reading(kFromClients) ? ZMQ_POLLIN : 0), 0},
+        {nullptr, decoder_->fd(), ZMQ_POLLIN, 0}};
+    size_t n_items = 3;
     const size_t guard_item = n_items;
     for (zmq::socket_t& m : guard_->monitors()) items[n_items++] = {m.handle(), 0, ZMQ_POLLIN, 0};
     const size_t auth_item = auth_ ? n_items++ : 0;
     if (auth_) items[auth_item] = {auth_->socket().handle(), 0, ZMQ_POLLIN, 0};
     const size_t parent_item = parent_ ? n_items++ : 0;
     if (parent_) items[parent_item] = {parent_->socket().handle(), 0, ZMQ_POLLIN, 0};
+    NoteTurn();
     try {
       zmq::poll(items, n_items, std::chrono::milliseconds(wait_ms));
     } catch (const zmq::error_t& e) {
@@ -325,6 +345,7 @@ void SchedulerServer::Impl::Run() {
                     [](const zmq::pollitem_t& i) { return i.revents & ZMQ_POLLIN; }))
       guard_->OnEvents(clock_.Now());
     if (auth_ && (items[auth_item].revents & ZMQ_POLLIN)) auth_->HandleRequests();
+    if (items[2].revents & ZMQ_POLLIN) OnDecoded(decoder_->Done());
     if (items[0].revents & ZMQ_POLLIN) DrainExecutors();
     if (items[1].revents & ZMQ_POLLIN) DrainClients();
     if (parent_ && (items[parent_item].revents & ZMQ_POLLIN)) parent_->OnReadable(clock_.Now());
@@ -349,6 +370,7 @@ void SchedulerServer::Impl::Run() {
   // sent just before it gets the final status below).
   DrainExecutors();
   DrainClients();
+  SettleDecodes();
   // Journaled, running jobs stay in the journal and resume on the next
   // start (their clients keep waiting and reconnect). In memory they end
   // now: executors are told to stop their attempts and watching clients

@@ -14,39 +14,47 @@ void SchedulerServer::Impl::DrainClients() {
   zmq::message_t payload;
   bool ok = true;
   wire::ClientRequest req;
-  for (int i = 0; i < kMaxDrain && Receive(clients_, &route, &payload, &ok); ++i) {
+  for (int i = 0; i < kMaxDrain && Reading(kFromClients) && Receive(clients_, &route, &payload, &ok); ++i) {
+    if (ok && Defer(kFromClients, route, payload)) continue;
     // A submit's size is checked before it is parsed: its TaskSpecs are
     // counted from the field headers, so a frame of millions of empty ones
     // is refused without building them (docs/LIMITS.md).
     uint64_t request_id = 0;
-    if (uint64_t tasks = ok ? SubmitTaskCountOfFrame(payload.data(), payload.size(), &request_id) : 0; tasks > 0) {
-      if (Status s = core_.CheckAdmission(tasks); !s.ok()) {
-        CountRefusal(CoreLimitOf(s));
-        SendClientError(route, request_id, ErrorCodeFor(s, true), s.message());
-        continue;
-      }
-    }
-    if (!ok || !FromFrame(payload, &req)) {
-      WarnBadInput("client socket", "unparseable message");
-      SendClientError(route, 0, wire::Error::BAD_MESSAGE, "could not parse a ClientRequest");
-      continue;
-    }
-    if (req.version() != kProtocolVersion) {
-      SendClientError(route, req.request_id(), wire::Error::VERSION_MISMATCH,
-                      "protocol version " + std::to_string(req.version()) + " not spoken; this scheduler speaks " +
-                          std::to_string(kProtocolVersion));
-      continue;
-    }
-    Caller who;
-    if (!Identify(payload, req, &who)) {
-      CountRefusal("scheduler.trusted_keys");
-      WarnBadInput("client socket", "a request under a key no longer trusted");
-      DropWatchersOf(route);
-      SendClientError(route, req.request_id(), wire::Error::UNAUTHENTICATED, "this client's key is no longer trusted");
-      continue;
-    }
-    OnClientRequest(route, req, who);
+    const uint64_t tasks = ok ? SubmitTaskCountOfFrame(payload.data(), payload.size(), &request_id) : 0;
+    if (AdmitFrame(route, tasks, request_id)) OnClientFrame(route, payload, ok && FromFrame(payload, &req), req);
   }
+}
+
+bool SchedulerServer::Impl::AdmitFrame(const std::string& route, uint64_t tasks, uint64_t request_id) {
+  if (tasks == 0) return true;
+  Status s = core_.CheckAdmission(tasks);
+  if (s.ok()) return true;
+  CountRefusal(CoreLimitOf(s));
+  SendClientError(route, request_id, ErrorCodeFor(s, true), s.message());
+  return false;
+}
+
+// One request, parsed here or by the decoder (parsed false: it did not parse).
+void SchedulerServer::Impl::OnClientFrame(const std::string& route, const zmq::message_t& payload, bool parsed,
+                                          wire::ClientRequest& req) {
+  if (!parsed) {
+    WarnBadInput("client socket", "unparseable message");
+    return SendClientError(route, 0, wire::Error::BAD_MESSAGE, "could not parse a ClientRequest");
+  }
+  if (req.version() != kProtocolVersion) {
+    return SendClientError(route, req.request_id(), wire::Error::VERSION_MISMATCH,
+                           "protocol version " + std::to_string(req.version()) + " not spoken; this scheduler speaks " +
+                               std::to_string(kProtocolVersion));
+  }
+  Caller who;
+  if (!Identify(payload, req, &who)) {
+    CountRefusal("scheduler.trusted_keys");
+    WarnBadInput("client socket", "a request under a key no longer trusted");
+    DropWatchersOf(route);
+    return SendClientError(route, req.request_id(), wire::Error::UNAUTHENTICATED,
+                           "this client's key is no longer trusted");
+  }
+  OnClientRequest(route, req, who);
 }
 
 // With keys the owner is the CURVE key that sent the frame; without keys
@@ -104,8 +112,10 @@ Status SchedulerServer::Impl::OnSubmit(const std::string& route, uint64_t reques
   // Keys are per owner: another owner's key neither finds nor blocks a job.
   const std::string key = spec.request_key().empty() ? "" : who.owner + "\n" + spec.request_key();
   // The body as journaled, in a form that is the same for the same content:
-  // a retry must match it, another body under the key is refused.
-  const std::string body = DeterministicBytes(spec);
+  // a retry must match it, another body under the key is refused. Without a
+  // key it is made only once the job is valid: serializing a 16 MiB body
+  // costs the loop ~75 ms, not to be spent on a submit refused anyway.
+  std::string body = key.empty() ? std::string() : DeterministicBytes(spec);
   JobId known = 0;
   switch (durability_.keys().Find(key, RequestKeys::Digest(body), &known)) {
     case RequestKeys::Match::kNew: break;
@@ -146,6 +156,7 @@ Status SchedulerServer::Impl::OnSubmit(const std::string& route, uint64_t reques
   }
   auto def = JobDefFromWire(spec);
   if (!def.ok()) return def.status();
+  if (key.empty()) body = DeterministicBytes(spec);
   bool stream = def->stream_results;
   std::string name = def->name;
   uint32_t tasks = def->TaskCount();

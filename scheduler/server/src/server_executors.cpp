@@ -16,37 +16,41 @@ void SchedulerServer::Impl::DrainExecutors() {
   google::protobuf::ArenaOptions arena_options;
   arena_options.initial_block = drain_block_.get();
   arena_options.initial_block_size = kDrainBlockBytes;
-  for (int i = 0; i < kMaxDrain && Receive(executors_, &route, &payload, &ok); ++i) {
+  for (int i = 0; i < kMaxDrain && Reading(kFromExecutors) && Receive(executors_, &route, &payload, &ok); ++i) {
+    if (ok && Defer(kFromExecutors, route, payload)) continue;
     // One arena per message: what a large one needs beyond the block is
     // freed with it, not kept for the turn.
     google::protobuf::Arena arena(arena_options);
     wire::ExecutorMessage& msg = *google::protobuf::Arena::CreateMessage<wire::ExecutorMessage>(&arena);
-    std::string key;
-    if (auth_ && !auth_->Peer(payload, &key)) {
-      CountRefusal("scheduler.trusted_keys");
-      WarnBadInput("executor socket", "a message under a key no longer trusted");
-      DropRevokedExecutor(route);
-      SendExecutorError(route, wire::Error::UNAUTHENTICATED, "this executor's key is no longer trusted");
-      continue;
-    }
-    if (!ok || !FromFrame(payload, &msg)) {
-      WarnBadInput("executor socket", "unparseable message");
-      SendExecutorError(route, wire::Error::BAD_MESSAGE, "could not parse an ExecutorMessage");
-      continue;
-    }
-    if (msg.version() != kProtocolVersion) {
-      WarnBadInput("executor socket", "protocol version " + std::to_string(msg.version()));
-      SendExecutorError(route, wire::Error::VERSION_MISMATCH,
-                        "protocol version " + std::to_string(msg.version()) + " not spoken; this scheduler speaks " +
-                            std::to_string(kProtocolVersion));
-      continue;
-    }
-    switch (msg.body_case()) {
-      case wire::ExecutorMessage::kRegister: OnRegister(route, msg.register_(), key); break;
-      case wire::ExecutorMessage::kReport: OnReport(route, msg.report()); break;
-      case wire::ExecutorMessage::kGoodbye: OnGoodbye(route, msg.goodbye()); break;
-      default: SendExecutorError(route, wire::Error::BAD_MESSAGE, "ExecutorMessage without a body");
-    }
+    OnExecutorFrame(route, payload, ok && FromFrame(payload, &msg), msg);
+  }
+}
+
+// One frame, parsed here or by the decoder (parsed false: it did not parse).
+void SchedulerServer::Impl::OnExecutorFrame(const std::string& route, const zmq::message_t& payload, bool parsed,
+                                            wire::ExecutorMessage& msg) {
+  std::string key;
+  if (auth_ && !auth_->Peer(payload, &key)) {
+    CountRefusal("scheduler.trusted_keys");
+    WarnBadInput("executor socket", "a message under a key no longer trusted");
+    DropRevokedExecutor(route);
+    return SendExecutorError(route, wire::Error::UNAUTHENTICATED, "this executor's key is no longer trusted");
+  }
+  if (!parsed) {
+    WarnBadInput("executor socket", "unparseable message");
+    return SendExecutorError(route, wire::Error::BAD_MESSAGE, "could not parse an ExecutorMessage");
+  }
+  if (msg.version() != kProtocolVersion) {
+    WarnBadInput("executor socket", "protocol version " + std::to_string(msg.version()));
+    return SendExecutorError(route, wire::Error::VERSION_MISMATCH,
+                             "protocol version " + std::to_string(msg.version()) +
+                                 " not spoken; this scheduler speaks " + std::to_string(kProtocolVersion));
+  }
+  switch (msg.body_case()) {
+    case wire::ExecutorMessage::kRegister: OnRegister(route, msg.register_(), key); break;
+    case wire::ExecutorMessage::kReport: OnReport(route, msg.report()); break;
+    case wire::ExecutorMessage::kGoodbye: OnGoodbye(route, msg.goodbye()); break;
+    default: SendExecutorError(route, wire::Error::BAD_MESSAGE, "ExecutorMessage without a body");
   }
 }
 

@@ -3,7 +3,8 @@
 // the loop; sending), server_executors.cpp (the executor socket),
 // server_clients.cpp (the client socket: OnClientRequest dispatches to one
 // handler per request), server_dispatch.cpp (the core's commands out, in
-// batches). Every protobuf <-> core conversion is in wire_convert.h.
+// batches), server_decode.cpp (large frames decoded off the loop). Every protobuf <-> core conversion is in
+// wire_convert.h.
 //
 // Single-threaded like the server: everything here runs on Run()'s thread,
 // except stop_ and reload_keys_ (atomics, set from any thread or a signal
@@ -15,6 +16,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
@@ -26,6 +28,7 @@
 #include "connection_guard.h"
 #include "dashboard.h"
 #include "executor_reports.h"
+#include "frame_decoder.h"
 #include "http_server.h"
 #include "metrics.h"
 #include "parent_link.h"
@@ -118,8 +121,24 @@ class SchedulerServer::Impl {
   static const char* CoreLimitOf(const Status& refused);  // which of the core's caps CheckAdmission named
   metrics::Bounds CollectBounds() const;
 
+  // --- large frames, decoded off the loop (server_decode.cpp,
+  // frame_decoder.h); the sockets' frames by source:
+  enum Source : int { kFromExecutors = 0, kFromClients = 1 };
+  // True when `payload` went to the decoder (or waits for room there,
+  // which stops reading `source`): its peer's frames are handled when
+  // decoded, in order.
+  bool Defer(Source source, const std::string& route, zmq::message_t& payload);
+  void OnDecoded(std::vector<FrameDecoder::Item> items);
+  void SettleDecodes();  // shutdown: everything deferred is handled
+  bool Reading(Source source) const { return !waiting_[source].has_value(); }
+  // A turn of the loop ends: the thread CPU time it took goes to /metrics
+  // (tailcut_loop_turn_cpu_seconds).
+  void NoteTurn();
+
   // --- the executor socket (server_executors.cpp)
   void DrainExecutors();
+  void OnExecutorFrame(const std::string& route, const zmq::message_t& payload, bool parsed,
+                       wire::ExecutorMessage& msg);
   void OnRegister(const std::string& route, const wire::Register& r, const std::string& key);
   // An executor under a key no longer trusted: out of the core at once,
   // its attempts run elsewhere (revocation is immediate).
@@ -137,6 +156,10 @@ class SchedulerServer::Impl {
   // --- the client socket (server_clients.cpp); each handler fills `reply`
   // or returns the error the client gets.
   void DrainClients();
+  // A submit's size is checked before its frame is parsed (`tasks` from
+  // SubmitTaskCountOfFrame); false: refused, the client told why.
+  bool AdmitFrame(const std::string& route, uint64_t tasks, uint64_t request_id);
+  void OnClientFrame(const std::string& route, const zmq::message_t& payload, bool parsed, wire::ClientRequest& req);
   bool Identify(const zmq::message_t& frame, const wire::ClientRequest& req, Caller* who) const;
   StatusOr<JobStatusInfo> OwnedJob(JobId job, const Caller& who) const;
   void OnClientRequest(const std::string& route, wire::ClientRequest& req, const Caller& who);
@@ -203,6 +226,10 @@ class SchedulerServer::Impl {
   // free each (issue 41).
   static constexpr size_t kDrainBlockBytes = 256 << 10;
   std::unique_ptr<char[]> drain_block_{new char[kDrainBlockBytes]};
+  std::unique_ptr<FrameDecoder> decoder_;         // made in Bind
+  std::optional<FrameDecoder::Item> waiting_[2];  // per source: a frame waiting for room in decoder_
+  uint64_t decode_waits_ = 0;                     // times a socket waited for that room
+  double turn_cpu_ = 0;                           // this thread's CPU time when the last turn ended
   Durability durability_{2 * static_cast<size_t>(opt_.core.job_retention) + 4096};
   Admission admission_{AdmissionLimits{opt_.max_jobs_per_owner, opt_.max_watchers_per_client, opt_.max_executors}};
   double last_iteration_ = 0;

@@ -40,6 +40,8 @@ Status LoadServerOptions(const Config& cfg, ServerOptions* o) {
       .Get("client_backlog_bytes", &o->client_backlog_bytes)
       .Get("client_stall_s", &o->client_stall_s)
       .Get("executor_hwm", &o->executor_hwm)
+      .Get("decode_off_loop_bytes", &o->decode_off_loop_bytes)
+      .Get("decode_queue_bytes", &o->decode_queue_bytes)
       .Get("handshake_timeout_ms", &o->handshake_timeout_ms)
       .Get("max_pending_connections", &o->max_pending_connections)
       .Get("max_descriptors", &o->max_descriptors)
@@ -57,6 +59,7 @@ Status LoadServerOptions(const Config& cfg, ServerOptions* o) {
       .Check(o->heartbeat_rate >= 0, "heartbeat_rate must be >= 0 (0 = no stretching)")
       .Check(o->tick_s > 0, "tick_s must be > 0")
       .Check(o->client_stall_s > 0, "client_stall_s must be > 0")
+      .Check(o->decode_queue_bytes > 0, "decode_queue_bytes must be > 0")
       .Check(o->max_descriptors == 0 || o->max_descriptors >= 64,
              "max_descriptors must be 0 (the hard limit) or at least 64")
       .Check(o->handshake_timeout_ms <= 600000, "handshake_timeout_ms must be at most 600000 (10 minutes)")

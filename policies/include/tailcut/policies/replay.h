@@ -19,6 +19,15 @@
 
 namespace tailcut {
 
+// Another class sharing the fleet, as the selector has seen it: the load
+// the replayed class runs beside (the best timeout moves with load).
+struct ReplayLoad {
+  bool closed = false;  // one job at a time
+  double job_rate = 0;  // open arrivals: jobs per second
+  uint32_t tasks = 1, needed = 1;
+  std::vector<double> times;  // its first attempts' run times (s), the most recent
+};
+
 // One class as the selector has seen it. Plain data: the engine may copy it
 // to another thread.
 struct ReplayModel {
@@ -39,6 +48,11 @@ struct ReplayModel {
   // slowness belongs to the attempt, a copy is a fresh draw; 1: to the task,
   // every attempt of it is as long), learned from races.
   double task_share = 0;
+  // The other classes on the fleet (at most ReplayModel::kMaxOthers, the
+  // busiest): replayed beside it as another owner's streams, under the same
+  // candidate; only this class's jobs are scored.
+  static constexpr size_t kMaxOthers = 4;
+  std::vector<ReplayLoad> others;
   double network_s = 0.00015;  // one-way message delay
   uint32_t jobs = 300;         // jobs to replay
   uint64_t seed = 1;

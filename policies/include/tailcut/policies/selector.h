@@ -4,12 +4,12 @@
 //
 // It runs its first candidate (the inner chain, best on most shapes) until
 // a class has `first_replay_jobs` finished jobs, then replays the class's
-// learned model under every candidate (ReplayEngine) and runs the winner
-// for that class until the next replay, at each doubling of its finished
-// jobs. Every candidate chain sees every event (so a chain switched to
+// learned model (beside the other classes' load) under every candidate
+// (ReplayEngine) and runs the winner for that class until the next replay,
+// at each doubling of its finished jobs. Every candidate chain sees every event (so a chain switched to
 // knows the history), but a chain's clones, copies and restarts pass only
 // for jobs of the classes it was chosen for, and its quarantines and
-// placement advice only while some class runs it.
+// placement advice (AvoidExecutor) only while some class runs it.
 #pragma once
 
 #include <cstdint>
@@ -104,6 +104,7 @@ class SelectorPolicy final : public MitigationPolicy {
   void Learn(const ClusterView& v, const AttemptView& a, const AttemptEnd& e);
   void MaybeReplay(const ClusterView& v, const std::string& name, Class& c);
   void Collect();
+  static double Rate(const Class& c);
   ReplayModel Model(const ClusterView& v, const std::string& name, const Class& c) const;
 
   SelectorOptions o_;
@@ -114,6 +115,7 @@ class SelectorPolicy final : public MitigationPolicy {
   std::string replaying_;  // the class whose replay is in flight
   uint64_t replays_ = 0;
   std::map<std::string, Class> classes_;
+  std::vector<uint32_t> running_;  // per candidate, the classes that run it
   std::unordered_map<JobId, JobState> jobs_;
   std::map<std::pair<JobId, TaskIndex>, TaskState> tasks_;
   InnerWakeUps wakeups_;

@@ -92,6 +92,13 @@ struct ServerOptions {
   uint32_t client_backlog_bytes = 8u << 20;
   double client_stall_s = 30;
   uint32_t executor_hwm = 100000;
+  // Frames decoded off the loop (docs/LIMITS.md, "Decoding off the loop"):
+  // a frame of at least decode_off_loop_bytes is parsed on a thread of its
+  // own, so one peer's huge frame does not hold up others' heartbeats; at
+  // most decode_queue_bytes of frames wait for it, beyond which the socket
+  // is not read until there is room.
+  uint32_t decode_off_loop_bytes = 64u << 10;
+  uint32_t decode_queue_bytes = 64u << 20;
   // Connections (docs/LIMITS.md, "Connections"): a handshake unfinished
   // after handshake_timeout_ms is closed (0 = ZeroMQ's 30 s); at most
   // max_pending_connections unfinished at once, the oldest shut down past
