@@ -123,6 +123,14 @@ class SlowdownTracker {
     return Quantile(st->recent, q);
   }
 
+  // The largest of the last `window` samples of `e` (no quantile of them is
+  // above it), without RecentQuantile's copy and sort; 1 before min_samples.
+  double RecentMax(ExecutorId e) const {
+    const Stat* st = stats_.Find(e);
+    if (!st || st->samples < o_.min_samples || st->recent.empty()) return 1.0;
+    return *std::max_element(st->recent.begin(), st->recent.end());
+  }
+
   // Estimated run time on `e` / typical run time; 1 when unknown.
   double Slowdown(ExecutorId e) const {
     const Stat* st = stats_.Find(e);

@@ -119,9 +119,14 @@ void ReassignPolicy::Judge(const ClusterView& v, ExecutorId id, std::vector<Prop
     if (s.tracker.Samples(id) < pr->second + o_.probe_samples) return;  // not enough new evidence yet
     s.probing.erase(pr);
   }
+  // Performance: judged after every ended attempt. The quantile (a copy and
+  // a sort) comes last of the three conditions, none of which has effects:
+  // on a healthy executor no recent sample reaches `factor`, or the
+  // predictor does not confirm (issue 41).
+  if (s.tracker.RecentMax(id) < o_.factor) return;
+  if (pred && pred->Health(id).state != NodeHealth::kFailSlow) return;
   double robust = s.tracker.RecentQuantile(id, o_.quantile);
   if (robust < o_.factor) return;
-  if (pred && pred->Health(id).state != NodeHealth::kFailSlow) return;
   std::string why = "reassign: fail-slow (recent work >= " + std::to_string(robust) + "x typical" +
                     (pred ? ", predictor confirms)" : ")");
   if (!e.quarantined) out->push_back(Proposal::Quarantine(id, why));

@@ -104,7 +104,7 @@ void SelectorPolicy::Filter(const ClusterView& v, uint32_t source, std::vector<P
 
 void SelectorPolicy::Each(const ClusterView& v, std::vector<Proposal>* out,
                           const std::function<void(MitigationPolicy&, std::vector<Proposal>*)>& hook) {
-  std::vector<Proposal> mine;
+  std::vector<Proposal>& mine = scratch_;  // kept: no allocation per event (issue 41)
   for (uint32_t i = 0; i < flat_.size(); ++i) {
     mine.clear();
     hook(*flat_[i], &mine);
@@ -222,7 +222,7 @@ void SelectorPolicy::OnExecutorChanged(const ClusterView& v, ExecutorId e, Execu
 
 void SelectorPolicy::OnWakeUp(const ClusterView& v, const AttemptView& a, std::vector<Proposal>* out) {
   std::vector<uint32_t> due = wakeups_.TakeDue(a.attempt, v.Now());
-  std::vector<Proposal> mine;
+  std::vector<Proposal>& mine = scratch_;
   for (uint32_t i : due) {
     mine.clear();
     flat_[i]->OnWakeUp(v, a, &mine);

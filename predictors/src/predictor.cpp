@@ -192,6 +192,7 @@ void PredictorSuite::Observe(const AttemptRecord& r) {
   }
   if (opts_.exclude_fail_slow && r.executor != 0 && health_->State(r.executor).state == NodeHealth::kFailSlow) return;
   latency_->Observe(r);
+  ++learned_;
 }
 
 void PredictorSuite::ObserveUnfinished(const RunningAttempt& a, Time now) {
@@ -219,7 +220,15 @@ void PredictorSuite::NoteHealth(ExecutorId e) {
 }
 
 LatencyEstimate PredictorSuite::Predict(std::string_view task_class, double input_size, ExecutorId executor) const {
-  LatencyEstimate e = latency_->Predict(task_class, input_size, executor);
+  // The latency model ignores `executor` (LatencyPredictor::Predict).
+  PredictMemo& m = memo_;
+  if (m.learned != learned_ || m.input_size != input_size || m.task_class != task_class) {
+    m.estimate = latency_->Predict(task_class, input_size, 0);
+    m.task_class.assign(task_class);
+    m.input_size = input_size;
+    m.learned = learned_;
+  }
+  LatencyEstimate e = m.estimate;
   if (executor != 0 && e.known()) {
     const double s = speed_->Speed(executor);
     e.median *= s;

@@ -436,3 +436,45 @@ TEST_CASE("recovery: only the identity a journaled launch names adopts the attem
   CHECK(rows.empty());
   CHECK(since == 1);
 }
+
+// Issue 41: launches are written many to a statement (32) and the ended
+// ones deleted as ranges of ids; which rows a commit leaves must not
+// depend on how they were grouped.
+TEST_CASE("journal: launches written in groups, ended ones dropped by ranges, leave exactly the live rows") {
+  TempJournal tmp;
+  auto j = tmp.Open();
+  std::set<AttemptId> live;
+  const std::string x = "key-x\nx", y = "key-y\ny";
+  for (AttemptId a = 1; a <= 70; ++a) {  // two full statements and 6 rows alone
+    j->AttemptLaunched(a, 7, static_cast<TaskIndex>(a), a % 3 ? x : y);
+    live.insert(a);
+  }
+  j->AttemptEnded(3);  // ended before the commit: never written
+  live.erase(3);
+  REQUIRE(j->Commit().ok());
+  // Ended in a later turn, out of order: the runs 1-2, 4-10, 20-40 and 70,
+  // around 15 and 50 (still live).
+  std::vector<AttemptId> ended = {40, 1, 70, 2};
+  for (AttemptId a = 4; a <= 10; ++a) ended.push_back(a);
+  for (AttemptId a = 20; a <= 39; ++a) ended.push_back(a);
+  for (AttemptId a : ended) {
+    j->AttemptEnded(a);
+    live.erase(a);
+  }
+  j->AttemptLaunched(71, 8, 0, y);  // and one launched in the same turn
+  live.insert(71);
+  REQUIRE(j->Commit().ok());
+  std::vector<JournaledLaunch> rows;
+  uint32_t since = 0;
+  REQUIRE(j->LoadLaunches(&rows, &since).ok());
+  std::set<AttemptId> got;
+  for (const JournaledLaunch& r : rows) {
+    got.insert(r.attempt);
+    CHECK(r.job == (r.attempt == 71 ? 8u : 7u));
+    CHECK(r.identity == (r.attempt == 71 || r.attempt % 3 == 0 ? y : x));
+    if (r.attempt != 71) CHECK(r.task == r.attempt);
+  }
+  CHECK(got == live);
+  CHECK(got.count(15) == 1);
+  CHECK(got.count(50) == 1);
+}

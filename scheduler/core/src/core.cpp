@@ -240,8 +240,6 @@ Time SchedulerCore::Impl::NextWakeUp() const {
   return next;
 }
 
-void SchedulerCore::Impl::Tick() { RunDue(); }
-
 void SchedulerCore::Impl::TakeCommands(std::vector<Command>* out) {
   // Placement first, so policies see the cluster as it is; what they
   // propose may end or launch attempts (more events) and free slots
@@ -277,35 +275,34 @@ double SchedulerCore::Impl::PolicyInterval() const {
 // before this call; false when there was nothing to deliver.
 bool SchedulerCore::Impl::DeliverPolicyEvents() {
   bool any = false;
-  std::vector<Proposal> proposals;
   auto call = [&](uint32_t i, std::string_view hook, auto&& fn) {
     GuardedPolicy& p = s_.policies[i];
-    proposals.clear();
-    if (CallPolicy(p, hook, fn)) gate_.ApplyAll(proposals, p.name, i);
+    proposals_.clear();
+    if (CallPolicy(p, hook, fn)) gate_.ApplyAll(proposals_, p.name, i);
   };
   if (!s_.policy_events.empty()) {
     any = true;
-    std::vector<PolicyEvent> events;
-    events.swap(s_.policy_events);
+    std::vector<PolicyEvent>& events = delivering_;  // empty, its capacity kept (core_impl.h)
+    events.swap(s_.policy_events);                   // what the gate posts meanwhile waits a round
     for (const PolicyEvent& ev : events) {
       const AttemptView& a = ev.attempt;
       for (uint32_t i = 0; i < s_.policies.size(); ++i) {
         switch (ev.kind) {
           case PolicyEvent::Kind::kLaunched:
-            call(i, "OnAttemptLaunched", [&](MitigationPolicy& m) { m.OnAttemptLaunched(view_, a, &proposals); });
+            call(i, "OnAttemptLaunched", [&](MitigationPolicy& m) { m.OnAttemptLaunched(view_, a, &proposals_); });
             break;
           case PolicyEvent::Kind::kStarted:
-            call(i, "OnAttemptStarted", [&](MitigationPolicy& m) { m.OnAttemptStarted(view_, a, &proposals); });
+            call(i, "OnAttemptStarted", [&](MitigationPolicy& m) { m.OnAttemptStarted(view_, a, &proposals_); });
             break;
           case PolicyEvent::Kind::kProgress:
-            call(i, "OnAttemptProgress", [&](MitigationPolicy& m) { m.OnAttemptProgress(view_, a, &proposals); });
+            call(i, "OnAttemptProgress", [&](MitigationPolicy& m) { m.OnAttemptProgress(view_, a, &proposals_); });
             break;
           case PolicyEvent::Kind::kEnded:
-            call(i, "OnAttemptEnded", [&](MitigationPolicy& m) { m.OnAttemptEnded(view_, a, ev.end, &proposals); });
+            call(i, "OnAttemptEnded", [&](MitigationPolicy& m) { m.OnAttemptEnded(view_, a, ev.end, &proposals_); });
             break;
           case PolicyEvent::Kind::kExecutor:
             call(i, "OnExecutorChanged",
-                 [&](MitigationPolicy& m) { m.OnExecutorChanged(view_, ev.executor, ev.change, &proposals); });
+                 [&](MitigationPolicy& m) { m.OnExecutorChanged(view_, ev.executor, ev.change, &proposals_); });
             break;
         }
       }
@@ -315,6 +312,7 @@ bool SchedulerCore::Impl::DeliverPolicyEvents() {
                                                                : 0;
       if (ExecutorState* x = e ? s_.FindExec(e) : nullptr) place_.RefreshAvoid(*x);
     }
+    events.capacity() > kKeptEvents ? std::vector<PolicyEvent>().swap(events) : events.clear();
   }
   const Time now = s_.Now();
   const uint64_t asked_before = s_.wakeup_seq;
@@ -325,7 +323,7 @@ bool SchedulerCore::Impl::DeliverPolicyEvents() {
     if (it == s_.attempts.end()) continue;  // ended meanwhile: dropped
     any = true;
     AttemptView a = s_.ViewOf(it->second);
-    call(w.policy, "OnWakeUp", [&](MitigationPolicy& m) { m.OnWakeUp(view_, a, &proposals); });
+    call(w.policy, "OnWakeUp", [&](MitigationPolicy& m) { m.OnWakeUp(view_, a, &proposals_); });
   }
   return any;
 }

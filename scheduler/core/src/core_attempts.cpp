@@ -45,16 +45,17 @@ void SchedulerCore::Impl::AttemptSucceeded(AttemptId id, std::string output, dou
     life_.EndAttempt(a, AttemptOutcome::kSuperseded, run_s);
     return;
   }
-  NoteReportLag(a, run_s);
-  life_.EndAttempt(a, AttemptOutcome::kCommitted, run_s);
+  const Time now = s_.Now();
+  NoteReportLag(a, run_s, now);
+  life_.EndAttempt(a, AttemptOutcome::kCommitted, run_s, now);
   Commit(job, a.task, a.id, a.executor, std::move(output), run_s, a.copy);
 }
 
 // One sample of CoreState::report_lag: the age the core saw minus the
 // run time the executor measured (only when it measured one).
-void SchedulerCore::Impl::NoteReportLag(const Attempt& a, double run_s) {
+void SchedulerCore::Impl::NoteReportLag(const Attempt& a, double run_s, Time now) {
   if (a.started < 0 || !(run_s > 0)) return;
-  double lag = std::max(0.0, s_.Now() - a.started - run_s);
+  double lag = std::max(0.0, now - a.started - run_s);
   constexpr double kAlpha = 0.05;
   s_.report_lag += kAlpha * (lag - s_.report_lag);
 }

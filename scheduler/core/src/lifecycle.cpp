@@ -227,7 +227,7 @@ void Lifecycle::RebuildDeadlines() {
   s_.attempt_deadlines = CoreState::DeadlineHeap(std::greater<>(), std::move(live));
 }
 
-void Lifecycle::EndAttempt(const Attempt& a, AttemptOutcome outcome, double run_s) {
+void Lifecycle::EndAttempt(const Attempt& a, AttemptOutcome outcome, double run_s, Time now) {
   Job& job = s_.jobs.at(a.job);
   Task& task = job.tasks[a.task];
   PolicyEvent ended;
@@ -259,7 +259,7 @@ void Lifecycle::EndAttempt(const Attempt& a, AttemptOutcome outcome, double run_
     exec->used_memory_mb -= a.memory_mb;
     exec->attempts.erase(a.id);
   }
-  Time now = s_.Now();
+  if (now < 0) now = s_.Now();
   const TaskDef& d = job.def.Task(a.task);
   AttemptRecord r;
   r.job = a.job;

@@ -56,7 +56,9 @@ class Lifecycle {
   // Arms the run limit once `a` has started (its start limit is over).
   void Started(Attempt& a);
   // Removes a live attempt and records how it ended.
-  void EndAttempt(const Attempt& a, AttemptOutcome outcome, double run_s);
+  // `now`: the caller's reading of the clock, if it just took one (a clock
+  // read per call less: issue 41); read here when negative.
+  void EndAttempt(const Attempt& a, AttemptOutcome outcome, double run_s, Time now = -1);
   // Ends attempt `id` without a result; requeues its task if nothing else runs it.
   void DropAttempt(AttemptId id, AttemptOutcome outcome, double run_s, std::string why);
   // Cancels every live attempt of a task (the executor is told); started

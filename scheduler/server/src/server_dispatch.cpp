@@ -18,9 +18,9 @@ void SchedulerServer::Impl::SendWork(WorkBatcher& work) {
   for (auto& [e, batch] : work.by_executor()) {
     auto p = peers_.find(e);
     if (p == peers_.end()) continue;
-    for (auto& msg : batch.messages()) {
-      msg.set_version(kProtocolVersion);
-      Send(executors_, p->second.route, msg);
+    for (wire::SchedulerToExecutor* msg : batch.messages()) {
+      msg->set_version(kProtocolVersion);
+      Send(executors_, p->second.route, *msg);
     }
     p->second.last_sent = clock_.Now();
   }

@@ -13,9 +13,15 @@ void SchedulerServer::Impl::DrainExecutors() {
   std::string route;
   zmq::message_t payload;
   bool ok = true;
-  wire::ExecutorMessage msg;
+  google::protobuf::ArenaOptions arena_options;
+  arena_options.initial_block = drain_block_.get();
+  arena_options.initial_block_size = kDrainBlockBytes;
   for (int i = 0; i < kMaxDrain && Reading(kFromExecutors) && Receive(executors_, &route, &payload, &ok); ++i) {
     if (ok && Defer(kFromExecutors, route, payload)) continue;
+    // One arena per message: what a large one needs beyond the block is
+    // freed with it, not kept for the turn.
+    google::protobuf::Arena arena(arena_options);
+    wire::ExecutorMessage& msg = *google::protobuf::Arena::CreateMessage<wire::ExecutorMessage>(&arena);
     OnExecutorFrame(route, payload, ok && FromFrame(payload, &msg), msg);
   }
 }

@@ -221,6 +221,11 @@ class SchedulerServer::Impl {
   std::map<std::pair<JobId, TaskIndex>, double> promote_sent_;  // pending promotions: when last sent
   double next_promote_check_ = 0;
   std::vector<Command> commands_;
+  // The first block of the arena each executor message is parsed into
+  // (DrainExecutors): a Report's hundreds of results cost no malloc and no
+  // free each (issue 41).
+  static constexpr size_t kDrainBlockBytes = 256 << 10;
+  std::unique_ptr<char[]> drain_block_{new char[kDrainBlockBytes]};
   std::unique_ptr<FrameDecoder> decoder_;         // made in Bind
   std::optional<FrameDecoder::Item> waiting_[2];  // per source: a frame waiting for room in decoder_
   uint64_t decode_waits_ = 0;                     // times a socket waited for that room

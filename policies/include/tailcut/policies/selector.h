@@ -119,6 +119,7 @@ class SelectorPolicy final : public MitigationPolicy {
   std::unordered_map<JobId, JobState> jobs_;
   std::map<std::pair<JobId, TaskIndex>, TaskState> tasks_;
   InnerWakeUps wakeups_;
+  std::vector<Proposal> scratch_;  // Each's and OnWakeUp's, reused
 };
 
 // [policies.selector]; `default` of the registry.

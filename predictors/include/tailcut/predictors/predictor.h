@@ -234,6 +234,18 @@ class PredictorSuite {
   std::unordered_map<ExecutorId, NodeHealth> last_state_;
   std::unordered_map<ExecutorId, Time> throttled_;  // GPU-throttled executors, since when
   std::vector<std::pair<ExecutorId, NodeHealthState>> transitions_;
+  // Performance: the core and the policies ask Predict several times per
+  // launch for the same class (time limits, placement, the first wake-up);
+  // the latency model's answer is kept until it learns again (issue 41).
+  // Its answer depends only on what it learned, so this changes no result.
+  struct PredictMemo {
+    std::string task_class;
+    double input_size = 0;
+    uint64_t learned = UINT64_MAX;  // learned_ when kept
+    LatencyEstimate estimate;
+  };
+  uint64_t learned_ = 0;  // latency_->Observe calls
+  mutable PredictMemo memo_;
 };
 
 }  // namespace tailcut
