@@ -107,6 +107,16 @@ double Sample(const std::string& metrics, const std::string& name) {
   return at == std::string::npos ? -1 : std::atof(metrics.c_str() + at + name.size() + 2);
 }
 
+// `s` (a DEALER) connected to the executor endpoint with `keys`, as a
+// peer that never blocks on a full queue; false when the keys do not load.
+bool Dial(zmq::socket_t& s, const std::string& endpoint, const PeerKeys& keys) {
+  s.set(zmq::sockopt::linger, 0);
+  s.set(zmq::sockopt::sndhwm, 1000);
+  if (!ApplyPeerKeys(s, keys).ok()) return false;
+  s.connect(endpoint);
+  return true;
+}
+
 // Registers as "rogue" with the fleet's own executor key (a trusted
 // executor gone bad; identity is key and name) offering no kernel the jobs
 // use, and then, every
@@ -131,10 +141,7 @@ class RogueExecutor {
   void Run() {
     zmq::context_t ctx;
     zmq::socket_t s(ctx, zmq::socket_type::dealer);
-    s.set(zmq::sockopt::linger, 0);
-    s.set(zmq::sockopt::sndhwm, 1000);
-    if (!ApplyPeerKeys(s, keys_).ok()) return;
-    s.connect(endpoint_);
+    if (!Dial(s, endpoint_, keys_)) return;
     std::mt19937_64 rng(99);
     for (int turn = 0; !stop_; ++turn) {
       wire::ExecutorMessage m;
@@ -227,10 +234,7 @@ class RogueEdge {
   void Run() {
     zmq::context_t ctx;
     zmq::socket_t s(ctx, zmq::socket_type::dealer);
-    s.set(zmq::sockopt::linger, 0);
-    s.set(zmq::sockopt::sndhwm, 1000);
-    if (!ApplyPeerKeys(s, keys_).ok()) return;
-    s.connect(endpoint_);
+    if (!Dial(s, endpoint_, keys_)) return;
     std::mt19937_64 rng(17);
     auto send = [&](const wire::ExecutorMessage& m) { (void)s.send(ToFrame(m), zmq::send_flags::dontwait); };
     auto register_ = [&] {
