@@ -17,7 +17,6 @@ Not thread-safe: use one Client per thread.
 import os
 import pwd
 import secrets
-import socket
 import time
 from collections import deque
 
@@ -30,6 +29,7 @@ from .jobs import Job
 from . import functions as _fns
 from .keys import load_key_pair, load_public_key
 from ._proto import pb
+from ._zmtp import greeting_mechanism
 # The reply records live in records.py; imported here so tailcut.client.JobStatus
 # and the others still resolve.
 from .records import TERMINAL, ExecutorInfo, JobStatus, JobTrace, TaskResult, TraceAttempt, state_name
@@ -43,37 +43,6 @@ _HANDSHAKE_EVENTS = (
 )
 _MECHANISM_MISMATCH = 0x11000002  # ZMQ_PROTOCOL_ERROR_ZMTP_MECHANISM_MISMATCH
 _CLOSED_STREAK = 3  # as HandshakeMonitor::kClosedStreak (C++)
-
-
-def _greeting_mechanism(endpoint, timeout=1.0):
-    """The security mechanism the ZeroMQ peer at `endpoint` (tcp:// or
-    ipc://) names in its greeting (b"CURVE", b"NULL"), or None when it does
-    not say within `timeout`. We send only the greeting's signature and
-    major version (ZMTP 3.0: 10 + 1 bytes); the peer answers with the rest
-    of its own greeting (minor version, then the 20-byte mechanism) before
-    it sees ours, so a keyed scheduler names CURVE even where it closes a
-    keyless ZeroMQ connection too soon for the greeting to be read."""
-    try:
-        if endpoint.startswith("tcp://"):
-            host, _, port = endpoint[len("tcp://"):].rpartition(":")
-            sock = socket.create_connection((host.strip("[]"), int(port)), timeout=timeout)
-        elif endpoint.startswith("ipc://"):
-            sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-            sock.settimeout(timeout)
-            sock.connect(endpoint[len("ipc://"):])
-        else:
-            return None
-        with sock:
-            sock.sendall(b"\xff" + b"\0" * 8 + b"\x7f" + b"\x03")
-            got = b""
-            while len(got) < 32:
-                more = sock.recv(64 - len(got))
-                if not more:
-                    return None
-                got += more
-            return got[12:32].rstrip(b"\0") if got[10] >= 3 else None
-    except (OSError, ValueError, IndexError):
-        return None
 
 
 def new_request_key():
@@ -505,10 +474,9 @@ class Client:
                 refused = f"the handshake with {where} failed: it does not hold the scheduler key configured here"
             else:
                 self._closed_in_a_row += 1
+                # Closed before its greeting was read: ask it which mechanism it speaks.
                 if self._closed_in_a_row == _CLOSED_STREAK:
-                    # Closed before its greeting was read: ask it which mechanism it speaks.
-                    mechanism = _greeting_mechanism(self.endpoint)
-                    if mechanism == (b"NULL" if self._with_keys else b"CURVE"):
+                    if greeting_mechanism(self.endpoint) == (b"NULL" if self._with_keys else b"CURVE"):
                         refused = self._mismatch(where)
                         continue
                 if self._closed_in_a_row >= _CLOSED_STREAK:
