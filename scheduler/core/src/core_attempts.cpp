@@ -200,18 +200,6 @@ void SchedulerCore::Impl::Answered(ExecutorId id) {
   if (ExecutorState* e = s_.FindExec(id)) e->timeouts_in_a_row = e->refusals_in_a_row = e->rests_in_a_row = 0;
 }
 
-// Takes `e`'s capacity out, outside the policies' cap (a timeout or a rest:
-// it gives no capacity anyway); posted to the policies and the server.
-void SchedulerCore::Impl::Quarantine(ExecutorState& e, const std::string& reason) {
-  if (e.quarantined) return;
-  s_.ChangeSlots(e, [&] { e.quarantined = true; });
-  s_.quarantined++;
-  place_.RefreshAvoid(e);
-  place_.MarkFree(e);
-  s_.PostExecutor(e.id, ExecutorChange::kQuarantined);
-  s_.Emit(ExecutorChangedCmd{e.id, ExecutorChangedCmd::Change::kQuarantined, reason});
-}
-
 // An executor that hands back attempts unrun, again and again, rests
 // (CoreOptions::rest_after_refusals); a refusal after a rest, with no
 // result between, rests it again for twice as long. What it hands back
@@ -229,7 +217,7 @@ void SchedulerCore::Impl::NoteRefusal(ExecutorId id) {
   std::string reason = "handed back its last " + std::to_string(e->refusals_in_a_row) + " attempts unrun; rests " +
                        FormatLimit(rest) + " s";
   TC_LOG(Info) << "executor " << id << " (" << e->desc.name << ") " << reason;
-  Quarantine(*e, reason);
+  gate_.Quarantine(*e, reason);  // outside the policies' cap: it gives no capacity anyway
 }
 
 // Rests that are over: the executors take work again.
@@ -242,13 +230,7 @@ bool SchedulerCore::Impl::EndRests(Time now) {
     if (!e || e->resting_until != at) continue;  // gone (registering again starts afresh)
     e->resting_until = -1;
     fired = true;
-    if (!e->quarantined || e->unresponsive) continue;
-    s_.ChangeSlots(*e, [&] { e->quarantined = false; });
-    s_.quarantined--;
-    place_.RefreshAvoid(*e);
-    place_.MarkFree(*e);
-    s_.PostExecutor(id, ExecutorChange::kReleased);
-    s_.Emit(ExecutorChangedCmd{id, ExecutorChangedCmd::Change::kReleased, "rested"});
+    if (!e->unresponsive) gate_.Release(*e, "rested");
   }
   return fired;
 }
@@ -264,7 +246,7 @@ void SchedulerCore::Impl::NoteTimeout(ExecutorId id) {
   e->unresponsive = true;
   std::string reason = "its last " + std::to_string(e->timeouts_in_a_row) + " attempts timed out";
   TC_LOG(Warn) << "executor " << id << " (" << e->desc.name << ") unresponsive: " << reason;
-  Quarantine(*e, reason);
+  gate_.Quarantine(*e, reason);  // outside the policies' cap: it gives no capacity anyway
 }
 
 // Attempts and jobs past their time limit: O(log n) per deadline.

@@ -156,7 +156,6 @@ class SchedulerCore::Impl final {
   void Answered(ExecutorId id);
   void NoteTimeout(ExecutorId id);
   void NoteRefusal(ExecutorId id);
-  void Quarantine(ExecutorState& e, const std::string& reason);
   bool EndRests(Time now);
 
   bool ExpireDeadlines(Time now);  // whether any ran out

@@ -28,6 +28,27 @@ bool ProposalGate::MayRunAgain(Job& job, TaskIndex t, std::string_view what, std
   return false;
 }
 
+void ProposalGate::Quarantine(ExecutorState& e, const std::string& reason) {
+  if (e.quarantined) return;
+  s_.ChangeSlots(e, [&] { e.quarantined = true; });
+  s_.quarantined++;
+  place_.RefreshAvoid(e);
+  place_.MarkFree(e);  // the strategy takes its capacity out
+  s_.PostExecutor(e.id, ExecutorChange::kQuarantined);
+  s_.Emit(ExecutorChangedCmd{e.id, ExecutorChangedCmd::Change::kQuarantined, reason});
+}
+
+void ProposalGate::Release(ExecutorState& e, const std::string& reason) {
+  if (!e.quarantined) return;
+  s_.ChangeSlots(e, [&] { e.quarantined = false; });
+  s_.quarantined--;
+  place_.RefreshAvoid(e);
+  place_.MarkFree(e);
+  s_.PostExecutor(e.id, ExecutorChange::kReleased);
+  s_.Emit(ExecutorChangedCmd{e.id, ExecutorChangedCmd::Change::kReleased, reason});
+  s_.dirty = true;
+}
+
 bool ProposalGate::FirstAttemptWants(const Job& job, const ExecutorState& e) const {
   // Bounded: past this many waiting jobs, assume one of them fits.
   constexpr size_t kScan = 64;
@@ -104,27 +125,16 @@ void ProposalGate::Apply(const Proposal& p, std::string_view policy, uint32_t in
         return;
       }
       if (s_.quarantined + 1 > QuarantineCap(s_.opt.max_quarantined_share, s_.executors.size())) return;
-      s_.ChangeSlots(*e, [&] { e->quarantined = true; });
-      s_.quarantined++;
-      place_.RefreshAvoid(*e);
-      place_.MarkFree(*e);  // the strategy takes its capacity out
-      s_.PostExecutor(e->id, ExecutorChange::kQuarantined);
       TC_LOG(Info) << policy << ": quarantine executor " << e->id << " (" << e->desc.name << "): " << p.reason;
-      s_.Emit(ExecutorChangedCmd{e->id, ExecutorChangedCmd::Change::kQuarantined, p.reason});
+      Quarantine(*e, p.reason);
       return;
     }
     case Proposal::Kind::kRelease: {
       ExecutorState* e = s_.FindExec(p.executor);
       // Timed out: only registering again releases it; resting: its rest's end.
       if (!e || !e->quarantined || e->unresponsive || e->resting_until >= 0) return;
-      s_.ChangeSlots(*e, [&] { e->quarantined = false; });
-      s_.quarantined--;
-      place_.RefreshAvoid(*e);
-      place_.MarkFree(*e);
-      s_.PostExecutor(e->id, ExecutorChange::kReleased);
       TC_LOG(Info) << policy << ": release executor " << e->id << " (" << e->desc.name << "): " << p.reason;
-      s_.Emit(ExecutorChangedCmd{e->id, ExecutorChangedCmd::Change::kReleased, p.reason});
-      s_.dirty = true;
+      Release(*e, p.reason);
       return;
     }
     case Proposal::Kind::kWakeUp: {

@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -36,6 +37,11 @@ class ProposalGate {
   // last pump, could run on `e`: then a copy of `job` may not take it
   // (docs/POLICIES.md, "Copies only use idle capacity").
   bool FirstAttemptWants(const Job& job, const ExecutorState& e) const;
+  // Takes e's capacity out (no-op when it is already quarantined), or gives
+  // it back, and tells the policies and the server. No cap or condition:
+  // the callers check theirs (a policy's proposal, a timeout, a rest).
+  void Quarantine(ExecutorState& e, const std::string& reason);
+  void Release(ExecutorState& e, const std::string& reason);
 
  private:
   CoreState& s_;
