@@ -24,10 +24,7 @@
 // scheduler kills, >= 10 executor kills); scripts/chaos.sh runs it longer.
 #include <catch2/catch.hpp>
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
 #include <signal.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -49,6 +46,7 @@
 #include "tailcut/client/local_cluster.h"
 #include "tailcut/server/journal.h"
 #include "tailcut/wire/security.h"
+#include "metrics_scrape.h"
 #include "tailcut/wire/wire.h"
 
 using namespace tailcut;
@@ -82,30 +80,6 @@ std::string FirstLine(const std::filesystem::path& p) {
 }
 
 constexpr char kForged[] = "FORGED";
-
-// GET http://ENDPOINT/metrics (HTTP/1.0, the whole reply), "" on failure.
-std::string ScrapeMetrics(const std::string& endpoint) {
-  size_t colon = endpoint.rfind(':');
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_port = htons(static_cast<uint16_t>(std::atoi(endpoint.c_str() + colon + 1)));
-  inet_pton(AF_INET, endpoint.substr(0, colon).c_str(), &a.sin_addr);
-  std::string out;
-  if (fd >= 0 && ::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0 &&
-      ::send(fd, "GET /metrics HTTP/1.0\r\n\r\n", 26, MSG_NOSIGNAL) == 26) {
-    char buf[4096];
-    for (ssize_t n; (n = ::recv(fd, buf, sizeof buf, 0)) > 0;) out.append(buf, static_cast<size_t>(n));
-  }
-  if (fd >= 0) ::close(fd);
-  return out;
-}
-
-// The value of a metric sample without labels, -1 when absent.
-double Sample(const std::string& metrics, const std::string& name) {
-  size_t at = metrics.find("\n" + name + " ");
-  return at == std::string::npos ? -1 : std::atof(metrics.c_str() + at + name.size() + 2);
-}
 
 // `s` (a DEALER) connected to the executor endpoint with `keys`, as a
 // peer that never blocks on a full queue; false when the keys do not load.
@@ -536,7 +510,7 @@ void RunChaos(bool output_jobs) {
   // scheduler sees it (docs/RELIABILITY.md, "Chaos soak").
   ExplainUnfinished(*cluster, records);
   // Refused since the scheduler's last restart: the rogue was heard, and refused.
-  const double refused = Sample(ScrapeMetrics(cluster->http_endpoint()), "tailcut_reports_refused_total");
+  const double refused = testing::ScrapeMetrics(cluster->http_endpoint())["tailcut_reports_refused_total"];
   const uint64_t rogue_messages = rogue->sent(), rogue_edge_handed = rogue_edge ? rogue_edge->handed() : 0;
   rogue.reset();
   rogue_edge.reset();
