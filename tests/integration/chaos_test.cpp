@@ -42,11 +42,11 @@
 #include <set>
 #include <thread>
 
+#include "metrics_scrape.h"
 #include "tailcut/client/client.h"
 #include "tailcut/client/local_cluster.h"
 #include "tailcut/server/journal.h"
 #include "tailcut/wire/security.h"
-#include "metrics_scrape.h"
 #include "tailcut/wire/wire.h"
 
 using namespace tailcut;
