@@ -354,7 +354,10 @@ void SelectorPolicy::Collect() {
   const ReplayScore* none = nullptr;
   for (const ReplayScore& s : scores)
     if (s.candidate == "none" && s.ran) none = &s;
-  if (!none) return;
+  if (!none) {
+    LogLine(LogLevel::kDebug, "default: class " + cls + ": replay " + std::to_string(replays_) + " ran no `none`");
+    return;
+  }
   auto ok = [&](const ReplayScore& s) {
     return s.ran && (&s == none || (s.p99 <= (1 - o_.min_gain) * none->p99 && s.p50 <= o_.p50_slack * none->p50));
   };
@@ -368,6 +371,9 @@ void SelectorPolicy::Collect() {
   auto it = std::find(names_.begin(), names_.end(), best->candidate);
   if (it == names_.end()) return;
   const uint32_t choice = static_cast<uint32_t>(it - names_.begin());
+  if (choice == c.choice && GetLogLevel() <= LogLevel::kDebug)
+    LogLine(LogLevel::kDebug, "default: class " + cls + " keeps " + best->candidate + " after replay " +
+                                  std::to_string(replays_) + " (replayed p99 " + std::to_string(best->p99) + " s)");
   if (choice != c.choice)
     LogLine(LogLevel::kInfo,
             "default: class " + cls + " now runs " + best->candidate + " (replayed p99 " + std::to_string(best->p99) +
