@@ -229,3 +229,48 @@ TEST_CASE("decode: a peer's frames after a large one are handled in the order it
     last_job = r.submitted().job_id();
   }
 }
+
+TEST_CASE("decode: frames beyond decode_queue_bytes wait in the socket, then are all handled in order") {
+  // Room for one ~200 KB frame at a time: the second waits (back-pressure,
+  // tailcut_decode_waits_total) until the first is handled, and nothing is
+  // dropped or reordered.
+  ServerOptions o = WithMetrics();
+  o.decode_queue_bytes = 256u << 10;
+  server_test::RunningServer s(o);
+  const std::string http = s.server->http_endpoint();
+  auto before = testing::ScrapeMetrics(http);
+  zmq::context_t ctx;
+  zmq::socket_t sock(ctx, zmq::socket_type::dealer);
+  sock.set(zmq::sockopt::linger, 0);
+  sock.connect(s.server->client_endpoint());
+  constexpr uint64_t kRequests = 6;
+  for (uint64_t id = 1; id <= kRequests; ++id) {
+    wire::ClientRequest req;
+    req.set_version(kProtocolVersion);
+    req.set_request_id(id);
+    wire::JobSpec& job = *req.mutable_submit()->mutable_job();
+    job.set_name("pressed-" + std::to_string(id));
+    for (int i = 0; i < 20000; ++i) job.add_tasks()->set_kernel("noop-" + std::to_string(i));
+    REQUIRE(req.ByteSizeLong() > (128u << 10));
+    sock.send(ToFrame(req), zmq::send_flags::none);
+  }
+  uint64_t last_job = 0;
+  for (uint64_t id = 1; id <= kRequests; ++id) {
+    zmq::pollitem_t item{sock.handle(), 0, ZMQ_POLLIN, 0};
+    REQUIRE(zmq::poll(&item, 1, std::chrono::seconds(60)) > 0);
+    zmq::message_t frame;
+    wire::ClientReply r;
+    REQUIRE(sock.recv(frame, zmq::recv_flags::dontwait));
+    REQUIRE(FromFrame(frame, &r));
+    INFO(r.error().message());
+    CHECK(r.request_id() == id);
+    REQUIRE(r.has_submitted());
+    CHECK(r.submitted().job_id() > last_job);
+    last_job = r.submitted().job_id();
+  }
+  auto after = testing::ScrapeMetrics(http);
+  CHECK(after["tailcut_frames_decoded_off_loop_total"] - before["tailcut_frames_decoded_off_loop_total"] ==
+        kRequests);
+  CHECK(after["tailcut_decode_waits_total"] - before["tailcut_decode_waits_total"] >= 1);
+  CHECK(after["tailcut_decode_queue_bytes"] == 0);
+}
