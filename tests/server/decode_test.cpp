@@ -274,3 +274,47 @@ TEST_CASE("decode: frames beyond decode_queue_bytes wait in the socket, then are
   CHECK(after["tailcut_decode_waits_total"] - before["tailcut_decode_waits_total"] >= 1);
   CHECK(after["tailcut_decode_queue_bytes"] == 0);
 }
+
+TEST_CASE("decode: a registered executor's Report of 8 million empty results is refused unwalked") {
+  // Its attempts are all it may speak of (kReportEntriesPerAttempt each):
+  // walking millions of entries would stall the loop as parsing them did.
+  // (Not lost while its frame travels and is parsed.)
+  ServerOptions o = server_test::TestOptions(30.0);
+  o.http_listen = "127.0.0.1:0";
+  server_test::RunningServer s(o);
+  const std::string http = s.server->http_endpoint();
+  zmq::context_t ctx;
+  zmq::socket_t sock(ctx, zmq::socket_type::dealer);
+  sock.set(zmq::sockopt::linger, 0);
+  sock.connect(s.server->executor_endpoint());
+  wire::ExecutorMessage reg;
+  reg.set_version(kProtocolVersion);
+  reg.mutable_register_()->set_name("rogue");
+  reg.mutable_register_()->set_cpu_slots(1);
+  sock.send(ToFrame(reg), zmq::send_flags::none);
+  zmq::pollitem_t item{sock.handle(), 0, ZMQ_POLLIN, 0};
+  REQUIRE(zmq::poll(&item, 1, std::chrono::seconds(10)) > 0);
+  zmq::message_t ack;
+  REQUIRE(sock.recv(ack, zmq::recv_flags::dontwait));
+  auto before = testing::ScrapeMetrics(http);
+
+  const std::string report = Version() + Field(wire::ExecutorMessage::kReportFieldNumber,
+                                               Empties(wire::Report::kResultsFieldNumber, kFrameBytes));
+  sock.send(zmq::buffer(report), zmq::send_flags::none);
+  wire::SchedulerToExecutor reply;
+  for (;;) {  // heartbeats may come first
+    REQUIRE(zmq::poll(&item, 1, std::chrono::seconds(60)) > 0);
+    zmq::message_t frame;
+    REQUIRE(sock.recv(frame, zmq::recv_flags::dontwait));
+    REQUIRE(FromFrame(frame, &reply));
+    if (reply.has_error()) break;
+  }
+  CHECK(reply.error().code() == wire::Error::INVALID_ARGUMENT);
+  CHECK_THAT(reply.error().message(), Catch::Contains("more entries than the attempts it was handed"));
+  auto after = testing::ScrapeMetrics(http);
+  CHECK(after["tailcut_refusals_total{limit=\"executor.report_entries\"}"] -
+            before["tailcut_refusals_total{limit=\"executor.report_entries\"}"] ==
+        1);
+  CHECK(after["tailcut_reports_refused_total"] == before["tailcut_reports_refused_total"]);  // not walked
+  CHECK(LongTurns(after) - LongTurns(before) == 0);
+}

@@ -243,7 +243,7 @@ class SchedulerServer::Impl {
       {"core.max_tasks_per_job", 0},       {"core.max_queued_tasks", 0},
       {"scheduler.max_jobs_per_owner", 0}, {"scheduler.max_watchers_per_client", 0},
       {"scheduler.max_executors", 0},      {"scheduler.max_message_bytes", 0},
-      {"scheduler.trusted_keys", 0}};
+      {"scheduler.trusted_keys", 0},       {"executor.report_entries", 0}};
   // Declared last: the HTTP threads stop (http_ destroyed) before anything
   // they read goes.
   std::unique_ptr<metrics::SchedulerMetrics> metrics_;
