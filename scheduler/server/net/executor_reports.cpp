@@ -37,8 +37,8 @@ TakeBackCounts TakeBackFromWire(SchedulerCore& core, ExecutorId e, const wire::R
 }
 
 bool ApplyReport(SchedulerCore& core, ExecutorId e, const wire::Report& r, const BadInputFn& bad) {
-  const uint64_t entries = uint64_t{static_cast<uint64_t>(r.started_size())} + r.progress_size() + r.results_size() +
-                           r.promoted_size();
+  const uint64_t entries =
+      uint64_t{static_cast<uint64_t>(r.started_size())} + r.progress_size() + r.results_size() + r.promoted_size();
   const uint64_t handed = core.AttemptsHandedTo(e);
   if (entries > kReportEntriesPerAttempt * handed + kReportEntriesSlack) {
     bad("a Report of " + std::to_string(entries) + " entries from executor " + std::to_string(e) + ", handed " +

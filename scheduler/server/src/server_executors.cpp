@@ -124,7 +124,8 @@ void SchedulerServer::Impl::OnReport(const std::string& route, const wire::Repor
   if (parent_) parent_->OnLocalReport(r);
   if (!ApplyReport(core_, e, r, bad_executor_input_)) {
     ++refusals_["executor.report_entries"];
-    SendExecutorError(route, wire::Error::INVALID_ARGUMENT, "Report refused: more entries than the attempts it was handed");
+    SendExecutorError(route, wire::Error::INVALID_ARGUMENT,
+                      "Report refused: more entries than the attempts it was handed");
     return;
   }
   for (const wire::Promoted& p : r.promoted()) OnPromoted(e, p);
