@@ -258,8 +258,7 @@ TEST_CASE("decode: frames beyond decode_queue_bytes wait in the socket, then are
   SendSubmits(sock, kRequests, [](uint64_t) { return 20000; });
   ExpectSubmittedInOrder(sock, kRequests);
   auto after = testing::ScrapeMetrics(http);
-  CHECK(after["tailcut_frames_decoded_off_loop_total"] - before["tailcut_frames_decoded_off_loop_total"] ==
-        kRequests);
+  CHECK(after["tailcut_frames_decoded_off_loop_total"] - before["tailcut_frames_decoded_off_loop_total"] == kRequests);
   CHECK(after["tailcut_decode_waits_total"] - before["tailcut_decode_waits_total"] >= 1);
   CHECK(after["tailcut_decode_queue_bytes"] == 0);
 }
