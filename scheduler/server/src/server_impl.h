@@ -51,6 +51,9 @@ struct Caller {
 
 // Replies to one client connection that its full queue (client_hwm) did
 // not take yet, in order (server_clients.cpp, "Held-back replies").
+// What one held reply costs beyond its bytes: its zmq::message_t in the
+// deque (64 bytes) and the heap block's header ZeroMQ and malloc add.
+inline constexpr uint64_t kHeldReplyOverhead = 96;
 struct ClientBacklog {
   std::deque<zmq::message_t> frames;
   uint64_t bytes = 0;
