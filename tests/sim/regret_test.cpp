@@ -5,6 +5,7 @@
 #include <catch2/catch.hpp>
 #include <cstdio>
 #include <cstdlib>
+#include <deque>
 #include <map>
 #include <set>
 
@@ -166,11 +167,17 @@ TEST_CASE("regret: the table", "[.regret-table]") {
   const char* skip = std::getenv("TAILCUT_REGRET_SKIP_MATRIX");  // the scenarios only
   const char* set = std::getenv("TAILCUT_REGRET_SET");
   std::vector<RegretRow> rows;
+  std::deque<RegretShape> changed;  // the rows point at their shapes
   for (const RegretShape& shape : Shapes()) {
     if (only && *only && shape.name.rfind(only, 0) != 0) continue;
     if (skip && *skip && shape.matrix) continue;
-    RegretShape s = shape;
-    if (set && *set) REQUIRE(s.scenario.config.Override(set).ok());
+    const RegretShape* at = &shape;
+    if (set && *set) {
+      changed.push_back(shape);
+      REQUIRE(changed.back().scenario.config.Override(set).ok());
+      at = &changed.back();
+    }
+    const RegretShape& s = *at;
     auto row = RunRegretShape(s, policy);
     INFO(s.name);
     REQUIRE(row.ok());
