@@ -114,17 +114,30 @@ void PredictivePolicy::OnAttemptLaunched(const ClusterView& v, const AttemptView
   // First look when it may be judged; OnWakeUp then arms the next one at
   // the predicted threshold crossing.
   const PredictorSuite* pred = v.Predictors();
+  if (!pred) return;
+  // Queued behind others on its executor (tiny tasks pipelined): it is
+  // judged on the time it has run (Judge), so its first look is armed at
+  // its start. A look at its launch age would only find it waiting and
+  // arm this same one (issue 41: one proposal, two wake-ups and a hash
+  // entry less per pipelined no-op, which usually ends with its start).
+  if (v.WaitingOnExecutor(a)) {
+    st_->waiting_start.insert(a.attempt);
+    return;
+  }
   JobView j;
-  if (pred && v.FindJob(a.job, &j) && j.def && a.task < j.def->TaskCount())
+  if (v.FindJob(a.job, &j) && j.def && a.task < j.def->TaskCount())
     out->push_back(Proposal::WakeUp(a.attempt, a.queued + JudgeAge(*pred, j.def->Task(a.task))));
 }
 
-// One found waiting in its executor's queue was not judged (Judge): its
-// clock starts now.
+// One waiting in its executor's queue at its launch, or when judged
+// (Judge), was not judged: its clock starts now. One that ended already
+// (its start and its result came in one report) needs no wake-up.
 void PredictivePolicy::OnAttemptStarted(const ClusterView& v, const AttemptView& a, std::vector<Proposal>* out) {
   const PredictorSuite* pred = v.Predictors();
+  if (!pred || !st_->waiting_start.erase(a.attempt)) return;
+  AttemptView live;
   JobView j;
-  if (pred && st_->waiting_start.erase(a.attempt) && v.FindJob(a.job, &j) && j.def && a.task < j.def->TaskCount())
+  if (v.FindAttempt(a.attempt, &live) && v.FindJob(a.job, &j) && j.def && a.task < j.def->TaskCount())
     out->push_back(Proposal::WakeUp(a.attempt, a.started + JudgeAge(*pred, j.def->Task(a.task))));
 }
 
