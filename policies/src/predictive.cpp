@@ -239,7 +239,11 @@ bool PredictivePolicy::Act(const ClusterView& v, const AttemptView& a, const Tas
 void PredictivePolicy::OnAttemptEnded(const ClusterView& v, const AttemptView& a, const AttemptEnd& end,
                                       std::vector<Proposal>*) {
   State& s = *st_;
-  if (s.tracker.OnEnded(v, a, end)) {
+  // The own slowdown estimate stands in for the predictors' speed factor
+  // (AvoidExecutor): with a suite it is never read, so it is not kept
+  // (one lookup of the job, the executor and the prediction less per ended
+  // attempt, issue 41).
+  if (!v.Predictors() && s.tracker.OnEnded(v, a, end)) {
     if (s.tracker.Slowdown(a.executor) >= o_.speed_threshold)
       s.slow.insert(a.executor);
     else
