@@ -186,3 +186,19 @@ TEST_CASE("a task is not held for free faster executors a policy advises against
   CHECK_FALSE(f.place.strategy().HeldLastPick());
   CHECK(f.place.PickFree(job, 0, true) == slow);  // a copy still never goes where advised against
 }
+
+// chaos_test: the executors faster than a fail-slow one were free and
+// could not take the task (a rogue peer offering another kernel), and ran
+// nothing: the task was held for them, no event came, the job never ended.
+TEST_CASE("a task is not held for faster executors that cannot run it and run nothing") {
+  StateFixture f(ExpectedFinish());
+  core::Job& job = f.Job(4);
+  ExecutorId slow = SlowFleet(f, job, 5);
+  REQUIRE(f.s.predictors->Health(slow).state == NodeHealth::kFailSlow);
+  REQUIRE(f.s.attempts.empty());
+  for (auto& [id, e] : f.s.executors)
+    if (id != slow) e.desc.memory_mb = 16;  // the fast ones: too small for the job's tasks
+  job.def.templ.memory_mb = 64;
+  CHECK(f.place.PickFree(job, 0, false) == slow);
+  CHECK_FALSE(f.place.strategy().HeldLastPick());
+}

@@ -228,8 +228,19 @@ ExecutorId ExpectedFinishPlacement::PickFree(const Job& job, TaskIndex t, bool c
   // task for it waited for a slot that was already free: with nothing
   // running, no event pumped again (a job never placed: matrix m47).
   if (ExecutorId faster = FastestAvoided(job, t, b)) return faster;
+  // Nothing runs in the faster pool either: no slot of it will free, and
+  // its free ones did not take the task (another kernel, too little memory,
+  // a peer that runs nothing): a hold would wait for an event that never
+  // comes (chaos_test: a job never finished beside a rogue executor).
+  if (!FasterPoolRuns(b)) return id;
   held_ = true;
   return 0;
+}
+
+bool ExpectedFinishPlacement::FasterPoolRuns(int b) const {
+  for (int k = 0; k < b; ++k)
+    if (pools_[k].live > 0) return true;
+  return false;
 }
 
 ExecutorId ExpectedFinishPlacement::FastestAvoided(const Job& job, TaskIndex t, int below) {

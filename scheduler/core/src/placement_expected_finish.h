@@ -83,6 +83,8 @@ class ExpectedFinishPlacement final : public PlacementStrategy {
   // The fastest free executor in a bucket below `below` that a policy
   // advises against and that fits task t of `job`; 0 when none.
   ExecutorId FastestAvoided(const Job& job, TaskIndex t, int below);
+  // Whether any attempt runs on an executor faster than bucket `b`.
+  bool FasterPoolRuns(int b) const;
   static constexpr size_t kAvoidedLook = 64;  // entries looked at per bucket
   bool Usable(ExecutorId id, int b, bool avoided) const;
   void Clean(int b, bool avoided, bool all);
