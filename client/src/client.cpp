@@ -58,6 +58,8 @@ Status StatusFromWireError(const wire::Error& e) {
     case wire::Error::INFEASIBLE: return Status::FailedPrecondition(msg);
     case wire::Error::BUSY: return Status::ResourceExhausted(msg);  // a cap that frees up: retry later
     case wire::Error::TOO_LARGE: return Status::TooLarge(msg);
+    case wire::Error::NOT_LEADER:
+      return Status::Unavailable(msg);  // a replica that does not lead: the message names the one that does
     case wire::Error::INVALID_ARGUMENT:
     case wire::Error::BAD_MESSAGE:
     case wire::Error::VERSION_MISMATCH: return Status::InvalidArgument(msg);

@@ -134,7 +134,7 @@ class ReplicaGroup::Impl {
     leader_ = false;
   }
 
-  Status Propose(std::string entry, uint64_t tag) {
+  Status Propose(std::string entry, uint64_t tag, bool barrier = false) {
     if (entry.size() > o_.max_entry_bytes)
       return Status::TooLarge("replicas: an entry of " + std::to_string(entry.size()) + " bytes");
     if (!leader_) return Status::Unavailable("replicas: not the leader");
@@ -144,7 +144,7 @@ class ReplicaGroup::Impl {
       if (in_flight_ >= o_.max_in_flight)
         return Status::ResourceExhausted("replicas: " + std::to_string(in_flight_) + " entries in flight");
       in_flight_++;
-      inbox_.push_back(Proposal{std::move(entry), tag, term_.load()});
+      inbox_.push_back(Proposal{std::move(entry), tag, term_.load(), barrier});
       // Under the lock: once stopping_ is set no send follows, so none
       // races the handle's close on the replica thread.
       uv_async_send(&async_);
@@ -167,9 +167,15 @@ class ReplicaGroup::Impl {
     std::string entry;
     uint64_t tag;
     uint64_t term;
+    bool barrier;  // a raft_barrier, no entry
   };
   struct Apply {
     struct raft_apply req {};
+    Impl* impl = nullptr;
+    uint64_t tag = 0;
+  };
+  struct BarrierReq {
+    struct raft_barrier req {};
     Impl* impl = nullptr;
     uint64_t tag = 0;
   };
@@ -215,6 +221,17 @@ class ReplicaGroup::Impl {
     if (raft_state(&raft_) != RAFT_LEADER || raft_.current_term != p->term)
       return Fail(p->tag, Status::Unavailable("replicas: leadership of term " + std::to_string(p->term) +
                                               " lost (term " + std::to_string(raft_.current_term) + ")"));
+    if (p->barrier) {
+      auto* b = new BarrierReq;
+      b->impl = this;
+      b->tag = p->tag;
+      b->req.data = b;
+      if (int rv = raft_barrier(&raft_, &b->req, &Impl::OnBarrier); rv != 0) {
+        delete b;
+        return Fail(p->tag, Status::Unavailable(std::string("replicas: barrier: ") + raft_strerror(rv)));
+      }
+      return;
+    }
     // The entry's own length first, then the entry, zero-padded to a
     // multiple of 8 bytes: libraft's batches need it (a follower decodes an
     // unpadded entry at shifted offsets).
@@ -249,6 +266,19 @@ class ReplicaGroup::Impl {
                                              (status ? raft_strerror(status) : "applying the entry failed")));
     }
     delete a;
+  }
+
+  static void OnBarrier(struct raft_barrier* req, int status) {
+    auto* b = static_cast<BarrierReq*>(req->data);
+    if (status == 0) {
+      ReplicaEvent e;
+      e.kind = ReplicaEvent::Kind::kCommitted;
+      e.tag = b->tag;
+      b->impl->Emit(std::move(e));
+    } else {
+      b->impl->Fail(b->tag, Status::Unavailable(std::string("replicas: barrier: ") + raft_strerror(status)));
+    }
+    delete b;
   }
 
   static void OnWatch(uv_timer_t* t) {
@@ -382,6 +412,7 @@ StatusOr<std::unique_ptr<ReplicaGroup>> ReplicaGroup::Start(const ReplicaOptions
 ReplicaGroup::ReplicaGroup(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 ReplicaGroup::~ReplicaGroup() = default;
 Status ReplicaGroup::Propose(std::string entry, uint64_t tag) { return impl_->Propose(std::move(entry), tag); }
+Status ReplicaGroup::Barrier(uint64_t tag) { return impl_->Propose({}, tag, /*barrier=*/true); }
 void ReplicaGroup::Poll(std::vector<ReplicaEvent>* out) { impl_->Poll(out); }
 bool ReplicaGroup::is_leader() const { return impl_->is_leader(); }
 uint64_t ReplicaGroup::term() const { return impl_->term(); }

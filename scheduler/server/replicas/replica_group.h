@@ -103,6 +103,10 @@ class ReplicaGroup {
   // or above max_entry_bytes (TooLarge). Else exactly one kCommitted or
   // kFailed event with `tag` follows.
   Status Propose(std::string entry, uint64_t tag);
+  // Once every entry before it, earlier terms' included, is applied here:
+  // kCommitted with `tag` (kFailed as for Propose). A new leader's state
+  // machine is complete only then (raft_barrier). Refused as Propose is.
+  Status Barrier(uint64_t tag);
   // The events since the last call, in order; never blocks.
   void Poll(std::vector<ReplicaEvent>* out);
   // As of the replica thread's last look (every few milliseconds).

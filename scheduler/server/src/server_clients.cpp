@@ -54,6 +54,7 @@ void SchedulerServer::Impl::OnClientFrame(const std::string& route, const zmq::m
     return SendClientError(route, req.request_id(), wire::Error::UNAUTHENTICATED,
                            "this client's key is no longer trusted");
   }
+  if (NotLeading()) return SendClientError(route, req.request_id(), wire::Error::NOT_LEADER, NotLeaderMessage(true));
   OnClientRequest(route, req, who);
 }
 
