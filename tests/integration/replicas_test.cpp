@@ -1,0 +1,213 @@
+// Three tailcut-scheduler replicas on loopback (docs/RELIABILITY.md,
+// "Replicas"): a job runs on the leader; the leader is killed with SIGKILL
+// and its state_dir wiped (a lost machine); a follower leads within 5 s,
+// the job finishes with every task committed exactly once, and the wiped
+// replica rejoins with the whole journal. Executors know one endpoint until
+// endpoint lists are built: the test starts new ones at the new leader.
+#include <catch2/catch.hpp>
+
+#include <stdlib.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "tailcut/client/client.h"
+#include "tailcut/client/local_cluster.h"
+#include "tailcut/common/process.h"
+#include "tailcut/server/journal.h"
+
+namespace tailcut {
+namespace {
+
+bool WaitUntil(const std::function<bool()>& done, double s) {
+  auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(s);
+  while (std::chrono::steady_clock::now() < until) {
+    if (done()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return done();
+}
+
+std::string Port() {
+  int p = FreeLoopbackPort();  // below the ephemeral range
+  REQUIRE(p > 0);
+  return std::to_string(p);
+}
+
+class ReplicaDaemons {
+ public:
+  explicit ReplicaDaemons(size_t n) {
+    std::string tmpl = (std::filesystem::temp_directory_path() / "tailcut-replicas-XXXXXX").string();
+    REQUIRE(mkdtemp(tmpl.data()));
+    dir_ = tmpl;
+    std::ofstream(dir_ + "/replica.key") << "8f1e2d3c4b5a69788796a5b4c3d2e1f00f1e2d3c4b5a69788796a5b4c3d2e1f0\n";
+    std::ofstream peers(dir_ + "/replicas.toml");
+    peers << "[replicas]\nkey_file = \"" << dir_ << "/replica.key\"\n";
+    for (size_t i = 0; i < n; ++i) {
+      clients_.push_back("tcp://127.0.0.1:" + Port());
+      executors_.push_back("tcp://127.0.0.1:" + Port());
+      peers << "[[replicas.peers]]\nid = " << i + 1 << "\nraft = \"127.0.0.1:" << Port() << "\"\nclient = \""
+            << clients_[i] << "\"\nexecutor = \"" << executors_[i] << "\"\n";
+    }
+    schedulers_.resize(n);
+  }
+  ~ReplicaDaemons() {
+    for (auto& e : executor_processes_) e.Stop(9, 1);
+    for (auto& s : schedulers_) s.Stop();
+    if (keep_) {
+      std::printf("replica logs kept in %s\n", dir_.c_str());
+    } else {
+      std::filesystem::remove_all(dir_);
+    }
+  }
+  std::string StateDir(size_t i) const { return dir_ + "/r" + std::to_string(i + 1); }
+  void Start(size_t i) {
+    schedulers_[i] =
+        ChildProcess({TAILCUT_SCHEDULER_BIN, "--replicas", dir_ + "/replicas.toml", "--replica-id",
+                      std::to_string(i + 1), "--set", "scheduler.state_dir=\"" + StateDir(i) + "\"", "--http-listen",
+                      "", "--set", "scheduler.heartbeat_ms=100", "--set", "core.lost_after_s=1.0"},
+                     dir_ + "/scheduler-" + std::to_string(i + 1) + ".log", /*append=*/true);
+  }
+  void Kill(size_t i) { schedulers_[i].Stop(9, 1); }
+  void StopSchedulers() {
+    for (auto& s : schedulers_) s.Stop();
+  }
+  bool Alive(size_t i) { return schedulers_[i].started() && schedulers_[i].Alive(); }
+  void StartExecutor(size_t leader, const std::string& name) {
+    executor_processes_.emplace_back(std::vector<std::string>{TAILCUT_EXECUTOR_BIN, "--scheduler", executors_[leader],
+                                                              "--slots", "3", "--name", name},
+                                     dir_ + "/" + name + ".log");
+  }
+  void KillExecutors() {
+    for (auto& e : executor_processes_) e.Stop(9, 1);
+    executor_processes_.clear();
+  }
+  ClientOptions ClientOf(size_t i, double timeout_s = 5) const {
+    ClientOptions c;
+    c.endpoint = clients_[i];
+    c.timeout_s = timeout_s;
+    return c;
+  }
+  // The leader answers a question about a job that does not exist with
+  // UNKNOWN_JOB; a follower with NOT_LEADER.
+  int Leader(double s) {
+    int leader = -1;
+    WaitUntil(
+        [&] {
+          for (size_t i = 0; i < schedulers_.size(); ++i) {
+            if (!Alive(i)) continue;
+            Client c(ClientOf(i, 1));
+            if (c.GetStatus(987654).status().code() == Status::Code::kNotFound) {
+              leader = static_cast<int>(i);
+              return true;
+            }
+          }
+          return false;
+        },
+        s);
+    return leader;
+  }
+  size_t size() const { return schedulers_.size(); }
+  void KeepLogs() { keep_ = true; }
+
+ private:
+  std::string dir_;
+  std::vector<std::string> clients_, executors_;
+  std::vector<ChildProcess> schedulers_;
+  std::vector<ChildProcess> executor_processes_;
+  bool keep_ = false;
+};
+
+TEST_CASE("replicas: the leader killed and its disk wiped, a follower leads within 5 s and the job finishes once") {
+  ReplicaDaemons d(3);
+  for (size_t i = 0; i < d.size(); ++i) d.Start(i);
+  const int l = d.Leader(20);
+  REQUIRE(l >= 0);
+  const auto leader = static_cast<size_t>(l);
+  d.StartExecutor(leader, "first-0");
+  d.StartExecutor(leader, "first-1");
+  Client client(d.ClientOf(leader));
+  REQUIRE(WaitUntil(
+      [&] {
+        auto count = client.ExecutorCount();
+        return count.ok() && *count == 2;
+      },
+      20));
+
+  wire::JobSpec spec = FanoutJob("sleep", "ms=200", 24);
+  spec.set_return_outputs(true);  // the journal keeps each commit's task and attempt
+  spec.set_request_key("replicas-failover");
+  auto id = client.Submit(spec);
+  REQUIRE(id.ok());
+  REQUIRE(WaitUntil(
+      [&] {
+        auto st = client.GetStatus(*id);
+        return st.ok() && st->committed() >= 6;
+      },
+      30));
+
+  // The leader's machine is lost: SIGKILL, and its disk with it.
+  d.Kill(leader);
+  std::filesystem::remove_all(d.StateDir(leader));
+  auto killed = std::chrono::steady_clock::now();
+  const int n = d.Leader(10);
+  const double takeover_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - killed).count();
+  REQUIRE(n >= 0);
+  REQUIRE(n != l);
+  UNSCOPED_INFO("takeover " << takeover_s << " s");
+  CHECK(takeover_s < 5);
+  const auto next = static_cast<size_t>(n);
+
+  // The wiped replica comes back empty and rejoins from the new leader.
+  d.Start(leader);
+  d.KillExecutors();  // they know the old leader's endpoint only
+  d.StartExecutor(next, "second-0");
+  d.StartExecutor(next, "second-1");
+  Client again(d.ClientOf(next));
+  auto same = again.Submit(spec);  // the client's retry with its request key
+  REQUIRE(same.ok());
+  CHECK(*same == *id);
+  WaitOptions w;
+  w.timeout_s = 60;
+  auto done = again.Wait(*id, w);
+  REQUIRE(done.ok());
+  CHECK(done->state() == wire::JOB_SUCCEEDED);
+  CHECK(done->committed() == 24);
+
+  // Every replica's journal, the wiped one's included: the job finished,
+  // each task committed exactly once. A follower applies the last entry on
+  // the leader's next heartbeat (100 ms): a moment first.
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  d.KillExecutors();
+  for (size_t i = 0; i < d.size(); ++i) {
+    INFO("replica " << i + 1 << (i == leader ? " (wiped)" : ""));
+    REQUIRE(d.Alive(i));
+  }
+  d.StopSchedulers();
+  bool all_once = true;
+  for (size_t i = 0; i < d.size(); ++i) {
+    INFO("replica " << i + 1 << (i == leader ? " (wiped)" : ""));
+    auto j = Journal::Open(JournalOptions{d.StateDir(i) + "/journal.db", false});
+    REQUIRE(j.ok());
+    std::vector<JournaledJob> jobs;
+    REQUIRE((*j)->Load(&jobs).ok());
+    REQUIRE(jobs.size() == 1);
+    CHECK(jobs[0].finished);
+    CHECK(jobs[0].state == JobState::kSucceeded);
+    std::set<TaskIndex> tasks;
+    for (const CommittedOutput& c : jobs[0].commits) all_once = tasks.insert(c.task).second && all_once;
+    CHECK(tasks.size() == 24);
+    CHECK(jobs[0].commits.size() == 24);
+  }
+  CHECK(all_once);
+  if (!all_once) d.KeepLogs();
+}
+
+}  // namespace
+}  // namespace tailcut
