@@ -1,9 +1,10 @@
 // Three tailcut-scheduler replicas on loopback (docs/RELIABILITY.md,
 // "Replicas"): a job runs on the leader; the leader is killed with SIGKILL
-// and its state_dir wiped (a lost machine); a follower leads within 5 s,
-// the job finishes with every task committed exactly once, and the wiped
-// replica rejoins with the whole journal. Executors know one endpoint until
-// endpoint lists are built: the test starts new ones at the new leader.
+// and its state_dir wiped (a lost machine); a follower leads within 5 s;
+// the executors and the client, given every replica's endpoint, follow it
+// (keeping their attempts, and the client its wait); the job finishes with
+// every task committed exactly once, and the wiped replica rejoins with
+// the whole journal.
 #include <catch2/catch.hpp>
 
 #include <stdlib.h>
@@ -79,10 +80,13 @@ class ReplicaDaemons {
     for (auto& s : schedulers_) s.Stop();
   }
   bool Alive(size_t i) { return schedulers_[i].started() && schedulers_[i].Alive(); }
-  void StartExecutor(size_t leader, const std::string& name) {
-    executor_processes_.emplace_back(std::vector<std::string>{TAILCUT_EXECUTOR_BIN, "--scheduler", executors_[leader],
-                                                              "--slots", "3", "--name", name},
-                                     dir_ + "/" + name + ".log");
+  // An executor given every replica's executor endpoint.
+  void StartExecutor(const std::string& name) {
+    std::string all;
+    for (const std::string& e : executors_) all += (all.empty() ? "" : ",") + e;
+    executor_processes_.emplace_back(
+        std::vector<std::string>{TAILCUT_EXECUTOR_BIN, "--scheduler", all, "--slots", "3", "--name", name},
+        dir_ + "/" + name + ".log");
   }
   void KillExecutors() {
     for (auto& e : executor_processes_) e.Stop(9, 1);
@@ -92,6 +96,12 @@ class ReplicaDaemons {
     ClientOptions c;
     c.endpoint = clients_[i];
     c.timeout_s = timeout_s;
+    return c;
+  }
+  // A client given every replica's client endpoint.
+  ClientOptions ClientOfAll() const {
+    ClientOptions c = ClientOf(0, 10);
+    for (size_t i = 1; i < clients_.size(); ++i) c.endpoint += "," + clients_[i];
     return c;
   }
   // The leader answers a question about a job that does not exist with
@@ -130,9 +140,9 @@ TEST_CASE("replicas: the leader killed and its disk wiped, a follower leads with
   const int l = d.Leader(20);
   REQUIRE(l >= 0);
   const auto leader = static_cast<size_t>(l);
-  d.StartExecutor(leader, "first-0");
-  d.StartExecutor(leader, "first-1");
-  Client client(d.ClientOf(leader));
+  d.StartExecutor("executor-0");
+  d.StartExecutor("executor-1");
+  Client client(d.ClientOfAll());
   REQUIRE(WaitUntil(
       [&] {
         auto count = client.ExecutorCount();
@@ -152,6 +162,22 @@ TEST_CASE("replicas: the leader killed and its disk wiped, a follower leads with
       },
       30));
 
+  // A client already waiting when the leader goes gets the job's true final status.
+  StatusOr<wire::JobStatus> waited = Status::Internal("not waited");
+  std::thread waiter([&] {
+    Client c(d.ClientOfAll());
+    WaitOptions w;
+    w.timeout_s = 90;
+    waited = c.Wait(*id, w);
+  });
+  struct Joiner {
+    std::thread& t;
+    ~Joiner() {
+      if (t.joinable()) t.join();
+    }
+  } joiner{waiter};
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // its Watch reaches the leader
+
   // The leader's machine is lost: SIGKILL, and its disk with it.
   d.Kill(leader);
   std::filesystem::remove_all(d.StateDir(leader));
@@ -162,23 +188,25 @@ TEST_CASE("replicas: the leader killed and its disk wiped, a follower leads with
   REQUIRE(n != l);
   UNSCOPED_INFO("takeover " << takeover_s << " s");
   CHECK(takeover_s < 5);
-  const auto next = static_cast<size_t>(n);
 
   // The wiped replica comes back empty and rejoins from the new leader.
   d.Start(leader);
-  d.KillExecutors();  // they know the old leader's endpoint only
-  d.StartExecutor(next, "second-0");
-  d.StartExecutor(next, "second-1");
-  Client again(d.ClientOf(next));
-  auto same = again.Submit(spec);  // the client's retry with its request key
+  // The client's retry with its request key gets the same job, from the new leader.
+  auto same = client.Submit(spec);
   REQUIRE(same.ok());
   CHECK(*same == *id);
+  // The executors moved to the new leader with what they held; the client's
+  // wait gets the job's true final status.
   WaitOptions w;
   w.timeout_s = 60;
-  auto done = again.Wait(*id, w);
+  auto done = client.Wait(*id, w);
   REQUIRE(done.ok());
   CHECK(done->state() == wire::JOB_SUCCEEDED);
   CHECK(done->committed() == 24);
+  waiter.join();
+  REQUIRE(waited.ok());
+  CHECK(waited->state() == wire::JOB_SUCCEEDED);
+  CHECK(waited->committed() == 24);
 
   // Every replica's journal, the wiped one's included: the job finished,
   // each task committed exactly once. A follower applies the last entry on

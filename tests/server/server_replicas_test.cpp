@@ -166,6 +166,17 @@ TEST_CASE("replicas: only the leader serves, followers name it, and a follower t
     CHECK(msg.error().message().find(g.peer(leader).executor_endpoint) != std::string::npos);
   }
 
+  // A client that lists every replica, the leader last, is led to it.
+  {
+    ClientOptions all = g.ClientOf(leader);
+    all.endpoint.clear();
+    for (size_t i = 0; i < g.size(); ++i)
+      if (i != leader) all.endpoint += g.peer(i).client_endpoint + ",";
+    all.endpoint += g.peer(leader).client_endpoint;
+    Client listed(all);
+    CHECK(listed.GetStatus(987654).status().code() == Status::Code::kNotFound);
+  }
+
   // The leader runs a job; a second one has one of its two tasks committed.
   Client client(g.ClientOf(leader));
   JobId first = 0, second = 0;

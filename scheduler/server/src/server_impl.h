@@ -120,7 +120,8 @@ class SchedulerServer::Impl {
   void Release(std::vector<server_detail::Replication::Held>& held);
   // A replica that does not lead (yet): requests get NOT_LEADER.
   bool NotLeading() const { return replicas_ && replicas_->state != server_detail::Replication::State::kLeading; }
-  std::string NotLeaderMessage(bool for_clients) const;  // names the leader's endpoint
+  // Error{NOT_LEADER} naming the leader and its endpoint for the receiver.
+  void SendNotLeader(bool to_client, const std::string& route, uint64_t request_id);
   // True when the message waits for the turn's entry (or, deposed, is dropped).
   bool HoldForReplicas(bool to_client, const std::string& route, const google::protobuf::MessageLite& msg);
   void ProposeTurn(bool force);  // the replicated group commit

@@ -74,7 +74,7 @@ Status LoadServerOptions(const Config& cfg, ServerOptions* o) {
       .Check(o->parent.max_tasks > 0, "parent_max_tasks must be > 0")
       .Check(o->parent.key_file.empty() == o->parent.parent_key.empty(),
              "parent_key_file and parent_key go together: this edge's key and the parent's public key");
-  if (t.status().ok() && !o->parent.endpoint.empty()) t.Also(ValidateEndpoint(o->parent.endpoint));
+  if (t.status().ok() && !o->parent.endpoint.empty()) t.Also(ValidateEndpoints(o->parent.endpoint));
   o->parent.heartbeat_ms = o->heartbeat_ms;
   o->journal_sync_full = sync == "full";
   if (!t.status().ok()) return t.status();

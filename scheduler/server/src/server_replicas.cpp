@@ -181,16 +181,31 @@ void SchedulerServer::Impl::Release(std::vector<Replication::Held>& held) {
   held.clear();
 }
 
-std::string SchedulerServer::Impl::NotLeaderMessage(bool for_clients) const {
+void SchedulerServer::Impl::SendNotLeader(bool to_client, const std::string& route, uint64_t request_id) {
   const Replication& r = *replicas_;
-  std::string me = "scheduler replica " + std::to_string(r.id) + " does not lead";
-  if (r.state == State::kTakingOver)
-    return me + " yet: it is taking over (term " + std::to_string(r.lead_term) + "); retry";
+  std::string message = "scheduler replica " + std::to_string(r.id) + " does not lead", leader;
   for (const ReplicaPeerOptions& p : r.peers)
-    if (p.id == r.leader_id && p.id != r.id)
-      return me + "; the leader is replica " + std::to_string(p.id) + " at " +
-             (for_clients ? p.client_endpoint : p.executor_endpoint) + " (term " + std::to_string(r.term) + ")";
-  return me + "; no leader is known yet (term " + std::to_string(r.term) + "); retry";
+    if (p.id == r.leader_id && p.id != r.id) leader = to_client ? p.client_endpoint : p.executor_endpoint;
+  if (r.state == State::kTakingOver)
+    message += " yet: it is taking over (term " + std::to_string(r.lead_term) + "); retry";
+  else if (!leader.empty())
+    message += "; the leader is replica " + std::to_string(r.leader_id) + " at " + leader + " (term " +
+               std::to_string(r.term) + ")";
+  else
+    message += "; no leader is known yet (term " + std::to_string(r.term) + "); retry";
+  wire::Error error = MakeError(wire::Error::NOT_LEADER, std::move(message));
+  if (r.state != State::kTakingOver) error.set_leader_endpoint(leader);
+  if (to_client) {
+    wire::ClientReply out;
+    out.set_version(kProtocolVersion);
+    out.set_request_id(request_id);
+    *out.mutable_error() = std::move(error);
+    return SendClient(route, out);
+  }
+  wire::SchedulerToExecutor out;
+  out.set_version(kProtocolVersion);
+  *out.mutable_error() = std::move(error);
+  Send(executors_, route, out);
 }
 
 bool SchedulerServer::Impl::HoldForReplicas(bool to_client, const std::string& route,
