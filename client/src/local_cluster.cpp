@@ -10,10 +10,12 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <deque>
 #include <filesystem>
 #include <fstream>
 #include <mutex>
 #include <random>
+#include <sstream>
 #include <thread>
 
 #include "tailcut/common/process.h"
@@ -66,6 +68,40 @@ int FreeLoopbackPort() {
 
 namespace {
 
+// The last `lines` lines of the file at `path`, each on its own indented
+// line ("" if it cannot be read): a failed wait quotes them, so a CI log
+// says why without the folder it names.
+std::string LogTail(const std::string& path, size_t lines) {
+  std::ifstream in(path);
+  std::deque<std::string> tail;
+  for (std::string line; std::getline(in, line);) {
+    tail.push_back(std::move(line));
+    if (tail.size() > lines) tail.pop_front();
+  }
+  std::string out;
+  for (const auto& l : tail) out += "\n  | " + l;
+  return out;
+}
+
+// Whether something listens on 127.0.0.1:`port`, read from /proc/net/tcp
+// (a probe's own bind or connect would disturb the daemon it looks for);
+// true where that cannot be read, so the caller does not wait in vain.
+bool LoopbackListening(int port) {
+  std::ifstream in("/proc/net/tcp");
+  if (!in) return true;
+  char want[16];
+  std::snprintf(want, sizeof want, "0100007F:%04X", port);
+  std::string line;
+  std::getline(in, line);  // the header
+  while (std::getline(in, line)) {
+    std::istringstream fields(line);
+    std::string slot, local, remote, state;
+    fields >> slot >> local >> remote >> state;
+    if (local == want && state == "0A") return true;  // 0A: LISTEN
+  }
+  return false;
+}
+
 struct LocalExecutor {
   LocalExecutorSpec spec;
   ChildProcess process;
@@ -104,17 +140,8 @@ class LocalCluster::Impl {
       client_ep_ = server_->client_endpoint();
       http_ep_ = server_->http_endpoint();
       loop_ = std::thread([this] { server_->Run(); });
-    } else {
-      int pe = FreeLoopbackPort(), pc = FreeLoopbackPort();
-      if (pe < 0 || pc < 0) return Status::IoError("no free loopback port");
-      executor_ep_ = "tcp://127.0.0.1:" + std::to_string(pe);
-      client_ep_ = "tcp://127.0.0.1:" + std::to_string(pc);
-      if (opt_.http) {
-        int ph = FreeLoopbackPort();
-        if (ph < 0) return Status::IoError("no free loopback port");
-        http_ep_ = "127.0.0.1:" + std::to_string(ph);
-      }
-      if (Status s = SpawnScheduler(); !s.ok()) return s;
+    } else if (Status s = StartSchedulerProcess(); !s.ok()) {
+      return s;
     }
     watch_ = std::thread([this] { Watch(); });
     return Status::Ok();
@@ -161,6 +188,11 @@ class LocalCluster::Impl {
       if (tty) std::fprintf(stderr, "\r%-50s\r", "");
     };
     while (std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() < timeout_s) {
+      if (!server_ && !scheduler_.Alive()) {  // no use waiting the whole timeout
+        clear_line();
+        return WaitFailed("the scheduler exited (wait status " + std::to_string(scheduler_.exit_status()) + ") with " +
+                          std::to_string(seen) + " of " + std::to_string(n) + " executors registered");
+      }
       auto list = c.Executors();
       if (list.ok()) {
         seen = list->size();
@@ -173,9 +205,22 @@ class LocalCluster::Impl {
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
     }
     clear_line();
+    return WaitFailed(std::to_string(seen) + " of " + std::to_string(n) + " executors registered within " +
+                      std::to_string(static_cast<int>(timeout_s)) + " s");
+  }
+
+  // `what`, where the logs are kept, and how the scheduler's and the first
+  // executors' logs end.
+  Status WaitFailed(const std::string& what) {
     keep_logs_ = true;
-    return Status::Unavailable(std::to_string(seen) + " of " + std::to_string(n) + " executors registered within " +
-                               std::to_string(static_cast<int>(timeout_s)) + " s; logs in " + log_dir_);
+    std::string msg = what + "; logs in " + log_dir_;
+    if (!server_) msg += "\nscheduler.log ends:" + LogTail(log_dir_ + "/scheduler.log", 12);
+    MutexLock lock(mu_);
+    for (size_t i = 0; i < std::min<size_t>(executors_.size(), 2); ++i) {
+      msg += "\nexecutor " + std::to_string(i + 1) + (executors_[i]->process.Alive() ? " (running)" : " (exited)") +
+             ", its log ends:" + LogTail(ExecutorLog(i), 6);
+    }
+    return Status::Unavailable(msg);
   }
 
   bool ExecutorAlive(size_t i) {
@@ -237,6 +282,40 @@ class LocalCluster::Impl {
     return out.flush() ? Status::Ok() : Status::IoError("cannot write " + keys_dir_ + "/trusted.toml");
   }
 
+  // Picks free ports and starts the scheduler on them, then waits until it
+  // listens on all of them. A port is free when picked and bound only later,
+  // so another process may take it in between: a scheduler that exits for a
+  // port in use is started again on new ones; one that exits for anything
+  // else fails the start with its log, instead of a wait for executors.
+  Status StartSchedulerProcess() {
+    constexpr int kTries = 4;
+    for (int attempt = 1;; ++attempt) {
+      std::vector<int> ports;
+      for (int i = 0; i < (opt_.http ? 3 : 2); ++i) {
+        ports.push_back(FreeLoopbackPort());
+        if (ports.back() < 0) return Status::IoError("no free loopback port");
+      }
+      executor_ep_ = "tcp://127.0.0.1:" + std::to_string(ports[0]);
+      client_ep_ = "tcp://127.0.0.1:" + std::to_string(ports[1]);
+      if (opt_.http) http_ep_ = "127.0.0.1:" + std::to_string(ports[2]);
+      if (Status s = SpawnScheduler(); !s.ok()) return s;
+      const auto t0 = std::chrono::steady_clock::now();
+      while (scheduler_.Alive()) {
+        if (std::all_of(ports.begin(), ports.end(), LoopbackListening)) return Status::Ok();
+        if (std::chrono::steady_clock::now() - t0 > std::chrono::seconds(30)) return Status::Ok();  // slow, not dead
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+      }
+      const std::string tail = LogTail(log_dir_ + "/scheduler.log", 12);
+      if (tail.find("in use") != std::string::npos && attempt < kTries) continue;
+      keep_logs_ = true;
+      return Status::Unavailable("the scheduler exited at start (wait status " +
+                                 std::to_string(scheduler_.exit_status()) + "); logs in " + log_dir_ +
+                                 "\nscheduler.log ends:" + tail);
+    }
+  }
+
+  std::string ExecutorLog(size_t index) const { return log_dir_ + "/executor-" + std::to_string(index + 1) + ".log"; }
+
   Status SpawnScheduler() {
     // Its journal lives with the logs: a restarted scheduler resumes from it
     // (scheduler_flags may point it elsewhere: later --set wins).
@@ -265,8 +344,7 @@ class LocalCluster::Impl {
       return a == "--allow-shell" || a == "--allow-exec" || a == "--allow-python";
     });
     if (runs_code && keys_dir_.empty()) argv.push_back("--trust-unauthenticated-scheduler");
-    std::string log = log_dir_ + "/executor-" + std::to_string(index + 1) + ".log";
-    e.process = ChildProcess(argv, log, /*append=*/e.starts > 0);
+    e.process = ChildProcess(argv, ExecutorLog(index), /*append=*/e.starts > 0);
     e.starts++;
     return e.process.started();
   }

@@ -281,3 +281,18 @@ TEST_CASE("reliability: a stall of the restarted scheduler does not count agains
   h.Pass(1.0);  // 2.5 s of listening: past lost_after_s
   CHECK(launched() == 1);
 }
+
+TEST_CASE("reliability: a restored job counts the earlier run's attempts that commit, come back or were journaled") {
+  CoreHarness h;
+  h.core.ReserveIds(10, 1000, 1);  // attempts below 1000 ran before the restart
+  REQUIRE(h.core.RestoreJob(5, CoreHarness::Fanout(3, "sleep"), 0, {CommittedOutput{0, 7, 1, 0.5, "done"}}).ok());
+  ExecutorId e = h.Exec(4, 0, {"sleep"});
+  REQUIRE(h.core.JobStatus(5)->attempts == 1);  // the journaled commit's
+  REQUIRE(h.core.AdoptAttempt(40, 5, 1, e, true).ok());
+  CHECK(h.core.JobStatus(5)->attempts == 2);
+  REQUIRE(h.core.AdoptAttempt(40, 5, 1, e, true).ok());  // adopted again (a resend): counted once
+  CHECK(h.core.JobStatus(5)->attempts == 2);
+  REQUIRE(h.core.CommitOrphanResult(5, 2, 41, e, "out", 1.0));
+  CHECK(h.core.JobStatus(5)->attempts == 3);
+  CHECK(h.core.JobStatus(5)->committed == 2);
+}

@@ -130,6 +130,39 @@ bool SendAndWait(const std::string& endpoint, const std::string& frame, Reply* o
   return sock.recv(reply, zmq::recv_flags::dontwait) && FromFrame(reply, out);
 }
 
+// Sends submits 1..n on `sock`, request i with tasks(i) noop tasks.
+template <class TasksOf>
+void SendSubmits(zmq::socket_t& sock, uint64_t n, TasksOf tasks) {
+  for (uint64_t id = 1; id <= n; ++id) {
+    wire::ClientRequest req;
+    req.set_version(kProtocolVersion);
+    req.set_request_id(id);
+    wire::JobSpec& job = *req.mutable_submit()->mutable_job();
+    job.set_name("submit-" + std::to_string(id));
+    for (int i = 0; i < tasks(id); ++i) job.add_tasks()->set_kernel("noop-" + std::to_string(i));
+    if (tasks(id) >= 20000) REQUIRE(req.ByteSizeLong() > (128u << 10));  // decoded off the loop
+    sock.send(ToFrame(req), zmq::send_flags::none);
+  }
+}
+
+// Reads n answers: in the order sent, each a job made after the one before.
+void ExpectSubmittedInOrder(zmq::socket_t& sock, uint64_t n) {
+  uint64_t last_job = 0;
+  for (uint64_t id = 1; id <= n; ++id) {
+    zmq::pollitem_t item{sock.handle(), 0, ZMQ_POLLIN, 0};
+    REQUIRE(zmq::poll(&item, 1, std::chrono::seconds(60)) > 0);
+    zmq::message_t frame;
+    wire::ClientReply r;
+    REQUIRE(sock.recv(frame, zmq::recv_flags::dontwait));
+    REQUIRE(FromFrame(frame, &r));
+    INFO(r.error().message());
+    CHECK(r.request_id() == id);  // answered in order ...
+    REQUIRE(r.has_submitted());
+    CHECK(r.submitted().job_id() > last_job);  // ... and made in order
+    last_job = r.submitted().job_id();
+  }
+}
+
 }  // namespace
 
 TEST_CASE("decode: a peer's 16 MiB frame of millions of empty messages does not hold up another's heartbeats") {
@@ -204,28 +237,72 @@ TEST_CASE("decode: a peer's frames after a large one are handled in the order it
   // Request 1: a job of 20,000 explicit tasks (~200 KB: decoded off the
   // loop); requests 2-4: one-task jobs right behind it (decoded on the loop
   // if they were taken alone).
-  for (uint64_t id = 1; id <= 4; ++id) {
-    wire::ClientRequest req;
-    req.set_version(kProtocolVersion);
-    req.set_request_id(id);
-    wire::JobSpec& job = *req.mutable_submit()->mutable_job();
-    job.set_name("order-" + std::to_string(id));
-    for (int i = 0; i < (id == 1 ? 20000 : 1); ++i) job.add_tasks()->set_kernel("noop-" + std::to_string(i));
-    if (id == 1) REQUIRE(req.ByteSizeLong() > (64u << 10));
-    sock.send(ToFrame(req), zmq::send_flags::none);
-  }
-  uint64_t last_job = 0;
-  for (uint64_t id = 1; id <= 4; ++id) {
-    zmq::pollitem_t item{sock.handle(), 0, ZMQ_POLLIN, 0};
-    REQUIRE(zmq::poll(&item, 1, std::chrono::seconds(30)) > 0);
+  SendSubmits(sock, 4, [](uint64_t id) { return id == 1 ? 20000 : 1; });
+  ExpectSubmittedInOrder(sock, 4);
+}
+
+TEST_CASE("decode: frames beyond decode_queue_bytes wait in the socket, then are all handled in order") {
+  // Room for one ~200 KB frame at a time: the second waits (back-pressure,
+  // tailcut_decode_waits_total) until the first is handled, and nothing is
+  // dropped or reordered.
+  ServerOptions o = WithMetrics();
+  o.decode_queue_bytes = 256u << 10;
+  server_test::RunningServer s(o);
+  const std::string http = s.server->http_endpoint();
+  auto before = testing::ScrapeMetrics(http);
+  zmq::context_t ctx;
+  zmq::socket_t sock(ctx, zmq::socket_type::dealer);
+  sock.set(zmq::sockopt::linger, 0);
+  sock.connect(s.server->client_endpoint());
+  constexpr uint64_t kRequests = 6;
+  SendSubmits(sock, kRequests, [](uint64_t) { return 20000; });
+  ExpectSubmittedInOrder(sock, kRequests);
+  auto after = testing::ScrapeMetrics(http);
+  CHECK(after["tailcut_frames_decoded_off_loop_total"] - before["tailcut_frames_decoded_off_loop_total"] == kRequests);
+  CHECK(after["tailcut_decode_waits_total"] - before["tailcut_decode_waits_total"] >= 1);
+  CHECK(after["tailcut_decode_queue_bytes"] == 0);
+}
+
+TEST_CASE("decode: a registered executor's Report of 8 million empty results is refused unwalked") {
+  // Its attempts are all it may speak of (kReportEntriesPerAttempt each):
+  // walking millions of entries would stall the loop as parsing them did.
+  // (Not lost while its frame travels and is parsed.)
+  ServerOptions o = server_test::TestOptions(30.0);
+  o.http_listen = "127.0.0.1:0";
+  server_test::RunningServer s(o);
+  const std::string http = s.server->http_endpoint();
+  zmq::context_t ctx;
+  zmq::socket_t sock(ctx, zmq::socket_type::dealer);
+  sock.set(zmq::sockopt::linger, 0);
+  sock.connect(s.server->executor_endpoint());
+  wire::ExecutorMessage reg;
+  reg.set_version(kProtocolVersion);
+  reg.mutable_register_()->set_name("rogue");
+  reg.mutable_register_()->set_cpu_slots(1);
+  sock.send(ToFrame(reg), zmq::send_flags::none);
+  zmq::pollitem_t item{sock.handle(), 0, ZMQ_POLLIN, 0};
+  REQUIRE(zmq::poll(&item, 1, std::chrono::seconds(10)) > 0);
+  zmq::message_t ack;
+  REQUIRE(sock.recv(ack, zmq::recv_flags::dontwait));
+  auto before = testing::ScrapeMetrics(http);
+
+  const std::string report = Version() + Field(wire::ExecutorMessage::kReportFieldNumber,
+                                               Empties(wire::Report::kResultsFieldNumber, kFrameBytes));
+  sock.send(zmq::buffer(report), zmq::send_flags::none);
+  wire::SchedulerToExecutor reply;
+  for (;;) {  // heartbeats may come first
+    REQUIRE(zmq::poll(&item, 1, std::chrono::seconds(60)) > 0);
     zmq::message_t frame;
-    wire::ClientReply r;
     REQUIRE(sock.recv(frame, zmq::recv_flags::dontwait));
-    REQUIRE(FromFrame(frame, &r));
-    INFO(r.error().message());
-    CHECK(r.request_id() == id);  // answered in order ...
-    REQUIRE(r.has_submitted());
-    CHECK(r.submitted().job_id() > last_job);  // ... and made in order
-    last_job = r.submitted().job_id();
+    REQUIRE(FromFrame(frame, &reply));
+    if (reply.has_error()) break;
   }
+  CHECK(reply.error().code() == wire::Error::INVALID_ARGUMENT);
+  CHECK_THAT(reply.error().message(), Catch::Contains("more entries than the attempts it was handed"));
+  auto after = testing::ScrapeMetrics(http);
+  CHECK(after["tailcut_refusals_total{limit=\"executor.report_entries\"}"] -
+            before["tailcut_refusals_total{limit=\"executor.report_entries\"}"] ==
+        1);
+  CHECK(after["tailcut_reports_refused_total"] == before["tailcut_reports_refused_total"]);  // not walked
+  CHECK(LongTurns(after) - LongTurns(before) == 0);
 }

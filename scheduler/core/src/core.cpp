@@ -496,7 +496,6 @@ SchedulerCore::SchedulerCore(CoreOptions options, const Clock* clock, PolicyChai
 SchedulerCore::~SchedulerCore() = default;
 
 namespace {
-
 // Run times and progress come from executors (the wire): a NaN or infinite
 // one would poison the job's typical run time (NaN cast to an integer in
 // Placement::QueuePerSlot: undefined) and the predictors. A run time that
@@ -584,6 +583,7 @@ bool SchedulerCore::FixedShares(JobId job, std::vector<uint64_t>* counts, Attemp
 }
 bool SchedulerCore::HasExecutor(ExecutorId e) const { return impl_->HasExecutor(e); }
 ExecutorId SchedulerCore::ExecutorOfAttempt(AttemptId a) const { return impl_->ExecutorOfAttempt(a); }
+uint64_t SchedulerCore::AttemptsHandedTo(ExecutorId e) const { return impl_->AttemptsHandedTo(e); }
 size_t SchedulerCore::LiveAttempts() const { return impl_->LiveAttempts(); }
 size_t SchedulerCore::RunningJobs() const { return impl_->RunningJobs(); }
 uint64_t SchedulerCore::QueuedTasks() const { return impl_->QueuedTasks(); }

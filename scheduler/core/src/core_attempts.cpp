@@ -76,6 +76,7 @@ bool SchedulerCore::Impl::CommitOrphanResult(JobId j, TaskIndex t, AttemptId a, 
   TaskPhase phase = job->tasks[t].phase;
   if (phase == TaskPhase::kCommitted || phase == TaskPhase::kDead) return false;
   s_.held.erase(a);  // commits once
+  if (a < s_.run_attempt_base) job->attempts++;  // an earlier run's attempt: this run counts it now
   Commit(*job, t, a, e, std::move(output), run_s);
   return true;
 }
@@ -106,6 +107,7 @@ Status SchedulerCore::Impl::AdoptAttempt(AttemptId id, JobId j, TaskIndex t, Exe
   // Any entry of the task in the retry queue (or next_unlaunched) goes stale:
   // Pump skips tasks that are not waiting.
   Attempt& a = life_.Link(*job, t, *e, id, false);
+  if (id < s_.run_attempt_base) job->attempts++;  // launched (and counted) by an earlier run
   s_.held.erase(id);
   s_.next_attempt_id = std::max(s_.next_attempt_id, id + 1);  // ids never repeat
   if (started) MarkStarted(a);

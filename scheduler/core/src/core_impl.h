@@ -126,6 +126,10 @@ class SchedulerCore::Impl final {
     return it == s_.attempts.end() ? 0 : it->second.executor;
   }
   size_t LiveAttempts() const { return s_.attempts.size(); }
+  uint64_t AttemptsHandedTo(ExecutorId e) const {
+    auto it = s_.executors.find(e);
+    return it == s_.executors.end() ? 0 : it->second.handed;
+  }
   size_t RunningJobs() const { return s_.running_jobs.size(); }
   uint64_t QueuedTasks() const { return s_.queued_tasks; }
   uint64_t WaitingTasks() const { return core::WaitingTasks(s_); }

@@ -123,6 +123,7 @@ struct ExecutorState {
   uint32_t used_gpus = 0;
   uint64_t used_memory_mb = 0;  // requests of its attempts, queued ones included
   std::unordered_set<AttemptId> attempts;
+  uint64_t handed = 0;  // attempts launched on it or adopted by it since it registered
   uint64_t finished = 0;
   bool quarantined = false;
   // Placement::PolicyAvoids, cached: asked again only on events (policy.h).

@@ -163,6 +163,7 @@ Attempt& Lifecycle::Link(Job& job, TaskIndex t, ExecutorState& e, AttemptId id, 
   if (job.owner) job.owner->slots += a.slots;
   if (copy) s_.live_copies.insert(a.id);
   e.attempts.insert(a.id);
+  e.handed++;
   job.running++;
   if (double limit = TimeLimit(job, t, e.id); limit > 0) {
     a.deadline = a.run_deadline = a.queued + limit;

@@ -66,6 +66,7 @@ Status RestoreJob(CoreState& s, Lifecycle& life, JobId id, JobDef def, Time subm
   for (CommittedOutput& c : commits) {
     if (c.task >= job.Count() || job.tasks[c.task].phase == TaskPhase::kCommitted) continue;  // journaled once
     life.RecordCommit(job, c.task, c.attempt, c.executor, c.run_s, std::move(c.output), /*notify=*/false);
+    job.attempts++;  // the journal keeps commits, not attempts: at least the one that committed
   }
   RestorePromotions(life, job, std::move(promotions));
   // A crash between its last commit (or promotion) and its final status: finish it now.

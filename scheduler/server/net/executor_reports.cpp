@@ -36,7 +36,16 @@ TakeBackCounts TakeBackFromWire(SchedulerCore& core, ExecutorId e, const wire::R
   return n;
 }
 
-void ApplyReport(SchedulerCore& core, ExecutorId e, const wire::Report& r, const BadInputFn& bad) {
+bool ApplyReport(SchedulerCore& core, ExecutorId e, const wire::Report& r, const BadInputFn& bad) {
+  const uint64_t entries =
+      uint64_t{static_cast<uint64_t>(r.started_size())} + r.progress_size() + r.results_size() + r.promoted_size();
+  const uint64_t handed = core.AttemptsHandedTo(e);
+  if (entries > kReportEntriesPerAttempt * handed + kReportEntriesSlack) {
+    bad("a Report of " + std::to_string(entries) + " entries from executor " + std::to_string(e) + ", handed " +
+        std::to_string(handed) + " attempts so far, refused whole (at most " +
+        std::to_string(kReportEntriesPerAttempt) + " an attempt + " + std::to_string(kReportEntriesSlack) + ")");
+    return false;
+  }
   for (const auto& s : r.started())
     if (core.AcceptsReport(e, s.attempt_id())) core.AttemptStarted(s.attempt_id());
   for (const auto& p : r.progress()) {
@@ -57,6 +66,7 @@ void ApplyReport(SchedulerCore& core, ExecutorId e, const wire::Report& r, const
       default: core.AttemptDropped(res.attempt_id(), "executor dropped it: " + res.error()); break;
     }
   }
+  return true;
 }
 
 }  // namespace tailcut

@@ -20,6 +20,12 @@ TakeBackCounts TakeBackFromWire(SchedulerCore& core, ExecutorId e, const wire::R
                                 const BadInputFn& bad);
 // A Report's news for the core, only about attempts that really run on `e`
 // (others are late, cancelled or foreign); progress outside 0..1 ignored.
-void ApplyReport(SchedulerCore& core, ExecutorId e, const wire::Report& r, const BadInputFn& bad);
+// A Report with more entries (starts, progress, results, promotions) than
+// kReportEntriesPerAttempt per attempt ever handed to `e`, plus
+// kReportEntriesSlack, is refused whole, unwalked (false): an honest one
+// names each attempt at most once a kind, and walking millions of empty
+// results would stall the loop for everyone (issue 43).
+inline constexpr uint64_t kReportEntriesPerAttempt = 4, kReportEntriesSlack = 64;
+bool ApplyReport(SchedulerCore& core, ExecutorId e, const wire::Report& r, const BadInputFn& bad);
 
 }  // namespace tailcut

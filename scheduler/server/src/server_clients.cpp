@@ -306,12 +306,16 @@ void SchedulerServer::Impl::SendToClient(const std::string& route, zmq::message_
     ++replies_dropped_;
     return;
   }
-  if (b.bytes + frame.size() > opt_.client_backlog_bytes)
+  // Charged with its bookkeeping (the queue's slot and the frame's own
+  // header), so the bound is on the memory held, not only the payload:
+  // a watch's reply is tens of bytes.
+  const uint64_t charge = frame.size() + server_detail::kHeldReplyOverhead;
+  if (b.bytes + charge > opt_.client_backlog_bytes)
     return DisconnectClient(route, b,
-                            "it left " + std::to_string(b.bytes + frame.size()) +
+                            "it left " + std::to_string(b.bytes + charge) +
                                 " bytes of replies unread beyond its queue, over scheduler.client_backlog_bytes = " +
                                 std::to_string(opt_.client_backlog_bytes));
-  b.bytes += frame.size();
+  b.bytes += charge;
   b.frames.push_back(std::move(frame));
   ++replies_held_;
 }
@@ -332,7 +336,7 @@ void SchedulerServer::Impl::FlushClientBacklogs(double now) {
     server_detail::ClientBacklog& b = it->second;
     bool progress = false;
     while (!b.frames.empty() && TrySendClient(it->first, b.frames.front())) {
-      b.bytes -= std::min<uint64_t>(b.bytes, b.frames.front().size());
+      b.bytes -= std::min<uint64_t>(b.bytes, b.frames.front().size() + server_detail::kHeldReplyOverhead);
       b.frames.pop_front();
       progress = true;
     }

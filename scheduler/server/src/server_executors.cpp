@@ -123,7 +123,12 @@ void SchedulerServer::Impl::OnReport(const std::string& route, const wire::Repor
   core_.ExecutorSeen(e);
   if (r.has_signals()) NoteGpuThrottle(e, r.signals().gpu_throttle_reasons());
   if (parent_) parent_->OnLocalReport(r);
-  ApplyReport(core_, e, r, bad_executor_input_);
+  if (!ApplyReport(core_, e, r, bad_executor_input_)) {
+    ++refusals_["executor.report_entries"];
+    SendExecutorError(route, wire::Error::INVALID_ARGUMENT,
+                      "Report refused: more entries than the attempts it was handed");
+    return;
+  }
   for (const wire::Promoted& p : r.promoted()) OnPromoted(e, p);
   if (auto p = peers_.find(e); p != peers_.end()) AnswerReport(p->second);
 }

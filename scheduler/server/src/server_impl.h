@@ -52,6 +52,9 @@ struct Caller {
 
 // Replies to one client connection that its full queue (client_hwm) did
 // not take yet, in order (server_clients.cpp, "Held-back replies").
+// What one held reply costs beyond its bytes: its zmq::message_t in the
+// deque (64 bytes) and the heap block's header ZeroMQ and malloc add.
+inline constexpr uint64_t kHeldReplyOverhead = 96;
 struct ClientBacklog {
   std::deque<zmq::message_t> frames;
   uint64_t bytes = 0;
@@ -266,7 +269,7 @@ class SchedulerServer::Impl {
       {"core.max_tasks_per_job", 0},       {"core.max_queued_tasks", 0},
       {"scheduler.max_jobs_per_owner", 0}, {"scheduler.max_watchers_per_client", 0},
       {"scheduler.max_executors", 0},      {"scheduler.max_message_bytes", 0},
-      {"scheduler.trusted_keys", 0}};
+      {"scheduler.trusted_keys", 0},       {"executor.report_entries", 0}};
   // Declared last: the HTTP threads stop (http_ destroyed) before anything
   // they read goes.
   std::unique_ptr<metrics::SchedulerMetrics> metrics_;

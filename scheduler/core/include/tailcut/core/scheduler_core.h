@@ -186,6 +186,9 @@ class SchedulerCore {
   bool FixedShares(JobId job, std::vector<uint64_t>* counts, AttemptId* since) const;
   bool HasExecutor(ExecutorId e) const;
   ExecutorId ExecutorOfAttempt(AttemptId a) const;  // 0 if not live
+  // Attempts launched on `e` or adopted by it since it registered: what a
+  // Report of its may speak of (the server's cap on a Report's entries).
+  uint64_t AttemptsHandedTo(ExecutorId e) const;
   size_t LiveAttempts() const;
   size_t RunningJobs() const;
   uint64_t QueuedTasks() const;  // tasks of unfinished jobs, committed or not
