@@ -6,6 +6,7 @@
 // every job when the leader goes, and a leader without its quorum stops.
 #include <fstream>
 
+#include "../integration/metrics_scrape.h"
 #include "server_fixture.h"
 #include "tailcut/client/local_cluster.h"
 
@@ -63,6 +64,7 @@ class Group {
       o.replicas.id = i + 1;
       o.replicas.peers = peers_;
       o.replicas.key_file = key;
+      o.http_listen = "127.0.0.1:0";  // /metrics says who leads
       options_.push_back(o);
     }
     replicas_.resize(n);
@@ -164,6 +166,26 @@ TEST_CASE("replicas: only the leader serves, followers name it, and a follower t
     REQUIRE(msg.has_error());
     CHECK(msg.error().code() == wire::Error::NOT_LEADER);
     CHECK(msg.error().message().find(g.peer(leader).executor_endpoint) != std::string::npos);
+  }
+
+  // /metrics: every replica says which one leads and in which term; the
+  // leader, how far behind each follower is.
+  REQUIRE(WaitUntil([&] {
+    auto m = testing::ScrapeMetrics(g[leader]->server.http_endpoint());
+    return m["tailcut_replica_follower_lag_entries{replica=\"" + std::to_string(g.peer((leader + 1) % 3).id) + "\"}"] ==
+               0 &&
+           m.count("tailcut_replica_follower_lag_entries{replica=\"" + std::to_string(g.peer((leader + 2) % 3).id) +
+                   "\"}");
+  }));
+  for (size_t i = 0; i < g.size(); ++i) {
+    INFO("replica " << i + 1);
+    auto m = testing::ScrapeMetrics(g[i]->server.http_endpoint());
+    CHECK(m["tailcut_replica_id"] == static_cast<double>(g.peer(i).id));
+    CHECK(m["tailcut_replica_leading"] == (i == leader ? 1 : 0));
+    CHECK(m["tailcut_replica_leader_id"] == static_cast<double>(g.peer(leader).id));
+    CHECK(m["tailcut_replica_term"] >= 1);
+    CHECK(m["tailcut_replica_applied_index"] >= 1);
+    CHECK(m.count("tailcut_replica_follower_lag_entries{replica=\"" + std::to_string(g.peer(i).id) + "\"}") == 0);
   }
 
   // A client that lists every replica, the leader last, is led to it.

@@ -160,6 +160,25 @@ void RenderBounds(const Bounds& b, Writer& w) {
   for (const auto& [limit, n] : b.refusals) w.Sample("tailcut_refusals_total", "limit", limit, d(n));
 }
 
+void RenderReplica(const ReplicaStatus& r, Writer& w) {
+  auto d = [](uint64_t v) { return static_cast<double>(v); };
+  w.Family("tailcut_replica_id", "gauge", "This scheduler's replica id ([replicas]).");
+  w.Sample("tailcut_replica_id", d(r.id));
+  w.Family("tailcut_replica_leading", "gauge",
+           "1 on the replica that leads and has taken over (it alone accepts, dispatches and commits), else 0.");
+  w.Sample("tailcut_replica_leading", r.leading ? 1 : 0);
+  w.Family("tailcut_replica_leader_id", "gauge", "The leader this replica knows (0: none known, an election).");
+  w.Sample("tailcut_replica_leader_id", d(r.leader_id));
+  w.Family("tailcut_replica_term", "gauge", "The Raft term this replica is in.");
+  w.Sample("tailcut_replica_term", d(r.term));
+  w.Family("tailcut_replica_applied_index", "gauge", "The last Raft log index applied to this replica's journal.");
+  w.Sample("tailcut_replica_applied_index", d(r.applied_index));
+  w.Family("tailcut_replica_follower_lag_entries", "gauge",
+           "On the leader: the log entries each follower lacks of those the leader applied.");
+  for (const auto& [id, lag] : r.follower_lag)
+    w.Sample("tailcut_replica_follower_lag_entries", "replica", std::to_string(id), d(lag));
+}
+
 }  // namespace
 
 std::string Render(const Snapshot& s) {
@@ -236,6 +255,7 @@ std::string Render(const Snapshot& s) {
            "work put on every other peer's heartbeats and requests.");
   w.Histogram("tailcut_loop_turn_cpu_seconds", s.loop_turn_cpu);
   RenderBounds(s.bounds, w);
+  if (s.replica) RenderReplica(*s.replica, w);
   return w.str();
 }
 
@@ -255,6 +275,7 @@ void SchedulerMetrics::MaybePublish(const SchedulerCore& core, Time now) {
   collected.journal_commit_failures = journal_commit_failures_;
   collected.loop_turn_cpu = loop_turn_cpu_;
   if (bounds_) collected.bounds = bounds_();
+  if (replica_) collected.replica = replica_();
   if (dashboard_) collected.dashboard = std::make_shared<const dashboard::State>(dashboard_->Collect(core, now));
   auto snap = std::make_shared<const Snapshot>(std::move(collected));
   {

@@ -161,6 +161,10 @@ class ReplicaGroup::Impl {
   bool is_leader() const { return leader_; }
   uint64_t term() const { return term_; }
   uint64_t applied_index() const { return applied_index_; }
+  std::vector<std::pair<uint64_t, uint64_t>> follower_lag() const {
+    std::lock_guard<std::mutex> l(mu_);
+    return lag_;
+  }
 
  private:
   struct Proposal {
@@ -291,6 +295,7 @@ class ReplicaGroup::Impl {
     self->term_ = r->current_term;  // before leader_: a Propose that sees it lead sees its term
     self->leader_ = role == ReplicaRole::kLeader;
     self->applied_index_ = raft_last_applied(r);
+    self->WatchLag(r, role);
     if (role == self->role_ && r->current_term == self->seen_term_ && leader == self->seen_leader_) return;
     self->role_ = role;
     self->seen_term_ = r->current_term;
@@ -304,6 +309,22 @@ class ReplicaGroup::Impl {
     TC_LOG(Info) << "replica " << self->o_.id << ": " << ReplicaRoleName(role) << " in term " << e.term
                  << (leader ? ", leader " + std::to_string(leader) + " at " + e.leader_address : ", no leader");
     self->Emit(std::move(e));
+  }
+
+  // The leader's view of its followers, for /metrics (follower_lag).
+  void WatchLag(raft* r, ReplicaRole role) {
+    std::vector<std::pair<uint64_t, uint64_t>> lag;
+    if (role == ReplicaRole::kLeader && r->leader_state.progress) {
+      const raft_index applied = raft_last_applied(r);
+      for (unsigned i = 0; i < r->configuration.n; ++i) {
+        const raft_server& s = r->configuration.servers[i];
+        if (s.id == r->id || s.role != RAFT_VOTER) continue;
+        const raft_index match = r->leader_state.progress[i].match_index;
+        lag.emplace_back(s.id, applied > match ? applied - match : 0);
+      }
+    }
+    std::lock_guard<std::mutex> l(mu_);
+    lag_ = std::move(lag);
   }
 
   static void OnRaftClosed(raft* r) {
@@ -396,8 +417,9 @@ class ReplicaGroup::Impl {
   std::atomic<uint64_t> term_{0};
   std::atomic<uint64_t> applied_index_{0};
 
-  std::mutex mu_;
+  mutable std::mutex mu_;
   std::deque<Proposal> inbox_;
+  std::vector<std::pair<uint64_t, uint64_t>> lag_;  // follower_lag(), set by the watch timer
   std::vector<ReplicaEvent> outbox_;
   size_t in_flight_ = 0;
   bool stopping_ = false;
@@ -417,6 +439,7 @@ void ReplicaGroup::Poll(std::vector<ReplicaEvent>* out) { impl_->Poll(out); }
 bool ReplicaGroup::is_leader() const { return impl_->is_leader(); }
 uint64_t ReplicaGroup::term() const { return impl_->term(); }
 uint64_t ReplicaGroup::applied_index() const { return impl_->applied_index(); }
+std::vector<std::pair<uint64_t, uint64_t>> ReplicaGroup::follower_lag() const { return impl_->follower_lag(); }
 void ReplicaGroup::Stop() { impl_->Stop(); }
 
 }  // namespace tailcut

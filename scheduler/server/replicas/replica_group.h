@@ -25,6 +25,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "tailcut/common/status.h"
@@ -114,6 +115,10 @@ class ReplicaGroup {
   uint64_t term() const;
   // The last log index applied here (a follower's lag is the leader's minus its own).
   uint64_t applied_index() const;
+  // While this replica leads: each other voter's id and the entries it
+  // lacks of those applied here (Raft's match index; a follower that has
+  // not answered yet lacks them all). Empty when it does not lead.
+  std::vector<std::pair<uint64_t, uint64_t>> follower_lag() const;
   // Leaves the group: pending proposals fail, the thread ends. Idempotent.
   void Stop();
 

@@ -177,6 +177,7 @@ Status SchedulerServer::Impl::StartHttp() {
   metrics_->AttachDashboard(dashboard_.get());
   durability_.on_commit = [m = metrics_.get()](double seconds, bool ok) { m->OnJournalCommit(seconds, ok); };
   metrics_->AttachBounds([this] { return CollectBounds(); });
+  if (replicas_) metrics_->AttachReplica([this] { return CollectReplica(); });
   http_ = std::make_unique<HttpServer>();
   http_->Get("/metrics", [m = metrics_.get()] {
     auto snap = m->Fresh(std::chrono::seconds(2));

@@ -144,6 +144,7 @@ class SchedulerServer::Impl {
   void CountRefusal(const char* limit) { ++refusals_[limit]; }
   static const char* CoreLimitOf(const Status& refused);  // which of the core's caps CheckAdmission named
   metrics::Bounds CollectBounds() const;
+  metrics::ReplicaStatus CollectReplica() const;  // replicas_ only
 
   // --- large frames, decoded off the loop (server_decode.cpp,
   // frame_decoder.h); the sockets' frames by source:

@@ -161,6 +161,18 @@ void SchedulerServer::Impl::TakeOver() {
   NoteStall();  // recovery held the loop: not the executors' fault
 }
 
+metrics::ReplicaStatus SchedulerServer::Impl::CollectReplica() const {
+  const Replication& r = *replicas_;
+  metrics::ReplicaStatus m;
+  m.id = r.id;
+  m.leader_id = r.leader_id;
+  m.leading = r.state == State::kLeading;
+  m.term = r.term;
+  m.applied_index = r.group->applied_index();
+  m.follower_lag = r.group->follower_lag();
+  return m;
+}
+
 // Stops at once: nothing held is sent, nothing more is proposed, and the
 // loop ends (its core ran ahead of the journal and cannot follow).
 void SchedulerServer::Impl::Depose(const std::string& why) {
