@@ -95,6 +95,18 @@ TEST_CASE("replicas config: a file holds the group (--replicas), the id picks th
   CHECK_FALSE(ErrorOf("replicas.id = 3\n", "/nonexistent/replicas.toml").empty());
 }
 
+TEST_CASE("replicas config: the shipped example (configs/replicas.toml) is a valid group of three") {
+  ServerOptions o;
+  o.state_dir = "state";
+  auto cfg = Config::Parse("[replicas]\nid = 3\n");
+  REQUIRE(cfg.ok());
+  Status s = LoadReplicasConfig(*cfg, TAILCUT_SOURCE_DIR "/configs/replicas.toml", &o);
+  REQUIRE(s.message() == "");
+  CHECK(o.replicas.id == 3);
+  REQUIRE(o.replicas.peers.size() == 3);
+  CHECK(o.replicas.peers[2].executor_endpoint == "tcp://10.0.0.3:7700");
+}
+
 TEST_CASE("replicas config: a group set up wrong is refused with what to change") {
   const std::string peers(kPeers);
   auto with_id = [&](const std::string& id) {
