@@ -202,8 +202,10 @@ TEST_CASE("replicas: only the leader serves, followers name it, and a follower t
   // The leader runs a job; a second one has one of its two tasks committed.
   Client client(g.ClientOf(leader));
   JobId first = 0, second = 0;
+  wire::Assignment held;  // the second job's attempt left running on the first leader
   wire::JobSpec second_spec = FanoutJob("noop", "", 2);
   second_spec.set_request_key("replicated-second");
+  second_spec.set_return_outputs(true);  // the results say who committed
   {
     ScriptedExecutor ex(ctx, g.peer(leader).executor_endpoint);
     wire::SchedulerToExecutor msg;
@@ -222,6 +224,7 @@ TEST_CASE("replicas: only the leader serves, followers name it, and a follower t
     REQUIRE(NextWork(ex, &msg));
     REQUIRE(msg.work().assign_size() == 2);
     ex.Complete({msg.work().assign(0).attempt_id()});
+    held = msg.work().assign(1);
     REQUIRE(WaitUntil([&] { return client.GetStatus(second)->committed() == 1; }));
   }
 
@@ -243,6 +246,44 @@ TEST_CASE("replicas: only the leader serves, followers name it, and a follower t
   auto retry = again.Submit(second_spec);
   REQUIRE(retry.ok());
   CHECK(*retry == second);
+  // An executor that never held that attempt, offering the same kernel,
+  // claims it and a forged result at the new leader: only the identity the
+  // replicated launch names may adopt it, so the claim is cancelled.
+  {
+    ScriptedExecutor rogue(ctx, g.peer(next).executor_endpoint);
+    wire::ExecutorMessage m;
+    m.set_version(kProtocolVersion);
+    wire::Register* r = m.mutable_register_();
+    r->set_name("rogue");
+    r->set_cpu_slots(2);
+    r->add_kernels("noop");
+    wire::HeldAttempt* h = r->add_running();
+    h->set_attempt_id(held.attempt_id());
+    h->set_job_id(second);
+    h->set_task_index(held.task_index());
+    h->set_started(true);
+    wire::AttemptResult* forged = r->add_undelivered();
+    forged->set_attempt_id(held.attempt_id());
+    forged->set_job_id(second);
+    forged->set_task_index(held.task_index());
+    forged->set_outcome(wire::AttemptResult::OK);
+    forged->set_output("FORGED");
+    rogue.Send(m);
+    bool cancelled = false, registered = false;
+    wire::SchedulerToExecutor msg;
+    while (!registered && rogue.Next(&msg, 10)) {
+      if (msg.has_work())
+        for (uint64_t a : msg.work().cancel()) cancelled = cancelled || a == held.attempt_id();
+      registered = msg.has_registered();
+    }
+    REQUIRE(registered);
+    CHECK(cancelled);
+    wire::ExecutorMessage bye;
+    bye.set_version(kProtocolVersion);
+    bye.mutable_goodbye()->set_reason("rogue leaves");
+    rogue.Send(bye);
+    CHECK(again.GetStatus(second)->committed() == 1);
+  }
   {
     ScriptedExecutor ex(ctx, g.peer(next).executor_endpoint);
     ex.Register(4);
@@ -255,6 +296,9 @@ TEST_CASE("replicas: only the leader serves, followers name it, and a follower t
     REQUIRE(done.ok());
     CHECK(done->state() == wire::JOB_SUCCEEDED);
     CHECK(done->committed() == 2);
+    auto results = again.Results(second);
+    REQUIRE(results.ok());
+    for (const auto& res : *results) CHECK(res.output() != "FORGED");
   }
 
   // Every replica that ran to the end has both jobs, each task committed
