@@ -4,6 +4,8 @@
 # daemons with --real), idle CPU over IDLE_S seconds, then the jobs given.
 # Usage: scripts/fleet_bench.sh BIN_DIR CHAIN EXECUTORS SLOTS [--real | --restart] -- SWARM_ARGS...
 #   e.g. scripts/fleet_bench.sh build/bin default 10000 4 -- --idle-s 10 --noop-tasks 1000000
+# SCHEDULER_SET="key=value" is one more --set for the scheduler (e.g.
+# policies.selector.replay=false: `default` without its replays).
 # LOST_AFTER_S (default 10, the default config says 2) is core.lost_after_s:
 # on a machine shared with other builds a process may wait seconds for a
 # core, which a 2 s timeout reads as executors lost (and their attempts
@@ -53,7 +55,7 @@ state='""'
 start_scheduler() {
   "$bin/tailcut-scheduler" --executor-endpoint "$ex" --client-endpoint "$cl" --http-listen '' --policy "$chain" \
     --log-level warn --set "scheduler.state_dir=$state" --set scheduler.max_executors=20000 \
-    --set core.lost_after_s="${LOST_AFTER_S:-10}" >>"$work/scheduler.log" 2>&1 &
+    --set core.lost_after_s="${LOST_AFTER_S:-10}" ${SCHEDULER_SET:+--set "$SCHEDULER_SET"} >>"$work/scheduler.log" 2>&1 &
   sched=$!
   pids+=("$sched")
 }

@@ -9,13 +9,18 @@
 //                       executors, half of the slots busy.
 // * BM_Encode/Decode*:  protobuf cost per task of a batched Work (Assignment)
 //                       and a batched Report (AttemptResult).
-// * BM_PolicyTick:      one OnTick of a policy over a ClusterView with
+// * BM_PolicyTick:      one OnTick of a policy (default_replaying: `default`
+//                       with a replay engine whose replays never land) over a ClusterView with
 //                       10,000 running attempts (100 jobs x 100 running
 //                       tasks, 1,000 executors x 10 slots, 900 committed run
 //                       times per job, warmed predictors). Proposals are
 //                       discarded, so every tick sees the same state.
 // * BM_EventPathTask:   the event path per attempt with a policy chain
-//                       (none / default): launch -> started -> progress ->
+//                       (none / default; default_replaying: with a replay
+//                       engine whose replays never land, as the daemon's
+//                       before its first verdict; default_switched: one
+//                       whose verdicts pick `late`, so two candidate chains
+//                       see the events): launch -> started -> progress ->
 //                       succeeded, every policy hook, wake-up and cached
 //                       avoid refresh included; 1,000 executors x 4 slots,
 //                       100-task jobs, run times of 0.05-0.4 s on a
@@ -39,6 +44,7 @@
 #include "tailcut/common/log.h"
 #include "tailcut/core/scheduler_core.h"
 #include "tailcut/policies/registry.h"
+#include "tailcut/policies/replay.h"
 #include "tailcut/predictors/predictor.h"
 
 using namespace tailcut;
@@ -64,6 +70,41 @@ ExecutorDesc Exec(int i, uint32_t slots) {
 
 // Drives the core's commands like a perfect executor: every launch starts
 // and succeeds at once. Returns the number of tasks completed.
+// A replay engine without a simulator: its replays never land (`prefer`
+// empty), or land at once with `prefer` the best candidate.
+class BenchEngine final : public ReplayEngine {
+ public:
+  explicit BenchEngine(std::string prefer) : prefer_(std::move(prefer)) {}
+  bool Start(const ReplayModel&, const std::vector<std::string>& candidates) override {
+    candidates_ = candidates;
+    return true;
+  }
+  bool Poll(std::vector<ReplayScore>* out) override {
+    if (prefer_.empty() || candidates_.empty()) return false;
+    for (const std::string& c : candidates_) {
+      ReplayScore s;
+      s.candidate = c;
+      s.ran = true;
+      s.p50 = 1;
+      s.p99 = c == prefer_ ? 0.5 : c == "none" ? 1 : 2;
+      out->push_back(s);
+    }
+    candidates_.clear();
+    return true;
+  }
+
+ private:
+  std::string prefer_;
+  std::vector<std::string> candidates_;
+};
+
+PolicyServices BenchServices(const char* replay) {
+  PolicyServices services;
+  if (replay)
+    services.replay = [replay] { return std::unique_ptr<ReplayEngine>(std::make_unique<BenchEngine>(replay)); };
+  return services;
+}
+
 size_t DrainAndComplete(SchedulerCore& core, std::vector<Command>& cmds) {
   size_t n = 0;
   for (;;) {
@@ -371,10 +412,10 @@ const FakeView& View() {
   return v;
 }
 
-void BM_PolicyTick(benchmark::State& st, const char* chain_name) {
+void BM_PolicyTick(benchmark::State& st, const char* chain_name, const char* replay = nullptr) {
   SetLogLevel(LogLevel::kWarn);
   const FakeView& view = View();
-  auto chain = MakePolicyChain(chain_name, Config{});
+  auto chain = MakePolicyChain(chain_name, Config{}, BenchServices(replay));
   if (!chain.ok()) {
     st.SkipWithError(chain.status().message().c_str());
     return;
@@ -399,19 +440,20 @@ BENCHMARK_CAPTURE(BM_PolicyTick, hedge, "hedge")->Unit(benchmark::kMicrosecond);
 BENCHMARK_CAPTURE(BM_PolicyTick, predictive, "predictive")->Unit(benchmark::kMicrosecond);
 BENCHMARK_CAPTURE(BM_PolicyTick, reassign, "reassign")->Unit(benchmark::kMicrosecond);
 BENCHMARK_CAPTURE(BM_PolicyTick, default_chain, "default")->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(BM_PolicyTick, default_replaying, "default", "")->Unit(benchmark::kMicrosecond);
 
 }  // namespace
 
 
 namespace {
 
-void BM_EventPathTask(benchmark::State& st, const char* chain_name) {
+void BM_EventPathTask(benchmark::State& st, const char* chain_name, const char* replay) {
   SetLogLevel(LogLevel::kWarn);
   FakeClock clock;
   CoreOptions o;
   o.lost_after_s = 0;
   o.job_retention = 100;
-  auto chain = MakePolicyChain(chain_name, Config{});
+  auto chain = MakePolicyChain(chain_name, Config{}, BenchServices(replay));
   if (!chain.ok()) {
     st.SkipWithError(chain.status().message().c_str());
     return;
@@ -455,7 +497,9 @@ void BM_EventPathTask(benchmark::State& st, const char* chain_name) {
 
 }  // namespace
 
-BENCHMARK_CAPTURE(BM_EventPathTask, none, "none");
-BENCHMARK_CAPTURE(BM_EventPathTask, default_chain, "default");
+BENCHMARK_CAPTURE(BM_EventPathTask, none, "none", nullptr);
+BENCHMARK_CAPTURE(BM_EventPathTask, default_chain, "default", nullptr);
+BENCHMARK_CAPTURE(BM_EventPathTask, default_replaying, "default", "");
+BENCHMARK_CAPTURE(BM_EventPathTask, default_switched, "default", "late");
 
 BENCHMARK_MAIN();

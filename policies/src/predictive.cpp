@@ -114,17 +114,30 @@ void PredictivePolicy::OnAttemptLaunched(const ClusterView& v, const AttemptView
   // First look when it may be judged; OnWakeUp then arms the next one at
   // the predicted threshold crossing.
   const PredictorSuite* pred = v.Predictors();
+  if (!pred) return;
+  // Queued behind others on its executor (tiny tasks pipelined): it is
+  // judged on the time it has run (Judge), so its first look is armed at
+  // its start. A look at its launch age would only find it waiting and
+  // arm this same one (issue 41: one proposal, two wake-ups and a hash
+  // entry less per pipelined no-op, which usually ends with its start).
+  if (v.WaitingOnExecutor(a)) {
+    st_->waiting_start.insert(a.attempt);
+    return;
+  }
   JobView j;
-  if (pred && v.FindJob(a.job, &j) && j.def && a.task < j.def->TaskCount())
+  if (v.FindJob(a.job, &j) && j.def && a.task < j.def->TaskCount())
     out->push_back(Proposal::WakeUp(a.attempt, a.queued + JudgeAge(*pred, j.def->Task(a.task))));
 }
 
-// One found waiting in its executor's queue was not judged (Judge): its
-// clock starts now.
+// One waiting in its executor's queue at its launch, or when judged
+// (Judge), was not judged: its clock starts now. One that ended already
+// (its start and its result came in one report) needs no wake-up.
 void PredictivePolicy::OnAttemptStarted(const ClusterView& v, const AttemptView& a, std::vector<Proposal>* out) {
   const PredictorSuite* pred = v.Predictors();
+  if (!pred || !st_->waiting_start.erase(a.attempt)) return;
+  AttemptView live;
   JobView j;
-  if (pred && st_->waiting_start.erase(a.attempt) && v.FindJob(a.job, &j) && j.def && a.task < j.def->TaskCount())
+  if (v.FindAttempt(a.attempt, &live) && v.FindJob(a.job, &j) && j.def && a.task < j.def->TaskCount())
     out->push_back(Proposal::WakeUp(a.attempt, a.started + JudgeAge(*pred, j.def->Task(a.task))));
 }
 
@@ -226,7 +239,11 @@ bool PredictivePolicy::Act(const ClusterView& v, const AttemptView& a, const Tas
 void PredictivePolicy::OnAttemptEnded(const ClusterView& v, const AttemptView& a, const AttemptEnd& end,
                                       std::vector<Proposal>*) {
   State& s = *st_;
-  if (s.tracker.OnEnded(v, a, end)) {
+  // The own slowdown estimate stands in for the predictors' speed factor
+  // (AvoidExecutor): with a suite it is never read, so it is not kept
+  // (one lookup of the job, the executor and the prediction less per ended
+  // attempt, issue 41).
+  if (!v.Predictors() && s.tracker.OnEnded(v, a, end)) {
     if (s.tracker.Slowdown(a.executor) >= o_.speed_threshold)
       s.slow.insert(a.executor);
     else
@@ -246,8 +263,17 @@ void PredictivePolicy::OnExecutorChanged(const ClusterView& v, ExecutorId e, Exe
                                          std::vector<Proposal>* out) {
   if (c == ExecutorChange::kLost || c == ExecutorChange::kLeft) st_->slow.erase(e);
   // Its speed estimate moved (e.g. it turned fail-slow): the crossing times
-  // armed for its attempts are stale, judge them again now.
-  if (c == ExecutorChange::kHealthChanged && v.Predictors())
+  // armed for its attempts are stale, judge them again now. Only when it
+  // got worse (suspect or fail-slow): back to healthy or recovered, the
+  // crossings armed with the worse estimate come early, and each re-arms
+  // itself when it finds its attempt below the threshold. On a loaded
+  // healthy fleet the health of many executors flaps between healthy and
+  // suspect, and each change walked all their attempts (3% of a default
+  // no-op's scheduler samples at 1,000 hollow executors, issue 41).
+  const PredictorSuite* pred = v.Predictors();
+  if (c != ExecutorChange::kHealthChanged || !pred) return;
+  const NodeHealth h = pred->Health(e).state;
+  if (h == NodeHealth::kSuspect || h == NodeHealth::kFailSlow)
     v.ForEachAttemptOn(e, [&](const AttemptView& a) { Judge(v, a, /*rearm=*/true, out); });
 }
 

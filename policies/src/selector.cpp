@@ -24,6 +24,9 @@ Status LoadSelectorOptions(const Config& cfg, const std::string& prefix, Selecto
       .Get("p50_slack", &o->p50_slack)
       .Get("min_gain", &o->min_gain)
       .Get("max_classes", &o->max_classes)
+      .Get("replay", &o->replay)
+      .Get("replay_queue", &o->replay_queue)
+      .Get("replay_nice", &o->replay_nice)
       .Check(!SplitPolicyList(o->candidates).empty(), "candidates must name at least one entry")
       .Check(o->first_replay_jobs >= 2, "first_replay_jobs must be >= 2")
       .Check(o->replay_jobs >= 10 && o->replay_jobs <= 100000, "replay_jobs must be in [10, 100000]")
@@ -31,7 +34,9 @@ Status LoadSelectorOptions(const Config& cfg, const std::string& prefix, Selecto
       .Check(o->margin >= 0 && o->margin < 1, "margin must be in [0, 1)")
       .Check(o->p50_slack >= 1, "p50_slack must be >= 1")
       .Check(o->min_gain >= 0 && o->min_gain < 1, "min_gain must be in [0, 1)")
-      .Check(o->max_classes >= 1, "max_classes must be >= 1");
+      .Check(o->max_classes >= 1, "max_classes must be >= 1")
+      .Check(o->replay_queue >= 1 && o->replay_queue <= 1024, "replay_queue must be in [1, 1024]")
+      .Check(o->replay_nice <= 19, "replay_nice must be in [0, 19]");
   return p.status();
 }
 
@@ -42,7 +47,12 @@ constexpr size_t kMaxTracked = 1 << 18;  // jobs and tasks tracked at once; past
 
 SelectorPolicy::SelectorPolicy(SelectorOptions o, std::vector<std::string> names, std::vector<PolicyChain> chains,
                                std::unique_ptr<ReplayEngine> engine)
-    : o_(std::move(o)), names_(std::move(names)), engine_(std::move(engine)), running_(names_.size(), 0) {
+    : o_(std::move(o)),
+      names_(std::move(names)),
+      engine_(std::move(engine)),
+      running_(names_.size(), 0),
+      fed_(names_.size(), 0) {
+  if (!fed_.empty()) fed_[0] = 1;  // the first candidate runs from the start
   for (uint32_t c = 0; c < chains.size(); ++c)
     for (auto& p : chains[c]) {
       flat_.push_back(std::move(p));
@@ -106,6 +116,7 @@ void SelectorPolicy::Each(const ClusterView& v, std::vector<Proposal>* out,
                           const std::function<void(MitigationPolicy&, std::vector<Proposal>*)>& hook) {
   std::vector<Proposal>& mine = scratch_;  // kept: no allocation per event (issue 41)
   for (uint32_t i = 0; i < flat_.size(); ++i) {
+    if (!fed_[owner_[i]]) continue;
     mine.clear();
     hook(*flat_[i], &mine);
     Filter(v, i, mine, out);
@@ -343,7 +354,10 @@ void SelectorPolicy::Collect() {
   const ReplayScore* none = nullptr;
   for (const ReplayScore& s : scores)
     if (s.candidate == "none" && s.ran) none = &s;
-  if (!none) return;
+  if (!none) {
+    LogLine(LogLevel::kDebug, "default: class " + cls + ": replay " + std::to_string(replays_) + " ran no `none`");
+    return;
+  }
   auto ok = [&](const ReplayScore& s) {
     return s.ran && (&s == none || (s.p99 <= (1 - o_.min_gain) * none->p99 && s.p50 <= o_.p50_slack * none->p50));
   };
@@ -357,6 +371,9 @@ void SelectorPolicy::Collect() {
   auto it = std::find(names_.begin(), names_.end(), best->candidate);
   if (it == names_.end()) return;
   const uint32_t choice = static_cast<uint32_t>(it - names_.begin());
+  if (choice == c.choice && GetLogLevel() <= LogLevel::kDebug)
+    LogLine(LogLevel::kDebug, "default: class " + cls + " keeps " + best->candidate + " after replay " +
+                                  std::to_string(replays_) + " (replayed p99 " + std::to_string(best->p99) + " s)");
   if (choice != c.choice)
     LogLine(LogLevel::kInfo,
             "default: class " + cls + " now runs " + best->candidate + " (replayed p99 " + std::to_string(best->p99) +
@@ -364,6 +381,7 @@ void SelectorPolicy::Collect() {
                 std::to_string(none->p99) + " s; task share " + std::to_string(c.last.task_share) + ")");
   running_[c.choice]--;
   running_[choice]++;
+  fed_[choice] = 1;
   c.choice = choice;
 }
 
@@ -387,7 +405,7 @@ StatusOr<std::unique_ptr<MitigationPolicy>> MakeSelectorPolicy(const Config& cfg
   // Without an engine nothing is ever replayed: only the first candidate
   // (and `none`) are kept, so that no event pays for chains that never run
   // (every candidate was built above, so a bad one is still an error).
-  if (!services.replay && names.size() > 1) {
+  if ((!services.replay || !o.replay) && names.size() > 1) {
     names.resize(1);
     chains.resize(1);
   }
@@ -395,7 +413,7 @@ StatusOr<std::unique_ptr<MitigationPolicy>> MakeSelectorPolicy(const Config& cfg
     names.push_back("none");  // `none` is always a candidate
     chains.emplace_back();
   }
-  std::unique_ptr<ReplayEngine> engine = services.replay ? services.replay() : nullptr;
+  std::unique_ptr<ReplayEngine> engine = services.replay && o.replay ? services.replay() : nullptr;
   return std::unique_ptr<MitigationPolicy>(
       std::make_unique<SelectorPolicy>(o, std::move(names), std::move(chains), std::move(engine)));
 }

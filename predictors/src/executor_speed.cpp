@@ -12,13 +12,14 @@ void ExecutorSpeedTracker::Observe(ExecutorId e, double ratio) {
   // Warm up with a plain mean so the first sample does not dominate.
   const double alpha = std::max(o_.alpha, 1.0 / static_cast<double>(en.n + 1));
   en.log_ewma += alpha * (x - en.log_ewma);
+  en.speed = std::exp(en.log_ewma);
   ++en.n;
 }
 
 double ExecutorSpeedTracker::Speed(ExecutorId e) const {
   const Entry* en = m_.Find(e);
   if (!en || en->n < o_.min_samples) return 1.0;
-  return std::exp(en->log_ewma);
+  return en->speed;
 }
 
 uint64_t ExecutorSpeedTracker::Samples(ExecutorId e) const {

@@ -23,6 +23,7 @@ class ExecutorSpeedTracker {
  private:
   struct Entry {
     double log_ewma = 0;
+    double speed = 1;  // exp(log_ewma), computed once per sample: Speed() is asked several times per sample
     uint64_t n = 0;
   };
   SpeedOptions o_;

@@ -2,14 +2,16 @@
 // [replicas] (replicas_config.h), plus
 // the scheduling part shared with simulation scenarios
 // (LoadSchedulingConfig), the policy chain built, and the unknown-key check.
-// Header-only: users link tailcut_scheduler (the ZeroMQ server) and
-// tailcut_policies, which must not depend on each other.
+// Header-only: users link tailcut_scheduler (the ZeroMQ server),
+// tailcut_policies and tailcut_sim (`default`'s replays, on a thread of
+// their own: sim::LivePolicyServices), which must not depend on each other.
 #pragma once
 
 #include "replicas_config.h"
 #include "tailcut/policies/registry.h"
 #include "tailcut/policies/scheduling_config.h"
 #include "tailcut/server/server.h"
+#include "tailcut/sim/replay.h"
 
 namespace tailcut {
 
@@ -24,7 +26,7 @@ inline StatusOr<PolicyChain> LoadDaemonConfig(const Config& cfg, ServerOptions* 
   out->predictor = sched.predictor;
   if (Status s = LoadServerOptions(cfg, out); !s.ok()) return s;
   if (Status s = LoadReplicasConfig(cfg, replicas_file, out); !s.ok()) return s;
-  auto policies = MakePolicyChain(sched.chain, cfg);
+  auto policies = MakePolicyChain(sched.chain, cfg, sim::LivePolicyServices(cfg));
   if (!policies.ok()) return policies.status();
   if (Status s = cfg.CheckAllUsed(); !s.ok()) return s;
   return policies;

@@ -20,6 +20,7 @@
 #include "tailcut/common/stats.h"
 #include "tailcut/policies/registry.h"
 #include "tailcut/server/server.h"
+#include "tailcut/sim/replay.h"
 
 namespace tailcut::cli {
 namespace {
@@ -42,7 +43,8 @@ struct DemoSettings {
 // per-job and per-executor tables, stop it.
 PhaseResult RunPhase(const DemoSettings& d, const std::string& policy) {
   PhaseResult out;
-  auto chain = MakePolicyChain(policy, Config());
+  auto chain =
+      MakePolicyChain(policy, Config(), sim::LivePolicyServices(Config()));  // `default` replays as the daemon does
   if (!chain.ok()) {
     std::fprintf(stderr, "tailcut demo: %s\n", chain.status().message().c_str());
     out.ok = false;

@@ -29,6 +29,7 @@
 #include "tailcut/server/trace_recorder.h"
 #include "tailcut/sim/clairvoyant.h"
 #include "tailcut/sim/random.h"
+#include "tailcut/sim/replay.h"
 
 namespace tailcut::sim {
 
@@ -124,7 +125,7 @@ std::string TaskArgs(const LiveModel& l) {
 StatusOr<SimResult> RunLivePolicy(const Scenario& sc, const std::string& entry, const LiveOptions& o) {
   const LiveModel& l = sc.live;
   auto wall0 = Clock::now();
-  auto chain = MakePolicyEntry(entry, sc.config);
+  auto chain = MakePolicyEntry(entry, sc.config, LivePolicyServices(sc.config));
   if (!chain.ok()) return chain.status();
   LocalClusterOptions lco;
   lco.name = "bench";

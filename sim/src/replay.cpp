@@ -4,6 +4,8 @@
 #include <sstream>
 
 #include "tailcut/common/stats.h"
+#include "tailcut/policies/replay_thread.h"
+#include "tailcut/policies/selector.h"
 #include "tailcut/sim/simulator.h"
 
 namespace tailcut::sim {
@@ -110,6 +112,16 @@ PolicyServices SimPolicyServices(const Config& policies) {
   PolicyServices s;
   s.replay = [policies] { return std::unique_ptr<ReplayEngine>(std::make_unique<SimReplayEngine>(policies)); };
   return s;
+}
+
+PolicyServices LivePolicyServices(const Config& policies) {
+  SelectorOptions o;
+  if (!LoadSelectorOptions(policies, "policies.selector.", &o).ok() || !o.replay) return {};
+  ReplayThreadOptions t;
+  t.max_queued = o.replay_queue;
+  t.nice = static_cast<int>(o.replay_nice);
+  return ThreadedReplayServices(
+      [policies] { return std::unique_ptr<ReplayEngine>(std::make_unique<SimReplayEngine>(policies)); }, t);
 }
 
 }  // namespace tailcut::sim

@@ -178,3 +178,87 @@ TEST_CASE("hedge falls back to the predictor's percentiles for a fresh job") {
   CHECK(s.Copies() == 1);
   CHECK(s.h.clock.Now() - t0 < 4);
 }
+
+namespace {
+// One executor, one job and its live attempts, as the test sets them.
+struct OneExecutorView final : ClusterView {
+  Time now = 0;
+  ExecutorView exec{.id = 1, .name = "one", .slots = 4};
+  JobDef def = CoreHarness::Fanout(8, "noop");
+  std::map<AttemptId, AttemptView> live;
+  PredictorSuite suite;
+  Time Now() const override { return now; }
+  void ForEachJob(const std::function<void(const JobView&)>&) const override {}
+  void ForEachRunningAttempt(const std::function<void(const AttemptView&)>& f) const override {
+    for (auto& [id, a] : live) f(a);
+  }
+  void ForEachExecutor(const std::function<void(const ExecutorView&)>& f) const override { f(exec); }
+  bool FindJob(JobId j, JobView* o) const override {
+    if (j != 1) return false;
+    *o = {.id = 1, .def = &def, .tasks = def.TaskCount(), .needed = def.TaskCount()};
+    return true;
+  }
+  bool FindExecutor(ExecutorId e, ExecutorView* o) const override {
+    if (e != exec.id) return false;
+    *o = exec;
+    return true;
+  }
+  bool FindAttempt(AttemptId a, AttemptView* o) const override {
+    auto it = live.find(a);
+    if (it == live.end()) return false;
+    *o = it->second;
+    return true;
+  }
+  const std::vector<float>& CommittedRunTimes(JobId) const override { return none_; }
+  double MedianRunTime(JobId) const override { return 0; }
+  uint32_t CopiesAllowed() const override { return 4; }
+  uint32_t TotalSlots() const override { return exec.slots; }
+  const PredictorSuite* Predictors() const override { return &suite; }
+  AttemptView Launch(AttemptId id) {
+    AttemptView a{.attempt = id, .job = 1, .task = static_cast<TaskIndex>(id), .executor = 1, .queued = now};
+    live[id] = a;
+    exec.used_slots++;
+    return a;
+  }
+
+ private:
+  std::vector<float> none_;
+};
+}  // namespace
+
+// Tiny tasks pipelined beyond an executor's slots: issue 41's no-ops. An
+// attempt queued behind others is judged on the time it has run, so its
+// first look is armed at its start, not at its launch; one whose start and
+// end came in one report asks for nothing.
+TEST_CASE("predictive arms a queued attempt's first look at its start, and none for one that ended") {
+  OneExecutorView v;
+  PredictivePolicy p;
+  std::vector<Proposal> out;
+  v.exec.slots = 1;
+  auto first = v.Launch(1);
+  p.OnAttemptLaunched(v, first, &out);  // a free slot: judged from its launch
+  REQUIRE(out.size() == 1);
+  CHECK(out[0].kind == Proposal::Kind::kWakeUp);
+  CHECK(out[0].at == Approx(first.queued + 0.001));  // min_runtime_s: the suite knows nothing yet
+  out.clear();
+  auto queued = v.Launch(2), ended = v.Launch(3);  // behind it
+  p.OnAttemptLaunched(v, queued, &out);
+  p.OnAttemptLaunched(v, ended, &out);
+  CHECK(out.empty());
+  v.now = 0.5;
+  queued.started = v.live[2].started = 0.5;
+  p.OnAttemptStarted(v, queued, &out);
+  REQUIRE(out.size() == 1);
+  CHECK(out[0].attempt == 2);
+  CHECK(out[0].at == Approx(0.501));
+  out.clear();
+  ended.started = 0.5;
+  v.live.erase(3);  // its start and its result in one report
+  p.OnAttemptStarted(v, ended, &out);
+  p.OnAttemptEnded(v, ended, AttemptEnd{.ended = 0.5, .run_s = 0}, &out);
+  CHECK(out.empty());
+  // A start of one never found queued arms nothing more.
+  first.started = 0;
+  p.OnAttemptStarted(v, first, &out);
+  CHECK(out.empty());
+}

@@ -41,8 +41,8 @@ inline ServerOptions TestOptions(double lost_after_s = 1.0) {
 
 struct RunningServer {
   explicit RunningServer(double lost_after_s = 1.0) : RunningServer(TestOptions(lost_after_s)) {}
-  explicit RunningServer(const ServerOptions& o) {
-    server = std::make_unique<SchedulerServer>(o);
+  explicit RunningServer(const ServerOptions& o, PolicyChain policies = {}) {
+    server = std::make_unique<SchedulerServer>(o, std::move(policies));
     REQUIRE(server->Bind().ok());
     thread = std::thread([this] { server->Run(); });
   }
@@ -83,7 +83,8 @@ struct ScriptedExecutor {
     auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
     while (std::chrono::steady_clock::now() < deadline) {
       zmq::pollitem_t item{sock.handle(), 0, ZMQ_POLLIN, 0};
-      zmq::poll(&item, 1, std::chrono::milliseconds(50));
+      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+      zmq::poll(&item, 1, std::clamp(left, std::chrono::milliseconds(1), std::chrono::milliseconds(50)));
       if (!(item.revents & ZMQ_POLLIN)) continue;
       zmq::message_t f;
       (void)sock.recv(f);
@@ -98,7 +99,7 @@ struct ScriptedExecutor {
     m.mutable_report();
     Send(m);
   }
-  void Complete(const std::vector<uint64_t>& attempts) {
+  void Complete(const std::vector<uint64_t>& attempts, double run_s = 0.001) {
     wire::ExecutorMessage m;
     m.set_version(kProtocolVersion);
     for (uint64_t a : attempts) {
@@ -106,7 +107,7 @@ struct ScriptedExecutor {
       r->set_attempt_id(a);
       r->set_outcome(wire::AttemptResult::OK);
       r->set_output("done " + std::to_string(a));
-      r->set_run_s(0.001);
+      r->set_run_s(run_s);
     }
     Send(m);
   }

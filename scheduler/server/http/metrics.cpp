@@ -77,6 +77,11 @@ class Writer {
   void Family(std::string_view name, std::string_view type, std::string_view help) {
     out_ << "# HELP " << name << ' ' << EscapeHelp(help) << '\n' << "# TYPE " << name << ' ' << type << '\n';
   }
+  // A family of one unlabelled sample.
+  void One(std::string_view name, std::string_view type, std::string_view help, double v) {
+    Family(name, type, help);
+    Sample(name, v);
+  }
   void Sample(std::string_view name, double v) { out_ << name << ' ' << FormatValue(v) << '\n'; }
   void Sample(std::string_view name, std::string_view label, std::string_view value, double v) {
     out_ << name << '{' << label << "=\"" << EscapeLabelValue(value) << "\"} " << FormatValue(v) << '\n';
@@ -117,43 +122,40 @@ namespace {
 // The bounds (docs/LIMITS.md, docs/METRICS.md "Bounds").
 void RenderBounds(const Bounds& b, Writer& w) {
   auto d = [](uint64_t v) { return static_cast<double>(v); };
-  w.Family("tailcut_connections_accepted_total", "counter",
-           "TCP connections accepted on the executor and client ports.");
-  w.Sample("tailcut_connections_accepted_total", d(b.connections_accepted));
+  w.One("tailcut_connections_accepted_total", "counter", "TCP connections accepted on the executor and client ports.",
+        d(b.connections_accepted));
   w.Family("tailcut_connections_shed_total", "counter",
            "Connections the guard shut down or turned away: unfinished handshakes (past the cap or out of "
            "descriptors), idle ones (out of descriptors), and the listen backlog (out of descriptors).");
   w.Sample("tailcut_connections_shed_total", "reason", "unfinished", d(b.shed_unfinished));
   w.Sample("tailcut_connections_shed_total", "reason", "idle", d(b.shed_idle));
   w.Sample("tailcut_connections_shed_total", "reason", "backlog", d(b.backlog_refused));
-  w.Family("tailcut_connection_accept_failures_total", "counter",
-           "accept() failures for want of descriptors (EMFILE, ENFILE) reported by the listeners.");
-  w.Sample("tailcut_connection_accept_failures_total", d(b.accept_failures));
-  w.Family("tailcut_connections_unfinished", "gauge", "Connections whose handshake has not finished yet.");
-  w.Sample("tailcut_connections_unfinished", d(b.connections_unfinished));
-  w.Family("tailcut_descriptor_limit", "gauge", "The descriptor limit the scheduler runs with (RLIMIT_NOFILE).");
-  w.Sample("tailcut_descriptor_limit", d(b.descriptor_limit));
-  w.Family("tailcut_client_replies_held_total", "counter",
-           "Replies to a client whose queue (client_hwm) was full, held back in the scheduler until it reads.");
-  w.Sample("tailcut_client_replies_held_total", d(b.replies_held));
-  w.Family("tailcut_client_replies_dropped_total", "counter",
-           "Replies to clients dropped: the client was gone, or disconnected for not reading.");
-  w.Sample("tailcut_client_replies_dropped_total", d(b.replies_dropped));
-  w.Family("tailcut_client_disconnects_total", "counter",
-           "Clients disconnected for not reading: held-back replies over client_backlog_bytes, or none read for "
-           "client_stall_s.");
-  w.Sample("tailcut_client_disconnects_total", d(b.clients_disconnected));
-  w.Family("tailcut_client_backlog_bytes", "gauge", "Bytes of replies held back for clients now.");
-  w.Sample("tailcut_client_backlog_bytes", d(b.client_backlog_bytes));
-  w.Family("tailcut_frames_decoded_off_loop_total", "counter",
-           "Frames of at least decode_off_loop_bytes (and the later frames of the same peer) parsed on the "
-           "decoder's thread instead of the loop's.");
-  w.Sample("tailcut_frames_decoded_off_loop_total", d(b.frames_decoded_off_loop));
-  w.Family("tailcut_decode_queue_bytes", "gauge", "Bytes of frames waiting for or in the decoder now.");
-  w.Sample("tailcut_decode_queue_bytes", d(b.decode_queue_bytes));
-  w.Family("tailcut_decode_waits_total", "counter",
-           "Times a socket stopped being read because its next frame did not fit in decode_queue_bytes.");
-  w.Sample("tailcut_decode_waits_total", d(b.decode_waits));
+  w.One("tailcut_connection_accept_failures_total", "counter",
+        "accept() failures for want of descriptors (EMFILE, ENFILE) reported by the listeners.", d(b.accept_failures));
+  w.One("tailcut_connections_unfinished", "gauge", "Connections whose handshake has not finished yet.",
+        d(b.connections_unfinished));
+  w.One("tailcut_descriptor_limit", "gauge", "The descriptor limit the scheduler runs with (RLIMIT_NOFILE).",
+        d(b.descriptor_limit));
+  w.One("tailcut_client_replies_held_total", "counter",
+        "Replies to a client whose queue (client_hwm) was full, held back in the scheduler until it reads.",
+        d(b.replies_held));
+  w.One("tailcut_client_replies_dropped_total", "counter",
+        "Replies to clients dropped: the client was gone, or disconnected for not reading.", d(b.replies_dropped));
+  w.One("tailcut_client_disconnects_total", "counter",
+        "Clients disconnected for not reading: held-back replies over client_backlog_bytes, or none read for "
+        "client_stall_s.",
+        d(b.clients_disconnected));
+  w.One("tailcut_client_backlog_bytes", "gauge", "Bytes of replies held back for clients now.",
+        d(b.client_backlog_bytes));
+  w.One("tailcut_frames_decoded_off_loop_total", "counter",
+        "Frames of at least decode_off_loop_bytes (and the later frames of the same peer) parsed on the "
+        "decoder's thread instead of the loop's.",
+        d(b.frames_decoded_off_loop));
+  w.One("tailcut_decode_queue_bytes", "gauge", "Bytes of frames waiting for or in the decoder now.",
+        d(b.decode_queue_bytes));
+  w.One("tailcut_decode_waits_total", "counter",
+        "Times a socket stopped being read because its next frame did not fit in decode_queue_bytes.",
+        d(b.decode_waits));
   w.Family("tailcut_refusals_total", "counter",
            "Requests and registrations a limit refused (BUSY, TOO_LARGE, a key not trusted), by the limit's "
            "config key.");
@@ -162,17 +164,15 @@ void RenderBounds(const Bounds& b, Writer& w) {
 
 void RenderReplica(const ReplicaStatus& r, Writer& w) {
   auto d = [](uint64_t v) { return static_cast<double>(v); };
-  w.Family("tailcut_replica_id", "gauge", "This scheduler's replica id ([replicas]).");
-  w.Sample("tailcut_replica_id", d(r.id));
-  w.Family("tailcut_replica_leading", "gauge",
-           "1 on the replica that leads and has taken over (it alone accepts, dispatches and commits), else 0.");
-  w.Sample("tailcut_replica_leading", r.leading ? 1 : 0);
-  w.Family("tailcut_replica_leader_id", "gauge", "The leader this replica knows (0: none known, an election).");
-  w.Sample("tailcut_replica_leader_id", d(r.leader_id));
-  w.Family("tailcut_replica_term", "gauge", "The Raft term this replica is in.");
-  w.Sample("tailcut_replica_term", d(r.term));
-  w.Family("tailcut_replica_applied_index", "gauge", "The last Raft log index applied to this replica's journal.");
-  w.Sample("tailcut_replica_applied_index", d(r.applied_index));
+  w.One("tailcut_replica_id", "gauge", "This scheduler's replica id ([replicas]).", d(r.id));
+  w.One("tailcut_replica_leading", "gauge",
+        "1 on the replica that leads and has taken over (it alone accepts, dispatches and commits), else 0.",
+        r.leading ? 1 : 0);
+  w.One("tailcut_replica_leader_id", "gauge", "The leader this replica knows (0: none known, an election).",
+        d(r.leader_id));
+  w.One("tailcut_replica_term", "gauge", "The Raft term this replica is in.", d(r.term));
+  w.One("tailcut_replica_applied_index", "gauge", "The last Raft log index applied to this replica's journal.",
+        d(r.applied_index));
   w.Family("tailcut_replica_follower_lag_entries", "gauge",
            "On the leader: the log entries each follower lacks of those the leader applied.");
   for (const auto& [id, lag] : r.follower_lag)
@@ -197,32 +197,31 @@ std::string Render(const Snapshot& s) {
   w.Sample("tailcut_jobs_finished_total", "state", "succeeded", d(c.jobs_succeeded));
   w.Sample("tailcut_jobs_finished_total", "state", "failed", d(c.jobs_failed));
   w.Sample("tailcut_jobs_finished_total", "state", "cancelled", d(c.jobs_cancelled));
-  w.Family("tailcut_tasks_committed_total", "counter", "Tasks committed (the first successful attempt of each).");
-  w.Sample("tailcut_tasks_committed_total", d(c.tasks_committed));
+  w.One("tailcut_tasks_committed_total", "counter", "Tasks committed (the first successful attempt of each).",
+        d(c.tasks_committed));
   w.Family("tailcut_attempts_total", "counter",
            "Attempts launched: first (a task's first), copy (speculation, clone, hedge), restart (relaunch of a "
            "task whose attempts ended without a result).");
   w.Sample("tailcut_attempts_total", "kind", "first", d(c.attempts_first));
   w.Sample("tailcut_attempts_total", "kind", "copy", d(c.attempts_copy));
   w.Sample("tailcut_attempts_total", "kind", "restart", d(c.attempts_restart));
-  w.Family("tailcut_extra_machine_seconds_total", "counter",
-           "Run time of attempts that ended without committing (superseded, failed, cancelled, lost).");
-  w.Sample("tailcut_extra_machine_seconds_total", c.extra_machine_s);
-  w.Family("tailcut_reports_refused_total", "counter",
-           "Results, adoptions, starts and progress reports refused: the attempt was never handed to the executor "
-           "that sent them.");
-  w.Sample("tailcut_reports_refused_total", d(c.reports_refused));
-  w.Family("tailcut_attempts_timed_out_total", "counter",
-           "Attempts cancelled at their time limit (a task's timeout_s, core.task_timeout_s, or the default "
-           "relative to the predicted run time).");
-  w.Sample("tailcut_attempts_timed_out_total", d(c.attempts_timed_out));
-  w.Family("tailcut_copies_preempted_total", "counter",
-           "Copies (speculation, clones, hedges) cancelled so that another job's first attempt could have the slot.");
-  w.Sample("tailcut_copies_preempted_total", d(c.copies_preempted));
-  w.Family("tailcut_executor_rests_total", "counter",
-           "Times an executor that handed back attempts unrun, again and again, was given no work for a while "
-           "(core.rest_after_refusals).");
-  w.Sample("tailcut_executor_rests_total", d(c.executor_rests));
+  w.One("tailcut_extra_machine_seconds_total", "counter",
+        "Run time of attempts that ended without committing (superseded, failed, cancelled, lost).", c.extra_machine_s);
+  w.One("tailcut_reports_refused_total", "counter",
+        "Results, adoptions, starts and progress reports refused: the attempt was never handed to the executor "
+        "that sent them.",
+        d(c.reports_refused));
+  w.One("tailcut_attempts_timed_out_total", "counter",
+        "Attempts cancelled at their time limit (a task's timeout_s, core.task_timeout_s, or the default "
+        "relative to the predicted run time).",
+        d(c.attempts_timed_out));
+  w.One("tailcut_copies_preempted_total", "counter",
+        "Copies (speculation, clones, hedges) cancelled so that another job's first attempt could have the slot.",
+        d(c.copies_preempted));
+  w.One("tailcut_executor_rests_total", "counter",
+        "Times an executor that handed back attempts unrun, again and again, was given no work for a while "
+        "(core.rest_after_refusals).",
+        d(c.executor_rests));
   w.Family("tailcut_owner_slots", "gauge",
            "Slots held by each owner's live attempts (the 16 holding most, the rest as owner=\"(others)\").");
   for (const OwnerShareInfo& o : s.owners) w.Sample("tailcut_owner_slots", "owner", o.owner, d(o.slots));
@@ -230,26 +229,23 @@ std::string Render(const Snapshot& s) {
   for (const OwnerShareInfo& o : s.owners) w.Sample("tailcut_owner_weight", "owner", o.owner, o.weight);
   w.Family("tailcut_owner_jobs_running", "gauge", "Each owner's running jobs.");
   for (const OwnerShareInfo& o : s.owners) w.Sample("tailcut_owner_jobs_running", "owner", o.owner, d(o.jobs));
-  w.Family("tailcut_attempts_running", "gauge", "Live attempts (running or queued on an executor).");
-  w.Sample("tailcut_attempts_running", d(s.live_attempts));
-  w.Family("tailcut_dispatch_queue_length", "gauge",
-           "Tasks of running jobs waiting for a slot (never launched, or requeued).");
-  w.Sample("tailcut_dispatch_queue_length", d(s.waiting_tasks));
+  w.One("tailcut_attempts_running", "gauge", "Live attempts (running or queued on an executor).", d(s.live_attempts));
+  w.One("tailcut_dispatch_queue_length", "gauge",
+        "Tasks of running jobs waiting for a slot (never launched, or requeued).", d(s.waiting_tasks));
   w.Family("tailcut_executors", "gauge", "Registered executors by node health.");
   for (size_t i = 0; i < kHealthStates.size(); ++i)
     w.Sample("tailcut_executors", "health", NodeHealthName(kHealthStates[i]), d(s.executors_by_health[i]));
-  w.Family("tailcut_executors_quarantined", "gauge", "Executors kept from new work (quarantined).");
-  w.Sample("tailcut_executors_quarantined", d(s.executors_quarantined));
-  w.Family("tailcut_slots", "gauge", "CPU slots of all registered executors.");
-  w.Sample("tailcut_slots", d(s.total_slots));
+  w.One("tailcut_executors_quarantined", "gauge", "Executors kept from new work (quarantined).",
+        d(s.executors_quarantined));
+  w.One("tailcut_slots", "gauge", "CPU slots of all registered executors.", d(s.total_slots));
   w.Family("tailcut_job_latency_seconds", "histogram", "Finished jobs' latency, submit to final state.");
   w.Histogram("tailcut_job_latency_seconds", s.job_latency);
   w.Family("tailcut_journal_commit_seconds", "histogram",
            "Journal transactions (group commits): how long client replies waited on the disk.");
   w.Histogram("tailcut_journal_commit_seconds", s.journal_commit);
-  w.Family("tailcut_journal_commit_failures_total", "counter",
-           "Journal transactions that failed (their client replies stay held until one succeeds).");
-  w.Sample("tailcut_journal_commit_failures_total", d(s.journal_commit_failures));
+  w.One("tailcut_journal_commit_failures_total", "counter",
+        "Journal transactions that failed (their client replies stay held until one succeeds).",
+        d(s.journal_commit_failures));
   w.Family("tailcut_loop_turn_cpu_seconds", "histogram",
            "The scheduler loop's turns, by the CPU time of its thread each took: the longest delay one turn's "
            "work put on every other peer's heartbeats and requests.");

@@ -6,10 +6,13 @@
 // a class has `first_replay_jobs` finished jobs, then replays the class's
 // learned model (beside the other classes' load) under every candidate
 // (ReplayEngine) and runs the winner for that class until the next replay,
-// at each doubling of its finished jobs. Every candidate chain sees every event (so a chain switched to
-// knows the history), but a chain's clones, copies and restarts pass only
-// for jobs of the classes it was chosen for, and its quarantines and
-// placement advice (AvoidExecutor) only while some class runs it.
+// at each doubling of its finished jobs. A candidate's chain sees the
+// events from the first time a class runs it, and from then on every event
+// (it may hold quarantines to release; switched back to, it knows the
+// history), so candidates never chosen cost nothing; but a chain's clones,
+// copies and restarts pass only for jobs of the classes it was chosen for,
+// and its quarantines and placement advice (AvoidExecutor) only while some
+// class runs it.
 #pragma once
 
 #include <cstdint>
@@ -40,6 +43,12 @@ struct SelectorOptions {
   double p50_slack = 1.02;      // a candidate's replayed p50 must stay within this x none's
   double min_gain = 0;          // ... and its replayed p99 this much below none's (the replay's error)
   uint32_t max_classes = 256;   // classes learned at once; beyond, new classes run the first candidate
+  // Replays at all (false: the first candidate runs for every class). The
+  // daemon runs them on a thread of its own (ReplayThread): at most
+  // `replay_queue` waiting, at nice `replay_nice`.
+  bool replay = true;
+  uint32_t replay_queue = 4;
+  uint32_t replay_nice = 10;
 };
 Status LoadSelectorOptions(const Config& cfg, const std::string& prefix, SelectorOptions* o);
 
@@ -116,6 +125,7 @@ class SelectorPolicy final : public MitigationPolicy {
   uint64_t replays_ = 0;
   std::map<std::string, Class> classes_;
   std::vector<uint32_t> running_;  // per candidate, the classes that run it
+  std::vector<char> fed_;          // per candidate: some class ran it (its chain sees the events)
   std::unordered_map<JobId, JobState> jobs_;
   std::map<std::pair<JobId, TaskIndex>, TaskState> tasks_;
   InnerWakeUps wakeups_;

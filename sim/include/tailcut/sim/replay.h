@@ -35,4 +35,11 @@ class SimReplayEngine final : public ReplayEngine {
 // PolicyServices whose replays run in this simulator.
 PolicyServices SimPolicyServices(const Config& policies);
 
+// PolicyServices for a live scheduler (the daemon, `tailcut bench`'s
+// in-process one): this simulator's replays on a thread of their own
+// (ReplayThread: one at a time, at most [policies.selector] replay_queue
+// waiting, at nice replay_nice); none when [policies.selector] replay is
+// false (or its table is invalid: building `default` reports why).
+PolicyServices LivePolicyServices(const Config& policies);
+
 }  // namespace tailcut::sim

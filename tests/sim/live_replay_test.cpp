@@ -1,0 +1,243 @@
+// `default` live (issue 39; docs/POLICIES.md, "Live."): the daemon's chain
+// (LoadDaemonConfig) replays each class on a thread of its own
+// (ReplayThread), so the scheduler's loop goes on while a replay runs, and
+// a class whose shape favours another candidate switches to it.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
+#include <random>
+#include <thread>
+
+#include "daemon_config.h"
+#include "tailcut/common/clock.h"
+#include "tailcut/common/log.h"
+#include "tailcut/core/scheduler_core.h"
+#include "tailcut/policies/replay_thread.h"
+#include "tailcut/policies/selector.h"
+
+using namespace tailcut;
+
+namespace {
+
+// The scheduler's loop in miniature, on a fake clock: one-task jobs one at
+// a time on two one-slot executors; every attempt draws an exponential run
+// time (mean 50 ms: slowness belongs to the attempt, so a clone halves
+// every quantile), the first to finish commits.
+struct Loop {
+  explicit Loop(PolicyChain chain) {
+    REQUIRE(chain.size() == 1);
+    selector = dynamic_cast<const SelectorPolicy*>(chain[0].get());
+    REQUIRE(selector);
+    CoreOptions o;
+    o.lost_after_s = 0;
+    core = std::make_unique<SchedulerCore>(o, &clock, std::move(chain));
+    for (int i = 0; i < 2; ++i) {
+      ExecutorDesc d;
+      d.name = "e" + std::to_string(i);
+      d.slots = 1;
+      d.kernels = {"sleep"};
+      core->AddExecutor(d);
+    }
+  }
+  // One job, start to end; returns the attempts it launched.
+  size_t Job() {
+    JobDef d;
+    d.name = "job";
+    d.templ.kernel = "sleep";  // the class: "sleep"
+    d.templ.args = "ms=50";
+    d.template_count = 1;
+    REQUIRE(core->SubmitJob(d).ok());
+    std::vector<Command> cmds;
+    core->TakeCommands(&cmds);
+    std::vector<std::pair<double, AttemptId>> runs;
+    for (const Command& c : cmds)
+      if (auto* l = std::get_if<LaunchCmd>(&c)) {
+        core->AttemptStarted(l->attempt);
+        runs.emplace_back(run(rng), l->attempt);
+      }
+    REQUIRE(!runs.empty());
+    std::sort(runs.begin(), runs.end());
+    clock.Advance(runs[0].first);
+    core->AttemptSucceeded(runs[0].second, "", runs[0].first);
+    cmds.clear();
+    core->TakeCommands(&cmds);  // the clone's cancel
+    clock.Advance(0.001);
+    core->Tick();
+    cmds.clear();
+    core->TakeCommands(&cmds);
+    return runs.size();
+  }
+  FakeClock clock;
+  std::unique_ptr<SchedulerCore> core;
+  const SelectorPolicy* selector = nullptr;
+  std::mt19937_64 rng{7};
+  std::exponential_distribution<double> run{20.0};
+};
+
+Config Candidates(const std::string& extra = "") {
+  auto cfg = Config::Parse(
+      "[policies]\nchain = \"default\"\n[policies.selector]\ncandidates = \"none,clone\"\n" + extra, "live.toml");
+  REQUIRE(cfg.ok());
+  return std::move(cfg).value();
+}
+
+// An engine that holds its replay until the test lets it go, then says
+// `clone` cuts none's p99 in half.
+struct Gate {
+  std::mutex mu;
+  std::condition_variable cv;
+  bool entered = false, open = false;
+  bool Entered() {
+    std::lock_guard<std::mutex> l(mu);
+    return entered;
+  }
+};
+class HeldEngine final : public ReplayEngine {
+ public:
+  explicit HeldEngine(std::shared_ptr<Gate> g) : g_(std::move(g)) {}
+  bool Start(const ReplayModel&, const std::vector<std::string>& candidates) override {
+    std::unique_lock<std::mutex> l(g_->mu);
+    g_->entered = true;
+    g_->cv.notify_all();
+    g_->cv.wait(l, [&] { return g_->open; });
+    scores_.clear();
+    for (const std::string& c : candidates) {
+      ReplayScore s;
+      s.candidate = c;
+      s.ran = true;
+      s.p50 = c == "none" ? 0.035 : 0.017;
+      s.p99 = c == "none" ? 0.23 : 0.12;
+      scores_.push_back(s);
+    }
+    return true;
+  }
+  bool Poll(std::vector<ReplayScore>* out) override {
+    *out = std::move(scores_);
+    return true;
+  }
+
+ private:
+  std::shared_ptr<Gate> g_;
+  std::vector<ReplayScore> scores_;
+};
+
+}  // namespace
+
+TEST_CASE("selector live: the loop goes on while a replay runs, and the verdict lands after", "[sim][selector]") {
+  SetLogLevel(LogLevel::kWarn);
+  auto gate = std::make_shared<Gate>();
+  ReplayThreadOptions to;
+  to.max_queued = 1;
+  PolicyServices services =
+      ThreadedReplayServices([gate] { return std::unique_ptr<ReplayEngine>(std::make_unique<HeldEngine>(gate)); }, to);
+  Config cfg = Candidates();
+  auto chain = MakePolicyChain("default", cfg, services);
+  REQUIRE(chain.ok());
+  Loop loop(std::move(chain).value());
+  REQUIRE(loop.selector->candidates() == std::vector<std::string>{"none", "clone"});
+  int jobs = 0;
+  while (!gate->Entered() && jobs < 100) {  // the first replay starts after 12 jobs
+    CHECK(loop.Job() == 1);
+    jobs++;
+  }
+  {
+    std::unique_lock<std::mutex> l(gate->mu);
+    REQUIRE(gate->cv.wait_for(l, std::chrono::seconds(30), [&] { return gate->entered; }));
+  }
+  CHECK(jobs >= 12);
+  // The replay is held on its thread: the loop runs 200 more jobs meanwhile,
+  // still under `none` (no verdict yet).
+  for (int i = 0; i < 200; ++i) CHECK(loop.Job() == 1);
+  CHECK(loop.selector->replays() == 0);
+  CHECK(loop.selector->Choice("sleep") == "none");
+  {
+    std::lock_guard<std::mutex> l(gate->mu);
+    gate->open = true;
+  }
+  gate->cv.notify_all();
+  // The verdict lands at a later tick or commit: the class clones.
+  size_t launched = 0;
+  for (int i = 0; i < 2000 && loop.selector->replays() == 0; ++i) {
+    launched = loop.Job();
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  REQUIRE(loop.selector->replays() >= 1);
+  CHECK(loop.selector->Choice("sleep") == "clone");
+  CHECK(loop.Job() == 2);  // the next job runs a clone beside its task
+  (void)launched;
+}
+
+TEST_CASE("selector live: the daemon's chain replays in the simulator and switches a class", "[sim][selector]") {
+  SetLogLevel(LogLevel::kWarn);
+  ServerOptions o;
+  auto chain = LoadDaemonConfig(Candidates(), &o);
+  INFO(chain.status().message());
+  REQUIRE(chain.ok());
+  Loop loop(std::move(chain).value());
+  REQUIRE(loop.selector->candidates() == std::vector<std::string>{"none", "clone"});  // an engine: all kept
+  CHECK(loop.Job() == 1);
+  CHECK(loop.selector->Choice("sleep") == "none");
+  auto until = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (loop.selector->Choice("sleep") != "clone" && std::chrono::steady_clock::now() < until) {
+    loop.Job();
+    if (loop.selector->replays() == 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  INFO("replays " << loop.selector->replays());
+  CHECK(loop.selector->Choice("sleep") == "clone");
+  CHECK(loop.Job() == 2);
+}
+
+TEST_CASE("selector live: replay = false keeps the first candidate, no thread", "[sim][selector]") {
+  ServerOptions o;
+  auto chain = LoadDaemonConfig(Candidates("replay = false\n"), &o);
+  REQUIRE(chain.ok());
+  Loop loop(std::move(chain).value());
+  CHECK(loop.selector->candidates() == std::vector<std::string>{"none"});
+  for (int i = 0; i < 40; ++i) CHECK(loop.Job() == 1);
+  CHECK(loop.selector->replays() == 0);
+  auto bad = Config::Parse("[policies.selector]\nreplay_nice = 30\n", "bad.toml");
+  REQUIRE(bad.ok());
+  auto refused = LoadDaemonConfig(*bad, &o);
+  REQUIRE_FALSE(refused.ok());
+  CHECK(refused.status().message().find("replay_nice") != std::string::npos);
+}
+
+TEST_CASE("selector live: the replay thread runs one replay at a time, a bounded queue, Poll never waits", "[sim][selector]") {
+  auto gate = std::make_shared<Gate>();
+  ReplayThreadOptions to;
+  to.max_queued = 1;
+  auto thread =
+      ReplayThread::Create([gate] { return std::unique_ptr<ReplayEngine>(std::make_unique<HeldEngine>(gate)); }, to);
+  auto a = thread->NewEngine(), b = thread->NewEngine(), c = thread->NewEngine();
+  ReplayModel m;
+  m.times = {1};
+  const std::vector<std::string> cands{"none", "clone"};
+  REQUIRE(a->Start(m, cands));
+  CHECK_FALSE(a->Start(m, cands));  // one per engine
+  {
+    std::unique_lock<std::mutex> l(gate->mu);
+    REQUIRE(gate->cv.wait_for(l, std::chrono::seconds(30), [&] { return gate->entered; }));
+  }
+  CHECK(b->Start(m, cands));        // queued behind a's
+  CHECK_FALSE(c->Start(m, cands));  // the queue is full
+  CHECK(thread->pending() == 2);
+  std::vector<ReplayScore> s;
+  CHECK_FALSE(a->Poll(&s));  // held: not yet, and no wait
+  {
+    std::lock_guard<std::mutex> l(gate->mu);
+    gate->open = true;
+  }
+  gate->cv.notify_all();
+  auto until = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (thread->finished() < 2 && std::chrono::steady_clock::now() < until)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  REQUIRE(a->Poll(&s));
+  CHECK(s.size() == 2);
+  CHECK_FALSE(a->Poll(&s));  // once
+  REQUIRE(b->Poll(&s));
+  CHECK(c->Start(m, cands));  // room again
+}
