@@ -188,6 +188,16 @@ TEST_CASE("replicas: only the leader serves, followers name it, and a follower t
     CHECK(m.count("tailcut_replica_follower_lag_entries{replica=\"" + std::to_string(g.peer(i).id) + "\"}") == 0);
   }
 
+  // The dashboard's /api/replica says the same.
+  for (size_t i = 0; i < g.size(); ++i) {
+    INFO("replica " << i + 1);
+    const std::string json = testing::HttpGet(g[i]->server.http_endpoint(), "/api/replica");
+    CHECK(json.find("\"id\":" + std::to_string(g.peer(i).id) + ",") != std::string::npos);
+    CHECK(json.find(i == leader ? "\"leading\":true" : "\"leading\":false") != std::string::npos);
+    CHECK(json.find("\"leader_id\":" + std::to_string(g.peer(leader).id) + ",") != std::string::npos);
+    CHECK((json.find("\"followers\":[]") != std::string::npos) == (i != leader));
+  }
+
   // A client that lists every replica, the leader last, is led to it.
   {
     ClientOptions all = g.ClientOf(leader);

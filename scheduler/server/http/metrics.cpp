@@ -255,6 +255,18 @@ std::string Render(const Snapshot& s) {
   return w.str();
 }
 
+std::string RenderReplicaJson(const std::optional<ReplicaStatus>& r) {
+  if (!r) return "{\"replica\":null}";
+  std::ostringstream o;
+  o << "{\"replica\":{\"id\":" << r->id << ",\"leading\":" << (r->leading ? "true" : "false")
+    << ",\"leader_id\":" << r->leader_id << ",\"term\":" << r->term << ",\"applied_index\":" << r->applied_index
+    << ",\"followers\":[";
+  for (size_t i = 0; i < r->follower_lag.size(); ++i)
+    o << (i ? "," : "") << "{\"id\":" << r->follower_lag[i].first << ",\"lag\":" << r->follower_lag[i].second << "}";
+  o << "]}}";
+  return o.str();
+}
+
 void SchedulerMetrics::OnJobFinished(const JobStatusInfo& job) {
   job_latency_.Observe(std::max(0.0, job.finished - job.submitted));
 }

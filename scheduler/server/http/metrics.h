@@ -113,6 +113,11 @@ Snapshot Collect(const SchedulerCore& core, const Histogram& job_latency);
 // The Prometheus text exposition of `s` (HELP, TYPE, samples).
 std::string Render(const Snapshot& s);
 
+// /api/replica (docs/DASHBOARD.md): `{"replica": null}` for a single
+// scheduler, else {"replica": {"id", "leading", "leader_id", "term",
+// "applied_index", "followers": [{"id", "lag"}]}}.
+std::string RenderReplicaJson(const std::optional<ReplicaStatus>& r);
+
 // Label values escape \, " and newline (text format 0.0.4); HELP text
 // escapes \ and newline.
 std::string EscapeLabelValue(std::string_view v);

@@ -255,6 +255,14 @@ void SchedulerServer::Impl::RegisterDashboard() {
   api("/api/executors", [](const State& s, const Query&) { return dashboard::RenderExecutors(s); });
   api("/api/latency", [](const State& s, const Query&) { return dashboard::RenderLatency(s); });
   api("/api/owners", [](const State& s, const Query&) { return dashboard::RenderOwners(s); });
+  // Which replica leads (docs/RELIABILITY.md, "Replicas"): from the metrics' snapshot.
+  http_->Get("/api/replica", [m = metrics_.get(), page_headers](const HttpServer::Query&) {
+    auto snap = m->Fresh(std::chrono::seconds(2));
+    if (!snap) return Reply{503, "application/json", "{\"error\":\"the scheduler loop is not running\"}", page_headers};
+    Reply r{200, "application/json", metrics::RenderReplicaJson(snap->replica), page_headers};
+    r.headers.emplace_back("Cache-Control", "no-store");
+    return r;
+  });
   api("/api/attempts", [](const State& s, const Query& q) {
     uint64_t since = 0;
     if (auto it = q.find("since"); it != q.end()) since = std::strtoull(it->second.c_str(), nullptr, 10);
