@@ -63,7 +63,18 @@ Status SchedulerServer::Impl::StartReplicas() {
   std::error_code ec;
   std::filesystem::create_directories(opt_.state_dir, ec);
   if (ec) return Status::IoError("cannot create state_dir " + opt_.state_dir + ": " + ec.message());
-  auto machine = JournalStateMachine::Open(JournalOptions{opt_.state_dir + "/journal.db", opt_.journal_sync_full});
+  const std::string raft_dir = ro.dir.empty() ? opt_.state_dir + "/raft" : ro.dir;
+  const std::string journal = opt_.state_dir + "/journal.db";
+  // A replica restarted on its own disk: libraft restores its last snapshot
+  // (the whole journal) and applies every entry after it again, so the
+  // journal starts over from them. Applied on top of the old journal, the
+  // entries would be applied twice: a job accepted twice is refused, and
+  // the rest of that entry lost (the takeover soak found it).
+  if (std::filesystem::exists(raft_dir, ec) && !std::filesystem::is_empty(raft_dir, ec)) {
+    for (const char* suffix : {"", "-wal", "-shm", "-journal"}) std::filesystem::remove(journal + suffix, ec);
+    TC_LOG(Info) << "replica " << ro.id << ": the journal is rebuilt from Raft's snapshot and log in " << raft_dir;
+  }
+  auto machine = JournalStateMachine::Open(JournalOptions{journal, opt_.journal_sync_full});
   if (!machine.ok()) return machine.status();
   r->machine = std::move(machine).value();
   r->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
@@ -71,7 +82,7 @@ Status SchedulerServer::Impl::StartReplicas() {
   ReplicaOptions o;
   o.id = ro.id;
   for (const ReplicaPeerOptions& p : ro.peers) o.peers.push_back({p.id, p.raft_address});
-  o.dir = ro.dir.empty() ? opt_.state_dir + "/raft" : ro.dir;
+  o.dir = raft_dir;
   o.key = std::move(key).value();
   o.election_timeout_ms = ro.election_timeout_ms;
   o.heartbeat_timeout_ms = ro.heartbeat_timeout_ms;
