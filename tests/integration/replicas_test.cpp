@@ -93,6 +93,23 @@ class ReplicaDaemons {
     for (auto& s : schedulers_) s.Stop();
   }
   bool Alive(size_t i) { return schedulers_[i].started() && schedulers_[i].Alive(); }
+  // Every replica, then two executors given every replica's endpoint;
+  // returns the leader once both executors registered with it.
+  int StartAll() {
+    for (size_t i = 0; i < size(); ++i) Start(i);
+    const int l = Leader(20);
+    REQUIRE(l >= 0);
+    StartExecutor("executor-0");
+    StartExecutor("executor-1");
+    Client client(ClientOfAll());
+    REQUIRE(WaitUntil(
+        [&] {
+          auto count = client.ExecutorCount();
+          return count.ok() && *count == 2;
+        },
+        20));
+    return l;
+  }
   // An executor given every replica's executor endpoint.
   void StartExecutor(const std::string& name) {
     executor_names_.push_back(name);
@@ -170,19 +187,9 @@ class ReplicaDaemons {
 
 TEST_CASE("replicas: the leader killed and its disk wiped, a follower leads within 5 s and the job finishes once") {
   ReplicaDaemons d(3);
-  for (size_t i = 0; i < d.size(); ++i) d.Start(i);
-  const int l = d.Leader(20);
-  REQUIRE(l >= 0);
+  const int l = d.StartAll();
   const auto leader = static_cast<size_t>(l);
-  d.StartExecutor("executor-0");
-  d.StartExecutor("executor-1");
   Client client(d.ClientOfAll());
-  REQUIRE(WaitUntil(
-      [&] {
-        auto count = client.ExecutorCount();
-        return count.ok() && *count == 2;
-      },
-      20));
 
   wire::JobSpec spec = FanoutJob("sleep", "ms=200", 24);
   spec.set_return_outputs(true);  // the journal keeps each commit's task and attempt
@@ -436,18 +443,8 @@ TEST_CASE("replicas: the leader killed and wiped again and again, each time mid-
   const int kills = seconds > 0 ? 1 << 30 : env && *env ? std::max(1, std::atoi(env)) : 3;
   const auto soak_start = std::chrono::steady_clock::now();
   ReplicaDaemons d(3);
-  for (size_t i = 0; i < d.size(); ++i) d.Start(i);
-  int l = d.Leader(20);
-  REQUIRE(l >= 0);
-  d.StartExecutor("executor-0");
-  d.StartExecutor("executor-1");
+  int l = d.StartAll();
   Client client(d.ClientOfAll());
-  REQUIRE(WaitUntil(
-      [&] {
-        auto count = client.ExecutorCount();
-        return count.ok() && *count == 2;
-      },
-      20));
   std::vector<JobId> jobs;
   std::vector<double> takeovers;
   int wiped = 0, stopped = 0;
