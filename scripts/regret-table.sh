@@ -8,7 +8,9 @@
 #
 #   scripts/regret-table.sh            # the table on stdout
 #   scripts/regret-table.sh --write    # ... and into docs/benchmarks/matrix.md, between its markers
-# Env: BUILD (default build), POLICY (the entry judged, default "default").
+# Env: BUILD (default build), POLICY (the entry judged, default "default"),
+# SET (one config override for every shape, e.g.
+# SET=policies.selector.candidates=late,hedge@quantile=0.9,none).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build}
@@ -16,7 +18,7 @@ TEST=$BUILD/tests/sim/sim_test
 [ -x "$TEST" ] || { echo "build first: cmake --build $BUILD --target sim_test" >&2; exit 2; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-run() { TAILCUT_REGRET_POLICY=${POLICY:-default} TAILCUT_REGRET_SHAPE=$1 "$TEST" "[.regret-table]" 2>/dev/null; }
+run() { TAILCUT_REGRET_POLICY=${POLICY:-default} TAILCUT_REGRET_SET=${SET:-} TAILCUT_REGRET_SHAPE=$1 "$TEST" "[.regret-table]" 2>/dev/null; }
 # Matrix shapes are m00..m63; every other shape is a scenario file.
 run m >"$tmp/m" &
 m=$!

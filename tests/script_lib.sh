@@ -29,10 +29,25 @@ tc_cleanup() {
 }
 trap tc_cleanup EXIT
 # tc_port_base: a random port below the kernel's ephemeral range, where no
-# outgoing connection can hold it (the few after it are free too, as a rule).
+# outgoing connection can hold it, with it and the 9 after it bound by
+# nothing on this machine now (/proc/net/tcp{,6}: another test's daemons).
 # A range tuned to start below ~11,000 leaves no room: then 20000-39999 as before.
-tc_port_base=$(($(cut -f1 /proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || echo 32768) - 10010))
-if ((tc_port_base >= 1000)); then tc_port_base=$((10000 + RANDOM % tc_port_base)); else tc_port_base=$((20000 + RANDOM % 20000)); fi
+tc_pick_port_base() {
+  local span used base i free
+  span=$(($(cut -f1 /proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || echo 32768) - 10010))
+  used=" $(tail -q -n +2 /proc/net/tcp /proc/net/tcp6 2>/dev/null | while read -r _ local _; do
+    printf '%d ' "$((16#${local##*:}))"
+  done) "
+  for _ in {1..50}; do
+    if ((span >= 1000)); then base=$((10000 + RANDOM % span)); else base=$((20000 + RANDOM % 20000)); fi
+    free=1
+    for ((i = 0; i < 10; i++)); do [[ $used == *" $((base + i)) "* ]] && free=0; done
+    ((free)) && break
+  done
+  echo "$base"
+}
+# shellcheck disable=SC2034  # read by the scripts that source this
+tc_port_base=$(tc_pick_port_base)
 fail() {
   echo "$tc_name test: $*" >&2
   for f in "$work"/*.log; do [[ -f $f ]] && { echo "== $f" >&2; tail -20 "$f" >&2; }; done

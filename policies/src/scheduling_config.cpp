@@ -57,7 +57,41 @@ Status ValidatePolicyTables(const Config& cfg, const std::string& chain) {
 StatusOr<PolicyChain> MakePolicyEntry(const std::string& entry, const Config& cfg, const PolicyServices& services) {
   std::string chain = entry;
   std::replace(chain.begin(), chain.end(), '+', ',');
-  return MakePolicyChain(chain, cfg, services);
+  if (entry.find('@') == std::string::npos) return MakePolicyChain(chain, cfg, services);
+  PolicyChain out;
+  for (const std::string& part : SplitPolicyList(chain)) {
+    const size_t at = part.find('@');
+    if (at == std::string::npos || part.rfind("plugin:", 0) == 0) {
+      auto p = MakePolicyChain(part, cfg, services);
+      if (!p.ok()) return p.status();
+      for (auto& x : *p) out.push_back(std::move(x));
+      continue;
+    }
+    // NAME@KEY=VALUE@...: the policy built from a copy of the config with
+    // [policies.NAME] KEY = VALUE, each key one the policy reads.
+    const std::string name = part.substr(0, at);
+    Config own = cfg;
+    std::vector<std::string> keys;
+    for (size_t from = at + 1; from <= part.size();) {
+      const size_t next = std::min(part.find('@', from), part.size());
+      const std::string kv = part.substr(from, next - from);
+      const size_t eq = kv.find('=');
+      if (eq == std::string::npos || eq == 0)
+        return Status::InvalidArgument("policy entry '" + entry + "': '" + kv + "' is not KEY=VALUE");
+      keys.push_back("policies." + name + "." + kv.substr(0, eq));
+      if (Status s = own.Override(keys.back() + kv.substr(eq)); !s.ok()) return s;
+      from = next + 1;
+    }
+    auto p = MakePolicyChain(name, own, services);
+    if (!p.ok()) return p.status();
+    const std::vector<std::string> unused = own.Unused();
+    for (const std::string& k : keys)
+      if (std::find(unused.begin(), unused.end(), k) != unused.end())
+        return Status::InvalidArgument("policy entry '" + entry + "': " + name + " has no parameter '" +
+                                       k.substr(name.size() + 10) + "'");
+    for (auto& x : *p) out.push_back(std::move(x));
+  }
+  return out;
 }
 
 }  // namespace tailcut

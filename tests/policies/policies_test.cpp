@@ -11,6 +11,7 @@
 #include "tailcut/policies/quorum.h"
 #include "tailcut/policies/reassign.h"
 #include "tailcut/policies/registry.h"
+#include "tailcut/policies/scheduling_config.h"
 #include "tailcut/policies/selector.h"
 #include "tailcut/policies/spark.h"
 
@@ -424,6 +425,35 @@ TEST_CASE("registry: names, default chain, parameters and errors") {
   REQUIRE(good.ok());
   CHECK(MakePolicyChain("clone", *good).ok());
   CHECK(good->Unused().empty());
+}
+
+// A threshold grid's candidates for `default` (docs/POLICIES.md): one
+// --policy entry's policy built with parameters of its own table.
+TEST_CASE("registry: an entry's policy may carry parameters of its table (NAME@KEY=VALUE)") {
+  auto entry = MakePolicyEntry("clone@small_job_tasks=2+hedge@quantile=0.9@min_samples=10", Config());
+  REQUIRE(entry.ok());
+  REQUIRE(entry->size() == 2);
+  CHECK((*entry)[0]->name() == "clone");
+  CHECK((*entry)[1]->name() == "hedge");
+  // The parameter takes: a 3-task job is small for `clone`, not for clone@small_job_tasks=2.
+  for (const char* e : {"clone", "clone@small_job_tasks=2"}) {
+    INFO(e);
+    auto chain = MakePolicyEntry(e, Config());
+    REQUIRE(chain.ok());
+    CoreOptions o = Sim::Opts();
+    o.redundancy_budget = 0.5;
+    Sim s(o, std::move(chain).value());
+    Fleet(s, 12);
+    JobId j = Submit(s, CoreHarness::Fanout(3));
+    CHECK(s.Copies() == (std::string(e) == "clone" ? 3 : 0));
+    REQUIRE(s.RunUntil(j, 5));
+  }
+  for (const char* bad : {"clone@nope=1", "clone@small_job_tasks", "clone@=3", "hedge@quantile=1.5", "nope@x=1"}) {
+    INFO(bad);
+    auto c = MakePolicyEntry(bad, Config());
+    CHECK_FALSE(c.ok());
+  }
+  CHECK(MakePolicyEntry("clone@nope=1", Config()).status().message().find("no parameter 'nope'") != std::string::npos);
 }
 
 TEST_CASE("registry: copy-only policies are single-tenant, refused with [owners]") {

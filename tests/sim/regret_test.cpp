@@ -5,6 +5,7 @@
 #include <catch2/catch.hpp>
 #include <cstdio>
 #include <cstdlib>
+#include <deque>
 #include <map>
 #include <set>
 
@@ -157,16 +158,26 @@ TEST_CASE("replay: a class is replayed beside the other classes' load", "[sim][r
 // scripts/regret-table.sh: the table of docs/benchmarks/matrix.md on stdout.
 // TAILCUT_REGRET_POLICY: the entry judged (default); TAILCUT_REGRET_SHAPE:
 // only the shapes whose name starts with it; TAILCUT_REGRET_SKIP_MATRIX: no
-// matrix shape.
+// matrix shape; TAILCUT_REGRET_SET: one config override (KEY=VALUE) for
+// every shape, e.g. policies.selector.candidates=late,hedge@quantile=0.9,none.
 TEST_CASE("regret: the table", "[.regret-table]") {
   const char* entry = std::getenv("TAILCUT_REGRET_POLICY");
   const std::string policy = entry && *entry ? entry : "default";
   const char* only = std::getenv("TAILCUT_REGRET_SHAPE");
   const char* skip = std::getenv("TAILCUT_REGRET_SKIP_MATRIX");  // the scenarios only
+  const char* set = std::getenv("TAILCUT_REGRET_SET");
   std::vector<RegretRow> rows;
-  for (const RegretShape& s : Shapes()) {
-    if (only && *only && s.name.rfind(only, 0) != 0) continue;
-    if (skip && *skip && s.matrix) continue;
+  std::deque<RegretShape> changed;  // the rows point at their shapes
+  for (const RegretShape& shape : Shapes()) {
+    if (only && *only && shape.name.rfind(only, 0) != 0) continue;
+    if (skip && *skip && shape.matrix) continue;
+    const RegretShape* at = &shape;
+    if (set && *set) {
+      changed.push_back(shape);
+      REQUIRE(changed.back().scenario.config.Override(set).ok());
+      at = &changed.back();
+    }
+    const RegretShape& s = *at;
     auto row = RunRegretShape(s, policy);
     INFO(s.name);
     REQUIRE(row.ok());

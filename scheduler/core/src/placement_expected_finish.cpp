@@ -41,6 +41,7 @@ void ExpectedFinishPlacement::ExecutorChanged(const ExecutorState& e) {
     x.listed = b;  // an entry in another bucket goes stale
     x.listed_avoided = e.avoided;
     List(b, e.avoided).push_back(e.id);
+    SyncListed(b, e.avoided);
   }
 }
 
@@ -135,6 +136,7 @@ void ExpectedFinishPlacement::Clean(int b, bool avoided, bool all) {
   }
   for (ExecutorId id : moved)
     if (const ExecutorState* e = s_.FindExec(id)) ExecutorChanged(*e);
+  SyncListed(b, avoided);
 }
 
 ExecutorId ExpectedFinishPlacement::PickFastest(const Job& job, TaskIndex t, bool copy, ExecutorId fallback_only,
@@ -146,12 +148,11 @@ ExecutorId ExpectedFinishPlacement::PickFastest(const Job& job, TaskIndex t, boo
   // executor, `fallback_only`), fastest first.
   for (bool avoided : {false, true}) {
     if (avoided && copy) return 0;  // copies never go where a policy advises against
-    for (int b = 0; b < kBuckets; ++b) {
+    // Most of the 2 x kBuckets lists are empty on a small fleet, and a
+    // full one fails every placement after the first: only listed buckets.
+    for (int b = NextListed(0, avoided); b < kBuckets; b = NextListed(b + 1, avoided)) {
       if (avoided && fallback && b >= fallback_bucket) break;
       std::deque<ExecutorId>& q = List(b, avoided);
-      // Most of the 2 x kBuckets lists are empty on a small fleet, and a
-      // full one fails every placement after the first: skip them unvisited.
-      if (q.empty()) continue;
       Clean(b, avoided, false);
       // Entries further back may have gone stale too (busy, moved): when the
       // walk passes many, the list is compacted once, so the cost per
@@ -232,8 +233,7 @@ ExecutorId ExpectedFinishPlacement::PickFree(const Job& job, TaskIndex t, bool c
 }
 
 ExecutorId ExpectedFinishPlacement::FastestAvoided(const Job& job, TaskIndex t, int below) {
-  for (int k = 0; k < below; ++k) {
-    if (List(k, true).empty()) continue;
+  for (int k = NextListed(0, true); k < below; k = NextListed(k + 1, true)) {
     Clean(k, true, false);
     size_t looked = 0;  // bounded: a hold costs O(buckets x kAvoidedLook), not O(fleet)
     for (ExecutorId id : List(k, true)) {

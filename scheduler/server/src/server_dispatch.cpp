@@ -65,7 +65,10 @@ void SchedulerServer::Impl::ForgetPeer(ExecutorId e) {
 // TaskResults per watched job.
 void SchedulerServer::Impl::Flush() {
   commands_.clear();
-  core_.TakeCommands(&commands_);
+  {
+    HeldClock::Scope one_reading(core_clock_);  // the turn's launches go out together
+    core_.TakeCommands(&commands_);
+  }
   if (commands_.empty()) return;
   if (parent_)
     for (const Command& c : commands_) parent_->OnCommand(c);

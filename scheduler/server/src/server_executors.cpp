@@ -120,6 +120,7 @@ void SchedulerServer::Impl::OnReport(const std::string& route, const wire::Repor
     return;
   }
   ExecutorId e = it->second;
+  HeldClock::Scope one_reading(core_clock_);  // the Report's entries arrived together
   core_.ExecutorSeen(e);
   if (r.has_signals()) NoteGpuThrottle(e, r.signals().gpu_throttle_reasons());
   if (parent_) parent_->OnLocalReport(r);

@@ -34,6 +34,7 @@
 #include "parent_link.h"
 #include "recovery.h"
 #include "server_replicas.h"
+#include "tailcut/common/clock.h"
 #include "tailcut/common/log_limiter.h"
 #include "tailcut/server/server.h"
 #include "tailcut/server/trace_recorder.h"
@@ -88,7 +89,7 @@ class SchedulerServer::Impl {
 
   Impl(ServerOptions o, PolicyChain policies)
       : opt_(std::move(o)),
-        core_(opt_.core, &clock_, std::move(policies), std::make_unique<PredictorSuite>(opt_.predictor)),
+        core_(opt_.core, &core_clock_, std::move(policies), std::make_unique<PredictorSuite>(opt_.predictor)),
         executors_(ctx_, zmq::socket_type::router),
         clients_(ctx_, zmq::socket_type::router) {}
 
@@ -228,6 +229,7 @@ class SchedulerServer::Impl {
 
   ServerOptions opt_;
   SteadyClock clock_;
+  HeldClock core_clock_{clock_};  // the core's: held per Report and per turn's commands (clock.h)
   SchedulerCore core_;
   zmq::context_t ctx_;
   zmq::socket_t executors_;

@@ -35,7 +35,10 @@ Status LoadSchedulingConfig(const Config& cfg, SchedulingConfig* out);
 Status ValidatePolicyTables(const Config& cfg, const std::string& chain);
 
 // "clone+spark" (one --policy entry of `tailcut sim` / `tailcut bench`) ->
-// the chain it names, through the registry.
+// the chain it names, through the registry. A policy of the entry may carry
+// parameters of its own table, "hedge@quantile=0.9@min_samples=10" (a
+// threshold grid's candidates for `default`, docs/POLICIES.md); a key the
+// policy does not read is an error.
 StatusOr<PolicyChain> MakePolicyEntry(const std::string& entry, const Config& cfg, const PolicyServices& services = {});
 
 }  // namespace tailcut
