@@ -64,6 +64,7 @@ install(FILES ${PROJECT_BINARY_DIR}/tailcut.pc DESTINATION ${CMAKE_INSTALL_LIBDI
 # binaries by absolute path, which is only known at install time (--prefix),
 # so they are written then.
 install(FILES ${PROJECT_SOURCE_DIR}/configs/scheduler.toml ${PROJECT_SOURCE_DIR}/configs/executor.toml
+              ${PROJECT_SOURCE_DIR}/configs/replicas.toml
         DESTINATION ${CMAKE_INSTALL_DATADIR}/tailcut/configs COMPONENT runtime)
 install(CODE "
   set(bindir \"\${CMAKE_INSTALL_PREFIX}/${CMAKE_INSTALL_BINDIR}\")

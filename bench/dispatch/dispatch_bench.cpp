@@ -10,17 +10,19 @@
 
 #include <unistd.h>
 
+#include <atomic>
 #include <cstdio>
 #include <cstdlib>
-#include <atomic>
 #include <filesystem>
 #include <memory>
 #include <thread>
+#include <vector>
 #include <zmq.hpp>
 
 #include "tailcut/client/client.h"
 #include "tailcut/client/local_cluster.h"
 #include "tailcut/common/log.h"
+#include "tailcut/server/server.h"
 
 namespace {
 
@@ -31,7 +33,10 @@ using namespace tailcut;
 class Cluster {
  public:
   // `journal`: 0 none (in memory), 1 the daemon's default journal
-  // (journal_sync "normal"), 2 journal_sync "full" (fsync per group commit).
+  // (journal_sync "normal"), 2 journal_sync "full" (fsync per group commit),
+  // 3 three replicas (docs/RELIABILITY.md, "Replicas"): this scheduler and
+  // two followers in this process, each group commit one Raft entry on a
+  // quorum's disks; this one is made leader by a shorter election timeout.
   // `keys`: CURVE on both links (the default of LocalCluster and of any
   // networked deployment), or plain loopback.
   Cluster(uint32_t slots, int journal, bool keys) {
@@ -43,9 +48,10 @@ class Cluster {
     if (journal) {
       state_dir_ = std::filesystem::temp_directory_path() /
                    ("tailcut-dispatch-journal-" + std::to_string(getpid()) + "-" + std::to_string(journal));
-      o.server.state_dir = state_dir_.string();
+      o.server.state_dir = (state_dir_ / "r1").string();
       o.server.journal_sync_full = journal == 2;
     }
+    if (journal == 3) StartFollowers(&o.server);
     auto started = LocalCluster::Start(o);
     if (!started.ok()) Die(started.status());
     cluster_ = std::move(started).value();
@@ -58,6 +64,9 @@ class Cluster {
   ~Cluster() {
     client_.reset();
     cluster_.reset();
+    for (auto& f : followers_) f->Stop();
+    for (auto& t : follower_loops_) t.join();
+    followers_.clear();
     std::error_code ec;
     if (!state_dir_.empty()) std::filesystem::remove_all(state_dir_, ec);
   }
@@ -78,7 +87,37 @@ class Cluster {
   }
 
  private:
+  // Replicas 2 and 3, following `leader`'s group (its options get replica 1).
+  void StartFollowers(ServerOptions* leader) {
+    std::filesystem::create_directories(state_dir_);
+    const std::string key = (state_dir_ / "replica.key").string();
+    std::FILE* f = std::fopen(key.c_str(), "w");
+    if (!f) Die(Status::IoError("cannot write " + key));
+    std::fputs("00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff\n", f);
+    std::fclose(f);
+    ReplicationOptions group;
+    group.key_file = key;
+    for (uint64_t id = 1; id <= 3; ++id) {
+      auto port = [] { return std::to_string(FreeLoopbackPort()); };
+      group.peers.push_back({id, "127.0.0.1:" + port(), "tcp://127.0.0.1:" + port(), "tcp://127.0.0.1:" + port()});
+    }
+    leader->replicas = group;
+    leader->replicas.id = 1;
+    for (uint64_t id = 2; id <= 3; ++id) {
+      ServerOptions o;
+      o.state_dir = (state_dir_ / ("r" + std::to_string(id))).string();
+      o.replicas = group;
+      o.replicas.id = id;
+      o.replicas.election_timeout_ms = 5000;  // replica 1 stands first
+      auto& server = followers_.emplace_back(std::make_unique<SchedulerServer>(o));
+      if (Status s = server->Bind(); !s.ok()) Die(s);
+      follower_loops_.emplace_back([s = server.get()] { s->Run(); });
+    }
+  }
+
   std::filesystem::path state_dir_;
+  std::vector<std::unique_ptr<SchedulerServer>> followers_;
+  std::vector<std::thread> follower_loops_;
   [[noreturn]] static void Die(const Status& s) {
     std::fprintf(stderr, "dispatch_bench: %s\n", s.message().c_str());
     std::exit(1);
@@ -113,7 +152,7 @@ void BM_NoopJobThroughput(benchmark::State& state) {
 }
 BENCHMARK(BM_NoopJobThroughput)
     ->ArgNames({"tasks", "journal", "keys"})
-    ->ArgsProduct({{1000, 10000, 100000}, {0, 1, 2}, {0, 1}})
+    ->ArgsProduct({{1000, 10000, 100000}, {0, 1, 2, 3}, {0, 1}})
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
 
@@ -130,7 +169,7 @@ void BM_SingleTaskJobLatency(benchmark::State& state) {
 }
 BENCHMARK(BM_SingleTaskJobLatency)
     ->ArgNames({"journal", "keys"})
-    ->ArgsProduct({{0, 1, 2}, {0, 1}})
+    ->ArgsProduct({{0, 1, 2, 3}, {0, 1}})
     ->Unit(benchmark::kMicrosecond)
     ->UseRealTime();
 

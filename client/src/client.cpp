@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include <algorithm>
 #include <chrono>
 #include <deque>
 #include <random>
@@ -58,6 +59,8 @@ Status StatusFromWireError(const wire::Error& e) {
     case wire::Error::INFEASIBLE: return Status::FailedPrecondition(msg);
     case wire::Error::BUSY: return Status::ResourceExhausted(msg);  // a cap that frees up: retry later
     case wire::Error::TOO_LARGE: return Status::TooLarge(msg);
+    case wire::Error::NOT_LEADER:
+      return Status::Unavailable(msg);  // a replica that does not lead: the message names the one that does
     case wire::Error::INVALID_ARGUMENT:
     case wire::Error::BAD_MESSAGE:
     case wire::Error::VERSION_MISMATCH: return Status::InvalidArgument(msg);
@@ -77,16 +80,29 @@ class Client::Impl {
     sock_.set(zmq::sockopt::rcvhwm, 0);
     if (opt_.user.empty()) opt_.user = LoginName();
     sock_.set(zmq::sockopt::maxmsgsize, static_cast<int64_t>(opt_.max_message_bytes));
-    connect_status_ = ValidateEndpoint(opt_.endpoint);
+    connect_status_ = ValidateEndpoints(opt_.endpoint);
+    endpoints_ = SplitEndpoints(opt_.endpoint);
     if (connect_status_.ok()) connect_status_ = ApplyPeerKeys(sock_, {opt_.key_file, opt_.scheduler_key});
     if (connect_status_.ok()) {
       try {
         handshake_ = std::make_unique<HandshakeMonitor>(ctx_, sock_, !opt_.key_file.empty());
-        sock_.connect(opt_.endpoint);
+        sock_.connect(endpoints_[current_]);
       } catch (const zmq::error_t& e) {
         connect_status_ = Status::InvalidArgument("cannot connect to " + opt_.endpoint + ": " + e.what());
       }
     }
+  }
+
+  // Replicas (docs/RELIABILITY.md, "Replicas"): talks to endpoints_[next]
+  // from now on. One connection at a time: a DEALER would spread requests
+  // over all it is connected to.
+  void MoveTo(size_t next) {
+    try {
+      sock_.disconnect(endpoints_[current_]);
+    } catch (const zmq::error_t&) {  // not connected: nothing to undo
+    }
+    current_ = next;
+    sock_.connect(endpoints_[current_]);
   }
 
   // Sends `req` and returns the reply with the same request id. Pushed
@@ -108,6 +124,7 @@ class Client::Impl {
     double now = clock_.Now(), deadline = now + opt_.timeout_s, resend = now + kResendS;
     sock_.send(zmq::buffer(frame.data(), frame.size()), zmq::send_flags::none);
     std::string trouble;  // handshakes that keep failing for no definite reason: said on timeout
+    int unanswered = 0;   // resends so far
     while (true) {
       now = clock_.Now();
       bool definitive = false;
@@ -120,12 +137,28 @@ class Client::Impl {
                                    FormatSeconds(opt_.timeout_s) + " s" +
                                    (trouble.empty() ? " (is tailcut-scheduler running there?)" : ": " + trouble));
       if (now >= resend) {
+        // Replicas: a second second without an answer, try the next one.
+        if (endpoints_.size() > 1 && ++unanswered % 2 == 0) MoveTo((current_ + 1) % endpoints_.size());
         sock_.send(zmq::buffer(frame.data(), frame.size()), zmq::send_flags::none);
         resend = now + kResendS;
       }
       wire::ClientReply reply;
       if (!ReceiveOne(std::min(deadline, resend) - now, &reply)) continue;
       if (reply.request_id() == req.request_id()) {
+        if (reply.has_error() && reply.error().code() == wire::Error::NOT_LEADER) {
+          // A replica that does not lead: to the leader it names when this
+          // client lists it, at once; none known yet (an election), ask
+          // again at the next resend; one this client does not list: the
+          // error says where it is.
+          trouble = reply.error().message();
+          if (reply.error().leader_endpoint().empty()) continue;
+          auto it = std::find(endpoints_.begin(), endpoints_.end(), reply.error().leader_endpoint());
+          if (it == endpoints_.end()) return StatusFromWireError(reply.error());
+          MoveTo(static_cast<size_t>(it - endpoints_.begin()));
+          sock_.send(zmq::buffer(frame.data(), frame.size()), zmq::send_flags::none);
+          resend = now + kResendS;
+          continue;
+        }
         if (reply.has_error()) return StatusFromWireError(reply.error());
         return reply;
       }
@@ -234,6 +267,8 @@ class Client::Impl {
   zmq::context_t ctx_;
   zmq::socket_t sock_;
   std::unique_ptr<HandshakeMonitor> handshake_;
+  std::vector<std::string> endpoints_;  // opt_.endpoint's list: a scheduler's replicas
+  size_t current_ = 0;                  // the one connected
   Status connect_status_;
   SteadyClock clock_;
   uint64_t next_request_ = 0;

@@ -141,7 +141,7 @@ StatusOr<ExecutorOptions> ExecutorOptionsFromConfig(const Config& c) {
   if (Status s = BuiltinKernels().Restrict(o.allow_kernels); !s.ok() && o.kernel_plugins.empty())
     t.Also(Status::InvalidArgument("allow_kernels: " + s.message()));
   if (o.python.allow) o.allow_kernels.push_back("python");
-  t.Also(ValidateEndpoint(o.scheduler))
+  t.Also(ValidateEndpoints(o.scheduler))
       .Also(CheckShellTrust(o))
       .Check(o.key_file.empty() == o.scheduler_key.empty(),
              "key_file and scheduler_key go together: this executor's key and the scheduler's public key")
@@ -550,7 +550,7 @@ Executor::~Executor() {
 
 Status Executor::Run() {
   if (wake_fd_ < 0) return Status::IoError("eventfd failed");
-  if (Status s = ValidateEndpoint(options_.scheduler); !s.ok()) return s;
+  if (Status s = ValidateEndpoints(options_.scheduler); !s.ok()) return s;
   // Registered always, so an executor without it says how to enable it;
   // an embedding program's own `python` kernel wins.
   if (!kernels_.Knows("python")) {

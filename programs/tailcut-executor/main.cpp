@@ -34,7 +34,11 @@ const std::vector<ExecutorFlag>& ExecutorFlags() {
   using tailcut::cli::Flag;
   static const std::vector<ExecutorFlag> flags = {
       {{"--config", "FILE", "TOML config (see configs/executor.toml)"}, nullptr, true},
-      {{"--scheduler", "ENDPOINT", "scheduler executor endpoint (default tcp://127.0.0.1:7700)"}, "scheduler", true},
+      {{"--scheduler", "ENDPOINT",
+        "scheduler executor endpoint (default tcp://127.0.0.1:7700); replicas: a comma-separated list, the leader is "
+        "found and followed"},
+       "scheduler",
+       true},
       {{"--slots", "N", "attempts run at once (default: CPU cores)"}, "slots", false},
       {{"--threads", "N", "worker threads (default: hardware concurrency)"}, "threads", false},
       {{"--max-queued", "N", "refuse attempts queued beyond slots + N (default 0: no cap)"}, "max_queued", false},

@@ -35,7 +35,8 @@ void OnSignal(int sig) {
 // scheduler.client_endpoint=..." and "--client-endpoint ..." are the same.
 struct DaemonFlag {
   tailcut::cli::Flag flag;
-  const char* key;  // nullptr: --set, whose value is KEY=VALUE itself
+  const char* key;     // nullptr: --set, whose value is KEY=VALUE itself
+  bool quoted = true;  // the value is a string (else TOML as given: a number)
 };
 
 const std::vector<DaemonFlag>& DaemonFlags() {
@@ -67,6 +68,10 @@ const std::vector<DaemonFlag>& DaemonFlags() {
       {{"--set", "KEY=VALUE", "override any config key, e.g. --set core.max_attempts=5; repeatable", "", true},
        nullptr},
       {{"--log-level", "LEVEL", "debug|info|warn|error|off (default info)"}, "scheduler.log_level"},
+      {{"--replica-id", "N",
+        "this replica's id among the peers of --replicas or [replicas] (docs/RELIABILITY.md, \"Replicas\")"},
+       "replicas.id",
+       false},
   };
   return flags;
 }
@@ -77,7 +82,8 @@ int Run(const tailcut::cli::Args& args) {
   std::vector<std::string> overrides;
   for (const auto& [flag, value] : args.InOrder())
     for (const DaemonFlag& f : DaemonFlags())
-      if (f.flag.names == flag) overrides.push_back(f.key ? std::string(f.key) + "=" + TomlQuote(value) : value);
+      if (f.flag.names == flag)
+        overrides.push_back(f.key ? std::string(f.key) + "=" + (f.quoted ? TomlQuote(value) : value) : value);
   auto cfg = config_path.empty() ? Config::Parse("", "<defaults>") : Config::LoadFile(config_path);
   if (!cfg.ok()) {
     std::fprintf(stderr, "tailcut-scheduler: %s\n", cfg.status().message().c_str());
@@ -97,7 +103,7 @@ int Run(const tailcut::cli::Args& args) {
   }
   SetLogLevel(lv);
   ServerOptions options;
-  auto policies = LoadDaemonConfig(*cfg, &options);
+  auto policies = LoadDaemonConfig(*cfg, &options, args.Get("--replicas"));
   if (!policies.ok()) {
     std::fprintf(stderr, "tailcut-scheduler: %s\n", policies.status().message().c_str());
     return 2;
@@ -121,6 +127,10 @@ int Run(const tailcut::cli::Args& args) {
   std::signal(SIGHUP, OnSignal);
   server.Run();
   g_server = nullptr;
+  if (server.deposed()) {
+    std::fprintf(stderr, "tailcut-scheduler: this replica lost its leadership and exits to rejoin as a follower\n");
+    return 3;
+  }
   return 0;
 }
 
@@ -136,9 +146,13 @@ int main(int argc, char** argv) {
       "stragglers. Flags override the config file's keys (docs/CONFIG.md), in the order given.";
   c.footer =
       "signals: SIGTERM/SIGINT stop, SIGHUP reloads the trusted keys\nexit codes: 0 stopped by SIGTERM/SIGINT, 1 "
-      "runtime error, 2 bad usage or config";
+      "runtime error, 2 bad usage or config, 3 a replica that lost its leadership (restart it: it rejoins as a "
+      "follower)";
   c.flags = {{"-c,--config", "FILE",
-              "TOML config (see configs/scheduler.toml; every key has a default, so the file is optional)"}};
+              "TOML config (see configs/scheduler.toml; every key has a default, so the file is optional)"},
+             {"--replicas", "FILE",
+              "the replica group's [replicas] table (peers, key_file), the same file on every replica; with "
+              "--replica-id (docs/RELIABILITY.md, \"Replicas\")"}};
   for (const DaemonFlag& f : DaemonFlags()) c.flags.push_back(f.flag);
   c.run = Run;
   return tailcut::cli::RunProgram(c, argc, argv, tailcut::VersionLine("tailcut-scheduler"));

@@ -58,7 +58,9 @@ std::string ToJson(const google::protobuf::Message& m) {
 
 std::vector<Flag> ClientFlags(bool json) {
   std::vector<Flag> flags = {
-      {"--scheduler", "EP", "the scheduler's client endpoint (default tcp://127.0.0.1:7701)", "TAILCUT_SCHEDULER"},
+      {"--scheduler", "EP",
+       "the scheduler's client endpoint (default tcp://127.0.0.1:7701); replicas: every one's, comma-separated",
+       "TAILCUT_SCHEDULER"},
       {"--key-file", "FILE", "this client's key pair, for a scheduler with keys (docs/SECURITY.md)",
        "TAILCUT_KEY_FILE"},
       {"--scheduler-key", "KEY", "the scheduler's public key: its .pub file or the Z85 key", "TAILCUT_SCHEDULER_KEY"},

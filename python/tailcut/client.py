@@ -28,6 +28,7 @@ from .errors import InvalidArgument, Refused, TailcutError, Timeout, TooLarge, U
 from .jobs import Job
 from . import functions as _fns
 from .keys import load_key_pair, load_public_key
+from ._endpoints import Endpoints
 from ._proto import pb
 from ._zmtp import greeting_mechanism
 # The reply records live in records.py; imported here so tailcut.client.JobStatus
@@ -58,33 +59,6 @@ def login_name():
         return f"uid{os.geteuid()}"
 
 
-def check_endpoint(ep):
-    """Raises InvalidArgument unless `ep` is tcp://HOST:PORT, ipc://PATH or
-    inproc://NAME (the rule of wire/src/wire.cpp)."""
-
-    def bad(why):
-        return InvalidArgument(f"endpoint {ep!r}: {why} (expected tcp://HOST:PORT, ipc://PATH or inproc://NAME)")
-
-    if not isinstance(ep, str):
-        raise bad("not a string")
-    for transport in ("ipc://", "inproc://"):
-        if ep.startswith(transport):
-            if len(ep) == len(transport):
-                raise bad("empty path")
-            return
-    if not ep.startswith("tcp://"):
-        raise bad("unknown transport")
-    host, _, port = ep[len("tcp://") :].rpartition(":")
-    if not host:
-        raise bad("missing host or port")
-    if port == "*":
-        return
-    if not port.isdigit() or len(port) > 5:
-        raise bad("bad port")
-    if int(port) > 65535:
-        raise bad("port above 65535")
-
-
 def _is_seconds(value):
     return not isinstance(value, bool) and isinstance(value, (int, float)) and value >= 0
 
@@ -98,7 +72,9 @@ def _job_id(job):
 class Client:
     """A connection to a scheduler's client endpoint.
 
-    scheduler      the endpoint; None: $TAILCUT_SCHEDULER, else tcp://127.0.0.1:7701
+    scheduler      the endpoint; None: $TAILCUT_SCHEDULER, else tcp://127.0.0.1:7701.
+                   Replicas: a comma-separated list; requests follow NOT_LEADER
+                   to the leader and move on from one silent for 2 s
     key_file       this client's .key file (tailcut keygen); None: $TAILCUT_KEY_FILE
     scheduler_key  the scheduler's public key, its .pub file or Z85 text;
                    None: $TAILCUT_SCHEDULER_KEY. Both keys or neither ("" = none).
@@ -110,8 +86,8 @@ class Client:
     def __init__(self, scheduler=None, key_file=None, scheduler_key=None, timeout=10.0, user=None,
                  max_message_bytes=64 << 20):
         self._sock = self._monitor = self._ctx = None
-        self.endpoint = scheduler if scheduler is not None else os.environ.get("TAILCUT_SCHEDULER") or DEFAULT_SCHEDULER
-        check_endpoint(self.endpoint)
+        self.endpoints = Endpoints(
+            scheduler if scheduler is not None else os.environ.get("TAILCUT_SCHEDULER") or DEFAULT_SCHEDULER)
         if key_file is None:
             key_file = os.environ.get("TAILCUT_KEY_FILE", "")
         if scheduler_key is None:
@@ -155,6 +131,11 @@ class Client:
         self._submitted_keys = {}  # job id -> request key of each job submitted here
         self._functions = _fns.FunctionTasks(self)  # Python tasks: pending submits, open futures
         self._wake_fd = None  # set_wake
+
+    @property
+    def endpoint(self):
+        """The scheduler endpoint this client talks to now (of its list)."""
+        return self.endpoints.now
 
     @property
     def functions(self):
@@ -379,6 +360,7 @@ class Client:
         deadline, resend = now + self.timeout, now + _RESEND_S
         self._sock.send(frame)
         trouble = None  # handshakes that keep failing for no definite reason: said on timeout
+        unanswered = 0  # resends so far
         while True:
             trouble = self._check_handshake() or trouble
             now = time.monotonic()
@@ -386,12 +368,25 @@ class Client:
                 raise Unavailable(f"no answer from the scheduler at {self.endpoint} within {self.timeout:g} s"
                                   + (f": {trouble}" if trouble else " (is tailcut-scheduler running there?)"))
             if now >= resend:
+                unanswered += 1
+                if len(self.endpoints.all) > 1 and unanswered % 2 == 0:  # replicas: silent 2 s, the next
+                    self.endpoints.move(self._sock, self.endpoints.after())
                 self._sock.send(frame)
                 resend = now + _RESEND_S
             reply = self._receive(min(deadline, resend) - now)
             if reply is None:
                 continue
             if reply.request_id == req.request_id:
+                if reply.HasField("error") and reply.error.code == pb.Error.NOT_LEADER:
+                    # To the leader it names when listed; none known yet (an
+                    # election): the next resend; one not listed: the error.
+                    trouble, leader = reply.error.message, self.endpoints.leader(reply.error.leader_endpoint)
+                    if leader is not None:
+                        self.endpoints.move(self._sock, leader)
+                        self._sock.send(frame)
+                        resend = now + _RESEND_S
+                    if leader is not None or not reply.error.leader_endpoint:
+                        continue
                 if reply.HasField("error"):
                     raise errors.from_wire(pb.Error.Code.Name(reply.error.code), reply.error.message)
                 return reply

@@ -57,7 +57,8 @@ class Refused(TailcutError, PermissionError):
 
 
 class Unavailable(TailcutError, ConnectionError):
-    """No answer from the scheduler within the timeout."""
+    """No answer from the scheduler within the timeout, or (NOT_LEADER) a
+    scheduler replica that does not lead: the message names the leader."""
 
 
 class Timeout(TailcutError, TimeoutError):
@@ -86,6 +87,7 @@ _BY_CODE = {
     "UNKNOWN_KERNEL": UnknownKernel,
     "INFEASIBLE": Infeasible,
     "BUSY": Busy,
+    "NOT_LEADER": Unavailable,  # a scheduler replica that does not lead; the message names the leader
     "TOO_LARGE": TooLarge,
     "INVALID_ARGUMENT": InvalidArgument,
     "BAD_MESSAGE": InvalidArgument,

@@ -21,7 +21,7 @@ for f in bin/tailcut bin/tailcut-scheduler bin/tailcut-executor \
          lib/cmake/tailcut/tailcutConfig.cmake lib/cmake/tailcut/tailcutTargets.cmake lib/pkgconfig/tailcut.pc \
          lib/libtailcut_client.a lib/libtailcut_wire.a lib/libtailcut_common.a \
          lib/systemd/system/tailcut-scheduler.service lib/systemd/system/tailcut-executor@.service \
-         share/tailcut/configs/scheduler.toml; do
+         share/tailcut/configs/scheduler.toml share/tailcut/configs/replicas.toml; do
   [[ -e $prefix/$f ]] || fail "$f was not installed"
 done
 grep -q "^ExecStart=$prefix/bin/tailcut-scheduler " "$prefix/lib/systemd/system/tailcut-scheduler.service" ||

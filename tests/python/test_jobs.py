@@ -2,10 +2,13 @@
 not answer. No daemons."""
 
 import socket
+import threading
 
 import pytest
+import zmq
 
 import tailcut
+from tailcut._proto import pb
 from tailcut.jobs import Job, Task
 
 
@@ -93,6 +96,9 @@ def test_bad_jobs_are_refused_before_sending(job, words):
     ({"scheduler": "http://x:1"}, "unknown transport"),
     ({"scheduler": "tcp://host"}, "missing host or port"),
     ({"scheduler": "tcp://h:99999"}, "port above 65535"),
+    ({"scheduler": "tcp://a:1,,tcp://b:2"}, "an empty entry"),
+    ({"scheduler": "tcp://a:1,"}, "an empty entry"),
+    ({"scheduler": "tcp://a:1,b:2"}, "unknown transport"),
     ({"key_file": "a.key", "scheduler_key": ""}, "set both"),
     ({"key_file": "/nonexistent/a.key", "scheduler_key": "/nonexistent/s.pub"}, "cannot read key file"),
     ({"timeout": 0}, "timeout"),
@@ -151,3 +157,77 @@ def test_after_and_inputs_reach_the_spec_and_are_checked():
         tailcut.Job(template=tailcut.Task("noop"), count=1, after=[0]).to_wire()
     with pytest.raises(tailcut.InvalidArgument, match="inputs"):
         tailcut.Job(template=tailcut.Task("noop", inputs=[3]), count=1).to_wire()
+
+
+def _fake_replicas(n):
+    """n ROUTER sockets on loopback standing in for a scheduler's replicas."""
+    ctx = zmq.Context.instance()
+    socks = []
+    for _ in range(n):
+        r = ctx.socket(zmq.ROUTER)
+        r.linger = 0
+        r.bind("tcp://127.0.0.1:*")
+        socks.append(r)
+    return socks, [r.getsockopt_string(zmq.LAST_ENDPOINT) for r in socks]
+
+
+def _answer(sock, reply_for):
+    """Answers one request on `sock` (within 5 s) with reply_for(request)."""
+    assert sock.poll(5000), "no request reached this replica"
+    route, frame = sock.recv_multipart()
+    req = pb.ClientRequest()
+    req.ParseFromString(frame)
+    reply = reply_for(req)
+    reply.version, reply.request_id = pb.PROTOCOL_VERSION_CURRENT, req.request_id
+    sock.send_multipart([route, reply.SerializeToString()])
+    return req
+
+
+def test_replicas_a_client_follows_not_leader_and_moves_on_from_a_silent_one():
+    """docs/RELIABILITY.md, "Replicas": a follower's NOT_LEADER sends the
+    request to the leader it names; a replica silent for 2 s, to the next."""
+    socks, eps = _fake_replicas(3)
+
+    def not_leader(req):
+        r = pb.ClientReply()
+        r.error.code, r.error.message, r.error.leader_endpoint = pb.Error.NOT_LEADER, "replica 1 does not lead", eps[2]
+        return r
+
+    def status(req):
+        r = pb.ClientReply()
+        r.status.job_id, r.status.state = req.status.job_id, pb.JOB_RUNNING
+        return r
+
+    got = {}
+    with tailcut.Client(" , ".join(eps), key_file="", scheduler_key="", timeout=8) as c:
+        assert c.endpoints.all == eps and c.endpoint == eps[0]
+        t = threading.Thread(target=lambda: got.update(first=c.status(7)))
+        t.start()
+        _answer(socks[0], not_leader)
+        assert _answer(socks[2], status).status.job_id == 7
+        t.join(5)
+        assert got["first"].state == "running" and c.endpoint == eps[2]
+        # The leader goes silent: two resends later the next replica (the
+        # first, after the last) gets the request and answers it.
+        t = threading.Thread(target=lambda: got.update(second=c.status(8)))
+        t.start()
+        assert socks[2].poll(5000)
+        socks[2].recv_multipart()  # heard, never answered
+        assert _answer(socks[0], status).status.job_id == 8
+        t.join(5)
+        assert got["second"].job_id == 8 and c.endpoint == eps[0]
+        # A leader this client does not list: the error says where it is.
+        t = threading.Thread(target=lambda: got.update(third=pytest.raises(tailcut.Unavailable, c.status, 9)))
+        t.start()
+
+        def elsewhere(req):
+            r = not_leader(req)
+            r.error.leader_endpoint = "tcp://10.0.0.9:7701"
+            r.error.message = "the leader is replica 4 at tcp://10.0.0.9:7701"
+            return r
+
+        _answer(socks[0], elsewhere)
+        t.join(5)
+        assert "tcp://10.0.0.9:7701" in str(got["third"].value)
+    for s in socks:
+        s.close()

@@ -190,6 +190,10 @@ TEST_CASE("dashboard: the scheduler serves the page and the API, with a strict C
   auto attempts = cli.Get("/api/attempts?since=5");
   REQUIRE(attempts);
   CHECK(attempts->body.find("\"attempts\":[]") != std::string::npos);
+  auto replica = cli.Get("/api/replica");  // a single scheduler
+  REQUIRE(replica);
+  CHECK(replica->status == 200);
+  CHECK(replica->body == "{\"replica\":null}");
   for (const char* path : {"/api/executors", "/api/latency", "/style.css"}) {
     auto r = cli.Get(path);
     REQUIRE(r);

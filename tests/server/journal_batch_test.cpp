@@ -43,12 +43,14 @@ void WriteAll(JournalWriter* w) {
   w->AttemptLaunched(61, 8, 3, "other");
   w->AttemptEnded(61);
   w->JobFinished(8, JobState::kFailed, "a reason", 1240.0, 9, 2, 1);
+  w->RunStarted(5);  // a replicated leader's run
 }
 
 void Loaded(Journal* j, std::vector<JournaledJob>* jobs, std::vector<JournaledLaunch>* launches) {
   REQUIRE(j->Load(jobs).ok());
   uint32_t since = 0;
   REQUIRE(j->LoadLaunches(launches, &since).ok());
+  CHECK(since == 5);  // RunStarted(5): the first run that journaled launches
 }
 
 TEST_CASE("a journal batch replays into a journal as the same calls would write") {
@@ -59,7 +61,7 @@ TEST_CASE("a journal batch replays into a journal as the same calls would write"
 
   JournalBatch batch;
   WriteAll(&batch);
-  CHECK(batch.records() == 13);
+  CHECK(batch.records() == 14);
   std::string bytes = batch.Take();
   CHECK(batch.empty());
   auto replayed = dir.Open("replayed.db");
@@ -97,6 +99,11 @@ TEST_CASE("a journal batch replays into a journal as the same calls would write"
   REQUIRE(lb.size() == 1);
   CHECK(lb[0].attempt == 60);
   CHECK(lb[0].identity == "exec-identity");
+  // The next run on either is 6; an older epoch never lowers it.
+  replayed->RunStarted(2);
+  REQUIRE(replayed->Commit().ok());
+  CHECK(direct->StartRun().value() == 6);
+  CHECK(replayed->StartRun().value() == 6);
 }
 
 TEST_CASE("a malformed journal batch is refused whole") {

@@ -41,6 +41,16 @@ TEST_CASE("three replicas elect a leader and commit through it and a follower ta
   for (size_t i = 0; i < c.size(); ++i) {
     if (c[i].group) CHECK(WaitFor([&] { return c[i].machine->applied() == 30; }));
   }
+  // A barrier (what a new leader waits for before it reads its journal)
+  // commits once every entry before it is applied here; followers refuse one.
+  REQUIRE(c[n].group->Barrier(777).ok());
+  CHECK(WaitFor([&] {
+    c[n].Drain();
+    return c[n].committed.count(777) == 1;
+  }));
+  CHECK(c[n].machine->applied() == 30);
+  for (size_t i = 0; i < c.size(); ++i)
+    if (c[i].group && i != n) CHECK(c[i].group->Barrier(778).code() == Status::Code::kUnavailable);
 
   for (size_t i = 0; i < c.size(); ++i) c.Stop(i);
   CHECK(c.JobsIn(static_cast<size_t>(leader)) == Range(1, 20));

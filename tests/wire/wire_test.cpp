@@ -1,8 +1,10 @@
 #include <catch2/catch.hpp>
 
 #include <chrono>
+#include <memory>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "tailcut/wire/executor_session.h"
 #include "tailcut/wire/wire.h"
@@ -124,4 +126,104 @@ TEST_CASE("executor session: a Register after a lost scheduler carries the resul
   REQUIRE(m.register_().undelivered_size() == 1);
   CHECK(m.register_().undelivered(0).attempt_id() == 42);
   CHECK(m.register_().undelivered(0).output() == "done");
+}
+
+TEST_CASE("endpoint lists: a scheduler's replicas, comma-separated") {
+  CHECK(SplitEndpoints("tcp://a:1") == std::vector<std::string>{"tcp://a:1"});
+  CHECK(SplitEndpoints("tcp://a:1, tcp://b:2 ,tcp://c:3") ==
+        std::vector<std::string>{"tcp://a:1", "tcp://b:2", "tcp://c:3"});
+  CHECK(ValidateEndpoints("tcp://a:1,tcp://b:2").ok());
+  CHECK_FALSE(ValidateEndpoints("tcp://a:1,,tcp://b:2").ok());
+  CHECK_FALSE(ValidateEndpoints("tcp://a:1,").ok());
+  CHECK_FALSE(ValidateEndpoints("").ok());
+  CHECK_FALSE(ValidateEndpoints("tcp://a:1,b:2").ok());
+}
+
+// docs/RELIABILITY.md, "Replicas": a session given every replica's
+// endpoint follows a follower's NOT_LEADER to the leader it names, and
+// moves on from one that is silent, registering with what it holds.
+TEST_CASE("executor session: with replicas it follows NOT_LEADER to the leader and moves on from a silent one") {
+  zmq::context_t ctx;
+  std::vector<std::unique_ptr<zmq::socket_t>> replicas;
+  std::string list;
+  for (int i = 0; i < 3; ++i) {
+    replicas.push_back(std::make_unique<zmq::socket_t>(ctx, zmq::socket_type::router));
+    replicas.back()->set(zmq::sockopt::linger, 0);
+    replicas.back()->set(zmq::sockopt::router_handover, 1);  // as the scheduler's executor socket
+    replicas.back()->bind("tcp://127.0.0.1:*");
+    list += (i ? "," : "") + replicas.back()->get(zmq::sockopt::last_endpoint);
+  }
+  const std::vector<std::string> eps = SplitEndpoints(list);
+  SessionOptions o;
+  o.endpoint = list;
+  o.name = "t";
+  o.watch_handshake = false;
+  o.heartbeat_ms = 100;
+  o.lost_after_ms = 2000;
+  o.register_retry_s = o.max_backoff_s = 0.05;
+  ExecutorSession::Hooks hooks;
+  hooks.offer = [](wire::Register* r) {
+    r->add_running()->set_attempt_id(9);  // an attempt it holds
+    return true;
+  };
+  hooks.work = [](wire::Work*) {};
+  hooks.report = [](wire::Report*, bool) {};
+  ExecutorSession s(o, ctx, hooks);
+  REQUIRE(s.Connect().ok());
+  CHECK(s.endpoint() == eps[0]);
+  double now = 0;
+  // The next message at replica i, within 5 s (1 s of the session's time:
+  // a Register sent while ZeroMQ still tears the last connection down can
+  // be lost with it; the session sends it again every 50 ms).
+  auto take = [&](int i, wire::ExecutorMessage* m, std::string* route) {
+    zmq::pollitem_t item{replicas[i]->handle(), 0, ZMQ_POLLIN, 0};
+    for (int k = 0; k < 500; ++k, now += 0.002) {
+      s.OnWritable(now);
+      s.OnReadable(now);
+      s.Tick(now);
+      if (zmq::poll(&item, 1, std::chrono::milliseconds(10)) == 0) continue;
+      zmq::message_t id, body;
+      (void)replicas[i]->recv(id);
+      (void)replicas[i]->recv(body);
+      route->assign(static_cast<const char*>(id.data()), id.size());
+      return FromFrame(body, m);
+    }
+    return false;
+  };
+  s.Tick(now);
+  wire::ExecutorMessage m;
+  std::string route;
+  REQUIRE(take(0, &m, &route));
+  REQUIRE(m.has_register_());
+  // Replica 1 follows; replica 3 leads.
+  wire::SchedulerToExecutor no;
+  no.set_version(kProtocolVersion);
+  *no.mutable_error() = MakeError(wire::Error::NOT_LEADER, "replica 1 does not lead");
+  no.mutable_error()->set_leader_endpoint(eps[2]);
+  replicas[0]->send(zmq::buffer(route), zmq::send_flags::sndmore);
+  replicas[0]->send(ToFrame(no), zmq::send_flags::none);
+  REQUIRE(take(2, &m, &route));
+  REQUIRE(m.has_register_());
+  CHECK(s.endpoint() == eps[2]);
+  REQUIRE(m.register_().running_size() == 1);
+  CHECK(m.register_().running(0).attempt_id() == 9);
+  wire::SchedulerToExecutor ack;
+  ack.set_version(kProtocolVersion);
+  ack.mutable_registered()->set_executor_id(7);
+  replicas[2]->send(zmq::buffer(route), zmq::send_flags::sndmore);
+  replicas[2]->send(ToFrame(ack), zmq::send_flags::none);
+  for (int i = 0; i < 500 && !s.registered(); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    s.OnReadable(now);
+  }
+  REQUIRE(s.registered());
+  for (zmq::message_t stale; replicas[0]->recv(stale, zmq::recv_flags::dontwait);) {}  // Registers resent before
+  // The leader goes silent: past lost_after the session tries the next
+  // one in its list (replica 1 again, after 3), keeping its attempt.
+  now += 2.5;
+  s.Tick(now);
+  CHECK(s.endpoint() == eps[0]);
+  REQUIRE(take(0, &m, &route));
+  REQUIRE(m.has_register_());
+  CHECK(m.register_().running_size() == 1);
 }

@@ -67,6 +67,7 @@ ExecutorSession::ExecutorSession(SessionOptions options, zmq::context_t& ctx, Ho
     : o_(std::move(options)),
       ctx_(ctx),
       hooks_(std::move(hooks)),
+      endpoints_(SplitEndpoints(o_.endpoint)),
       heartbeat_s_(o_.heartbeat_ms / 1000.0),
       lost_after_s_(o_.lost_after_ms ? o_.lost_after_ms / 1000.0 : 10 * heartbeat_s_),
       backoff_s_(o_.register_retry_s) {}
@@ -104,11 +105,12 @@ Status ExecutorSession::Connect() {
     socket_.set(zmq::sockopt::heartbeat_ivl, std::max(static_cast<int>(o_.heartbeat_ms), zmtp_timeout / 2));
     socket_.set(zmq::sockopt::heartbeat_timeout, zmtp_timeout);
     if (Status s = ApplyPeerKeys(socket_, o_.keys); !s.ok()) return s;
-    if (o_.keys.key_file.empty() && !IsLocalOnlyEndpoint(o_.endpoint))
-      TC_LOG(Warn) << "no keys: the link to " << o_.endpoint << " is neither encrypted nor proven to reach the real "
-                   << o_.peer << " (docs/SECURITY.md)";
+    for (const std::string& ep : endpoints_)
+      if (o_.keys.key_file.empty() && !IsLocalOnlyEndpoint(ep))
+        TC_LOG(Warn) << "no keys: the link to " << ep << " is neither encrypted nor proven to reach the real "
+                     << o_.peer << " (docs/SECURITY.md)";
     if (o_.watch_handshake) handshake_ = std::make_unique<HandshakeMonitor>(ctx_, socket_, !o_.keys.key_file.empty());
-    socket_.connect(o_.endpoint);
+    socket_.connect(endpoint());
   } catch (const zmq::error_t& e) {
     return Status::IoError(o_.peer + " " + o_.endpoint + ": " + e.what());
   }
@@ -217,6 +219,20 @@ void ExecutorSession::OnRegistered(const wire::RegisterAck& ack, double now) {
 }
 
 void ExecutorSession::OnError(const wire::Error& e, double now) {
+  if (e.code() == wire::Error::NOT_LEADER && !e.leader_endpoint().empty()) {
+    auto it = std::find(endpoints_.begin(), endpoints_.end(), e.leader_endpoint());
+    if (it != endpoints_.end()) {
+      if (it - endpoints_.begin() != static_cast<long>(current_))
+        MoveTo(static_cast<size_t>(it - endpoints_.begin()), o_.peer + " " + endpoint() + " does not lead", now);
+      return;
+    }
+    if (now - last_error_log_ >= kLogEveryS) {
+      last_error_log_ = now;
+      TC_LOG(Warn) << o_.peer << " " << endpoint() << " names its leader " << e.leader_endpoint() << ", which this "
+                   << o_.self << "'s endpoint list does not hold: add it";
+    }
+    return;
+  }
   if (e.code() == wire::Error::UNKNOWN_EXECUTOR) {
     // Answers to Reports sent before our Register: it is on its way.
     if (state_ == State::kRegistering) return;
@@ -239,6 +255,20 @@ void ExecutorSession::Lost(const std::string& why, double now) {
   Register(now);
 }
 
+void ExecutorSession::MoveTo(size_t next, const std::string& why, double now) {
+  try {
+    socket_.disconnect(endpoint());
+  } catch (const zmq::error_t&) {  // not connected (it never was, or ZeroMQ dropped it): nothing to undo
+  }
+  current_ = next;
+  try {
+    socket_.connect(endpoint());
+  } catch (const zmq::error_t& e) {
+    TC_LOG(Error) << o_.peer << " " << endpoint() << ": " << e.what();
+  }
+  Lost(why + "; moving to " + endpoint(), now);
+}
+
 void ExecutorSession::Register(double now) {
   wire::ExecutorMessage msg;
   msg.set_version(kProtocolVersion);
@@ -256,10 +286,10 @@ void ExecutorSession::Register(double now) {
   register_unsent_ = !Send(msg);
   if (!register_unsent_) results_in_register_ = outbox_.results_size();
   if (register_tries_ == 0) {
-    TC_LOG(Info) << "registering with the " << o_.peer << " at " << o_.endpoint;
+    TC_LOG(Info) << "registering with the " << o_.peer << " at " << endpoint();
     waiting_since_ = last_wait_log_ = now;
   } else if (now - last_wait_log_ >= kWaitLogEveryS) {
-    TC_LOG(Info) << "waiting for the " << o_.peer << " at " << o_.endpoint << "... ("
+    TC_LOG(Info) << "waiting for the " << o_.peer << " at " << endpoint() << "... ("
                  << static_cast<int64_t>(now - waiting_since_) << " s)";
     last_wait_log_ = now;
   }
@@ -282,15 +312,21 @@ void ExecutorSession::Tick(double now) {
       !why.empty() && (now - last_handshake_log_ >= kLogEveryS || (definitive && !handshake_logged_definitive_))) {
     last_handshake_log_ = now;
     handshake_logged_definitive_ = definitive;
-    TC_LOG(Error) << o_.peer << " " << o_.endpoint << ": " << why << "; still trying";
+    TC_LOG(Error) << o_.peer << " " << endpoint() << ": " << why << "; still trying";
   }
+  const std::string silent =
+      " for " + std::to_string(static_cast<int64_t>(lost_after_s_ * 1000)) + " ms at " + endpoint();
   if (state_ == State::kRegistering) {
+    // With replicas: one that does not answer at all may be gone; the next may lead.
+    if (endpoints_.size() > 1 && register_tries_ > 0 && now - waiting_since_ >= lost_after_s_)
+      return MoveTo((current_ + 1) % endpoints_.size(), "no answer from the " + o_.peer + silent, now);
     if (now >= next_register_) Register(now);
     return;
   }
   if (now - last_heard_ >= lost_after_s_) {
-    Lost("no word from the " + o_.peer + " for " + std::to_string(static_cast<int64_t>(lost_after_s_ * 1000)) + " ms",
-         now);
+    if (endpoints_.size() > 1)
+      return MoveTo((current_ + 1) % endpoints_.size(), "no word from the " + o_.peer + silent, now);
+    Lost("no word from the " + o_.peer + silent, now);
     return;
   }
   if (now < next_heartbeat_) return;

@@ -33,6 +33,29 @@ Status ValidateEndpoint(std::string_view ep) {
   return Status::Ok();
 }
 
+std::vector<std::string> SplitEndpoints(std::string_view list) {
+  std::vector<std::string> out;
+  size_t at = 0;
+  while (at <= list.size()) {
+    size_t comma = list.find(',', at);
+    if (comma == std::string_view::npos) comma = list.size();
+    std::string_view one = list.substr(at, comma - at);
+    while (!one.empty() && one.front() == ' ') one.remove_prefix(1);
+    while (!one.empty() && one.back() == ' ') one.remove_suffix(1);
+    out.emplace_back(one);
+    at = comma + 1;
+  }
+  return out;
+}
+
+Status ValidateEndpoints(std::string_view list) {
+  for (const std::string& ep : SplitEndpoints(list)) {
+    if (ep.empty()) return Status::InvalidArgument("endpoints '" + std::string(list) + "': an empty entry");
+    if (Status s = ValidateEndpoint(ep); !s.ok()) return s;
+  }
+  return Status::Ok();
+}
+
 wire::Error MakeError(wire::Error::Code code, std::string message) {
   wire::Error e;
   e.set_code(code);

@@ -315,9 +315,10 @@ class Journal::Impl {
   void Promotion(JobId job, TaskIndex task, AttemptId attempt, const std::string* host) {
     promotions_.push_back({job, task, attempt, host ? *host : "", host != nullptr});
   }
+  void RunStarted(uint32_t epoch) { run_started_ = std::max(run_started_, epoch); }
   bool dirty() const {
-    return !accepted_.empty() || !batches_.empty() || !finished_.empty() || !shares_.empty() || !promotions_.empty() ||
-           launched_live_ > 0 || !ended_.empty();
+    return run_started_ > 0 || !accepted_.empty() || !batches_.empty() || !finished_.empty() || !shares_.empty() ||
+           !promotions_.empty() || launched_live_ > 0 || !ended_.empty();
   }
 
   Status Commit() {
@@ -329,6 +330,7 @@ class Journal::Impl {
       return s;
     }
     if (Status c = Step(commit_); !c.ok()) return c;
+    run_started_ = 0;
     accepted_.clear();
     batches_.clear();
     finished_.clear();
@@ -375,6 +377,12 @@ class Journal::Impl {
   };
 
   Status WriteAll() {
+    if (run_started_ > 0 &&  // as StartRun, to at least the given epoch
+        !Exec("INSERT INTO meta(key, value) VALUES('epoch', " + std::to_string(run_started_) +
+              ") ON CONFLICT(key) DO UPDATE SET value = max(value, excluded.value); INSERT OR IGNORE INTO "
+              "meta(key, value) SELECT 'launches_since', value FROM meta WHERE key = 'epoch'")
+             .ok())
+      return Error("starting a run");
     for (const Accepted& a : accepted_) {
       sqlite3_bind_int64(insert_job_, 1, static_cast<sqlite3_int64>(a.id));
       sqlite3_bind_text(insert_job_, 2, a.key.data(), static_cast<int>(a.key.size()), SQLITE_STATIC);
@@ -491,6 +499,7 @@ class Journal::Impl {
   sqlite3_stmt* drop_launch_ = nullptr;      // a range of ids
   sqlite3_stmt* begin_ = nullptr;  // prepared once: a group commit parses no SQL
   sqlite3_stmt* commit_ = nullptr;
+  uint32_t run_started_ = 0;  // RunStarted's epoch, until the commit
   std::vector<Accepted> accepted_;
   std::map<JobId, Batch> batches_;
   std::vector<Finished> finished_;
@@ -557,6 +566,7 @@ void Journal::AttemptLaunched(AttemptId attempt, JobId job, TaskIndex task, cons
   impl_->AttemptLaunched(attempt, job, task, identity);
 }
 void Journal::AttemptEnded(AttemptId attempt) { impl_->AttemptEnded(attempt); }
+void Journal::RunStarted(uint32_t epoch) { impl_->RunStarted(epoch); }
 bool Journal::dirty() const { return impl_->dirty(); }
 Status Journal::Commit() { return impl_->Commit(); }
 Status Journal::Prune(uint32_t keep, const std::vector<JobId>& parents) { return impl_->Prune(keep, parents); }

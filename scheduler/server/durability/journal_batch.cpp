@@ -132,6 +132,11 @@ bool Replay(std::string_view batch, JournalWriter* to) {
         if (to && r.ok()) to->AttemptEnded(a);
         break;
       }
+      case 'R': {
+        auto epoch = static_cast<uint32_t>(r.U(4));
+        if (to && r.ok()) to->RunStarted(epoch);
+        break;
+      }
       default: r.Fail();
     }
   }
@@ -224,6 +229,12 @@ void JournalBatch::AttemptLaunched(AttemptId attempt, JobId job, TaskIndex task,
 void JournalBatch::AttemptEnded(AttemptId attempt) {
   bytes_.push_back('E');
   PutU(&bytes_, attempt, 8);
+  records_++;
+}
+
+void JournalBatch::RunStarted(uint32_t epoch) {
+  bytes_.push_back('R');
+  PutU(&bytes_, epoch, 4);
   records_++;
 }
 

@@ -30,6 +30,8 @@ class JournalBatch final : public JournalWriter {
   void OutputPromoted(JobId job, TaskIndex task) override;
   void AttemptLaunched(AttemptId attempt, JobId job, TaskIndex task, const std::string& identity) override;
   void AttemptEnded(AttemptId attempt) override;
+  void RunStarted(uint32_t epoch) override;
+  bool dirty() const override { return records_ > 0; }
 
   bool empty() const { return records_ == 0; }
   size_t records() const { return records_; }

@@ -21,7 +21,12 @@ double UnixNow();
 
 class JournalSink final : public CoreObserver {
  public:
-  explicit JournalSink(Journal* journal) : journal_(journal) {}
+  // A single scheduler's: straight into its journal, committed by Commit().
+  explicit JournalSink(Journal* journal) : writer_(journal), journal_(journal) {}
+  // A replicated leader's (docs/RELIABILITY.md, "Replicas"): into a
+  // JournalBatch, which the leader proposes as its group commit; Commit()
+  // is not for it.
+  explicit JournalSink(JournalWriter* batch) : writer_(batch) {}
 
   // --- the core's events
   void OnTaskCommitted(JobId job, TaskIndex task, AttemptId attempt, ExecutorId executor, double run_s,
@@ -39,23 +44,24 @@ class JournalSink final : public CoreObserver {
   // Attempt `a` of `job` ended with its executor, which may bring it back
   // (after a restart too): its launch row stays until the job finishes.
   void KeepUntilJobEnds(JobId job, AttemptId a) { kept_[job].push_back(a); }
-  // Recovery: this run's number, journaled (Journal::StartRun).
-  StatusOr<uint32_t> StartRun() { return journal_->StartRun(); }
   // Recovery: an earlier run's launch that no executor may adopt any more.
-  void LaunchDropped(AttemptId a) { journal_->AttemptEnded(a); }
+  void LaunchDropped(AttemptId a) { writer_->AttemptEnded(a); }
   // Something journaled since the last commit must be durable before the
   // turn's Work goes out: a launch of a task that must not run twice (a
   // crash in between would leave its executor's claim refused and the task
   // run again), a divisible job's shares (a restarted scheduler must know
   // what its executors run), a promotion (resent after a restart).
   bool must_commit_before_send() const { return must_commit_; }
-  bool dirty() const { return journal_->dirty(); }
-  // One transaction for everything buffered.
+  bool dirty() const { return writer_->dirty(); }
+  // One transaction for everything buffered (a single scheduler's journal).
   Status Commit();
+  // The replicated leader proposed everything written so far.
+  void Proposed() { must_commit_ = false; }
   Status Prune(uint32_t keep, const std::vector<JobId>& parents) { return journal_->Prune(keep, parents); }
 
  private:
-  Journal* journal_;
+  JournalWriter* writer_;
+  Journal* journal_ = nullptr;  // a single scheduler's: writer_
   std::unordered_map<JobId, std::vector<AttemptId>> kept_;
   bool must_commit_ = false;
 };

@@ -35,7 +35,7 @@ void RequestKeys::Finished(JobId job, double now) {
 StatusOr<RecoveryStats> Recover(Journal& journal, SchedulerCore& core, const Clock& clock, SpecParser parse,
                                 RequestKeys* keys, JournalSink* sink) {
   RecoveryStats stats;
-  auto epoch = sink->StartRun();
+  auto epoch = journal.StartRun();
   if (!epoch.ok()) return epoch.status();
   stats.epoch = *epoch;
   std::vector<JournaledJob> jobs;
@@ -125,6 +125,16 @@ Status Durability::Open(const std::string& state_dir, bool sync_full, SchedulerC
                << rec->commits << " committed tasks kept, " << rec->launches
                << " attempts that only their executor's identity may adopt), " << rec->finished << " finished jobs";
   return Status::Ok();
+}
+
+StatusOr<RecoveryStats> Durability::Takeover(Journal& copy, JournalWriter* batch, SchedulerCore& core,
+                                             const Clock& clock, SpecParser parse) {
+  if (sink_) return Status::FailedPrecondition("a replica took over twice with one core");
+  sink_ = std::make_unique<JournalSink>(batch);
+  core.AddObserver(sink_.get());  // before recovery: it may finish jobs
+  auto rec = Recover(copy, core, clock, parse, &keys_, sink_.get());
+  if (rec.ok()) batch->RunStarted(rec->epoch);
+  return rec;
 }
 
 void Durability::JobAccepted(JobId id, const std::string& key, const std::string& spec) {

@@ -85,7 +85,15 @@ class Durability {
   // (nothing journaled, nothing held).
   Status Open(const std::string& state_dir, bool sync_full, SchedulerCore& core, const Clock& clock, SpecParser parse,
               uint32_t retention);
-  bool journaled() const { return journal_ != nullptr; }
+  // A replicated leader's takeover (docs/RELIABILITY.md, "Replicas"):
+  // recovers into `core` (fresh) from `copy`, a copy of the replica's
+  // journal (its StartRun picks the run's epoch; nothing else is written to
+  // it), and from now on journals into `batch`, which the leader proposes
+  // as its group commits, the run's epoch (RunStarted) first. Nothing is
+  // held here: the leader holds replies until its entry commits.
+  StatusOr<RecoveryStats> Takeover(Journal& copy, JournalWriter* batch, SchedulerCore& core, const Clock& clock,
+                                   SpecParser parse);
+  bool journaled() const { return sink_ != nullptr; }
   RequestKeys& keys() { return keys_; }
   // An accepted job: its request key, and (journaled) its spec.
   void JobAccepted(JobId id, const std::string& key, const std::string& spec);
@@ -95,7 +103,7 @@ class Durability {
   // and the Work goes out anyway: what it held stays buffered for the next
   // commit, and a restart without it refuses the attempts (docs/JOBS.md).
   void BeforeWorkGoesOut() {
-    if (sink_ && sink_->must_commit_before_send()) (void)CommitJournal();
+    if (journal_ && sink_->must_commit_before_send()) (void)CommitJournal();
   }
   // Called after each journal transaction with its duration (seconds) and
   // whether it was written: the metrics' journal lag (docs/METRICS.md).

@@ -162,6 +162,23 @@ void RenderBounds(const Bounds& b, Writer& w) {
   for (const auto& [limit, n] : b.refusals) w.Sample("tailcut_refusals_total", "limit", limit, d(n));
 }
 
+void RenderReplica(const ReplicaStatus& r, Writer& w) {
+  auto d = [](uint64_t v) { return static_cast<double>(v); };
+  w.One("tailcut_replica_id", "gauge", "This scheduler's replica id ([replicas]).", d(r.id));
+  w.One("tailcut_replica_leading", "gauge",
+        "1 on the replica that leads and has taken over (it alone accepts, dispatches and commits), else 0.",
+        r.leading ? 1 : 0);
+  w.One("tailcut_replica_leader_id", "gauge", "The leader this replica knows (0: none known, an election).",
+        d(r.leader_id));
+  w.One("tailcut_replica_term", "gauge", "The Raft term this replica is in.", d(r.term));
+  w.One("tailcut_replica_applied_index", "gauge", "The last Raft log index applied to this replica's journal.",
+        d(r.applied_index));
+  w.Family("tailcut_replica_follower_lag_entries", "gauge",
+           "On the leader: the log entries each follower lacks of those the leader applied.");
+  for (const auto& [id, lag] : r.follower_lag)
+    w.Sample("tailcut_replica_follower_lag_entries", "replica", std::to_string(id), d(lag));
+}
+
 }  // namespace
 
 std::string Render(const Snapshot& s) {
@@ -234,7 +251,20 @@ std::string Render(const Snapshot& s) {
            "work put on every other peer's heartbeats and requests.");
   w.Histogram("tailcut_loop_turn_cpu_seconds", s.loop_turn_cpu);
   RenderBounds(s.bounds, w);
+  if (s.replica) RenderReplica(*s.replica, w);
   return w.str();
+}
+
+std::string RenderReplicaJson(const std::optional<ReplicaStatus>& r) {
+  if (!r) return "{\"replica\":null}";
+  std::ostringstream o;
+  o << "{\"replica\":{\"id\":" << r->id << ",\"leading\":" << (r->leading ? "true" : "false")
+    << ",\"leader_id\":" << r->leader_id << ",\"term\":" << r->term << ",\"applied_index\":" << r->applied_index
+    << ",\"followers\":[";
+  for (size_t i = 0; i < r->follower_lag.size(); ++i)
+    o << (i ? "," : "") << "{\"id\":" << r->follower_lag[i].first << ",\"lag\":" << r->follower_lag[i].second << "}";
+  o << "]}}";
+  return o.str();
 }
 
 void SchedulerMetrics::OnJobFinished(const JobStatusInfo& job) {
@@ -253,6 +283,7 @@ void SchedulerMetrics::MaybePublish(const SchedulerCore& core, Time now) {
   collected.journal_commit_failures = journal_commit_failures_;
   collected.loop_turn_cpu = loop_turn_cpu_;
   if (bounds_) collected.bounds = bounds_();
+  if (replica_) collected.replica = replica_();
   if (dashboard_) collected.dashboard = std::make_shared<const dashboard::State>(dashboard_->Collect(core, now));
   auto snap = std::make_shared<const Snapshot>(std::move(collected));
   {

@@ -20,6 +20,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 
 #include <string>
 #include <string_view>
@@ -75,6 +76,16 @@ struct Bounds {
   std::vector<std::pair<std::string, uint64_t>> refusals;  // limit (its config key) -> refusals
 };
 
+// A replica's place in its group (docs/RELIABILITY.md, "Replicas"); the
+// server fills it, a single scheduler has none.
+struct ReplicaStatus {
+  uint64_t id = 0;         // this replica
+  uint64_t leader_id = 0;  // the leader it knows (0: none known)
+  bool leading = false;    // it leads and has taken over: it serves
+  uint64_t term = 0, applied_index = 0;
+  std::vector<std::pair<uint64_t, uint64_t>> follower_lag;  // on the leader: follower id -> entries behind
+};
+
 // Everything one scrape shows, taken on the loop's thread.
 struct Snapshot {
   CoreCounters counters;
@@ -91,6 +102,7 @@ struct Snapshot {
   uint64_t journal_commit_failures = 0;
   Histogram loop_turn_cpu{LoopTurnBounds()};
   Bounds bounds;
+  std::optional<ReplicaStatus> replica;
   // The dashboard's view (dashboard.h), when one is attached; else null.
   std::shared_ptr<const dashboard::State> dashboard;
 };
@@ -100,6 +112,11 @@ Snapshot Collect(const SchedulerCore& core, const Histogram& job_latency);
 
 // The Prometheus text exposition of `s` (HELP, TYPE, samples).
 std::string Render(const Snapshot& s);
+
+// /api/replica (docs/DASHBOARD.md): `{"replica": null}` for a single
+// scheduler, else {"replica": {"id", "leading", "leader_id", "term",
+// "applied_index", "followers": [{"id", "lag"}]}}.
+std::string RenderReplicaJson(const std::optional<ReplicaStatus>& r);
 
 // Label values escape \, " and newline (text format 0.0.4); HELP text
 // escapes \ and newline.
@@ -127,6 +144,8 @@ class SchedulerMetrics final : public CoreObserver {
   // Snapshots also carry the bounds `source` reports (called on the loop's
   // thread, only for a snapshot a scrape asked for).
   void AttachBounds(std::function<Bounds()> source) { bounds_ = std::move(source); }
+  // ... and, for a replica, its place in the group.
+  void AttachReplica(std::function<ReplicaStatus()> source) { replica_ = std::move(source); }
 
   // --- any thread ---
   // Asks the loop for a snapshot and waits up to `timeout` for it; when the
@@ -141,6 +160,7 @@ class SchedulerMetrics final : public CoreObserver {
   Histogram loop_turn_cpu_{LoopTurnBounds()};        // loop thread only
   const dashboard::ActivityRecorder* dashboard_ = nullptr;
   std::function<Bounds()> bounds_;
+  std::function<ReplicaStatus()> replica_;
 
   std::atomic<bool> wanted_{false};
   Mutex mu_;

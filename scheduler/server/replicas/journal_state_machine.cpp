@@ -26,6 +26,7 @@ StatusOr<std::unique_ptr<JournalStateMachine>> JournalStateMachine::Open(const J
 }
 
 Status JournalStateMachine::Apply(std::string_view entry) {
+  std::lock_guard<std::mutex> l(mu_);
   if (!journal_) return Status::FailedPrecondition("replica journal " + options_.path + " is not open");
   if (Status s = ApplyJournalBatch(entry, journal_.get()); !s.ok()) return s;
   if (Status s = journal_->Commit(); !s.ok()) return s;
@@ -33,7 +34,15 @@ Status JournalStateMachine::Apply(std::string_view entry) {
   return Status::Ok();
 }
 
+Status JournalStateMachine::CopyTo(const std::string& path) {
+  std::lock_guard<std::mutex> l(mu_);
+  if (!journal_) return Status::FailedPrecondition("replica journal " + options_.path + " is not open");
+  RemoveJournalFiles(path);
+  return journal_->CopyTo(path);
+}
+
 Status JournalStateMachine::Snapshot(std::string* out) {
+  std::lock_guard<std::mutex> l(mu_);
   if (!journal_) return Status::FailedPrecondition("replica journal " + options_.path + " is not open");
   const std::string copy = options_.path + ".snapshot";
   RemoveJournalFiles(copy);
@@ -48,6 +57,7 @@ Status JournalStateMachine::Snapshot(std::string* out) {
 Status JournalStateMachine::Restore(std::string_view snapshot) {
   if (snapshot.size() < sizeof kSqliteMagic || std::memcmp(snapshot.data(), kSqliteMagic, sizeof kSqliteMagic) != 0)
     return Status::InvalidArgument("a replica snapshot that is not a journal");
+  std::lock_guard<std::mutex> l(mu_);
   journal_.reset();
   RemoveJournalFiles(options_.path);
   {

@@ -8,6 +8,7 @@
 
 #include <atomic>
 #include <memory>
+#include <mutex>
 #include <string>
 
 #include "replica_group.h"
@@ -23,6 +24,9 @@ class JournalStateMachine final : public ReplicaStateMachine {
   Status Snapshot(std::string* out) override;
   Status Restore(std::string_view snapshot) override;
 
+  // A consistent copy of the journal at `path` (replaced if there), from
+  // any thread while the group runs: a new leader reads it (Recover).
+  Status CopyTo(const std::string& path);
   // The journal (null after a failed Restore); the group must be stopped,
   // or the caller on the replica thread.
   Journal* journal() { return journal_.get(); }
@@ -31,6 +35,7 @@ class JournalStateMachine final : public ReplicaStateMachine {
  private:
   explicit JournalStateMachine(const JournalOptions& o) : options_(o) {}
   JournalOptions options_;
+  std::mutex mu_;  // journal_: the replica thread's, and CopyTo's
   std::unique_ptr<Journal> journal_;
   std::atomic<uint64_t> applied_{0};
 };

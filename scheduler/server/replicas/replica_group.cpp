@@ -134,7 +134,7 @@ class ReplicaGroup::Impl {
     leader_ = false;
   }
 
-  Status Propose(std::string entry, uint64_t tag) {
+  Status Propose(std::string entry, uint64_t tag, bool barrier = false) {
     if (entry.size() > o_.max_entry_bytes)
       return Status::TooLarge("replicas: an entry of " + std::to_string(entry.size()) + " bytes");
     if (!leader_) return Status::Unavailable("replicas: not the leader");
@@ -144,7 +144,7 @@ class ReplicaGroup::Impl {
       if (in_flight_ >= o_.max_in_flight)
         return Status::ResourceExhausted("replicas: " + std::to_string(in_flight_) + " entries in flight");
       in_flight_++;
-      inbox_.push_back(Proposal{std::move(entry), tag, term_.load()});
+      inbox_.push_back(Proposal{std::move(entry), tag, term_.load(), barrier});
       // Under the lock: once stopping_ is set no send follows, so none
       // races the handle's close on the replica thread.
       uv_async_send(&async_);
@@ -161,15 +161,25 @@ class ReplicaGroup::Impl {
   bool is_leader() const { return leader_; }
   uint64_t term() const { return term_; }
   uint64_t applied_index() const { return applied_index_; }
+  std::vector<std::pair<uint64_t, uint64_t>> follower_lag() const {
+    std::lock_guard<std::mutex> l(mu_);
+    return lag_;
+  }
 
  private:
   struct Proposal {
     std::string entry;
     uint64_t tag;
     uint64_t term;
+    bool barrier;  // a raft_barrier, no entry
   };
   struct Apply {
     struct raft_apply req {};
+    Impl* impl = nullptr;
+    uint64_t tag = 0;
+  };
+  struct BarrierReq {
+    struct raft_barrier req {};
     Impl* impl = nullptr;
     uint64_t tag = 0;
   };
@@ -215,6 +225,17 @@ class ReplicaGroup::Impl {
     if (raft_state(&raft_) != RAFT_LEADER || raft_.current_term != p->term)
       return Fail(p->tag, Status::Unavailable("replicas: leadership of term " + std::to_string(p->term) +
                                               " lost (term " + std::to_string(raft_.current_term) + ")"));
+    if (p->barrier) {
+      auto* b = new BarrierReq;
+      b->impl = this;
+      b->tag = p->tag;
+      b->req.data = b;
+      if (int rv = raft_barrier(&raft_, &b->req, &Impl::OnBarrier); rv != 0) {
+        delete b;
+        return Fail(p->tag, Status::Unavailable(std::string("replicas: barrier: ") + raft_strerror(rv)));
+      }
+      return;
+    }
     // The entry's own length first, then the entry, zero-padded to a
     // multiple of 8 bytes: libraft's batches need it (a follower decodes an
     // unpadded entry at shifted offsets).
@@ -251,6 +272,19 @@ class ReplicaGroup::Impl {
     delete a;
   }
 
+  static void OnBarrier(struct raft_barrier* req, int status) {
+    auto* b = static_cast<BarrierReq*>(req->data);
+    if (status == 0) {
+      ReplicaEvent e;
+      e.kind = ReplicaEvent::Kind::kCommitted;
+      e.tag = b->tag;
+      b->impl->Emit(std::move(e));
+    } else {
+      b->impl->Fail(b->tag, Status::Unavailable(std::string("replicas: barrier: ") + raft_strerror(status)));
+    }
+    delete b;
+  }
+
   static void OnWatch(uv_timer_t* t) {
     Impl* self = static_cast<Impl*>(t->data);
     raft* r = &self->raft_;
@@ -261,6 +295,7 @@ class ReplicaGroup::Impl {
     self->term_ = r->current_term;  // before leader_: a Propose that sees it lead sees its term
     self->leader_ = role == ReplicaRole::kLeader;
     self->applied_index_ = raft_last_applied(r);
+    self->WatchLag(r, role);
     if (role == self->role_ && r->current_term == self->seen_term_ && leader == self->seen_leader_) return;
     self->role_ = role;
     self->seen_term_ = r->current_term;
@@ -274,6 +309,22 @@ class ReplicaGroup::Impl {
     TC_LOG(Info) << "replica " << self->o_.id << ": " << ReplicaRoleName(role) << " in term " << e.term
                  << (leader ? ", leader " + std::to_string(leader) + " at " + e.leader_address : ", no leader");
     self->Emit(std::move(e));
+  }
+
+  // The leader's view of its followers, for /metrics (follower_lag).
+  void WatchLag(raft* r, ReplicaRole role) {
+    std::vector<std::pair<uint64_t, uint64_t>> lag;
+    if (role == ReplicaRole::kLeader && r->leader_state.progress) {
+      const raft_index applied = raft_last_applied(r);
+      for (unsigned i = 0; i < r->configuration.n; ++i) {
+        const raft_server& s = r->configuration.servers[i];
+        if (s.id == r->id || s.role != RAFT_VOTER) continue;
+        const raft_index match = r->leader_state.progress[i].match_index;
+        lag.emplace_back(s.id, applied > match ? applied - match : 0);
+      }
+    }
+    std::lock_guard<std::mutex> l(mu_);
+    lag_ = std::move(lag);
   }
 
   static void OnRaftClosed(raft* r) {
@@ -366,8 +417,9 @@ class ReplicaGroup::Impl {
   std::atomic<uint64_t> term_{0};
   std::atomic<uint64_t> applied_index_{0};
 
-  std::mutex mu_;
+  mutable std::mutex mu_;
   std::deque<Proposal> inbox_;
+  std::vector<std::pair<uint64_t, uint64_t>> lag_;  // follower_lag(), set by the watch timer
   std::vector<ReplicaEvent> outbox_;
   size_t in_flight_ = 0;
   bool stopping_ = false;
@@ -382,10 +434,12 @@ StatusOr<std::unique_ptr<ReplicaGroup>> ReplicaGroup::Start(const ReplicaOptions
 ReplicaGroup::ReplicaGroup(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 ReplicaGroup::~ReplicaGroup() = default;
 Status ReplicaGroup::Propose(std::string entry, uint64_t tag) { return impl_->Propose(std::move(entry), tag); }
+Status ReplicaGroup::Barrier(uint64_t tag) { return impl_->Propose({}, tag, /*barrier=*/true); }
 void ReplicaGroup::Poll(std::vector<ReplicaEvent>* out) { impl_->Poll(out); }
 bool ReplicaGroup::is_leader() const { return impl_->is_leader(); }
 uint64_t ReplicaGroup::term() const { return impl_->term(); }
 uint64_t ReplicaGroup::applied_index() const { return impl_->applied_index(); }
+std::vector<std::pair<uint64_t, uint64_t>> ReplicaGroup::follower_lag() const { return impl_->follower_lag(); }
 void ReplicaGroup::Stop() { impl_->Stop(); }
 
 }  // namespace tailcut

@@ -25,6 +25,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "tailcut/common/status.h"
@@ -103,6 +104,10 @@ class ReplicaGroup {
   // or above max_entry_bytes (TooLarge). Else exactly one kCommitted or
   // kFailed event with `tag` follows.
   Status Propose(std::string entry, uint64_t tag);
+  // Once every entry before it, earlier terms' included, is applied here:
+  // kCommitted with `tag` (kFailed as for Propose). A new leader's state
+  // machine is complete only then (raft_barrier). Refused as Propose is.
+  Status Barrier(uint64_t tag);
   // The events since the last call, in order; never blocks.
   void Poll(std::vector<ReplicaEvent>* out);
   // As of the replica thread's last look (every few milliseconds).
@@ -110,6 +115,10 @@ class ReplicaGroup {
   uint64_t term() const;
   // The last log index applied here (a follower's lag is the leader's minus its own).
   uint64_t applied_index() const;
+  // While this replica leads: each other voter's id and the entries it
+  // lacks of those applied here (Raft's match index; a follower that has
+  // not answered yet lacks them all). Empty when it does not lead.
+  std::vector<std::pair<uint64_t, uint64_t>> follower_lag() const;
   // Leaves the group: pending proposals fail, the thread ends. Idempotent.
   void Stop();
 

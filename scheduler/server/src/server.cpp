@@ -27,22 +27,17 @@ int Hwm(uint32_t messages) { return static_cast<int>(std::min<uint32_t>(messages
 }  // namespace
 
 Status SchedulerServer::Impl::Bind() {
-  if (Status s = durability_.Open(opt_.state_dir, opt_.journal_sync_full, core_, clock_, &JobDefFromJournal,
-                                  opt_.core.job_retention);
-      !s.ok())
-    return s;
-  last_iteration_ = clock_.Now();  // a slow start after recovery is a stall as well (Run, NoteStall)
-  // Resumed jobs count toward their owners' caps (the owner is journaled).
-  // A parent's tasks from an earlier run are not resumed: the parent saw
-  // this edge go and re-places them (docs/EDGE.md, "Two tiers").
-  for (JobId id : core_.RunningJobIds()) {
-    auto st = core_.JobStatus(id);
-    if (!st.ok()) continue;
-    if (IsParentOwner(st->owner))
-      (void)core_.CancelJob(id, "edge restarted: the parent re-places its tasks");
-    else
-      admission_.JobStarted(id, st->owner);
+  // Replicas recover when they take over (server_replicas.cpp).
+  if (opt_.replicas.enabled()) {
+    if (Status s = StartReplicas(); !s.ok()) return s;
+  } else {
+    if (Status s = durability_.Open(opt_.state_dir, opt_.journal_sync_full, core_, clock_, &JobDefFromJournal,
+                                    opt_.core.job_retention);
+        !s.ok())
+      return s;
+    AdmitRecoveredJobs();
   }
+  last_iteration_ = clock_.Now();  // a slow start after recovery is a stall as well (Run, NoteStall)
   if (Status s = SetUpKeys(); !s.ok()) return s;
   if (!opt_.trace_path.empty()) {  // after recovery: replayed attempts are not traced again
     auto t = TraceRecorder::Open({opt_.trace_path, uint64_t{opt_.trace_max_mb} << 20});
@@ -117,6 +112,20 @@ Status SchedulerServer::Impl::Bind() {
   return StartHttp();
 }
 
+// Resumed jobs count toward their owners' caps (the owner is journaled).
+// A parent's tasks from an earlier run are not resumed: the parent saw
+// this edge go and re-places them (docs/EDGE.md, "Two tiers").
+void SchedulerServer::Impl::AdmitRecoveredJobs() {
+  for (JobId id : core_.RunningJobIds()) {
+    auto st = core_.JobStatus(id);
+    if (!st.ok()) continue;
+    if (IsParentOwner(st->owner))
+      (void)core_.CancelJob(id, "edge restarted: the parent re-places its tasks");
+    else
+      admission_.JobStarted(id, st->owner);
+  }
+}
+
 // The edge tier: with scheduler.parent this scheduler is one executor of
 // its parent (parent_link.h); the link submits into this core like a
 // client whose jobs are journaled, and never blocks the loop.
@@ -168,6 +177,7 @@ Status SchedulerServer::Impl::StartHttp() {
   metrics_->AttachDashboard(dashboard_.get());
   durability_.on_commit = [m = metrics_.get()](double seconds, bool ok) { m->OnJournalCommit(seconds, ok); };
   metrics_->AttachBounds([this] { return CollectBounds(); });
+  if (replicas_) metrics_->AttachReplica([this] { return CollectReplica(); });
   http_ = std::make_unique<HttpServer>();
   http_->Get("/metrics", [m = metrics_.get()] {
     auto snap = m->Fresh(std::chrono::seconds(2));
@@ -245,6 +255,14 @@ void SchedulerServer::Impl::RegisterDashboard() {
   api("/api/executors", [](const State& s, const Query&) { return dashboard::RenderExecutors(s); });
   api("/api/latency", [](const State& s, const Query&) { return dashboard::RenderLatency(s); });
   api("/api/owners", [](const State& s, const Query&) { return dashboard::RenderOwners(s); });
+  // Which replica leads (docs/RELIABILITY.md, "Replicas"): from the metrics' snapshot.
+  http_->Get("/api/replica", [m = metrics_.get(), page_headers](const HttpServer::Query&) {
+    auto snap = m->Fresh(std::chrono::seconds(2));
+    if (!snap) return Reply{503, "application/json", "{\"error\":\"the scheduler loop is not running\"}", page_headers};
+    Reply r{200, "application/json", metrics::RenderReplicaJson(snap->replica), page_headers};
+    r.headers.emplace_back("Cache-Control", "no-store");
+    return r;
+  });
   api("/api/attempts", [](const State& s, const Query& q) {
     uint64_t since = 0;
     if (auto it = q.find("since"); it != q.end()) since = std::strtoull(it->second.c_str(), nullptr, 10);
@@ -320,7 +338,7 @@ void SchedulerServer::Impl::Run() {
     // Only the sockets in use: an unused entry (null socket) would poll fd 0.
     // A socket whose next frame waits for room in the decoder is not read
     // (events 0) until decoded frames make room (server_decode.cpp).
-    zmq::pollitem_t items[7] = {
+    zmq::pollitem_t items[8] = {
         {executors_.handle(), 0, static_cast<short>(Reading(kFromExecutors) ? ZMQ_POLLIN : 0), 0},
         {clients_.handle(), 0, static_cast<short>(Reading(kFromClients) ? ZMQ_POLLIN : 0), 0},
         {nullptr, decoder_->fd(), ZMQ_POLLIN, 0}};
@@ -331,6 +349,8 @@ void SchedulerServer::Impl::Run() {
     if (auth_) items[auth_item] = {auth_->socket().handle(), 0, ZMQ_POLLIN, 0};
     const size_t parent_item = parent_ ? n_items++ : 0;
     if (parent_) items[parent_item] = {parent_->socket().handle(), 0, ZMQ_POLLIN, 0};
+    const size_t replica_item = replicas_ ? n_items++ : 0;
+    if (replicas_) items[replica_item] = {nullptr, replicas_->wake_fd, ZMQ_POLLIN, 0};
     NoteTurn();
     try {
       zmq::poll(items, n_items, std::chrono::milliseconds(wait_ms));
@@ -345,6 +365,7 @@ void SchedulerServer::Impl::Run() {
                     [](const zmq::pollitem_t& i) { return i.revents & ZMQ_POLLIN; }))
       guard_->OnEvents(clock_.Now());
     if (auth_ && (items[auth_item].revents & ZMQ_POLLIN)) auth_->HandleRequests();
+    if (replicas_ && (items[replica_item].revents & ZMQ_POLLIN)) OnReplicaEvents();  // the role first
     if (items[2].revents & ZMQ_POLLIN) OnDecoded(decoder_->Done());
     if (items[0].revents & ZMQ_POLLIN) DrainExecutors();
     if (items[1].revents & ZMQ_POLLIN) DrainClients();
@@ -413,6 +434,7 @@ void SchedulerServer::Impl::SendClient(const std::string& route, const wire::Cli
 }
 
 void SchedulerServer::Impl::CommitJournal(bool force) {
+  if (replicas_) return ProposeTurn(force);
   durability_.Commit(clock_.Now(), force,
                      [this](const std::string& route, const wire::ClientReply& r) { Send(clients_, route, r); });
 }
@@ -455,10 +477,15 @@ bool SchedulerServer::Impl::Receive(zmq::socket_t& sock, std::string* route, zmq
 }
 
 void SchedulerServer::Impl::Send(zmq::socket_t& sock, const std::string& route, const google::protobuf::MessageLite& msg) {
-  if (&sock == &clients_) return SendToClient(route, ToFrame(msg));
+  if (replicas_ && HoldForReplicas(&sock == &clients_, route, msg)) return;
+  SendFrame(sock, route, ToFrame(msg));
+}
+
+void SchedulerServer::Impl::SendFrame(zmq::socket_t& sock, const std::string& route, zmq::message_t frame) {
+  if (&sock == &clients_) return SendToClient(route, std::move(frame));
   try {
     sock.send(zmq::buffer(route), zmq::send_flags::sndmore | zmq::send_flags::dontwait);
-    sock.send(ToFrame(msg), zmq::send_flags::dontwait);
+    sock.send(std::move(frame), zmq::send_flags::dontwait);
   } catch (const zmq::error_t& e) {
     TC_LOG(Warn) << "send failed: " << e.what();
   }
@@ -494,6 +521,7 @@ Status SchedulerServer::Bind() { return impl_->Bind(); }
 void SchedulerServer::Run() { impl_->Run(); }
 void SchedulerServer::Stop() { impl_->Stop(); }
 std::string SchedulerServer::http_endpoint() const { return impl_->http_endpoint(); }
+bool SchedulerServer::deposed() const { return impl_->deposed(); }
 void SchedulerServer::ReloadTrustedKeys() { impl_->ReloadTrustedKeys(); }
 void SchedulerServer::AddObserver(CoreObserver* observer) { impl_->AddObserver(observer); }
 std::string SchedulerServer::executor_endpoint() const { return impl_->executor_endpoint(); }

@@ -54,6 +54,7 @@ void SchedulerServer::Impl::OnClientFrame(const std::string& route, const zmq::m
     return SendClientError(route, req.request_id(), wire::Error::UNAUTHENTICATED,
                            "this client's key is no longer trusted");
   }
+  if (NotLeading()) return SendNotLeader(/*to_client=*/true, route, req.request_id());
   OnClientRequest(route, req, who);
 }
 

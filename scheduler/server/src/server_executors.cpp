@@ -46,6 +46,7 @@ void SchedulerServer::Impl::OnExecutorFrame(const std::string& route, const zmq:
                              "protocol version " + std::to_string(msg.version()) +
                                  " not spoken; this scheduler speaks " + std::to_string(kProtocolVersion));
   }
+  if (NotLeading()) return SendNotLeader(/*to_client=*/false, route, 0);
   switch (msg.body_case()) {
     case wire::ExecutorMessage::kRegister: OnRegister(route, msg.register_(), key); break;
     case wire::ExecutorMessage::kReport: OnReport(route, msg.report()); break;

@@ -33,6 +33,7 @@
 #include "metrics.h"
 #include "parent_link.h"
 #include "recovery.h"
+#include "server_replicas.h"
 #include "tailcut/common/clock.h"
 #include "tailcut/common/log_limiter.h"
 #include "tailcut/server/server.h"
@@ -100,6 +101,7 @@ class SchedulerServer::Impl {
   const std::string& executor_endpoint() const { return executor_endpoint_; }
   const std::string& client_endpoint() const { return client_endpoint_; }
   std::string http_endpoint() const { return http_ ? http_->endpoint() : ""; }
+  bool deposed() const { return replicas_ && replicas_->state == server_detail::Replication::State::kDeposed; }
 
  private:
   // --- set-up (server.cpp)
@@ -110,12 +112,31 @@ class SchedulerServer::Impl {
   Status SetUpKeys();
   void ReloadTrustedKeysNow();
 
+  // Resumed jobs count toward their owners' caps; an edge's parent tasks
+  // from an earlier run are cancelled (after recovery, server.cpp).
+  void AdmitRecoveredJobs();
+
+  // --- replicas (server_replicas.cpp, server_replicas.h)
+  Status StartReplicas();  // in Bind, with opt_.replicas
+  void OnReplicaEvents();  // results and role changes
+  void TakeOver();         // the barrier passed: recover, then lead
+  void Depose(const std::string& why);
+  void Release(std::vector<server_detail::Replication::Held>& held);
+  // A replica that does not lead (yet): requests get NOT_LEADER.
+  bool NotLeading() const { return replicas_ && replicas_->state != server_detail::Replication::State::kLeading; }
+  // Error{NOT_LEADER} naming the leader and its endpoint for the receiver.
+  void SendNotLeader(bool to_client, const std::string& route, uint64_t request_id);
+  // True when the message waits for the turn's entry (or, deposed, is dropped).
+  bool HoldForReplicas(bool to_client, const std::string& route, const google::protobuf::MessageLite& msg);
+  void ProposeTurn(bool force);  // the replicated group commit
+
   // --- sending and the journal (server.cpp)
   void SendClient(const std::string& route, const wire::ClientReply& reply);
   void CommitJournal(bool force = false);
   void NoteStall();
   bool Receive(zmq::socket_t& sock, std::string* route, zmq::message_t* payload, bool* ok);
   void Send(zmq::socket_t& sock, const std::string& route, const google::protobuf::MessageLite& msg);
+  void SendFrame(zmq::socket_t& sock, const std::string& route, zmq::message_t frame);
   void SendExecutorError(const std::string& route, wire::Error::Code code, std::string message);
   void SendClientError(const std::string& route, uint64_t request_id, wire::Error::Code code, std::string message);
   void WarnBadInput(const char* where, const std::string& what);
@@ -124,6 +145,7 @@ class SchedulerServer::Impl {
   void CountRefusal(const char* limit) { ++refusals_[limit]; }
   static const char* CoreLimitOf(const Status& refused);  // which of the core's caps CheckAdmission named
   metrics::Bounds CollectBounds() const;
+  metrics::ReplicaStatus CollectReplica() const;  // replicas_ only
 
   // --- large frames, decoded off the loop (server_decode.cpp,
   // frame_decoder.h); the sockets' frames by source:
@@ -235,6 +257,8 @@ class SchedulerServer::Impl {
   std::optional<FrameDecoder::Item> waiting_[2];  // per source: a frame waiting for room in decoder_
   uint64_t decode_waits_ = 0;                     // times a socket waited for that room
   double turn_cpu_ = 0;                           // this thread's CPU time when the last turn ended
+  // Before durability_: its sink writes into replicas_->batch.
+  std::unique_ptr<server_detail::Replication> replicas_;  // null: a single scheduler
   Durability durability_{2 * static_cast<size_t>(opt_.core.job_retention) + 4096};
   Admission admission_{AdmissionLimits{opt_.max_jobs_per_owner, opt_.max_watchers_per_client, opt_.max_executors}};
   double last_iteration_ = 0;

@@ -1,5 +1,6 @@
 // LoadServerOptions: the [scheduler] keys (configs/scheduler.toml,
 // docs/CONFIG.md) and their checks.
+#include <set>
 #include <string>
 
 #include "http_server.h"
@@ -73,7 +74,7 @@ Status LoadServerOptions(const Config& cfg, ServerOptions* o) {
       .Check(o->parent.max_tasks > 0, "parent_max_tasks must be > 0")
       .Check(o->parent.key_file.empty() == o->parent.parent_key.empty(),
              "parent_key_file and parent_key go together: this edge's key and the parent's public key");
-  if (t.status().ok() && !o->parent.endpoint.empty()) t.Also(ValidateEndpoint(o->parent.endpoint));
+  if (t.status().ok() && !o->parent.endpoint.empty()) t.Also(ValidateEndpoints(o->parent.endpoint));
   o->parent.heartbeat_ms = o->heartbeat_ms;
   o->journal_sync_full = sync == "full";
   if (!t.status().ok()) return t.status();
@@ -84,6 +85,34 @@ Status LoadServerOptions(const Config& cfg, ServerOptions* o) {
   }
   if (o->core.lost_after_s > 0 && o->core.lost_after_s * 1000 < 2.0 * o->heartbeat_ms)
     return Status::InvalidArgument("core.lost_after_s must allow at least two heartbeats");
+  return Status::Ok();
+}
+
+Status ValidateReplicationOptions(const ServerOptions& o) {
+  const ReplicationOptions& r = o.replicas;
+  if (!r.enabled()) return Status::Ok();
+  auto bad = [](const std::string& what) { return Status::InvalidArgument("replicas: " + what); };
+  std::set<uint64_t> ids;
+  std::set<std::string> addresses;
+  for (const ReplicaPeerOptions& p : r.peers) {
+    const std::string name = "peer " + std::to_string(p.id);
+    if (p.id == 0) return bad("every peer needs an id of 1 or more");
+    if (!ids.insert(p.id).second) return bad("two peers with id " + std::to_string(p.id));
+    if (p.raft_address.empty() || p.client_endpoint.empty() || p.executor_endpoint.empty())
+      return bad(name + " needs raft, client and executor (its Raft address and the endpoints it serves)");
+    if (p.raft_address.rfind(':') == std::string::npos || p.raft_address.find("://") != std::string::npos)
+      return bad(name + ": raft must be HOST:PORT (e.g. 10.0.0.1:7790), not " + p.raft_address);
+    if (!addresses.insert(p.raft_address).second) return bad("two peers with raft address " + p.raft_address);
+    if (Status s = ValidateEndpoint(p.client_endpoint); !s.ok()) return bad(name + ": " + s.message());
+    if (Status s = ValidateEndpoint(p.executor_endpoint); !s.ok()) return bad(name + ": " + s.message());
+  }
+  if (!ids.count(r.id))
+    return bad("this replica's id (--replica-id or replicas.id) " + std::to_string(r.id) + " is not one of the peers");
+  if (r.key_file.empty()) return bad("key_file is required: the replica key, the same file on every replica");
+  if (o.state_dir.empty()) return bad("a replica needs a state_dir for its journal");
+  if (!o.parent.endpoint.empty()) return bad("an edge scheduler (scheduler.parent) cannot be replicated yet");
+  if (r.election_timeout_ms < 2 * r.heartbeat_timeout_ms || r.heartbeat_timeout_ms == 0)
+    return bad("election_timeout_ms must be at least twice heartbeat_timeout_ms (> 0)");
   return Status::Ok();
 }
 

@@ -21,7 +21,10 @@
 namespace tailcut {
 
 struct ClientOptions {
-  std::string endpoint = "tcp://127.0.0.1:7701";  // the scheduler's client endpoint
+  // The scheduler's client endpoint, or its replicas' as a comma-separated
+  // list (docs/RELIABILITY.md, "Replicas"): a request follows NOT_LEADER to
+  // the leader named, and moves on when one does not answer for 2 s.
+  std::string endpoint = "tcp://127.0.0.1:7701";
   double timeout_s = 10;                         // per request
   // Keys (docs/SECURITY.md): this client's .key file and the scheduler's
   // public key (.pub file or Z85). Both or neither; needed by a scheduler

@@ -248,14 +248,24 @@ function renderLegend() {
 }
 
 // `fleet`: /api/executors, whose totals are the whole fleet's (its rows
-// are at most 200).
-function renderSummary(jobs, fleet, latency) {
+// are at most 200). `replica`: /api/replica's, null for a single scheduler.
+function renderSummary(jobs, fleet, latency, replica) {
   const box = document.getElementById("summary");
   clear(box);
   const running = jobs.filter((j) => j.state === 'running').length;
-  for (const [label, value] of [
-           ['running jobs', running], ['finished jobs', latency.jobs_finished], ['executors', fleet.total],
-           ['not healthy', fleet.not_healthy], ['slots busy', fleet.running + '/' + fleet.slots]]) {
+  const items = [
+    ['running jobs', running], ['finished jobs', latency.jobs_finished], ['executors', fleet.total],
+    ['not healthy', fleet.not_healthy], ['slots busy', fleet.running + '/' + fleet.slots]
+  ];
+  if (replica) {
+    items.push([
+      'replica ' + replica.id,
+      replica.leading ? 'leads' : (replica.leader_id ? 'follows ' + replica.leader_id : 'no leader known')
+    ]);
+    items.push(['term', replica.term]);
+    for (const f of replica.followers) items.push(['replica ' + f.id + ' behind by', f.lag]);
+  }
+  for (const [label, value] of items) {
     const s = el("span", {}, label + " ");
     s.appendChild(el("b", {}, value));
     box.appendChild(s);
@@ -265,15 +275,16 @@ function renderSummary(jobs, fleet, latency) {
 async function refresh() {
   const status = document.getElementById("status");
   try {
-    const [jobs, executors, attempts, latency, owners] = await Promise.all([
-      get("api/jobs"), get("api/executors"), get(`api/attempts?since=${lastSeq}`), get("api/latency"),
-      get("api/owners")]);
+    const [jobs, executors, attempts, latency, owners, replica] = await Promise.all([
+      get('api/jobs'), get('api/executors'), get(`api/attempts?since=${lastSeq}`), get('api/latency'),
+      get('api/owners'), get('api/replica')
+    ]);
     renderOwners(owners);
     const jobList = renderJobs(jobs);
     const execList = renderExecutors(executors);
     renderCdf(latency);
     renderTimeline(attempts, execList);
-    renderSummary(jobList, executors, latency);
+    renderSummary(jobList, executors, latency, replica.replica);
     status.textContent = "updated " + new Date().toLocaleTimeString();
     status.classList.remove("error");
   } catch (e) {

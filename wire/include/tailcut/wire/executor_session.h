@@ -17,6 +17,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include <zmq.hpp>
 
@@ -28,7 +29,11 @@
 namespace tailcut {
 
 struct SessionOptions {
-  std::string endpoint;            // the scheduler's executor endpoint
+  // The scheduler's executor endpoint, or its replicas' as a comma-separated
+  // list (docs/RELIABILITY.md, "Replicas"): the session follows a NOT_LEADER
+  // answer to the leader it names (if listed here), and moves to the next
+  // one when the one it talks to is silent for the loss timeout.
+  std::string endpoint;
   std::string name;                // Register.name; the routing id adds "/" and 8 random hex digits
   std::string peer = "scheduler";  // in logs: "scheduler", "parent"
   std::string self = "executor";   // in refusal reasons: "executor", "edge"
@@ -71,6 +76,7 @@ class ExecutorSession {
   Status Connect();
   zmq::socket_t& socket() { return socket_; }
   const SessionOptions& options() const { return o_; }
+  const std::string& endpoint() const { return endpoints_[current_]; }  // the one it talks to now
   bool registered() const { return state_ == State::kRegistered; }
   uint64_t executor_id() const { return executor_id_; }
   // A Register or events wait for a connection: poll the socket for POLLOUT.
@@ -125,12 +131,16 @@ class ExecutorSession {
   void OnRegistered(const wire::RegisterAck& ack, double now);
   void OnError(const wire::Error& e, double now);
   void Lost(const std::string& why, double now);
+  // Talks to endpoints_[next] from now on, registering there with all it holds.
+  void MoveTo(size_t next, const std::string& why, double now);
 
   SessionOptions o_;
   zmq::context_t& ctx_;
   Hooks hooks_;
   zmq::socket_t socket_;
   std::unique_ptr<HandshakeMonitor> handshake_;
+  std::vector<std::string> endpoints_;  // o_.endpoint's list
+  size_t current_ = 0;
 
   State state_ = State::kRegistering;
   uint64_t executor_id_ = 0;

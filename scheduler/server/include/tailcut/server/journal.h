@@ -70,6 +70,11 @@ class JournalWriter {
   virtual void OutputPromoted(JobId job, TaskIndex task) = 0;
   virtual void AttemptLaunched(AttemptId attempt, JobId job, TaskIndex task, const std::string& identity) = 0;
   virtual void AttemptEnded(AttemptId attempt) = 0;
+  // A replicated leader's run (docs/RELIABILITY.md, "Replicas"): its epoch,
+  // journaled with its first group commit; the journal's epoch becomes at
+  // least this (a single scheduler's StartRun writes it at once instead).
+  virtual void RunStarted(uint32_t epoch) = 0;
+  virtual bool dirty() const = 0;  // something buffered since the last commit
 };
 
 class Journal final : public JournalWriter {
@@ -105,10 +110,11 @@ class Journal final : public JournalWriter {
   // ended before the next Commit is never written).
   void AttemptLaunched(AttemptId attempt, JobId job, TaskIndex task, const std::string& identity) override;
   void AttemptEnded(AttemptId attempt) override;
+  void RunStarted(uint32_t epoch) override;
   // The launches journaled and not ended yet, oldest first, and the first
   // run (epoch) that journaled launches (0: none did yet).
   Status LoadLaunches(std::vector<JournaledLaunch>* launches, uint32_t* since_epoch);
-  bool dirty() const;
+  bool dirty() const override;
   // Makes everything buffered durable, in one transaction.
   Status Commit();
   // Deletes the oldest finished jobs beyond the newest `keep` finished ones,

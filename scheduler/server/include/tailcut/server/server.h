@@ -6,8 +6,10 @@
 #pragma once
 
 #include <atomic>
+#include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "tailcut/common/config.h"
 #include "tailcut/common/status.h"
@@ -27,6 +29,27 @@ struct ParentOptions {
   double edge_quorum = 0;
   uint32_t max_tasks = 100000;  // `parent_max_tasks`: parent tasks held at once; more are refused
   uint32_t heartbeat_ms = 200;  // until the parent's RegisterAck names its own
+};
+
+// Replicas (docs/RELIABILITY.md, "Replicas"): three or five schedulers, each
+// with its own state_dir, keep one journal through Raft; only the leader
+// accepts, dispatches and commits, and the others answer with where it is.
+// No peers: a single scheduler, nothing started (the embedded default).
+// The daemon reads these from [replicas] (programs/tailcut-scheduler).
+struct ReplicaPeerOptions {
+  uint64_t id = 0;                // 1, 2, ...: unique in the group, never reused for another machine
+  std::string raft_address;       // "ip:port" of its replica port (Raft traffic, keyed)
+  std::string client_endpoint;    // where its clients connect: a follower's redirect names the leader's
+  std::string executor_endpoint;  // where its executors connect
+};
+struct ReplicationOptions {
+  uint64_t id = 0;                        // this replica: one of `peers`; it binds that peer's endpoints
+  std::vector<ReplicaPeerOptions> peers;  // every voter, this one included; empty = a single scheduler
+  std::string key_file;  // the replica key, 64 hex digits (32 bytes), the same on every replica; required
+  std::string dir;       // Raft's log and snapshots; "" = state_dir/raft
+  unsigned election_timeout_ms = 1000;  // a leader without a quorum for this long stops leading
+  unsigned heartbeat_timeout_ms = 100;
+  bool enabled() const { return !peers.empty(); }
 };
 
 // scheduler.trace_memory_rows at most: 16M rows x 88 bytes, ~1.5 GB plus
@@ -108,6 +131,7 @@ struct ServerOptions {
   uint32_t max_pending_connections = 0;
   uint32_t max_descriptors = 0;
   ParentOptions parent;                     // the edge tier; empty endpoint = none
+  ReplicationOptions replicas;              // [replicas]; no peers = a single scheduler
 };
 // Reads the [scheduler] keys and checks them against out->core. [core] and
 // [predictor] are read by LoadSchedulingConfig (tailcut/plugins/
@@ -115,6 +139,10 @@ struct ServerOptions {
 // uses both through LoadDaemonConfig (programs/tailcut-scheduler/daemon_config.h).
 // Reads [scheduler] with the daemon's defaults (state_dir "tailcut-state").
 Status LoadServerOptions(const Config& cfg, ServerOptions* out);
+// The replicas' checks (none without peers): this replica among the
+// peers, ids unique and not 0, every peer's Raft address and endpoints set,
+// a key file and a state_dir, no edge tier (not replicated yet).
+Status ValidateReplicationOptions(const ServerOptions& o);
 
 class SchedulerServer {
  public:
@@ -123,7 +151,8 @@ class SchedulerServer {
 
   // Binds both sockets; afterwards the endpoints name the real ports.
   Status Bind();
-  // Serves until Stop() (thread-safe, signal-safe) is called.
+  // Serves until Stop() (thread-safe, signal-safe) is called, or until a
+  // replica that led loses leadership (deposed()).
   void Run();
   void Stop();
   // Re-reads trusted_keys at the next loop turn (thread-safe, signal-safe:
@@ -137,6 +166,9 @@ class SchedulerServer {
   std::string client_endpoint() const;
   // "HOST:PORT" the metrics listener is bound to; "" without http_listen.
   std::string http_endpoint() const;
+  // A replica that led and lost leadership (or could not commit): Run
+  // returned, and the daemon exits so that it rejoins as a follower.
+  bool deposed() const;
 
  private:
   class Impl;
