@@ -206,7 +206,8 @@ TEST_CASE("selector live: replay = false keeps the first candidate, no thread", 
   CHECK(refused.status().message().find("replay_nice") != std::string::npos);
 }
 
-TEST_CASE("selector live: the replay thread runs one replay at a time, a bounded queue, Poll never waits", "[sim][selector]") {
+TEST_CASE("selector live: the replay thread runs one replay at a time, a bounded queue, Poll never waits",
+          "[sim][selector]") {
   auto gate = std::make_shared<Gate>();
   ReplayThreadOptions to;
   to.max_queued = 1;
