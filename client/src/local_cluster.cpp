@@ -15,6 +15,7 @@
 #include <fstream>
 #include <mutex>
 #include <random>
+#include <set>
 #include <sstream>
 #include <thread>
 
@@ -83,23 +84,24 @@ std::string LogTail(const std::string& path, size_t lines) {
   return out;
 }
 
-// Whether something listens on 127.0.0.1:`port`, read from /proc/net/tcp
-// (a probe's own bind or connect would disturb the daemon it looks for);
-// true where that cannot be read, so the caller does not wait in vain.
-bool LoopbackListening(int port) {
+// Whether something listens on 127.0.0.1 at every one of `ports`, read
+// from /proc/net/tcp once (a probe's own bind or connect would disturb the
+// daemon it looks for); true where that cannot be read, so the caller does
+// not wait in vain.
+bool LoopbackListening(const std::vector<int>& ports) {
   std::ifstream in("/proc/net/tcp");
   if (!in) return true;
-  char want[16];
-  std::snprintf(want, sizeof want, "0100007F:%04X", port);
+  std::set<int> listening;
   std::string line;
   std::getline(in, line);  // the header
   while (std::getline(in, line)) {
     std::istringstream fields(line);
     std::string slot, local, remote, state;
     fields >> slot >> local >> remote >> state;
-    if (local == want && state == "0A") return true;  // 0A: LISTEN
+    if (state == "0A" && local.rfind("0100007F:", 0) == 0)  // 0A: LISTEN, on 127.0.0.1
+      listening.insert(std::stoi(local.substr(9), nullptr, 16));
   }
-  return false;
+  return std::all_of(ports.begin(), ports.end(), [&](int p) { return listening.count(p) > 0; });
 }
 
 struct LocalExecutor {
@@ -301,7 +303,7 @@ class LocalCluster::Impl {
       if (Status s = SpawnScheduler(); !s.ok()) return s;
       const auto t0 = std::chrono::steady_clock::now();
       while (scheduler_.Alive()) {
-        if (std::all_of(ports.begin(), ports.end(), LoopbackListening)) return Status::Ok();
+        if (LoopbackListening(ports)) return Status::Ok();
         if (std::chrono::steady_clock::now() - t0 > std::chrono::seconds(30)) return Status::Ok();  // slow, not dead
         std::this_thread::sleep_for(std::chrono::milliseconds(5));
       }
