@@ -306,10 +306,7 @@ void SchedulerServer::Impl::SendToClient(const std::string& route, zmq::message_
     ++replies_dropped_;
     return;
   }
-  // Charged with its bookkeeping (the queue's slot and the frame's own
-  // header), so the bound is on the memory held, not only the payload:
-  // a watch's reply is tens of bytes.
-  const uint64_t charge = frame.size() + server_detail::kHeldReplyOverhead;
+  const uint64_t charge = server_detail::HeldCharge(frame);
   if (b.bytes + charge > opt_.client_backlog_bytes)
     return DisconnectClient(route, b,
                             "it left " + std::to_string(b.bytes + charge) +
@@ -336,7 +333,7 @@ void SchedulerServer::Impl::FlushClientBacklogs(double now) {
     server_detail::ClientBacklog& b = it->second;
     bool progress = false;
     while (!b.frames.empty() && TrySendClient(it->first, b.frames.front())) {
-      b.bytes -= std::min<uint64_t>(b.bytes, b.frames.front().size() + server_detail::kHeldReplyOverhead);
+      b.bytes -= std::min<uint64_t>(b.bytes, server_detail::HeldCharge(b.frames.front()));
       b.frames.pop_front();
       progress = true;
     }
@@ -374,7 +371,7 @@ void SchedulerServer::Impl::DisconnectClient(const std::string& route, server_de
                                                           "connection's watches ended: ask again (Wait polls)");
   b.frames.clear();
   b.frames.push_back(ToFrame(bye));
-  b.bytes = b.frames.back().size();
+  b.bytes = server_detail::HeldCharge(b.frames.back());
   b.closing = true;
   b.since = clock_.Now();
 }

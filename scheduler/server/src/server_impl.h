@@ -56,6 +56,9 @@ struct Caller {
 // What one held reply costs beyond its bytes: its zmq::message_t in the
 // deque (64 bytes) and the heap block's header ZeroMQ and malloc add.
 inline constexpr uint64_t kHeldReplyOverhead = 96;
+// What a held reply counts against client_backlog_bytes: the memory it
+// holds, not only its payload (a watch's reply is tens of bytes).
+inline uint64_t HeldCharge(const zmq::message_t& frame) { return frame.size() + kHeldReplyOverhead; }
 struct ClientBacklog {
   std::deque<zmq::message_t> frames;
   uint64_t bytes = 0;
