@@ -3,6 +3,7 @@
 #include <sys/epoll.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <cmath>
 #include <deque>
@@ -40,6 +41,7 @@ constexpr double kRegisterRetryS = 2.0, kRegisterRetryMaxS = 32.0;
 // as the executor daemon's; what it holds and "runs" is this file's.
 struct HollowGroup::Member {
   std::unique_ptr<ExecutorSession> session;
+  uint64_t socket = 0;  // the session's socket watched in epoll (a move to another replica opens a new one)
   uint32_t index = 0;
   bool slow = false;
   bool registered = false;  // as last counted in stats
@@ -168,6 +170,19 @@ struct HollowGroup::Impl {
     m.touched = true;
   }
 
+  // `m`'s socket in epoll (a closed one left it by itself; its number may
+  // be the new one's).
+  void Watch(Member& m) {
+    m.socket = m.session->sockets_opened();
+    const int fd = m.session->socket().get(zmq::sockopt::fd);
+    epoll_event ev{};
+    ev.events = EPOLLIN;
+    ev.data.u32 = m.index;
+    if (epoll_ctl(epoll_fd, EPOLL_CTL_ADD, fd, &ev) != 0 &&
+        (errno != EEXIST || epoll_ctl(epoll_fd, EPOLL_CTL_MOD, fd, &ev) != 0))
+      throw std::runtime_error("epoll_ctl failed");
+  }
+
   // Everything pending on `m`'s socket, then its outbox out as one Report.
   // ZMQ_FD (polled for reading only: it is an eventfd, always writable)
   // says that the socket's state may have changed, in or out (a Register
@@ -187,6 +202,7 @@ struct HollowGroup::Impl {
     } catch (const zmq::error_t& e) {  // EINTR: a signal; Run checks `stop`
       if (e.num() != EINTR) throw;
     }
+    if (s.sockets_opened() != m.socket) Watch(m);
     if (s.registered() != m.registered) {
       m.registered = s.registered();
       m.registered ? ++stats.registered : --stats.registered;
@@ -218,11 +234,7 @@ HollowGroup::HollowGroup(zmq::context_t& ctx, const HollowOptions& o, uint32_t f
     so.watch_handshake = !o.keys.key_file.empty();
     m.session = std::make_unique<ExecutorSession>(std::move(so), ctx, s.HooksFor(m));
     if (Status st = m.session->Connect(); !st.ok()) throw std::runtime_error(st.message());
-    epoll_event ev{};
-    ev.events = EPOLLIN;
-    ev.data.u32 = i;
-    if (epoll_ctl(s.epoll_fd, EPOLL_CTL_ADD, m.session->socket().get(zmq::sockopt::fd), &ev) != 0)
-      throw std::runtime_error("epoll_ctl failed");
+    s.Watch(m);
   }
 }
 

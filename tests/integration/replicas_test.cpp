@@ -67,6 +67,10 @@ class ReplicaDaemons {
             << clients_[i] << "\"\nexecutor = \"" << executors_[i] << "\"\n";
     }
     schedulers_.resize(n);
+    // TAILCUT_REPLICA_KEEP_LOGS=1: the replicas' and executors' logs stay,
+    // also when a REQUIRE fails (a soak's failure is read from them).
+    const char* keep = std::getenv("TAILCUT_REPLICA_KEEP_LOGS");
+    keep_ = keep && *keep && *keep != '0';
   }
   ~ReplicaDaemons() {
     for (auto& e : executor_processes_) e.Stop(9, 1);

@@ -130,6 +130,13 @@ void SchedulerServer::Impl::OnReplicaEvents() {
           TakeOver();
         } else if (r.state == State::kLeading) {
           // Entries commit in order: every turn up to this one is durable.
+          const double now = clock_.Now();
+          if (!r.in_flight.empty() && r.in_flight.front().tag <= e.tag &&
+              now - r.in_flight.front().proposed_at > Replication::kSlowCommitS && now - r.last_slow_log >= 1) {
+            r.last_slow_log = now;
+            TC_LOG(Warn) << "replica " << r.id << ": a group commit took " << now - r.in_flight.front().proposed_at
+                         << " s (term " << r.lead_term << ")";
+          }
           while (!r.in_flight.empty() && r.in_flight.front().tag <= e.tag) {
             Release(r.in_flight.front().held);
             r.in_flight.pop_front();
@@ -261,7 +268,7 @@ void SchedulerServer::Impl::ProposeTurn(bool force) {
   const size_t bytes = r.batch.bytes().size();
   if (Status s = r.group->Propose(r.batch.Take(), tag); !s.ok())
     return Depose("a group commit of " + std::to_string(bytes) + " bytes was not proposed: " + s.message());
-  r.in_flight.push_back({tag, std::move(r.current)});
+  r.in_flight.push_back({tag, std::move(r.current), now});
   r.current.clear();
   r.last_proposal = now;
 }

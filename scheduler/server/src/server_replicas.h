@@ -51,7 +51,10 @@ struct Replication {
   struct Turn {
     uint64_t tag = 0;
     std::vector<Held> held;
+    double proposed_at = 0;  // the loop's clock
   };
+  // A group commit slower than this is logged (at most one line a second).
+  static constexpr double kSlowCommitS = 0.5;
 
   ~Replication();
 
@@ -68,6 +71,7 @@ struct Replication {
   std::vector<Held> current;   // held this turn, before its proposal
   std::deque<Turn> in_flight;  // proposed, oldest first
   double last_proposal = 0;
+  double last_slow_log = 0;
   std::vector<ReplicaEvent> events;  // Poll's, reused
 };
 

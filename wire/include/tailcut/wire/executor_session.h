@@ -74,7 +74,10 @@ class ExecutorSession {
 
   // Creates and connects the socket (keys applied); nothing is sent yet.
   Status Connect();
+  // The socket to poll. A move to another endpoint (replicas) replaces it:
+  // ask again after each call into the session.
   zmq::socket_t& socket() { return socket_; }
+  uint64_t sockets_opened() const { return sockets_opened_; }  // changes when socket() is a new one
   const SessionOptions& options() const { return o_; }
   const std::string& endpoint() const { return endpoints_[current_]; }  // the one it talks to now
   bool registered() const { return state_ == State::kRegistered; }
@@ -133,11 +136,15 @@ class ExecutorSession {
   void Lost(const std::string& why, double now);
   // Talks to endpoints_[next] from now on, registering there with all it holds.
   void MoveTo(size_t next, const std::string& why, double now);
+  // (Re)creates socket_, connected to endpoint().
+  Status OpenSocket();
 
   SessionOptions o_;
   zmq::context_t& ctx_;
   Hooks hooks_;
   zmq::socket_t socket_;
+  std::string routing_id_;  // kept across moves
+  uint64_t sockets_opened_ = 0;
   std::unique_ptr<HandshakeMonitor> handshake_;
   std::vector<std::string> endpoints_;  // o_.endpoint's list
   size_t current_ = 0;
