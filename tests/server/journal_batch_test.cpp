@@ -5,6 +5,7 @@
 
 #include <unistd.h>
 
+#include <cstring>
 #include <filesystem>
 
 #include "journal_batch.h"
@@ -124,6 +125,86 @@ TEST_CASE("a malformed journal batch is refused whole") {
   // An empty batch (the header alone) is valid and writes nothing.
   CHECK(ApplyJournalBatch(JournalBatch().bytes(), j.get()).ok());
   CHECK_FALSE(j->dirty());
+}
+
+}  // namespace
+}  // namespace tailcut
+
+namespace tailcut {
+namespace {
+
+// Version 1 (fixed-width), as Raft logs written before version 2 hold it.
+std::string V1Batch() {
+  std::string b = {'T', 'C', 'J', 'B', 1};
+  auto u = [&](uint64_t v, int bytes) {
+    for (int i = 0; i < bytes; ++i) b.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
+  };
+  auto str = [&](const std::string& s) {
+    u(s.size(), 4);
+    b += s;
+  };
+  auto f = [&](double v) {
+    uint64_t x;
+    std::memcpy(&x, &v, sizeof x);
+    u(x, 8);
+  };
+  b.push_back('A'), u(9, 8), str("key-9"), str("spec-9"), f(100.5);
+  b.push_back('L'), u(70, 8), u(9, 8), u(0, 4), str("exec-a");
+  b.push_back('L'), u(71, 8), u(9, 8), u(1, 4), str("exec-a");
+  b.push_back('E'), u(70, 8);
+  b.push_back('T'), u(9, 8), u(0, 4), u(70, 8), u(4, 8), f(0.5), u(0, 1);
+  return b;
+}
+
+TEST_CASE("a journal batch of version 1 (fixed-width) still replays") {
+  TempDir dir;
+  auto j = dir.Open("v1.db");
+  REQUIRE(ApplyJournalBatch(V1Batch(), j.get()).ok());
+  REQUIRE(j->Commit().ok());
+  std::vector<JournaledJob> jobs;
+  REQUIRE(j->Load(&jobs).ok());
+  REQUIRE(jobs.size() == 1);
+  CHECK(jobs[0].id == 9);
+  CHECK(jobs[0].request_key == "key-9");
+  REQUIRE(jobs[0].commits.size() == 1);
+  CHECK(jobs[0].commits[0].task == 0);
+  CHECK(jobs[0].commits[0].run_s == 0.5);
+  std::vector<JournaledLaunch> launches;
+  uint32_t since = 0;
+  REQUIRE(j->LoadLaunches(&launches, &since).ok());
+  REQUIRE(launches.size() == 1);
+  CHECK(launches[0].attempt == 71);
+  CHECK(launches[0].task == 1);
+  CHECK(launches[0].identity == "exec-a");
+}
+
+// The replicated log's size per task (docs/RELIABILITY.md, "Single
+// scheduler vs three replicas"): a no-op task's launch, end and commit.
+TEST_CASE("a journal batch takes about 25 bytes per no-op task, ids far apart included") {
+  TempDir dir;
+  JournalBatch batch;
+  const std::string identity(64, 'k');                                         // a key and a name
+  const uint64_t job = (uint64_t{1} << 40) + 5, first = (uint64_t{77} << 32);  // a late epoch's attempt ids
+  for (uint32_t t = 0; t < 1000; ++t) {
+    batch.AttemptLaunched(first + t, job, t, identity + std::to_string(t % 2));
+    batch.AttemptEnded(first + t);
+    batch.TaskCommitted(job, t, first + t, 3, 0.001 * t, nullptr);
+  }
+  const std::string bytes = batch.Take();
+  INFO(bytes.size() << " bytes");
+  CHECK(bytes.size() < 1000 * 26 + 200);
+  auto j = dir.Open("sized.db");
+  j->JobAccepted(job, "", "spec", 1.0);
+  REQUIRE(ApplyJournalBatch(bytes, j.get()).ok());
+  REQUIRE(j->Commit().ok());
+  std::vector<JournaledJob> jobs;
+  REQUIRE(j->Load(&jobs).ok());
+  REQUIRE(jobs.size() == 1);
+  REQUIRE(jobs[0].commits.size() == 1000);
+  CHECK(jobs[0].commits[999].task == 999);
+  // An identity index beyond the batch's table is malformed.
+  std::string bad = {'T', 'C', 'J', 'B', 2, 'L', 2, 2, 0, 5};
+  CHECK_FALSE(ApplyJournalBatch(bad, j.get()).ok());
 }
 
 }  // namespace

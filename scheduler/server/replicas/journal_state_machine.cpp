@@ -25,18 +25,34 @@ StatusOr<std::unique_ptr<JournalStateMachine>> JournalStateMachine::Open(const J
   return m;
 }
 
+JournalStateMachine::~JournalStateMachine() {
+  std::lock_guard<std::mutex> l(mu_);
+  (void)FlushLocked();  // a failure loses nothing: the next start rebuilds the journal from Raft
+}
+
 Status JournalStateMachine::Apply(std::string_view entry) {
   std::lock_guard<std::mutex> l(mu_);
   if (!journal_) return Status::FailedPrecondition("replica journal " + options_.path + " is not open");
   if (Status s = ApplyJournalBatch(entry, journal_.get()); !s.ok()) return s;
-  if (Status s = journal_->Commit(); !s.ok()) return s;
   applied_++;
-  return Status::Ok();
+  return ++unflushed_ >= kMaxUnflushed ? FlushLocked() : Status::Ok();
+}
+
+Status JournalStateMachine::Flush() {
+  std::lock_guard<std::mutex> l(mu_);
+  return FlushLocked();
+}
+
+Status JournalStateMachine::FlushLocked() {
+  if (!journal_ || unflushed_ == 0) return Status::Ok();
+  unflushed_ = 0;
+  return journal_->Commit();
 }
 
 Status JournalStateMachine::CopyTo(const std::string& path) {
   std::lock_guard<std::mutex> l(mu_);
   if (!journal_) return Status::FailedPrecondition("replica journal " + options_.path + " is not open");
+  if (Status s = FlushLocked(); !s.ok()) return s;
   RemoveJournalFiles(path);
   return journal_->CopyTo(path);
 }
@@ -44,6 +60,7 @@ Status JournalStateMachine::CopyTo(const std::string& path) {
 Status JournalStateMachine::Snapshot(std::string* out) {
   std::lock_guard<std::mutex> l(mu_);
   if (!journal_) return Status::FailedPrecondition("replica journal " + options_.path + " is not open");
+  if (Status s = FlushLocked(); !s.ok()) return s;
   const std::string copy = options_.path + ".snapshot";
   RemoveJournalFiles(copy);
   if (Status s = journal_->CopyTo(copy); !s.ok()) return s;
@@ -58,7 +75,8 @@ Status JournalStateMachine::Restore(std::string_view snapshot) {
   if (snapshot.size() < sizeof kSqliteMagic || std::memcmp(snapshot.data(), kSqliteMagic, sizeof kSqliteMagic) != 0)
     return Status::InvalidArgument("a replica snapshot that is not a journal");
   std::lock_guard<std::mutex> l(mu_);
-  journal_.reset();
+  journal_.reset();  // with what it had not committed: the snapshot replaces it all
+  unflushed_ = 0;
   RemoveJournalFiles(options_.path);
   {
     std::ofstream f(options_.path, std::ios::binary | std::ios::trunc);

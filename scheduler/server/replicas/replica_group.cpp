@@ -36,6 +36,7 @@ ReplicaRole RoleOf(int state) {
   }
 }
 constexpr unsigned kWatchMs = 10;   // how often the replica thread looks at its role
+constexpr unsigned kFlushEvery = 10;  // watches between two Flushes of the state machine (100 ms)
 constexpr size_t kLengthBytes = 8;  // an entry's length (LE) before it in its Raft buffer
 }  // namespace
 
@@ -295,6 +296,7 @@ class ReplicaGroup::Impl {
     self->term_ = r->current_term;  // before leader_: a Propose that sees it lead sees its term
     self->leader_ = role == ReplicaRole::kLeader;
     self->applied_index_ = raft_last_applied(r);
+    if (++self->watches_ % kFlushEvery == 0) self->FlushMachine();
     self->WatchLag(r, role);
     if (role == self->role_ && r->current_term == self->seen_term_ && leader == self->seen_leader_) return;
     self->role_ = role;
@@ -309,6 +311,12 @@ class ReplicaGroup::Impl {
     TC_LOG(Info) << "replica " << self->o_.id << ": " << ReplicaRoleName(role) << " in term " << e.term
                  << (leader ? ", leader " + std::to_string(leader) + " at " + e.leader_address : ", no leader");
     self->Emit(std::move(e));
+  }
+
+  void FlushMachine() {
+    Status s = machine_->Flush();
+    // As an entry that cannot be applied: this replica's journal differs from here on.
+    if (!s.ok()) TC_LOG(Error) << "replica " << o_.id << ": committing applied entries: " << s.message();
   }
 
   // The leader's view of its followers, for /metrics (follower_lag).
@@ -329,6 +337,7 @@ class ReplicaGroup::Impl {
 
   static void OnRaftClosed(raft* r) {
     Impl* self = static_cast<Impl*>(r->data);
+    self->FlushMachine();
     raft_uv_close(&self->io_);
     self->io_open_ = false;
     if (self->handles_open_) {
@@ -411,6 +420,7 @@ class ReplicaGroup::Impl {
   uv_timer_t watch_{};
   std::thread thread_;
   std::string* snapshot_ = nullptr;  // the one in progress (the replica thread)
+  uint64_t watches_ = 0;             // OnWatch calls so far
   ReplicaRole role_ = ReplicaRole::kUnavailable;
   uint64_t seen_term_ = 0, seen_leader_ = 0;
   std::atomic<bool> leader_{false};

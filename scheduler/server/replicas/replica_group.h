@@ -63,6 +63,11 @@ class ReplicaStateMachine {
   virtual ~ReplicaStateMachine() = default;
   // A committed entry, in log order (the replica thread).
   virtual Status Apply(std::string_view entry) = 0;
+  // Makes what Apply wrote durable in the machine's own store (the replica
+  // thread, every few milliseconds and when the group stops). Entries
+  // need not be durable there before: Raft's log has them, and a replica
+  // restarted on its disk rebuilds its state from Raft's snapshot and log.
+  virtual Status Flush() { return Status::Ok(); }
   // The whole state, for a snapshot (the replica thread).
   virtual Status Snapshot(std::string* out) = 0;
   // Replaces the whole state with a snapshot's (the replica thread).
