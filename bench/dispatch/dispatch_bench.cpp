@@ -51,6 +51,12 @@ class Cluster {
       o.server.state_dir = (state_dir_ / "r1").string();
       o.server.journal_sync_full = journal == 2;
     }
+    // Both configurations with the same executor queues (the replicated
+    // defaults, say): TAILCUT_BENCH_PIPELINE_S, TAILCUT_BENCH_QUEUE_PER_SLOT
+    // set core.pipeline_s and core.max_queue_per_slot before the replicas' own.
+    if (const char* v = std::getenv("TAILCUT_BENCH_PIPELINE_S")) o.server.core.pipeline_s = std::atof(v);
+    if (const char* v = std::getenv("TAILCUT_BENCH_QUEUE_PER_SLOT"))
+      o.server.core.max_queue_per_slot = static_cast<uint32_t>(std::atoi(v));
     if (journal == 3) StartFollowers(&o.server);
     auto started = LocalCluster::Start(o);
     if (!started.ok()) Die(started.status());

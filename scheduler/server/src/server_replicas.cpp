@@ -3,6 +3,7 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cctype>
 #include <filesystem>
 #include <fstream>
@@ -20,6 +21,15 @@ Replication::~Replication() {
   group.reset();
   machine.reset();
   if (wake_fd >= 0) close(wake_fd);
+}
+
+ServerOptions WithReplicaPipeline(ServerOptions o) {
+  CoreOptions& c = o.core;
+  if (!o.replicas.enabled() || c.pipeline_s <= 0) return o;
+  const double grown = (c.pipeline_s + kCommitAllowanceS) / c.pipeline_s;
+  c.pipeline_s += kCommitAllowanceS;
+  c.max_queue_per_slot = static_cast<uint32_t>(std::min(4096.0, c.max_queue_per_slot * grown));
+  return o;
 }
 
 StatusOr<std::string> ReadReplicaKey(const std::string& path) {
