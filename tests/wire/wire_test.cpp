@@ -1,6 +1,7 @@
 #include <catch2/catch.hpp>
 
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <string>
 #include <thread>
@@ -142,23 +143,48 @@ TEST_CASE("endpoint lists: a scheduler's replicas, comma-separated") {
 // docs/RELIABILITY.md, "Replicas": a session given every replica's
 // endpoint follows a follower's NOT_LEADER to the leader it names, and
 // moves on from one that is silent, registering with what it holds.
-TEST_CASE("executor session: with replicas it follows NOT_LEADER to the leader and moves on from a silent one") {
-  zmq::context_t ctx;
+// `n` stand-ins for replicas' executor sockets on loopback; their endpoints
+// as a list, and session options for it.
+struct StandIns {
+  StandIns(zmq::context_t& ctx, int n) {
+    for (int i = 0; i < n; ++i) {
+      replicas.push_back(std::make_unique<zmq::socket_t>(ctx, zmq::socket_type::router));
+      replicas.back()->set(zmq::sockopt::linger, 0);
+      replicas.back()->set(zmq::sockopt::router_handover, 1);  // as the scheduler's executor socket
+      replicas.back()->bind("tcp://127.0.0.1:*");
+      list += (i ? "," : "") + replicas.back()->get(zmq::sockopt::last_endpoint);
+    }
+    options.endpoint = list;
+    options.name = "t";
+    options.watch_handshake = false;
+    options.heartbeat_ms = 100;
+  }
+  // The next message at replica i: `step` (the session's turn) before
+  // each 10 ms poll, at most `tries` times.
+  bool Take(int i, int tries, const std::function<void()>& step, wire::ExecutorMessage* m, std::string* route) {
+    zmq::pollitem_t item{replicas[i]->handle(), 0, ZMQ_POLLIN, 0};
+    for (int k = 0; k < tries; ++k) {
+      step();
+      if (zmq::poll(&item, 1, std::chrono::milliseconds(10)) == 0) continue;
+      zmq::message_t id, body;
+      (void)replicas[i]->recv(id);
+      (void)replicas[i]->recv(body);
+      route->assign(static_cast<const char*>(id.data()), id.size());
+      return FromFrame(body, m);
+    }
+    return false;
+  }
   std::vector<std::unique_ptr<zmq::socket_t>> replicas;
   std::string list;
-  for (int i = 0; i < 3; ++i) {
-    replicas.push_back(std::make_unique<zmq::socket_t>(ctx, zmq::socket_type::router));
-    replicas.back()->set(zmq::sockopt::linger, 0);
-    replicas.back()->set(zmq::sockopt::router_handover, 1);  // as the scheduler's executor socket
-    replicas.back()->bind("tcp://127.0.0.1:*");
-    list += (i ? "," : "") + replicas.back()->get(zmq::sockopt::last_endpoint);
-  }
-  const std::vector<std::string> eps = SplitEndpoints(list);
-  SessionOptions o;
-  o.endpoint = list;
-  o.name = "t";
-  o.watch_handshake = false;
-  o.heartbeat_ms = 100;
+  SessionOptions options;
+};
+
+TEST_CASE("executor session: with replicas it follows NOT_LEADER to the leader and moves on from a silent one") {
+  zmq::context_t ctx;
+  StandIns stand_ins(ctx, 3);
+  auto& replicas = stand_ins.replicas;
+  const std::vector<std::string> eps = SplitEndpoints(stand_ins.list);
+  SessionOptions o = stand_ins.options;
   o.lost_after_ms = 2000;
   o.register_retry_s = o.max_backoff_s = 0.05;
   ExecutorSession::Hooks hooks;
@@ -175,19 +201,15 @@ TEST_CASE("executor session: with replicas it follows NOT_LEADER to the leader a
   // The next message at replica i, within 5 s (1 s of the session's time;
   // the session sends a Register again every 50 ms).
   auto take = [&](int i, wire::ExecutorMessage* m, std::string* route) {
-    zmq::pollitem_t item{replicas[i]->handle(), 0, ZMQ_POLLIN, 0};
-    for (int k = 0; k < 500; ++k, now += 0.002) {
-      s.OnWritable(now);
-      s.OnReadable(now);
-      s.Tick(now);
-      if (zmq::poll(&item, 1, std::chrono::milliseconds(10)) == 0) continue;
-      zmq::message_t id, body;
-      (void)replicas[i]->recv(id);
-      (void)replicas[i]->recv(body);
-      route->assign(static_cast<const char*>(id.data()), id.size());
-      return FromFrame(body, m);
-    }
-    return false;
+    return stand_ins.Take(
+        i, 500,
+        [&] {
+          s.OnWritable(now);
+          s.OnReadable(now);
+          s.Tick(now);
+          now += 0.002;
+        },
+        m, route);
   };
   s.Tick(now);
   wire::ExecutorMessage m;
@@ -234,20 +256,9 @@ TEST_CASE("executor session: with replicas it follows NOT_LEADER to the leader a
 // 1 s each) every move lost it: a new leader saw no executor for 10 s.
 TEST_CASE("executor session: the Register after a move from a live replica is not lost") {
   zmq::context_t ctx;
-  std::vector<std::unique_ptr<zmq::socket_t>> replicas;
-  std::string list;
-  for (int i = 0; i < 2; ++i) {
-    replicas.push_back(std::make_unique<zmq::socket_t>(ctx, zmq::socket_type::router));
-    replicas.back()->set(zmq::sockopt::linger, 0);
-    replicas.back()->set(zmq::sockopt::router_handover, 1);
-    replicas.back()->bind("tcp://127.0.0.1:*");
-    list += (i ? "," : "") + replicas.back()->get(zmq::sockopt::last_endpoint);
-  }
-  SessionOptions o;
-  o.endpoint = list;
-  o.name = "t";
-  o.watch_handshake = false;
-  o.heartbeat_ms = 100;
+  StandIns stand_ins(ctx, 2);
+  auto& replicas = stand_ins.replicas;
+  SessionOptions o = stand_ins.options;
   o.lost_after_ms = 10000;
   o.register_retry_s = o.max_backoff_s = 1000;  // no resend within the test: the first copy must arrive
   ExecutorSession::Hooks hooks;
@@ -260,19 +271,15 @@ TEST_CASE("executor session: the Register after a move from a live replica is no
     REQUIRE(s.Connect().ok());
     const double now = 0;
     auto take = [&](int i, std::string* route) {
-      zmq::pollitem_t item{replicas[i]->handle(), 0, ZMQ_POLLIN, 0};
-      for (int k = 0; k < 200; ++k) {
-        s.OnWritable(now);
-        s.OnReadable(now);
-        if (zmq::poll(&item, 1, std::chrono::milliseconds(10)) == 0) continue;
-        zmq::message_t id, body;
-        (void)replicas[i]->recv(id);
-        (void)replicas[i]->recv(body);
-        route->assign(static_cast<const char*>(id.data()), id.size());
-        wire::ExecutorMessage m;
-        return FromFrame(body, &m) && m.has_register_();
-      }
-      return false;
+      wire::ExecutorMessage m;
+      return stand_ins.Take(
+                 i, 200,
+                 [&] {
+                   s.OnWritable(now);
+                   s.OnReadable(now);
+                 },
+                 &m, route) &&
+             m.has_register_();
     };
     s.Tick(now);
     std::string route;
@@ -280,7 +287,7 @@ TEST_CASE("executor session: the Register after a move from a live replica is no
     wire::SchedulerToExecutor no;
     no.set_version(kProtocolVersion);
     *no.mutable_error() = MakeError(wire::Error::NOT_LEADER, "replica 1 does not lead");
-    no.mutable_error()->set_leader_endpoint(SplitEndpoints(list)[1]);
+    no.mutable_error()->set_leader_endpoint(SplitEndpoints(stand_ins.list)[1]);
     replicas[0]->send(zmq::buffer(route), zmq::send_flags::sndmore);
     replicas[0]->send(ToFrame(no), zmq::send_flags::none);
     CHECK(take(1, &route));
