@@ -156,3 +156,28 @@ TEST_CASE("replicas config: a group set up wrong is refused with what to change"
 
 }  // namespace
 }  // namespace tailcut
+
+namespace tailcut {
+namespace {
+
+// docs/RELIABILITY.md, "Executors' queues": a replicated leader's executors
+// queue enough tiny tasks to cover the commit wait; a single scheduler's
+// options are its own.
+TEST_CASE("replicas config: with replicas the executors' queues cover the commit wait") {
+  ServerOptions single;
+  CHECK(EffectiveCoreOptions(single).pipeline_s == single.core.pipeline_s);
+  CHECK(EffectiveCoreOptions(single).max_queue_per_slot == single.core.max_queue_per_slot);
+  ServerOptions replica;
+  replica.replicas.peers.push_back({1, "127.0.0.1:1", "tcp://127.0.0.1:2", "tcp://127.0.0.1:3"});
+  const CoreOptions c = EffectiveCoreOptions(replica);
+  CHECK(c.pipeline_s == Approx(0.005 + kCommitAllowanceS));
+  CHECK(c.max_queue_per_slot == 2048);  // 512 grown as 5 ms grew to 20 ms
+  replica.core.max_queue_per_slot = 4000;
+  CHECK(EffectiveCoreOptions(replica).max_queue_per_slot == 4096);
+  replica.core.pipeline_s = 0;  // no queueing stays none
+  CHECK(EffectiveCoreOptions(replica).pipeline_s == 0);
+  CHECK(EffectiveCoreOptions(replica).max_queue_per_slot == 4000);
+}
+
+}  // namespace
+}  // namespace tailcut

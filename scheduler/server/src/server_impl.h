@@ -91,8 +91,9 @@ class SchedulerServer::Impl {
   static constexpr int kExecutorBacklog = 65535;  // listen backlog of the executor socket
 
   Impl(ServerOptions o, PolicyChain policies)
-      : opt_(server_detail::WithReplicaPipeline(std::move(o))),
-        core_(opt_.core, &core_clock_, std::move(policies), std::make_unique<PredictorSuite>(opt_.predictor)),
+      : opt_(std::move(o)),
+        core_(EffectiveCoreOptions(opt_), &core_clock_, std::move(policies),
+              std::make_unique<PredictorSuite>(opt_.predictor)),
         executors_(ctx_, zmq::socket_type::router),
         clients_(ctx_, zmq::socket_type::router) {}
 

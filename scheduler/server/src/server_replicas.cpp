@@ -23,15 +23,6 @@ Replication::~Replication() {
   if (wake_fd >= 0) close(wake_fd);
 }
 
-ServerOptions WithReplicaPipeline(ServerOptions o) {
-  CoreOptions& c = o.core;
-  if (!o.replicas.enabled() || c.pipeline_s <= 0) return o;
-  const double grown = (c.pipeline_s + kCommitAllowanceS) / c.pipeline_s;
-  c.pipeline_s += kCommitAllowanceS;
-  c.max_queue_per_slot = static_cast<uint32_t>(std::min(4096.0, c.max_queue_per_slot * grown));
-  return o;
-}
-
 StatusOr<std::string> ReadReplicaKey(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) return Status::InvalidArgument("replicas.key_file " + path + " cannot be read");
@@ -53,6 +44,15 @@ StatusOr<std::string> ReadReplicaKey(const std::string& path) {
 }
 
 }  // namespace server_detail
+
+CoreOptions EffectiveCoreOptions(const ServerOptions& o) {
+  CoreOptions c = o.core;
+  if (!o.replicas.enabled() || c.pipeline_s <= 0) return c;
+  const double grown = (c.pipeline_s + kCommitAllowanceS) / c.pipeline_s;
+  c.pipeline_s += kCommitAllowanceS;
+  c.max_queue_per_slot = static_cast<uint32_t>(std::min(4096.0, c.max_queue_per_slot * grown));
+  return c;
+}
 
 using server_detail::Replication;
 using State = Replication::State;

@@ -75,16 +75,6 @@ struct Replication {
   std::vector<ReplicaEvent> events;  // Poll's, reused
 };
 
-// A replicated leader holds each Work until the entry with its launch has
-// committed (a round trip and an fsync on two replicas), so an executor
-// given tiny tasks idles through every commit unless its queue covers that
-// wait too: with replicas, core.pipeline_s gets kCommitAllowanceS more and
-// core.max_queue_per_slot grows by the same factor (at most 4096). A
-// single scheduler's options are returned as they are, and so is a
-// pipeline_s of 0 (no queueing).
-inline constexpr double kCommitAllowanceS = 0.015;
-ServerOptions WithReplicaPipeline(ServerOptions o);
-
 // The replica key file: 64 hex digits (32 bytes), whitespace around them allowed.
 StatusOr<std::string> ReadReplicaKey(const std::string& path);
 

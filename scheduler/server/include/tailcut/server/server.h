@@ -52,6 +52,14 @@ struct ReplicationOptions {
   bool enabled() const { return !peers.empty(); }
 };
 
+// A replicated leader holds each Work until the entry with its launch has
+// committed (a round trip and an fsync on two replicas), so an executor
+// given tiny tasks idles through every commit unless its queue covers that
+// wait too (docs/RELIABILITY.md, "Executors' queues"): with replicas,
+// core.pipeline_s gets this much more and core.max_queue_per_slot grows by
+// the same factor (at most 4096).
+inline constexpr double kCommitAllowanceS = 0.015;
+
 // scheduler.trace_memory_rows at most: 16M rows x 88 bytes, ~1.5 GB plus
 // class names.
 inline constexpr uint32_t kMaxTraceMemoryRows = 16u << 20;
@@ -133,6 +141,10 @@ struct ServerOptions {
   ParentOptions parent;                     // the edge tier; empty endpoint = none
   ReplicationOptions replicas;              // [replicas]; no peers = a single scheduler
 };
+// The core options the scheduler runs with: o.core, and with replicas the
+// executors' queues grown to cover the commit wait (kCommitAllowanceS; a
+// pipeline_s of 0, no queueing, stays 0).
+CoreOptions EffectiveCoreOptions(const ServerOptions& o);
 // Reads the [scheduler] keys and checks them against out->core. [core] and
 // [predictor] are read by LoadSchedulingConfig (tailcut/plugins/
 // scheduling_config.h), the loader simulation scenarios share; the daemon
