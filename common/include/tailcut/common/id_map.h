@@ -3,12 +3,14 @@
 // deletion, so an insert or an erase allocates nothing once the table has
 // grown (an std::unordered_map allocates and frees a node per entry: per
 // attempt, on the scheduler's hot path; issue 41). For maps that are looked
-// up, not walked: it has no iteration, so nothing can come to depend on
-// its order. Capacity grows at 3/4 full and never shrinks (as a hash
+// up more than walked: ForEach visits entries in an order that depends on
+// the table's history, so only uses whose result does not depend on the
+// order (a sum, a sort after) may walk it. Capacity grows at 3/4 full and never shrinks (as a hash
 // map's buckets), so its memory is bounded by the most entries held at
 // once.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <utility>
@@ -81,6 +83,13 @@ class IdMap {
 
   size_t size() const { return size_ + has_zero_; }
   bool empty() const { return size() == 0; }
+  // fn(key, value) for every entry, in no meaningful order (see above).
+  template <typename Fn>
+  void ForEach(Fn&& fn) const {
+    if (has_zero_) fn(uint64_t{0}, zero_);
+    for (const Slot& s : slots_)
+      if (s.key != 0) fn(s.key, s.value);
+  }
 
  private:
   struct Slot {
@@ -120,6 +129,19 @@ class IdSet {
   bool Contains(uint64_t k) const { return m_.Contains(k); }
   size_t size() const { return m_.size(); }
   bool empty() const { return m_.empty(); }
+  // fn(key) for every id, in no meaningful order (IdMap::ForEach).
+  template <typename Fn>
+  void ForEach(Fn&& fn) const {
+    m_.ForEach([&](uint64_t k, const None&) { fn(k); });
+  }
+  // The ids in ascending order.
+  std::vector<uint64_t> Sorted() const {
+    std::vector<uint64_t> ids;
+    ids.reserve(size());
+    ForEach([&](uint64_t k) { ids.push_back(k); });
+    std::sort(ids.begin(), ids.end());
+    return ids;
+  }
 
  private:
   struct None {};
