@@ -125,7 +125,7 @@ struct ExecutorState {
   uint32_t used_slots = 0;
   uint32_t used_gpus = 0;
   uint64_t used_memory_mb = 0;  // requests of its attempts, queued ones included
-  IdSet attempts;  // flat (no node per launch, issue 41); walked sorted or for sums
+  IdSet attempts;               // flat (no node per launch, issue 41); walked sorted or for sums
   uint64_t handed = 0;  // attempts launched on it or adopted by it since it registered
   uint64_t finished = 0;
   bool quarantined = false;
