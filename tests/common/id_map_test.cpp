@@ -6,6 +6,7 @@
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
+#include <vector>
 
 namespace tailcut {
 
@@ -73,6 +74,12 @@ TEST_CASE("IdSet inserts once and forgets") {
   CHECK_FALSE(s.Erase(3));
   CHECK_FALSE(s.Contains(3));
   CHECK(s.empty());
+  for (uint64_t id : {9, 2, 40, 7}) s.Insert(id);
+  s.Erase(40);
+  CHECK(s.Sorted() == std::vector<uint64_t>{2, 7, 9});
+  uint64_t sum = 0;
+  s.ForEach([&](uint64_t id) { sum += id; });
+  CHECK(sum == 18);
 }
 
 }  // namespace tailcut
