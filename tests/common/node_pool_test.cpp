@@ -17,7 +17,7 @@ TEST_CASE("NodePool reuses a freed block of the same size and serves any size") 
   CHECK(a != b);
   CHECK(reinterpret_cast<uintptr_t>(a) % alignof(std::max_align_t) == 0);
   pool.deallocate(a, 40);
-  CHECK(pool.allocate(40) == a);  // the free list's block
+  CHECK(pool.allocate(40) == a);    // the free list's block
   void* big = pool.allocate(4096);  // beyond the pooled sizes: the heap
   pool.deallocate(big, 4096);
   void* aligned = pool.allocate(64, 64);
