@@ -2,7 +2,8 @@
 # Two builds side by side on the one-executor bench (issue 41, docs/SCALE.md
 # "One executor"): scripts/one_executor_bench.sh for each chain, the two
 # builds' daemons alternating within each round, then per build and chain
-# the median tasks/s and scheduler CPU per task, and `default` over `none`.
+# the median tasks/s and CPU per task (scheduler, executor), and `default`
+# over `none`.
 # Ratios within one such run are what count on a shared machine.
 #
 #   scripts/one_executor_ab.sh BEFORE_BIN AFTER_BIN [ROUNDS [CHAIN...]]
@@ -33,14 +34,15 @@ done
 echo "== load at the end $(cut -d' ' -f1-3 /proc/loadavg)"
 python3 - "$out" <<'PY'
 import collections, re, statistics, sys
-runs = collections.defaultdict(lambda: ([], []))
+runs = collections.defaultdict(lambda: ([], [], []))
 for line in open(sys.argv[1]):
-    m = re.match(r"(\w+) (\S+) round \d+ load \S+ run \d+: \S+ s, (\d+) tasks/s; CPU per task: scheduler (\S+) us", line)
+    m = re.match(r"(\w+) (\S+) round \d+ load \S+ run \d+: \S+ s, (\d+) tasks/s; CPU per task: scheduler (\S+) us, executor (\S+) us", line)
     if m:
-        runs[(m[1], m[2])][0].append(int(m[3]))
-        runs[(m[1], m[2])][1].append(float(m[4]))
-for (which, chain), (tps, cpu) in sorted(runs.items()):
-    print(f"{which:6} {chain:8} median {statistics.median(tps):9,.0f} tasks/s, scheduler CPU {statistics.median(cpu):.2f} us/task ({len(tps)} runs)")
+        for i, v in enumerate((int(m[3]), float(m[4]), float(m[5]))):
+            runs[(m[1], m[2])][i].append(v)
+for (which, chain), (tps, cpu, ex) in sorted(runs.items()):
+    print(f"{which:6} {chain:8} median {statistics.median(tps):9,.0f} tasks/s, CPU per task: scheduler "
+          f"{statistics.median(cpu):.2f} us, executor {statistics.median(ex):.2f} us ({len(tps)} runs)")
 for which in ("before", "after"):
     if (which, "default") in runs and (which, "none") in runs:
         d, n = (statistics.median(runs[(which, c)][0]) for c in ("default", "none"))
