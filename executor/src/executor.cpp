@@ -21,6 +21,7 @@
 
 #include "gpu_detect.h"
 #include "gpu_signals.h"
+#include "tailcut/common/id_map.h"
 #include "tailcut/common/kernel_args.h"
 #include "tailcut/common/log.h"
 #include "tailcut/common/process.h"
@@ -335,12 +336,12 @@ class Executor::Loop {
       // scheduler has not seen, go with the Register (docs/PROTOCOL.md).
       MoveEventsToOutbox();
       for (auto& [id, running] : runtime_.Held()) {
-        auto it = assigned_.find(id);
-        if (it == assigned_.end()) continue;
+        const std::pair<uint64_t, uint32_t>* job_task = assigned_.Find(id);
+        if (!job_task) continue;
         wire::HeldAttempt* x = reg->add_running();
         x->set_attempt_id(id);
-        x->set_job_id(it->second.first);
-        x->set_task_index(it->second.second);
+        x->set_job_id(job_task->first);
+        x->set_task_index(job_task->second);
         x->set_started(running);
       }
       return true;
@@ -390,10 +391,10 @@ class Executor::Loop {
           output_dirs_.erase(d);
         }
       }
-      if (auto it = assigned_.find(r.attempt_id()); it != assigned_.end()) {
-        r.set_job_id(it->second.first);
-        r.set_task_index(it->second.second);
-        assigned_.erase(it);
+      if (const std::pair<uint64_t, uint32_t>* job_task = assigned_.Find(r.attempt_id())) {
+        r.set_job_id(job_task->first);
+        r.set_task_index(job_task->second);
+        assigned_.Erase(r.attempt_id());
       }
       session_->AddResult(&r);
     }
@@ -433,7 +434,7 @@ class Executor::Loop {
         if (!a.output_dir().empty()) {
           auto dir = MakeAttemptOutputDir(a.output_dir(), a.job_id(), a.task_index(), a.attempt_id());
           if (!dir.ok()) {
-            assigned_.erase(a.attempt_id());
+            assigned_.Erase(a.attempt_id());
             --taken;
             session_->Refuse(a.attempt_id(), wire::AttemptResult::FAILED, dir.status().message());
             continue;
@@ -524,7 +525,7 @@ class Executor::Loop {
   uint64_t finished_ = 0;  // results reported since start
   uint64_t finished_at_last_log_ = 0;
   // Attempts assigned and not finished: (job, task), for registering again.
-  std::unordered_map<AttemptId, std::pair<uint64_t, uint32_t>> assigned_;
+  IdMap<std::pair<uint64_t, uint32_t>> assigned_;  // flat: no node per attempt (issue 41)
   // Attempts with an output directory (Assignment.output_dir): until they
   // fail, are cancelled after finishing, or are promoted.
   struct OutputDir {

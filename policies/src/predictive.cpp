@@ -6,6 +6,7 @@
 
 #include "mitigation_cost.h"
 #include "policy_util.h"
+#include "tailcut/common/id_map.h"
 #include "tailcut/predictors/predictor.h"
 
 namespace tailcut {
@@ -60,8 +61,9 @@ struct PredictivePolicy::State {
   // Tasks racing copies, with their live attempts: what DropHopelessCopies
   // looks at (O(copies), not O(running attempts)).
   std::map<std::pair<JobId, TaskIndex>, std::vector<AttemptId>> racing;
-  // Attempts found waiting in their executor's queue, judged once started.
-  std::unordered_set<AttemptId> waiting_start;
+  // Attempts found waiting in their executor's queue, judged once started:
+  // an entry per pipelined no-op, so a flat set (no node per entry, issue 41).
+  IdSet waiting_start;
 };
 
 namespace {
@@ -121,7 +123,7 @@ void PredictivePolicy::OnAttemptLaunched(const ClusterView& v, const AttemptView
   // arm this same one (issue 41: one proposal, two wake-ups and a hash
   // entry less per pipelined no-op, which usually ends with its start).
   if (v.WaitingOnExecutor(a)) {
-    st_->waiting_start.insert(a.attempt);
+    st_->waiting_start.Insert(a.attempt);
     return;
   }
   JobView j;
@@ -134,7 +136,7 @@ void PredictivePolicy::OnAttemptLaunched(const ClusterView& v, const AttemptView
 // (its start and its result came in one report) needs no wake-up.
 void PredictivePolicy::OnAttemptStarted(const ClusterView& v, const AttemptView& a, std::vector<Proposal>* out) {
   const PredictorSuite* pred = v.Predictors();
-  if (!pred || !st_->waiting_start.erase(a.attempt)) return;
+  if (!pred || !st_->waiting_start.Erase(a.attempt)) return;
   AttemptView live;
   JobView j;
   if (v.FindAttempt(a.attempt, &live) && v.FindJob(a.job, &j) && j.def && a.task < j.def->TaskCount())
@@ -163,7 +165,7 @@ void PredictivePolicy::Judge(const ClusterView& v, const AttemptView& a, bool re
   // waits in its executor's queue (OnAttemptStarted arms it then), and less
   // the scheduler's own report lag.
   if (v.WaitingOnExecutor(a)) {
-    st_->waiting_start.insert(a.attempt);
+    st_->waiting_start.Insert(a.attempt);
     return;
   }
   const Time since = (a.started >= 0 ? a.started : a.queued) + v.ReportLag();
@@ -255,7 +257,7 @@ void PredictivePolicy::OnAttemptEnded(const ClusterView& v, const AttemptView& a
     if (a.task_live <= 1) s.racing.erase(it);
   }
   if (end.outcome == AttemptOutcome::kCommitted) s.restarts.erase(key);
-  s.waiting_start.erase(a.attempt);
+  s.waiting_start.Erase(a.attempt);
   if (a.task_live <= 1) s.copied.Forget(a.job, a.task);  // its last attempt: bounded memory
 }
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "first_attempts.h"
 #include "policy_util.h"
 #include "tailcut/common/log.h"
 #include "tailcut/common/random.h"
@@ -53,7 +54,8 @@ SelectorPolicy::SelectorPolicy(SelectorOptions o, std::vector<std::string> names
       names_(std::move(names)),
       engine_(std::move(engine)),
       running_(names_.size(), 0),
-      fed_(names_.size(), 0) {
+      fed_(names_.size(), 0),
+      tasks_(std::make_unique<FirstAttempts>()) {
   if (!fed_.empty()) fed_[0] = 1;  // the first candidate runs from the start
   for (uint32_t c = 0; c < chains.size(); ++c)
     for (auto& p : chains[c]) {
@@ -61,6 +63,8 @@ SelectorPolicy::SelectorPolicy(SelectorOptions o, std::vector<std::string> names
       owner_.push_back(c);
     }
 }
+
+SelectorPolicy::~SelectorPolicy() = default;
 
 std::string SelectorPolicy::Choice(const std::string& task_class) const {
   auto it = classes_.find(task_class);
@@ -75,8 +79,7 @@ const ReplayModel* SelectorPolicy::LastModel(const std::string& task_class) cons
 SelectorPolicy::Class* SelectorPolicy::ClassOf(JobId job) {
   auto j = jobs_.find(job);
   if (j == jobs_.end()) return nullptr;
-  auto c = classes_.find(j->second.cls);
-  return c == classes_.end() ? nullptr : &c->second;
+  return j->second.c;
 }
 
 SelectorPolicy::Class* SelectorPolicy::ClassOfAttempt(const ClusterView& v, AttemptId a) {
@@ -114,8 +117,8 @@ void SelectorPolicy::Filter(const ClusterView& v, uint32_t source, std::vector<P
   }
 }
 
-void SelectorPolicy::Each(const ClusterView& v, std::vector<Proposal>* out,
-                          const std::function<void(MitigationPolicy&, std::vector<Proposal>*)>& hook) {
+template <typename Hook>
+void SelectorPolicy::Each(const ClusterView& v, std::vector<Proposal>* out, const Hook& hook) {
   std::vector<Proposal>& mine = scratch_;  // kept: no allocation per event (issue 41)
   for (uint32_t i = 0; i < flat_.size(); ++i) {
     if (!fed_[owner_[i]]) continue;
@@ -141,7 +144,7 @@ void SelectorPolicy::OnJobSubmitted(const ClusterView& v, JobId job, std::vector
       c.tasks = j.tasks;
       c.needed = j.needed;
       if (jobs_.size() >= kMaxTracked) jobs_.erase(jobs_.begin());
-      jobs_[job] = {cls, 0, j.needed};
+      jobs_[job] = {cls, &c, 0, j.needed};
     }
   }
   Each(v, out, [&](MitigationPolicy& p, std::vector<Proposal>* o) { p.OnJobSubmitted(v, job, o); });
@@ -154,9 +157,8 @@ void SelectorPolicy::OnTick(const ClusterView& v, std::vector<Proposal>* out) {
 
 void SelectorPolicy::OnAttemptLaunched(const ClusterView& v, const AttemptView& a, std::vector<Proposal>* out) {
   if (!a.copy) {
-    if (tasks_.size() >= kMaxTracked) tasks_.erase(tasks_.begin());
-    auto [it, fresh] = tasks_.try_emplace({a.job, a.task});
-    if (fresh) it->second.first = a.attempt;
+    if (tasks_->size() >= kMaxTracked) tasks_->EraseSmallest();
+    tasks_->Add(a.job, a.task, a.attempt);
   }
   Each(v, out, [&](MitigationPolicy& p, std::vector<Proposal>* o) { p.OnAttemptLaunched(v, a, o); });
 }
@@ -176,9 +178,9 @@ void SelectorPolicy::OnAttemptProgress(const ClusterView& v, const AttemptView& 
 void SelectorPolicy::Learn(const ClusterView& v, const AttemptView& a, const AttemptEnd& e) {
   auto jt = jobs_.find(a.job);
   if (jt == jobs_.end()) return;
-  Class& c = classes_[jt->second.cls];
-  auto tt = tasks_.find({a.job, a.task});
-  if (tt == tasks_.end()) return;
+  Class& c = *jt->second.c;
+  const AttemptId first = tasks_->Find(a.job, a.task);
+  if (first == 0) return;
   const double elapsed = a.started >= 0 ? e.ended - a.started - v.ReportLag() : 0;
   const bool done = e.outcome == AttemptOutcome::kCommitted;
   double t = done ? e.run_s : elapsed;
@@ -189,8 +191,7 @@ void SelectorPolicy::Learn(const ClusterView& v, const AttemptView& a, const Att
       t = std::max(t, pred->Assess(ToRunning(a, j.def->Task(a.task), elapsed)).expected_total);
   }
   if (t <= 0) return;
-  if (a.attempt == tt->second.first) {
-    tt->second.first_time = t;
+  if (a.attempt == first) {
     c.seen++;
     c.samples.push_back({t, a.executor});
     if (c.samples.size() > o_.max_samples) c.samples.pop_front();
@@ -216,12 +217,12 @@ void SelectorPolicy::OnAttemptEnded(const ClusterView& v, const AttemptView& a, 
   Learn(v, a, e);
   Each(v, out, [&](MitigationPolicy& p, std::vector<Proposal>* o) { p.OnAttemptEnded(v, a, e, o); });
   if (e.outcome != AttemptOutcome::kCommitted) return;
-  tasks_.erase({a.job, a.task});
+  tasks_->Erase(a.job, a.task);
   auto jt = jobs_.find(a.job);
   if (jt == jobs_.end() || ++jt->second.commits < jt->second.needed) return;
   const std::string cls = jt->second.cls;
+  Class& c = *jt->second.c;
   jobs_.erase(jt);
-  Class& c = classes_[cls];
   if (c.live > 0) c.live--;
   c.done++;
   MaybeReplay(v, cls, c);

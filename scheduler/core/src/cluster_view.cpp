@@ -40,13 +40,11 @@ void StateView::ForEachRunningAttempt(const std::function<void(const AttemptView
 }
 
 void StateView::ForEachAttemptOn(ExecutorId e, const std::function<void(const AttemptView&)>& fn) const {
-  auto it = s_.executors.find(e);
-  if (it == s_.executors.end()) return;
+  const ExecutorState* x = s_.FindExec(e);
+  if (!x) return;
   // Sorted: the executor's set is unordered, and policies must act in a
   // deterministic order.
-  std::vector<AttemptId> ids(it->second.attempts.begin(), it->second.attempts.end());
-  std::sort(ids.begin(), ids.end());
-  for (AttemptId a : ids) fn(s_.ViewOf(s_.attempts.at(a)));
+  for (AttemptId a : x->attempts.Sorted()) fn(s_.ViewOf(s_.attempts.at(a)));
 }
 
 bool StateView::FindAttempt(AttemptId a, AttemptView* out) const {
@@ -68,9 +66,9 @@ bool StateView::FindJob(JobId id, JobView* out) const {
 }
 
 bool StateView::FindExecutor(ExecutorId id, ExecutorView* out) const {
-  auto it = s_.executors.find(id);
-  if (it == s_.executors.end()) return false;
-  *out = MakeExecView(it->second);
+  const ExecutorState* e = s_.FindExec(id);
+  if (!e) return false;
+  *out = MakeExecView(*e);
   return true;
 }
 

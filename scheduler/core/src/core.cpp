@@ -59,8 +59,7 @@ ExecutorId SchedulerCore::Impl::AddExecutor(ExecutorDesc desc) {
 void SchedulerCore::Impl::RemoveExecutor(ExecutorId id, bool lost, std::string reason) {
   auto it = s_.executors.find(id);
   if (it == s_.executors.end()) return;
-  std::vector<AttemptId> ids(it->second.attempts.begin(), it->second.attempts.end());
-  std::sort(ids.begin(), ids.end());  // deterministic requeue order
+  const std::vector<AttemptId> ids = it->second.attempts.Sorted();  // deterministic requeue order
   for (AttemptId a : ids) {
     auto at = s_.attempts.find(a);
     if (at == s_.attempts.end()) continue;  // ended by a job that failed just now
@@ -83,6 +82,7 @@ void SchedulerCore::Impl::RemoveExecutor(ExecutorId id, bool lost, std::string r
                  << " attempts rescheduled";
     s_.Emit(ExecutorChangedCmd{id, ExecutorChangedCmd::Change::kLost, reason});
   }
+  s_.exec_index.Erase(id);
   s_.executors.erase(it);
   s_.PostExecutor(id, lost ? ExecutorChange::kLost : ExecutorChange::kLeft);
   s_.dirty = true;

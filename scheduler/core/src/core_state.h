@@ -23,6 +23,9 @@
 #include "dependencies.h"
 #include "owner_shares.h"
 #include "policy_guard.h"
+#include "tailcut/common/executor_map.h"
+#include "tailcut/common/id_map.h"
+#include "tailcut/common/node_pool.h"
 #include "tailcut/core/policy.h"
 #include "tailcut/core/types.h"
 #include "work_shares.h"
@@ -122,7 +125,7 @@ struct ExecutorState {
   uint32_t used_slots = 0;
   uint32_t used_gpus = 0;
   uint64_t used_memory_mb = 0;  // requests of its attempts, queued ones included
-  std::unordered_set<AttemptId> attempts;
+  IdSet attempts;               // flat (no node per launch, issue 41); walked sorted or for sums
   uint64_t handed = 0;  // attempts launched on it or adopted by it since it registered
   uint64_t finished = 0;
   bool quarantined = false;
@@ -204,6 +207,11 @@ struct CoreState {
   // the restart have lost_after_s to register again and have them adopted.
   Time recovery_hold_until = -1;
   std::map<ExecutorId, ExecutorState> executors;
+  // executors' records by id, dense (FindExec): an ended attempt, a policy's
+  // look at an executor and placement each ask, and a tree walk per ask
+  // showed in the profile (issue 41). Kept by Lifecycle::AddExecutor and
+  // RemoveExecutor, the only places that add and erase executors.
+  ExecutorMap<ExecutorState*> exec_index;
   // Kernels some executor declared not idempotent by default (sticky).
   std::unordered_set<std::string> side_effect_kernels;
   std::deque<ExecutorId> free;          // executors with a free slot, not avoided
@@ -212,7 +220,12 @@ struct CoreState {
   std::vector<PolicyEvent> policy_events;
   std::priority_queue<PolicyWakeUp, std::vector<PolicyWakeUp>, std::greater<>> wakeups;
   uint64_t wakeup_seq = 0;
-  std::unordered_map<AttemptId, Attempt> attempts;
+  // Live attempts. Its nodes come from a pool (common/node_pool.h): one per
+  // launch through malloc was a tenth of a no-op's time (issue 41). Still an
+  // std::unordered_map (policies walk it: ForEachRunningAttempt), so the
+  // order they see is unchanged.
+  NodePool attempt_nodes;
+  std::pmr::unordered_map<AttemptId, Attempt> attempts{&attempt_nodes};
   // Output directories to promote (PromoteCmd), by (job, task), until the
   // driver answers; they outlive the job's own state (a job that failed
   // keeps the outputs of the tasks it committed).
@@ -301,9 +314,10 @@ struct CoreState {
     }
   }
   ExecutorState* FindExec(ExecutorId id) {
-    auto it = executors.find(id);
-    return it == executors.end() ? nullptr : &it->second;
+    ExecutorState** e = exec_index.Find(id);
+    return e ? *e : nullptr;
   }
+  const ExecutorState* FindExec(ExecutorId id) const { return const_cast<CoreState*>(this)->FindExec(id); }
 
   // Queues an event for the policies (none without policies).
   void Post(PolicyEvent e) {

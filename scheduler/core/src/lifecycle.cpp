@@ -108,6 +108,7 @@ void Lifecycle::AwaitPromotion(Job& job, TaskIndex t, AttemptId a, ExecutorId e,
 ExecutorState& Lifecycle::AddExecutor(ExecutorDesc desc) {
   ExecutorId id = s_.next_executor_id++;
   ExecutorState& e = s_.executors[id];
+  s_.exec_index[id] = &e;
   e.id = id;
   e.desc = std::move(desc);
   e.desc.slots = std::max<uint32_t>(e.desc.slots, 1);
@@ -162,7 +163,7 @@ Attempt& Lifecycle::Link(Job& job, TaskIndex t, ExecutorState& e, AttemptId id, 
   e.used_memory_mb += a.memory_mb;
   if (job.owner) job.owner->slots += a.slots;
   if (copy) s_.live_copies.insert(a.id);
-  e.attempts.insert(a.id);
+  e.attempts.Insert(a.id);
   e.handed++;
   job.running++;
   if (double limit = TimeLimit(job, t, e.id); limit > 0) {
@@ -258,7 +259,7 @@ void Lifecycle::EndAttempt(const Attempt& a, AttemptOutcome outcome, double run_
     s_.ChangeSlots(*exec, [&] { exec->used_slots -= a.slots; });
     exec->used_gpus -= a.gpus;
     exec->used_memory_mb -= a.memory_mb;
-    exec->attempts.erase(a.id);
+    exec->attempts.Erase(a.id);
   }
   if (now < 0) now = s_.Now();
   const TaskDef& d = job.def.Task(a.task);

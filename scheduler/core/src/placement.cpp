@@ -63,8 +63,8 @@ bool Placement::RunsTask(const Job& job, TaskIndex t, ExecutorId e) const {
 // answer is now cached per executor (RefreshAvoid, on events) and avoided
 // executors wait in their own list, so PickFree does not walk past them.
 bool Placement::PolicyAvoids(ExecutorId e) const {
-  auto it = s_.executors.find(e);
-  return it != s_.executors.end() && it->second.avoided;
+  const ExecutorState* x = s_.FindExec(e);
+  return x && x->avoided;
 }
 
 void Placement::RefreshAvoid(ExecutorState& e) {
@@ -243,14 +243,14 @@ bool Placement::FitsWithoutCopies(const ExecutorState& e, const TaskDef& d) cons
   uint32_t slots = e.used_slots, gpus = e.used_gpus;
   uint64_t memory = e.used_memory_mb;
   bool any = false;
-  for (AttemptId id : e.attempts) {
+  e.attempts.ForEach([&](AttemptId id) {  // sums: the order does not matter
     const Attempt& a = s_.attempts.at(id);
-    if (!a.copy) continue;
+    if (!a.copy) return;
     any = true;
     slots -= a.slots;
     gpus -= a.gpus;
     memory -= a.memory_mb;
-  }
+  });
   return any && slots + std::max<uint32_t>(d.cpu_slots, 1) <= e.desc.slots && gpus + d.gpus <= e.desc.gpus &&
          (e.desc.memory_mb == 0 || memory + d.memory_mb <= e.desc.memory_mb) && Feasible(e, d);
 }

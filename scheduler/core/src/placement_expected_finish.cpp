@@ -76,11 +76,11 @@ void ExpectedFinishPlacement::AttemptLinked(const Job& job, const Attempt& a) {
 }
 
 void ExpectedFinishPlacement::AttemptEnded(const Attempt& a) {
-  auto it = live_.find(a.id);
-  if (it == live_.end()) return;
-  pools_[it->second.bucket].end_sum -= it->second.end;
-  pools_[it->second.bucket].live--;
-  live_.erase(it);
+  const Live* l = live_.Find(a.id);
+  if (!l) return;
+  pools_[l->bucket].end_sum -= l->end;
+  pools_[l->bucket].live--;
+  live_.Erase(a.id);
 }
 
 double ExpectedFinishPlacement::FasterPoolFinish(int b, double d, uint32_t tasks) const {

@@ -28,10 +28,10 @@
 #include <bit>
 #include <cstdint>
 #include <deque>
-#include <unordered_map>
 
-#include "tailcut/common/executor_map.h"
 #include "placement_strategy.h"
+#include "tailcut/common/executor_map.h"
+#include "tailcut/common/id_map.h"
 
 namespace tailcut::core {
 
@@ -114,7 +114,7 @@ class ExpectedFinishPlacement final : public PlacementStrategy {
   std::array<uint64_t, 2> listed_{};  // [avoided]: bit b set while List(b, avoided) has entries
   static_assert(kBuckets <= 64);
   ExecutorMap<Exec> execs_;  // dense by id: every placement walk asks
-  std::unordered_map<AttemptId, Live> live_;
+  IdMap<Live> live_;         // flat: an entry per launch, no node (issue 41)
 };
 
 }  // namespace tailcut::core

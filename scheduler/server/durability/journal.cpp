@@ -288,7 +288,14 @@ class Journal::Impl {
     ++launched_live_;
   }
   void AttemptEnded(AttemptId a) {
-    auto at = std::lower_bound(launched_.begin(), launched_.end(), a, ByAttempt());
+    // Attempts mostly end in the order they were launched: the one after
+    // the last found is looked at first (a binary search per ended attempt
+    // was 3-4% of a no-op's scheduler time, issue 41). Same entry either
+    // way: ids in launched_ are unique and sorted.
+    auto at = end_hint_ < launched_.size() && launched_[end_hint_].attempt == a
+                  ? launched_.begin() + static_cast<std::ptrdiff_t>(end_hint_)
+                  : std::lower_bound(launched_.begin(), launched_.end(), a, ByAttempt());
+    end_hint_ = static_cast<size_t>(at - launched_.begin()) + 1;
     if (at != launched_.end() && at->attempt == a && !at->ended) {
       at->ended = true;  // never written
       --launched_live_;
@@ -528,6 +535,7 @@ class Journal::Impl {
   };
   std::vector<Launch> launched_;  // in id order: rows append
   size_t launched_live_ = 0;      // of launched_, not ended
+  size_t end_hint_ = 0;           // where AttemptEnded looks first
   std::unordered_set<std::string> identities_;
   std::vector<AttemptId> ended_;                   // rows to delete
 };

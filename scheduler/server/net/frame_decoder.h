@@ -30,10 +30,20 @@
 #include <utility>
 #include <vector>
 
+#include <google/protobuf/arena.h>
 #include <google/protobuf/message_lite.h>
 #include <zmq.hpp>
 
 namespace tailcut {
+
+// Deletes a message unless an arena owns it (then the message is not
+// touched: its arena may be gone already, e.g. in a move assignment).
+struct DeleteUnlessOnArena {
+  bool on_arena = false;
+  void operator()(google::protobuf::MessageLite* m) const {
+    if (!on_arena) delete m;
+  }
+};
 
 class FrameDecoder {
  public:
@@ -44,8 +54,12 @@ class FrameDecoder {
   struct Item {
     int source = 0;  // the caller's name for the socket it came from
     std::string route;
-    zmq::message_t frame;                                // kept: its metadata names the peer's key
-    std::unique_ptr<google::protobuf::MessageLite> msg;  // an empty message of the frame's type
+    zmq::message_t frame;  // kept: its metadata names the peer's key
+    // Where `msg` is parsed, if anywhere but the heap (declared first: it
+    // outlives the message). A large Report parsed on the heap was an
+    // allocation per result and per start, and as many frees (issue 41).
+    std::unique_ptr<google::protobuf::Arena> arena;
+    std::unique_ptr<google::protobuf::MessageLite, DeleteUnlessOnArena> msg;  // an empty message of the frame's type
     bool parsed = false;                                 // set by `decode`
     uint64_t tasks = 0, request_id = 0;                  // what `decode` read before parsing, if anything
   };

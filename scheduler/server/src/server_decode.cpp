@@ -5,6 +5,8 @@
 // meanwhile reads every other peer's heartbeats and requests.
 #include <time.h>
 
+#include <algorithm>
+
 #include "server_impl.h"
 #include "tailcut/wire/wire.h"
 
@@ -16,10 +18,18 @@ bool SchedulerServer::Impl::Defer(Source source, const std::string& route, zmq::
   item.source = source;
   item.route = route;
   item.frame = std::move(payload);
-  if (source == kFromExecutors)
-    item.msg = std::make_unique<wire::ExecutorMessage>();
-  else
-    item.msg = std::make_unique<wire::ClientRequest>();
+  if (source == kFromExecutors) {
+    // On an arena, as on the loop (DrainExecutors): blocks of about the
+    // frame's size, freed at once when the decoder disposes of the item.
+    google::protobuf::ArenaOptions o;
+    o.start_block_size = std::clamp<size_t>(item.frame.size(), 4096, size_t{16} << 20);
+    o.max_block_size = std::max<size_t>(o.start_block_size, size_t{1} << 20);
+    item.arena = std::make_unique<google::protobuf::Arena>(o);
+    item.msg = {google::protobuf::Arena::CreateMessage<wire::ExecutorMessage>(item.arena.get()),
+                DeleteUnlessOnArena{true}};
+  } else {
+    item.msg.reset(new wire::ClientRequest());
+  }
   if (decoder_->HasRoom(item.frame.size())) {
     decoder_->Push(std::move(item));
   } else {  // the socket is read again when this fits (OnDecoded)

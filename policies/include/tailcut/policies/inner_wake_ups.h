@@ -4,10 +4,10 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <unordered_map>
 #include <utility>
 #include <vector>
 
+#include "tailcut/common/id_map.h"
 #include "tailcut/core/policy.h"
 
 namespace tailcut {
@@ -23,14 +23,14 @@ class InnerWakeUps {
       p.more.push_back({at, inner});
     }
   }
-  void Forget(AttemptId a) { m_.erase(a); }
+  void Forget(AttemptId a) { m_.Erase(a); }
   // The inner policies (by index) whose wake-up for `a` is due at `now`,
   // each once and in index order; they are dropped.
   std::vector<uint32_t> TakeDue(AttemptId a, Time now) {
     std::vector<uint32_t> due;
-    auto it = m_.find(a);
-    if (it == m_.end()) return due;
-    Pending& p = it->second;
+    Pending* found = m_.Find(a);
+    if (!found) return due;
+    Pending& p = *found;
     auto take = [&](const Entry& x) {
       if (std::find(due.begin(), due.end(), x.second) == due.end()) due.push_back(x.second);
     };
@@ -51,7 +51,7 @@ class InnerWakeUps {
       p.has_first = true;
       p.more.erase(p.more.begin());
     }
-    if (!p.has_first) m_.erase(it);
+    if (!p.has_first) m_.Erase(a);
     std::sort(due.begin(), due.end());
     return due;
   }
@@ -60,13 +60,13 @@ class InnerWakeUps {
   using Entry = std::pair<Time, uint32_t>;
   // Performance: most attempts have one pending wake-up; it is kept in the
   // node, not in a vector of its own (an allocation per launch less under
-  // `default`, issue 41).
+  // `default`, issue 41), and the nodes are slots of one flat table (IdMap).
   struct Pending {
     Entry first{};
     bool has_first = false;
     std::vector<Entry> more;  // further ones, rare
   };
-  std::unordered_map<AttemptId, Pending> m_;
+  IdMap<Pending> m_;
 };
 
 }  // namespace tailcut

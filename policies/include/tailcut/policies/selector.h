@@ -31,6 +31,10 @@
 
 namespace tailcut {
 
+namespace policy_util {
+class FirstAttempts;
+}
+
 struct SelectorOptions {
   // --policy entries ("a+b" chains); the first runs until a replay chooses.
   std::string candidates = "clone+predictive+reassign,late,hedge,spark,none";
@@ -58,6 +62,7 @@ class SelectorPolicy final : public MitigationPolicy {
   // `chains[i]` is candidate `names[i]`'s chain; `engine` may be null.
   SelectorPolicy(SelectorOptions o, std::vector<std::string> names, std::vector<PolicyChain> chains,
                  std::unique_ptr<ReplayEngine> engine);
+  ~SelectorPolicy() override;
   std::string_view name() const override { return "default"; }
 
   // The candidates, in order (the first runs until a replay chooses).
@@ -98,17 +103,14 @@ class SelectorPolicy final : public MitigationPolicy {
   };
   struct JobState {
     std::string cls;
+    Class* c = nullptr;  // classes_[cls] (classes are never dropped)
     uint32_t commits = 0, needed = 0;
-  };
-  struct TaskState {
-    AttemptId first = 0;
-    double first_time = -1;  // the first attempt's (imputed) run time, once it ended
   };
 
   Class* ClassOf(JobId job);
   Class* ClassOfAttempt(const ClusterView& v, AttemptId a);
-  void Each(const ClusterView& v, std::vector<Proposal>* out,
-            const std::function<void(MitigationPolicy&, std::vector<Proposal>*)>& hook);
+  template <typename Hook>
+  void Each(const ClusterView& v, std::vector<Proposal>* out, const Hook& hook);
   void Filter(const ClusterView& v, uint32_t source, std::vector<Proposal>& in, std::vector<Proposal>* out);
   bool Active(uint32_t candidate) const;
   void Learn(const ClusterView& v, const AttemptView& a, const AttemptEnd& e);
@@ -128,7 +130,9 @@ class SelectorPolicy final : public MitigationPolicy {
   std::vector<uint32_t> running_;  // per candidate, the classes that run it
   std::vector<char> fed_;          // per candidate: some class ran it (its chain sees the events)
   std::unordered_map<JobId, JobState> jobs_;
-  std::map<std::pair<JobId, TaskIndex>, TaskState> tasks_;
+  // Each launched task's first attempt, until it commits; a repeat is
+  // judged against the class's first runs (Learn).
+  std::unique_ptr<policy_util::FirstAttempts> tasks_;
   InnerWakeUps wakeups_;
   std::vector<Proposal> scratch_;  // Each's and OnWakeUp's, reused
 };

@@ -99,6 +99,8 @@ class RecentTrace final : public CoreObserver {
   size_t next_ = 0;  // the slot the next row takes once the ring is full
   std::vector<Slot> slots_;
   std::unordered_map<JobId, Chain> chains_;
+  Chain* last_chain_ = nullptr;  // chains_[last_chain_job_], while it is there
+  JobId last_chain_job_ = 0;
 };
 
 }  // namespace tailcut
