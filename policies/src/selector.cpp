@@ -20,6 +20,7 @@ Status LoadSelectorOptions(const Config& cfg, const std::string& prefix, Selecto
   p.Get("candidates", &o->candidates)
       .Get("first_replay_jobs", &o->first_replay_jobs)
       .Get("replay_jobs", &o->replay_jobs)
+      .Get("replay_seeds", &o->replay_seeds)
       .Get("max_samples", &o->max_samples)
       .Get("margin", &o->margin)
       .Get("p50_slack", &o->p50_slack)
@@ -31,6 +32,7 @@ Status LoadSelectorOptions(const Config& cfg, const std::string& prefix, Selecto
       .Check(!SplitPolicyList(o->candidates).empty(), "candidates must name at least one entry")
       .Check(o->first_replay_jobs >= 2, "first_replay_jobs must be >= 2")
       .Check(o->replay_jobs >= 10 && o->replay_jobs <= 100000, "replay_jobs must be in [10, 100000]")
+      .Check(o->replay_seeds >= 1 && o->replay_seeds <= 16, "replay_seeds must be in [1, 16]")
       .Check(o->max_samples >= 16 && o->max_samples <= (1u << 20), "max_samples must be in [16, 1048576]")
       .Check(o->margin >= 0 && o->margin < 1, "margin must be in [0, 1)")
       .Check(o->p50_slack >= 1, "p50_slack must be >= 1")
@@ -328,6 +330,7 @@ ReplayModel SelectorPolicy::Model(const ClusterView& v, const std::string& name,
   // the task's own slowness: all of them.
   if (c.redo >= 4) m.task_share = std::clamp((c.redo_long / c.redo - 0.25) / 0.75, 0.0, 1.0);
   m.jobs = o_.replay_jobs;
+  m.seeds = o_.replay_seeds;
   m.seed = Mix(std::hash<std::string>()(name) + replays_);
   return m;
 }
@@ -362,6 +365,13 @@ void SelectorPolicy::Collect() {
   auto ok = [&](const ReplayScore& s) {
     return s.ran && (&s == none || (s.p99 <= (1 - o_.min_gain) * none->p99 && s.p50 <= o_.p50_slack * none->p50));
   };
+  if (GetLogLevel() <= LogLevel::kDebug) {  // every candidate's replayed p50 / p99 (means over the seeds)
+    std::string line = "default: class " + cls + " replay " + std::to_string(replays_) + " after " +
+                       std::to_string(c.done) + " jobs under " + names_[c.choice] + ":";
+    for (const ReplayScore& s : scores)
+      line += " " + s.candidate + " " + std::to_string(s.p50) + "/" + std::to_string(s.p99);
+    LogLine(LogLevel::kDebug, line);
+  }
   const ReplayScore* best = none;
   const ReplayScore* incumbent = nullptr;
   for (const ReplayScore& s : scores) {

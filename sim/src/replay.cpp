@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <sstream>
 
+#include "tailcut/common/random.h"
 #include "tailcut/common/stats.h"
 #include "tailcut/policies/replay_thread.h"
 #include "tailcut/policies/selector.h"
@@ -73,29 +74,45 @@ StatusOr<Scenario> ReplayScenario(const ReplayModel& m, const Config& policies) 
 
 bool SimReplayEngine::Start(const ReplayModel& m, const std::vector<std::string>& candidates) {
   if (ready_) return false;
-  done_.clear();
-  auto sc = ReplayScenario(m, policies_);
-  for (const std::string& c : candidates) {
-    ReplayScore s;
-    s.candidate = c;
-    if (sc.ok()) {
-      auto r = RunPolicy(*sc, c, sc->seed);
-      if (r.ok() && r->unfinished == 0) {
-        s.ran = true;
-        s.p50 = r->p50;
-        s.p99 = r->p99;
-        s.p999 = r->p999;
-        s.extra_work = r->extra_work;
-        for (const OwnerResult& o : r->owners)  // beside other classes: only its own jobs
-          if (o.owner == kReplayed && !o.latencies.empty()) {
-            s.p50 = o.p50;
-            s.p99 = o.p99;
-            s.p999 = Quantile(o.latencies, 0.999);
-          }
-      }
-    }
-    done_.push_back(std::move(s));
+  done_.assign(candidates.size(), ReplayScore());
+  for (size_t i = 0; i < candidates.size(); ++i) {
+    done_[i].candidate = candidates[i];
+    done_[i].ran = true;
   }
+  // Paired: every candidate on the same seeds' workloads.
+  const uint32_t seeds = std::max(m.seeds, 1u);
+  for (uint32_t k = 0; k < seeds; ++k) {
+    ReplayModel mk = m;
+    if (k > 0) mk.seed = Mix(m.seed + k);
+    auto sc = ReplayScenario(mk, policies_);
+    for (ReplayScore& s : done_) {
+      if (!s.ran) continue;
+      auto r = sc.ok() ? RunPolicy(*sc, s.candidate, sc->seed) : StatusOr<SimResult>(sc.status());
+      if (!r.ok() || r->unfinished > 0) {
+        s.ran = false;
+        continue;
+      }
+      double p50 = r->p50, p99 = r->p99, p999 = r->p999;
+      for (const OwnerResult& o : r->owners)  // beside other classes: only its own jobs
+        if (o.owner == kReplayed && !o.latencies.empty()) {
+          p50 = o.p50;
+          p99 = o.p99;
+          p999 = Quantile(o.latencies, 0.999);
+        }
+      s.p50s.push_back(p50);
+      s.p99s.push_back(p99);
+      s.p50 += p50 / seeds;
+      s.p99 += p99 / seeds;
+      s.p999 += p999 / seeds;
+      s.extra_work += r->extra_work / seeds;
+    }
+  }
+  for (ReplayScore& s : done_)
+    if (!s.ran) {
+      std::string c = std::move(s.candidate);
+      s = ReplayScore();
+      s.candidate = std::move(c);
+    }
   ready_ = true;
   return true;
 }

@@ -56,13 +56,17 @@ struct ReplayModel {
   double network_s = 0.00015;  // one-way message delay
   uint32_t jobs = 300;         // jobs to replay
   uint64_t seed = 1;
+  // Paired replays: each candidate runs on `seeds` workloads (the first
+  // drawn from `seed`), every candidate on the same ones.
+  uint32_t seeds = 1;
 };
 
 // What a candidate did in a replay.
 struct ReplayScore {
   std::string candidate;  // a --policy entry ("clone+predictive+reassign")
   bool ran = false;       // false: refused (e.g. single-tenant with [owners])
-  double p50 = 0, p99 = 0, p999 = 0, extra_work = 0;
+  double p50 = 0, p99 = 0, p999 = 0, extra_work = 0;  // the means over the seeds
+  std::vector<double> p50s, p99s;                     // per seed, in the model's seed order
 };
 
 class ReplayEngine {

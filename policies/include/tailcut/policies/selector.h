@@ -42,8 +42,9 @@ struct SelectorOptions {
   // its first attempts ended), then at each doubling: O(log) replays.
   uint32_t first_replay_jobs = 12;
   uint32_t replay_jobs = 300;   // jobs per replayed run
+  uint32_t replay_seeds = 2;    // workloads each candidate is replayed on (the same for all); scores are the means
   uint32_t max_samples = 2048;  // run times kept per class (the most recent)
-  double margin = 0.05;         // leave the chain in force only for a p99 this much lower in the replay
+  double margin = 0.15;         // leave the chain in force unless the winner's replayed p99 is this much lower
   double p50_slack = 1.02;      // a candidate's replayed p50 must stay within this x none's
   double min_gain = 0;          // ... and its replayed p99 this much below none's (the replay's error)
   uint32_t max_classes = 256;   // classes learned at once; beyond, new classes run the first candidate
