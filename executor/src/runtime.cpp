@@ -57,9 +57,7 @@ void RunInstant(const Kernel& kernel, const AttemptSpec& spec, RuntimeEvents* ou
   StatusOr<std::string> result = kernel.fn(ctx);
   wire::AttemptResult r = result.ok() ? MakeResult(spec.id, wire::AttemptResult::OK)
                                       : MakeResult(spec.id, wire::AttemptResult::FAILED, result.status().message());
-  // An empty output is no output on the wire (proto3); setting one would
-  // allocate a string per no-op (issue 41).
-  if (result.ok() && !result->empty()) r.set_output(std::move(result).value());
+  if (result.ok()) r.set_output(std::move(result).value());
   r.set_run_s(SecondsSince(t0));
   out->started.push_back(spec.id);
   out->results.push_back(std::move(r));
