@@ -46,6 +46,7 @@ Status LoadSelectorOptions(const Config& cfg, const std::string& prefix, Selecto
 namespace {
 constexpr size_t kSubmits = 256;         // submit times kept per class (the arrival rate's window)
 constexpr size_t kMaxTracked = 1 << 18;  // jobs and tasks tracked at once; past it, the oldest go
+constexpr size_t kMaxEnded = 4096;       // finished k_of_n jobs whose cut-short attempts are awaited
 }  // namespace
 
 SelectorPolicy::SelectorPolicy(SelectorOptions o, std::vector<std::string> names, std::vector<PolicyChain> chains,
@@ -176,9 +177,20 @@ void SelectorPolicy::OnAttemptProgress(const ClusterView& v, const AttemptView& 
 // repeated attempt whether it was long too (the task's slowness, not the
 // attempt's).
 void SelectorPolicy::Learn(const ClusterView& v, const AttemptView& a, const AttemptEnd& e) {
-  auto jt = jobs_.find(a.job);
-  if (jt == jobs_.end()) return;
-  Class& c = *jt->second.c;
+  // A job that needed fewer commits than it has tasks (k_of_n, quorum)
+  // finishes with its slowest tasks still running; their attempts end, cut
+  // short, after it: the class's tail, learned through ended_.
+  Class* cp = nullptr;
+  bool after = false;
+  if (auto jt = jobs_.find(a.job); jt != jobs_.end()) {
+    cp = jt->second.c;
+  } else if (auto it = ended_.find(a.job); it != ended_.end()) {
+    cp = it->second;
+    after = true;
+  } else {
+    return;
+  }
+  Class& c = *cp;
   const AttemptId first = tasks_->Find(a.job, a.task);
   if (first == 0) return;
   const double elapsed = a.started >= 0 ? e.ended - a.started - v.ReportLag() : 0;
@@ -195,8 +207,10 @@ void SelectorPolicy::Learn(const ClusterView& v, const AttemptView& a, const Att
     c.seen++;
     c.samples.push_back({t, a.executor});
     if (c.samples.size() > o_.max_samples) c.samples.pop_front();
+    if (after) tasks_->Erase(a.job, a.task);
     return;
   }
+  if (after) return;
   // A repeated attempt: long means past the class's upper quartile. Cut
   // short below it says nothing.
   if (c.samples.size() < 8) return;
@@ -222,6 +236,14 @@ void SelectorPolicy::OnAttemptEnded(const ClusterView& v, const AttemptView& a, 
   if (jt == jobs_.end() || ++jt->second.commits < jt->second.needed) return;
   const std::string cls = jt->second.cls;
   Class& c = *jt->second.c;
+  if (jt->second.needed < c.tasks) {  // its other tasks' first attempts end after it (Learn)
+    ended_.emplace(a.job, &c);
+    ended_order_.push_back(a.job);
+    if (ended_order_.size() > kMaxEnded) {
+      ended_.erase(ended_order_.front());
+      ended_order_.pop_front();
+    }
+  }
   jobs_.erase(jt);
   if (c.live > 0) c.live--;
   c.done++;

@@ -130,6 +130,10 @@ class SelectorPolicy final : public MitigationPolicy {
   std::vector<uint32_t> running_;  // per candidate, the classes that run it
   std::vector<char> fed_;          // per candidate: some class ran it (its chain sees the events)
   std::unordered_map<JobId, JobState> jobs_;
+  // Finished jobs that needed fewer commits than tasks, the most recent
+  // kMaxEnded: their first attempts still running end after them (Learn).
+  std::unordered_map<JobId, Class*> ended_;
+  std::deque<JobId> ended_order_;
   // Each launched task's first attempt, until it commits; a repeat is
   // judged against the class's first runs (Learn).
   std::unique_ptr<policy_util::FirstAttempts> tasks_;
