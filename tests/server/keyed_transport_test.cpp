@@ -1,13 +1,15 @@
 // The replica port (scheduler/server/replicas/keyed_transport.h): closed to
 // anyone without the replica key. Raw TCP peers speak the handshake with
 // the right key, a wrong one, garbage or silence; a replica holding another
-// key never joins the group.
+// key never joins the group; a keyed peer claiming an id outside the group is
+// refused, one claiming a member's is Raft's to judge.
 #include <poll.h>
 #include <sodium.h>
 #include <sys/time.h>
 
 #include <cstring>
 
+#include "keyed_transport.h"  // libraft's message types
 #include "replica_fixture.h"
 
 namespace tailcut::replica_test {
@@ -67,27 +69,34 @@ std::string Mac(const std::string& key, const std::string& label, const std::str
   return std::string(reinterpret_cast<char*>(out), sizeof out);
 }
 
-// Runs the dialer's side with `key`; true when the listener keeps the
-// connection open after it (it accepted), false when it closes it.
-bool Dial(const std::string& address, const std::string& key, bool* listener_proved_key) {
+// Runs the dialer's side with `key`, claiming Raft id `id` at `self`; the
+// connection, whatever the listener made of it.
+std::unique_ptr<Raw> Handshake(const std::string& address, const std::string& key, bool* listener_proved_key,
+                               uint64_t id = 9, const std::string& self = "127.0.0.1:1") {
   REQUIRE(sodium_init() >= 0);
-  Raw raw(address);
-  REQUIRE(raw.connected());
+  auto raw = std::make_unique<Raw>(address);
+  REQUIRE(raw->connected());
   std::string nc(32, '\0');
   randombytes_buf(nc.data(), nc.size());
-  raw.Send("TCRAFT01" + nc);
-  std::string challenge = raw.Recv(64);
+  raw->Send("TCRAFT01" + nc);
+  std::string challenge = raw->Recv(64);
   REQUIRE(challenge.size() == 64);
   std::string ns = challenge.substr(0, 32);
   *listener_proved_key = challenge.substr(32) == Mac(Key('k'), "tailcut-raft-listener", nc, ns, "");
-  std::string self = "127.0.0.1:1";
-  std::string id_part = std::string("\x09\0\0\0\0\0\0\0", 8) + std::string(1, static_cast<char>(self.size())) +
-                        std::string(1, '\0') + self;
-  raw.Send(id_part + Mac(key, "tailcut-raft-dialer", nc, ns, id_part));
-  return !raw.Closed(1500);  // a refusal closes at once
+  std::string id_part;
+  for (int i = 0; i < 8; ++i) id_part.push_back(static_cast<char>((id >> (8 * i)) & 0xff));
+  id_part += std::string(1, static_cast<char>(self.size())) + std::string(1, '\0') + self;
+  raw->Send(id_part + Mac(key, "tailcut-raft-dialer", nc, ns, id_part));
+  return raw;
 }
 
-TEST_CASE("the replica port refuses peers without the key and accepts one with it") {
+// True when the listener keeps the connection open after the handshake (it
+// accepted), false when it closes it.
+bool Dial(const std::string& address, const std::string& key, bool* listener_proved_key, uint64_t id = 9) {
+  return !Handshake(address, key, listener_proved_key, id)->Closed(1500);  // a refusal closes at once
+}
+
+TEST_CASE("the replica port refuses peers without the key or outside the group") {
   Cluster c(1);
   c.StartAll();
   const std::string address = c[0].options.peers[0].address;
@@ -115,13 +124,14 @@ TEST_CASE("the replica port refuses peers without the key and accepts one with i
     REQUIRE(WaitFor([&] { return c[0].refused() == 1; }));
     CHECK(c[0].refusals[0].find("timed out") != std::string::npos);
   }
-  SECTION("the key") {
-    // The same exchange with the right key is handed to Raft: not closed
-    // by the handshake, nothing refused.
+  SECTION("the key, claiming an id not in the group") {
+    // A group of one has no other member: every dialer is refused, after
+    // the key is proved.
     bool proved = false;
-    CHECK(Dial(address, Key('k'), &proved));
+    CHECK_FALSE(Dial(address, Key('k'), &proved, 1));
     CHECK(proved);
-    CHECK(c[0].refused() == 0);
+    REQUIRE(WaitFor([&] { return c[0].refused() == 1; }));
+    CHECK(c[0].refusals[0].find("replica id 1 is not another member") != std::string::npos);
   }
 }
 
@@ -163,6 +173,97 @@ TEST_CASE("a replica holding another key never joins the group") {
   // Both sides log the refusals: the keyed replicas refuse its dials, it
   // refuses theirs.
   CHECK(WaitFor([&] { return c[0].refused() + c[1].refused() > 0 && c[2].refused() > 0; }));
+}
+
+// libraft's wire format (its uv_encoding.c): little-endian u64s, a message
+// is its type, its header's length, the header, then any entries' data.
+std::string U64(uint64_t v) {
+  std::string b;
+  for (int i = 0; i < 8; ++i) b.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
+  return b;
+}
+std::string Message(uint64_t type, const std::string& header) { return U64(type) + U64(header.size()) + header; }
+
+// A keyed peer is a member of the group (docs/RELIABILITY.md, "What a peer
+// holding the key can do"): what it sends is Raft's to judge. Raft's rules
+// refuse a forged append that does not match the log and a vote request
+// while a leader is known; a term from the future is an election. None of it
+// may crash a replica or stop the group.
+TEST_CASE("a keyed peer's garbage, vote and append from the future do not stop the group") {
+  Cluster c(3);
+  c.StartAll();
+  int leader = c.WaitLeader();
+  REQUIRE(leader >= 0);
+  REQUIRE(c.Commit(static_cast<size_t>(leader), 1, 5) == 5);
+  Replica& attacked = c[static_cast<size_t>(leader)];
+  const std::string address = attacked.options.peers[static_cast<size_t>(leader)].address;
+  const uint64_t term = attacked.group->term();
+  const uint64_t future = term + 1000000;
+  const uint64_t member = attacked.options.id == 1 ? 2 : 1;  // the forger claims another member's id
+  bool proved = false;
+
+  // The key with an id outside the group is refused and logged; with a
+  // member's id, the connection is handed to Raft.
+  CHECK_FALSE(Dial(address, Key('k'), &proved, 9));
+  REQUIRE(WaitFor([&] { return attacked.refused() == 1; }));
+  {
+    std::lock_guard<std::mutex> l(attacked.refusals_mu);
+    CHECK(attacked.refusals[0].find("replica id 9 is not another member") != std::string::npos);
+  }
+  CHECK(Dial(address, Key('k'), &proved, member));
+
+  // Garbage after the handshake: a message type libraft does not know, then
+  // a header length of 2^40 bytes. libraft drops each connection.
+  for (const std::string& garbage :
+       std::vector<std::string>{Message(255, std::string(16, 'x')), U64(RAFT_IO_APPEND_ENTRIES) + U64(1ull << 40)}) {
+    auto raw = Handshake(address, Key('k'), &proved, member);
+    raw->Send(garbage);
+    CHECK(raw->Closed());
+  }
+  CHECK(attacked.refused() == 1);  // the handshake passed: Raft's to judge
+  REQUIRE(attacked.group->is_leader());
+  REQUIRE(c.Commit(static_cast<size_t>(leader), 6, 5) == 5);
+
+  // A vote request from the future, from a member with a longer log: the
+  // leader is known, so it is refused and the term stays.
+  {
+    auto raw = Handshake(address, Key('k'), &proved, member);
+    raw->Send(Message(RAFT_IO_REQUEST_VOTE, U64(future) + U64(member) + U64(1u << 30) + U64(future) + U64(0)));
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  }
+  CHECK(attacked.group->is_leader());
+  CHECK(attacked.group->term() == term);
+  REQUIRE(c.Commit(static_cast<size_t>(leader), 11, 5) == 5);
+
+  // A forged append from the future: one entry after an index this log does
+  // not have. The term is Raft's rule: the leader follows it (a higher term)
+  // and steps down, the entry fails the log-matching check and is never
+  // applied, and the group elects a leader in a later term and commits on.
+  {
+    std::string header = U64(future) + U64(1000) + U64(future) + U64(1000) + U64(1) +  // term, prev, commit, n
+                         U64(future) + std::string(1, static_cast<char>(RAFT_COMMAND)) + std::string(3, '\0') +
+                         std::string("\x08\0\0\0", 4) + U64(0);  // the entry's header; the unused leader id
+    auto raw = Handshake(address, Key('k'), &proved, member);
+    raw->Send(Message(RAFT_IO_APPEND_ENTRIES, header) + "forged!!");
+    CHECK(WaitFor([&] { return attacked.group->term() >= future; }));
+  }
+  REQUIRE(WaitFor(
+      [&] {
+        for (size_t i = 0; i < c.size(); ++i)
+          if (c[i].group->is_leader() && c[i].group->term() > future) return true;
+        return false;
+      },
+      30));
+  int next = c.WaitLeader();
+  REQUIRE(next >= 0);
+  REQUIRE(c.Commit(static_cast<size_t>(next), 16, 5) == 5);
+  CHECK(WaitFor([&] {
+    for (size_t i = 0; i < c.size(); ++i)
+      if (c[i].machine->applied() != 20) return false;
+    return true;
+  }));
+  for (size_t i = 0; i < c.size(); ++i) c.Stop(i);
+  for (size_t i = 0; i < c.size(); ++i) CHECK(c.JobsIn(i) == Range(1, 20));
 }
 
 }  // namespace

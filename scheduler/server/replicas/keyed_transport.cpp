@@ -3,6 +3,7 @@
 #include <sodium.h>
 #include <uv.h>
 
+#include <algorithm>
 #include <cstring>
 #include <set>
 
@@ -213,6 +214,9 @@ void Advance(Shake* s) {
       s->peer_id = GetLe(s->in, 8);
       s->peer_address.assign(reinterpret_cast<char*>(s->in + kIdHeader), body - kIdHeader);
       if (s->peer_id == 0) return Fail(s, RAFT_MALFORMED, "replica id 0");
+      const std::vector<uint64_t>& m = t->o.members;
+      if (s->peer_id == t->id || std::find(m.begin(), m.end(), s->peer_id) == m.end())
+        return Fail(s, RAFT_MALFORMED, "replica id " + std::to_string(s->peer_id) + " is not another member");
       s->step = Shake::kVerified;
       HandOver(s);
       return;

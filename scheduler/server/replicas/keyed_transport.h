@@ -28,6 +28,7 @@ extern "C" {  // libraft's headers have no C++ guards
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <vector>
 
 namespace tailcut {
 
@@ -36,6 +37,9 @@ struct KeyedTransportOptions {
   std::string bind_address;              // "ip:port" to listen on; empty: this replica's Raft address
   unsigned handshake_timeout_ms = 3000;  // connect + challenge-response, either side
   unsigned max_handshakes = 32;          // unfinished incoming handshakes at once; more are closed
+  // The group's other replicas' Raft ids: a keyed dialer claiming any other
+  // id (this replica's own included) is refused. Empty: every dialer is.
+  std::vector<uint64_t> members;
   // Each refused or failed incoming handshake (why, the peer's address), on
   // the loop's thread. Empty: logged at WARN.
   std::function<void(const std::string& why)> on_refused;

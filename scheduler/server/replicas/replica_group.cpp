@@ -72,6 +72,8 @@ class ReplicaGroup::Impl {
     to.handshake_timeout_ms = o_.handshake_timeout_ms;
     to.on_refused = o_.on_refused;
     to.max_handshakes = o_.max_handshakes;
+    for (const ReplicaPeer& p : o_.peers)
+      if (p.id != o_.id) to.members.push_back(p.id);
     if (KeyedTransportInit(&transport_, &loop_, to) != 0) return Status::Internal("replicas: transport init failed");
     if (int rv = raft_uv_init(&io_, &loop_, o_.dir.c_str(), &transport_); rv != 0)
       return Status::IoError(std::string("replicas: raft_uv_init on ") + o_.dir + ": " + io_.errmsg);
