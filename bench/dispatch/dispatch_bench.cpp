@@ -179,6 +179,21 @@ BENCHMARK(BM_SingleTaskJobLatency)
     ->Unit(benchmark::kMicrosecond)
     ->UseRealTime();
 
+// The same job through Client::SubmitAndWait: one request, the final
+// status pushed (SubmitJob.watch), as `tailcut submit --wait` does.
+void BM_SingleTaskJobOneRequest(benchmark::State& state) {
+  Cluster& cluster = Cluster::Get(state.range(0), state.range(1));
+  for (auto _ : state) {
+    auto st = cluster.client().SubmitAndWait(FanoutJob("noop", "", 1));
+    if (!st.ok() || st->state() != wire::JOB_SUCCEEDED) state.SkipWithError("job did not succeed");
+  }
+}
+BENCHMARK(BM_SingleTaskJobOneRequest)
+    ->ArgNames({"journal", "keys"})
+    ->ArgsProduct({{0, 1, 2, 3}, {0, 1}})
+    ->Unit(benchmark::kMicrosecond)
+    ->UseRealTime();
+
 // Raw ZeroMQ: `window` 32-byte messages DEALER -> ROUTER, each echoed back,
 // per iteration; items/s = round trips/s. Window 1 is ping-pong (latency
 // bound); larger windows pipeline, as tailcut's batched Work and Reports do,

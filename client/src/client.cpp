@@ -144,7 +144,10 @@ class Client::Impl {
       }
       wire::ClientReply reply;
       if (!ReceiveOne(std::min(deadline, resend) - now, &reply)) continue;
-      if (reply.request_id() == req.request_id()) {
+      // A watching submit's pushes carry its request id too: only its
+      // JobSubmitted (or an error) answers it.
+      const bool pushed = req.has_submit() && (reply.has_status() || reply.has_results());
+      if (reply.request_id() == req.request_id() && !pushed) {
         if (reply.has_error() && reply.error().code() == wire::Error::NOT_LEADER) {
           // A replica that does not lead: to the leader it names when this
           // client lists it, at once; none known yet (an election), ask
@@ -190,15 +193,48 @@ class Client::Impl {
     return st;
   }
 
+  // Submits `job` (with a fresh request key unless it has one); `watch`
+  // asks the scheduler to watch it under this request (SubmitJob.watch).
+  StatusOr<wire::ClientReply> Submit(const wire::JobSpec& job, bool watch) {
+    wire::ClientRequest req;
+    *req.mutable_submit()->mutable_job() = job;
+    req.mutable_submit()->set_watch(watch);
+    std::string key = job.request_key().empty() ? NewRequestKey() : job.request_key();
+    req.mutable_submit()->mutable_job()->set_request_key(key);
+    auto r = Call(std::move(req));
+    if (r.ok()) submitted_keys_[r->submitted().job_id()] = key;
+    return r;
+  }
+
   StatusOr<wire::JobStatus> Wait(JobId job, const WaitOptions& w) {
     wire::ClientRequest watch;
     watch.mutable_watch()->set_job_id(job);
     auto first = Call(watch);
     if (!first.ok()) return first.status();
-    uint64_t watch_id = first->request_id();
     auto checked = CheckedStatus(job, first->status());
     if (!checked.ok()) return checked.status();
-    wire::JobStatus last = *checked;
+    return WaitWatched(job, first->request_id(), *checked, w);
+  }
+
+  // One request: the submit watches the job; a scheduler that did not take
+  // the watch (older, or at its watcher cap) is asked with Wait.
+  StatusOr<wire::JobStatus> SubmitAndWait(const wire::JobSpec& job, const WaitOptions& w) {
+    auto r = Submit(job, /*watch=*/true);
+    if (!r.ok()) return r.status();
+    const wire::JobSubmitted& sub = r->submitted();
+    if (!sub.watching()) return Wait(sub.job_id(), w);
+    wire::JobStatus first;  // what the scheduler said: accepted, running
+    first.set_job_id(sub.job_id());
+    first.set_name(job.name());
+    first.set_state(wire::JOB_RUNNING);
+    first.set_tasks(sub.tasks());
+    first.set_request_key(submitted_keys_[sub.job_id()]);
+    return WaitWatched(sub.job_id(), r->request_id(), first, w);
+  }
+
+  // Waits for the end of `job`, watched under request `watch_id`, from its
+  // status `last`: pushed results and final status, polls in between.
+  StatusOr<wire::JobStatus> WaitWatched(JobId job, uint64_t watch_id, wire::JobStatus last, const WaitOptions& w) {
     if (w.on_progress) w.on_progress(last);
     double start = clock_.Now();
     double next_poll = start + w.progress_interval_s;
@@ -280,15 +316,13 @@ Client::Client(ClientOptions options) : impl_(std::make_unique<Impl>(std::move(o
 Client::~Client() = default;
 
 StatusOr<JobId> Client::Submit(const wire::JobSpec& job) {
-  wire::ClientRequest req;
-  *req.mutable_submit()->mutable_job() = job;
-  std::string key = job.request_key().empty() ? NewRequestKey() : job.request_key();
-  req.mutable_submit()->mutable_job()->set_request_key(key);
-  auto r = impl_->Call(std::move(req));
+  auto r = impl_->Submit(job, /*watch=*/false);
   if (!r.ok()) return r.status();
-  JobId id = r->submitted().job_id();
-  impl_->submitted_keys_[id] = key;
-  return id;
+  return JobId{r->submitted().job_id()};
+}
+
+StatusOr<wire::JobStatus> Client::SubmitAndWait(const wire::JobSpec& job, const WaitOptions& options) {
+  return impl_->SubmitAndWait(job, options);
 }
 
 std::string NewRequestKey() {

@@ -58,15 +58,17 @@ void PrintStatus(const wire::JobStatus& s) {
     std::printf("  copies preempted: %u (their slots went to other jobs' first attempts)\n", s.copies_preempted());
 }
 
-int WaitAndReport(Client& client, JobId id, const Args& a) {
+// Waits with `wait` (Client::Wait or SubmitAndWait) and prints the end.
+int WaitAndReport(const Args& a, const std::function<StatusOr<wire::JobStatus>(const WaitOptions&)>& wait) {
   SteadyClock clock;
   WaitOptions w;
   bool json = a.Has("--json");
   ProgressPrinter progress;  // a bar on a terminal, plain lines otherwise
   w.on_progress = [&](const wire::JobStatus& s) {
-    if (!json) progress.Update("job " + std::to_string(id), {s.committed(), s.tasks(), s.copies(), clock.Now()});
+    if (!json)
+      progress.Update("job " + std::to_string(s.job_id()), {s.committed(), s.tasks(), s.copies(), clock.Now()});
   };
-  auto st = client.Wait(id, w);
+  auto st = wait(w);
   progress.End();
   if (!st.ok()) return Fail(st.status());
   if (json) {
@@ -104,7 +106,8 @@ int SubmitPipelineFile(const Args& a, const std::string& path) {
   if (!a.Has("--wait")) return kExitOk;
   std::fflush(stdout);  // the ids before the wait's progress
   int rc = kExitOk;
-  for (const PipelineJob& j : jobs) rc = std::max(rc, WaitAndReport(client, j.job, a));
+  for (const PipelineJob& j : jobs)
+    rc = std::max(rc, WaitAndReport(a, [&](const WaitOptions& w) { return client.Wait(j.job, w); }));
   return rc;
 }
 
@@ -173,14 +176,14 @@ int Submit(const Args& a) {
     job.set_priority(static_cast<int32_t>(priority));
   }
   Client client(ClientOptionsFrom(a));
+  // One request: the submit watches the job (Client::SubmitAndWait).
+  if (a.Has("--wait")) return WaitAndReport(a, [&](const WaitOptions& w) { return client.SubmitAndWait(job, w); });
   auto id = client.Submit(job);
   if (!id.ok()) return Fail(id.status());
-  if (a.Has("--wait")) return WaitAndReport(client, *id, a);
   if (a.Has("--json")) {
-    wire::JobSubmitted s;
-    s.set_job_id(*id);
-    s.set_tasks(job.tasks_size() + job.template_count());
-    std::printf("%s\n", ToJson(s).c_str());
+    // Not JobSubmitted's JSON: its `watching` is the client's business.
+    std::printf("{\"job_id\":%llu,\"tasks\":%u}\n", static_cast<unsigned long long>(*id),
+                static_cast<unsigned>(job.tasks_size()) + job.template_count());
   } else {
     std::printf("submitted job %llu\n", static_cast<unsigned long long>(*id));
   }

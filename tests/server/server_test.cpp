@@ -382,3 +382,58 @@ TEST_CASE("server: cancelling with job_retention = 0 answers with the final stat
   }
   CHECK(client.Executors().ok());  // still serving
 }
+
+// Client::SubmitAndWait (SubmitJob.watch): the submit watches the job, the
+// final status is pushed. Polls are set 100 s apart, so the status can only
+// have come from the push; it is the job's true end, failed included.
+TEST_CASE("server: a submit that waits returns the job's final status, succeeded or failed, from the push") {
+  OneExecutorCluster c(TestOptions(), 4);
+  WaitOptions w;
+  w.progress_interval_s = 100;
+  w.timeout_s = 5;
+  std::vector<wire::JobStatus> seen;  // on_progress
+  w.on_progress = [&](const wire::JobStatus& s) { seen.push_back(s); };
+  auto run = [&](const wire::JobSpec& spec, wire::AttemptResult::Outcome outcome) {
+    seen.clear();
+    StatusOr<wire::JobStatus> result = Status::Internal("not run");
+    std::thread waiter([&] { result = c.client->SubmitAndWait(spec, w); });
+    wire::SchedulerToExecutor msg;
+    bool got = c.ex.Next(&msg) && msg.work().assign_size() == 1;
+    if (got) {
+      wire::ExecutorMessage m;
+      m.set_version(kProtocolVersion);
+      auto* r = m.mutable_report()->add_results();
+      r->set_attempt_id(msg.work().assign(0).attempt_id());
+      r->set_outcome(outcome);
+      r->set_error(outcome == wire::AttemptResult::FAILED ? "kernel said no" : "");
+      r->set_output("out");
+      c.ex.Send(m);
+    }
+    waiter.join();
+    REQUIRE(got);
+    return result;
+  };
+  auto ok = run(FanoutJob("noop", "", 1), wire::AttemptResult::OK);
+  REQUIRE(ok.ok());
+  CHECK(ok->state() == wire::JOB_SUCCEEDED);
+  CHECK(ok->committed() == 1);
+  CHECK(ok->tasks() == 1);
+  REQUIRE(!seen.empty());
+  CHECK(seen.front().job_id() == ok->job_id());  // the first progress: the accepted job
+  CHECK(seen.back().state() == wire::JOB_SUCCEEDED);
+
+  wire::JobSpec failing = FanoutJob("noop", "", 1);
+  failing.set_max_attempts(1);
+  auto failed = run(failing, wire::AttemptResult::FAILED);
+  REQUIRE(failed.ok());
+  CHECK(failed->state() == wire::JOB_FAILED);
+  CHECK(failed->job_id() != ok->job_id());
+  CHECK(failed->failed_attempts() == 1);
+  CHECK(failed->committed() == 0);
+  CHECK(failed->reason().find("kernel said no") != std::string::npos);
+  // The status the scheduler holds says the same.
+  auto held = c.client->GetStatus(failed->job_id());
+  REQUIRE(held.ok());
+  CHECK(held->state() == wire::JOB_FAILED);
+  CHECK(held->reason() == failed->reason());
+}

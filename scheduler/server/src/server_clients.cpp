@@ -93,7 +93,7 @@ void SchedulerServer::Impl::OnClientRequest(const std::string& route, wire::Clie
   Status s;
   switch (req.body_case()) {
     case wire::ClientRequest::kSubmit:
-      s = OnSubmit(route, req.request_id(), *req.mutable_submit()->mutable_job(), who, &reply);
+      s = OnSubmit(route, req.request_id(), *req.mutable_submit()->mutable_job(), req.submit().watch(), who, &reply);
       break;
     case wire::ClientRequest::kStatus: s = OnStatus(req.status(), who, &reply); break;
     case wire::ClientRequest::kCancel: s = OnCancel(req.cancel(), who, &reply); break;
@@ -107,7 +107,7 @@ void SchedulerServer::Impl::OnClientRequest(const std::string& route, wire::Clie
   SendClient(route, reply);
 }
 
-Status SchedulerServer::Impl::OnSubmit(const std::string& route, uint64_t request_id, wire::JobSpec& spec,
+Status SchedulerServer::Impl::OnSubmit(const std::string& route, uint64_t request_id, wire::JobSpec& spec, bool watch,
                                        const Caller& who, wire::ClientReply* reply) {
   spec.set_owner(who.owner);
   // Keys are per owner: another owner's key neither finds nor blocks a job.
@@ -127,9 +127,11 @@ Status SchedulerServer::Impl::OnSubmit(const std::string& route, uint64_t reques
     auto st = core_.JobStatus(known);
     reply->mutable_submitted()->set_job_id(known);
     reply->mutable_submitted()->set_tasks(st.ok() ? st->tasks : 0);
-    // Over the watcher cap the retry is still answered; Wait's own Watch gets BUSY.
-    if (st.ok() && st->state == JobState::kRunning && spec.stream_results())
-      (void)AddWatcher(known, route, request_id);
+    // Over the watcher cap the retry is still answered, not watching;
+    // Wait's own Watch gets BUSY. A job already ended is not watched: the
+    // client's Wait finds its final status at once.
+    if (st.ok() && st->state == JobState::kRunning && (spec.stream_results() || watch))
+      reply->mutable_submitted()->set_watching(WatchTaken(known, route, request_id));
     return Status::Ok();
     }
   }
@@ -166,7 +168,9 @@ Status SchedulerServer::Impl::OnSubmit(const std::string& route, uint64_t reques
   TC_LOG(Debug) << "job " << *id << " (" << name << ") submitted";
   durability_.JobAccepted(*id, key, body);
   admission_.JobStarted(*id, owner, auth_ ? "" : route);
-  if (stream) (void)AddWatcher(*id, route, request_id);  // checked above
+  // A stream's watch was checked above; a plain watch over the cap is not
+  // taken, the job still is (the client's Wait asks with WatchJob then).
+  if (stream || watch) reply->mutable_submitted()->set_watching(WatchTaken(*id, route, request_id));
   reply->mutable_submitted()->set_job_id(*id);
   reply->mutable_submitted()->set_tasks(tasks);
   return Status::Ok();
@@ -264,6 +268,16 @@ Status SchedulerServer::Impl::AddWatcher(JobId job, const std::string& route, ui
   watchers_[job].push_back({route, request_id});
   admission_.WatchAdded(route);
   return Status::Ok();
+}
+
+// AddWatcher, and whether `route` now watches the job under request_id
+// (false: over the cap, or the job has ended already).
+bool SchedulerServer::Impl::WatchTaken(JobId job, const std::string& route, uint64_t request_id) {
+  if (!AddWatcher(job, route, request_id).ok()) return false;
+  auto it = watchers_.find(job);
+  if (it == watchers_.end()) return false;
+  const Watcher& last = it->second.back();
+  return last.route == route && last.request_id == request_id;
 }
 
 void SchedulerServer::Impl::DropWatchersOf(const std::string& route) {

@@ -193,7 +193,8 @@ class SchedulerServer::Impl {
   bool Identify(const zmq::message_t& frame, const wire::ClientRequest& req, Caller* who) const;
   StatusOr<JobStatusInfo> OwnedJob(JobId job, const Caller& who) const;
   void OnClientRequest(const std::string& route, wire::ClientRequest& req, const Caller& who);
-  Status OnSubmit(const std::string& route, uint64_t request_id, wire::JobSpec& spec, const Caller& who,
+  // watch: SubmitJob.watch, the client waits on the job with this request.
+  Status OnSubmit(const std::string& route, uint64_t request_id, wire::JobSpec& spec, bool watch, const Caller& who,
                   wire::ClientReply* reply);
   Status OnStatus(const wire::GetJobStatus& r, const Caller& who, wire::ClientReply* reply);
   Status OnCancel(const wire::CancelJob& r, const Caller& who, wire::ClientReply* reply);
@@ -205,6 +206,7 @@ class SchedulerServer::Impl {
   Status OnTrace(const wire::GetJobTrace& r, const Caller& who, wire::ClientReply* reply);
   Status CheckCaps(const std::function<Status()>& check);
   Status AddWatcher(JobId job, const std::string& route, uint64_t request_id);
+  bool WatchTaken(JobId job, const std::string& route, uint64_t request_id);
   // A client connection under a key no longer trusted watches nothing more.
   void DropWatchersOf(const std::string& route);
   // Held-back replies (server_clients.cpp): every message to a client goes

@@ -73,6 +73,10 @@ class Client {
   // Blocks until the job ends; returns its final status. Results arrive
   // through on_result when the job was submitted with stream_results.
   StatusOr<wire::JobStatus> Wait(JobId job, const WaitOptions& options = {});
+  // Submit and Wait in one request (SubmitJob.watch): the scheduler pushes
+  // the final status, which carries the job's id. Falls back to Submit then
+  // Wait's watch on a scheduler that does not take the watch.
+  StatusOr<wire::JobStatus> SubmitAndWait(const wire::JobSpec& job, const WaitOptions& options = {});
 
  private:
   class Impl;
