@@ -58,7 +58,8 @@ class NodePool final : public std::pmr::memory_resource {
   }
   void do_deallocate(void* p, size_t bytes, size_t align) override {
     if (bytes > kMaxBlock || align > kGrain) {
-      ::operator delete(p, bytes, std::align_val_t(align));
+      // Unsized: clang declares sized delete only with -fsized-deallocation.
+      ::operator delete(p, std::align_val_t(align));
       return;
     }
     const size_t c = Class(bytes);
