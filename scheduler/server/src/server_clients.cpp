@@ -130,8 +130,11 @@ Status SchedulerServer::Impl::OnSubmit(const std::string& route, uint64_t reques
     // Over the watcher cap the retry is still answered, not watching;
     // Wait's own Watch gets BUSY. A job already ended is not watched: the
     // client's Wait finds its final status at once.
-    if (st.ok() && st->state == JobState::kRunning && (spec.stream_results() || watch))
-      reply->mutable_submitted()->set_watching(WatchTaken(known, route, request_id));
+    if (st.ok() && st->state == JobState::kRunning && (spec.stream_results() || watch)) {
+      bool watching = false;
+      (void)AddWatcher(known, route, request_id, &watching);
+      reply->mutable_submitted()->set_watching(watching);
+    }
     return Status::Ok();
     }
   }
@@ -170,7 +173,11 @@ Status SchedulerServer::Impl::OnSubmit(const std::string& route, uint64_t reques
   admission_.JobStarted(*id, owner, auth_ ? "" : route);
   // A stream's watch was checked above; a plain watch over the cap is not
   // taken, the job still is (the client's Wait asks with WatchJob then).
-  if (stream || watch) reply->mutable_submitted()->set_watching(WatchTaken(*id, route, request_id));
+  if (stream || watch) {
+    bool watching = false;
+    (void)AddWatcher(*id, route, request_id, &watching);
+    reply->mutable_submitted()->set_watching(watching);
+  }
   reply->mutable_submitted()->set_job_id(*id);
   reply->mutable_submitted()->set_tasks(tasks);
   return Status::Ok();
@@ -256,8 +263,10 @@ Status SchedulerServer::Impl::CheckCaps(const std::function<Status()>& check) {
 }
 
 // `route` watches running job `job` unless it is at
-// scheduler.max_watchers_per_client.
-Status SchedulerServer::Impl::AddWatcher(JobId job, const std::string& route, uint64_t request_id) {
+// scheduler.max_watchers_per_client; `*added` (when given) says whether it
+// now does (not over the cap, nor when the job has ended).
+Status SchedulerServer::Impl::AddWatcher(JobId job, const std::string& route, uint64_t request_id, bool* added) {
+  if (added) *added = false;
   if (Status s = CheckCaps([&] { return admission_.CheckWatch(route); }); !s.ok()) {
     CountRefusal("scheduler.max_watchers_per_client");
     return s;
@@ -267,17 +276,8 @@ Status SchedulerServer::Impl::AddWatcher(JobId job, const std::string& route, ui
   if (auto st = core_.JobStatus(job); !st.ok() || st->state != JobState::kRunning) return Status::Ok();
   watchers_[job].push_back({route, request_id});
   admission_.WatchAdded(route);
+  if (added) *added = true;
   return Status::Ok();
-}
-
-// AddWatcher, and whether `route` now watches the job under request_id
-// (false: over the cap, or the job has ended already).
-bool SchedulerServer::Impl::WatchTaken(JobId job, const std::string& route, uint64_t request_id) {
-  if (!AddWatcher(job, route, request_id).ok()) return false;
-  auto it = watchers_.find(job);
-  if (it == watchers_.end()) return false;
-  const Watcher& last = it->second.back();
-  return last.route == route && last.request_id == request_id;
 }
 
 void SchedulerServer::Impl::DropWatchersOf(const std::string& route) {

@@ -205,8 +205,7 @@ class SchedulerServer::Impl {
   Status OnResults(const wire::GetJobResults& r, const Caller& who, wire::ClientReply* reply);
   Status OnTrace(const wire::GetJobTrace& r, const Caller& who, wire::ClientReply* reply);
   Status CheckCaps(const std::function<Status()>& check);
-  Status AddWatcher(JobId job, const std::string& route, uint64_t request_id);
-  bool WatchTaken(JobId job, const std::string& route, uint64_t request_id);
+  Status AddWatcher(JobId job, const std::string& route, uint64_t request_id, bool* added = nullptr);
   // A client connection under a key no longer trusted watches nothing more.
   void DropWatchersOf(const std::string& route);
   // Held-back replies (server_clients.cpp): every message to a client goes
