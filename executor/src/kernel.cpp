@@ -116,10 +116,14 @@ Status WriteTaskInputs(const KernelContext& ctx, const std::string& dir, std::ve
 }
 
 Status KernelRegistry::Register(std::string name, KernelFn fn, KernelTraits traits) {
+  return Register(std::move(name), std::move(fn), nullptr, traits);
+}
+
+Status KernelRegistry::Register(std::string name, KernelFn fn, KernelBatchFn batch, KernelTraits traits) {
   if (name.empty()) return Status::InvalidArgument("kernel name must not be empty");
   if (!fn) return Status::InvalidArgument("kernel '" + name + "' has no function");
   if (kernels_.count(name)) return Status::InvalidArgument("kernel '" + name + "' is already registered");
-  kernels_.emplace(std::move(name), Kernel{std::move(fn), traits});
+  kernels_.emplace(std::move(name), Kernel{std::move(fn), traits, std::move(batch)});
   return Status::Ok();
 }
 

@@ -4,11 +4,22 @@
 // Frames both ways are [u32 little-endian length][u8 type][payload], the
 // length counting type + payload (python/tailcut/worker.py is the other
 // side). The executor sends T (a task: the attempt's argument bytes as the
-// client made them); the worker answers H (hello, once: its "major.minor"),
-// P (progress, a little-endian float32), R (the result envelope, which also
-// carries the function's exception: a task that raised still ran), C (it
-// stopped on SIGINT) or E (it could not start: the reason). The executor
-// never unpickles anything: args and results pass through as bytes.
+// client made them), I (the next task's inputs) and X (skip the queued task
+// of this number: it was cancelled); the worker answers H (hello, once: its
+// "major.minor"), P (progress, a little-endian float32), R (the result
+// envelope, which also carries the function's exception: a task that raised
+// still ran), C (it stopped on SIGINT, or skipped it) or E (it could not
+// start: the reason). The executor never unpickles anything: args and
+// results pass through as bytes.
+//
+// Batches (docs/PYTHON.md, "Batches"): the tasks queued on a slot go to its
+// worker in one write; the worker runs them in order and answers each. A
+// page of shared memory (fd 4) says which task the worker started last (its
+// number: T frames count from 1), written before the function runs, so
+// when a worker dies mid-batch the executor knows exactly which tasks
+// started (they fail, as a lone task's crash does) and which did not (they
+// are queued again, never lost, never run twice); and which task a SIGINT
+// is for (the worker raises KeyboardInterrupt only in that one).
 //
 // Each worker has a reader thread doing blocking reads, so the kernel's
 // fiber waits on a fiber condition variable and never blocks its thread.
@@ -17,11 +28,13 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
@@ -43,11 +56,15 @@ namespace tailcut::executor {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-constexpr uint8_t kInputs = 'I', kTask = 'T', kHello = 'H', kProgress = 'P', kResult = 'R', kCancelled = 'C',
-                  kStartError = 'E';
+constexpr uint8_t kInputs = 'I', kTask = 'T', kSkip = 'X', kHello = 'H', kProgress = 'P', kResult = 'R',
+                  kCancelled = 'C', kStartError = 'E';
 constexpr uint8_t kDead = 0;  // not on the wire: the worker closed its end
 constexpr double kStartTimeoutS = 60;  // imports of big preloads can take a while
 constexpr int kWorkerFd = 3;           // the worker's end of the socket pair
+constexpr int kStateFd = 4;            // the shared page: u64 started task, u64 task a SIGINT is for
+constexpr size_t kStateBytes = 16;
+constexpr double kKillWaitS = 2;             // for a killed worker's socket to close
+constexpr size_t kMaxBatchBytes = 1u << 20;  // task bytes in one write to a worker (at least one task)
 
 double SecondsSince(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
@@ -60,17 +77,6 @@ bool WriteAll(int fd, const char* p, size_t n) {
     if (w <= 0) return false;
     p += w;
     n -= static_cast<size_t>(w);
-  }
-  return true;
-}
-
-bool ReadAll(int fd, char* p, size_t n) {
-  while (n > 0) {
-    ssize_t r = read(fd, p, n);
-    if (r < 0 && errno == EINTR) continue;
-    if (r <= 0) return false;
-    p += r;
-    n -= static_cast<size_t>(r);
   }
   return true;
 }
@@ -98,13 +104,14 @@ std::vector<std::string> WorkerEnv(const std::string& path) {
 // posix_spawn with the daemon's blocked signals undone (it blocks SIGINT
 // and SIGTERM for its signal thread; a worker must get SIGINT) and `fd`
 // (when >= 0) as the child's fd 3.
-StatusOr<pid_t> Spawn(const std::vector<std::string>& argv, const std::vector<std::string>& env, int fd,
-                      int stdout_fd) {
+StatusOr<pid_t> Spawn(const std::vector<std::string>& argv, const std::vector<std::string>& env, int fd, int stdout_fd,
+                      int state_fd = -1) {
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
   if (stdout_fd >= 0) posix_spawn_file_actions_adddup2(&actions, stdout_fd, 1);
   if (fd >= 0) posix_spawn_file_actions_adddup2(&actions, fd, kWorkerFd);
+  if (state_fd >= 0) posix_spawn_file_actions_adddup2(&actions, state_fd, kStateFd);
   posix_spawnattr_t attr;
   posix_spawnattr_init(&attr);
   posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
@@ -132,32 +139,52 @@ std::string DescribeExit(int wait_status) {
   return "ended";
 }
 
+// One frame's bytes: [u32 length][type][payload].
+void AppendFrame(std::string* out, uint8_t type, std::string_view payload) {
+  const uint32_t len = static_cast<uint32_t>(payload.size() + 1);
+  out->append(reinterpret_cast<const char*>(&len), 4);  // little-endian hosts only (x86-64, arm64)
+  out->push_back(static_cast<char>(type));
+  out->append(payload);
+}
+
 // One worker process. Owned by one fiber at a time (the pool hands it out),
 // its reader thread only fills `frames_`.
 class Worker {
  public:
-  // `max_frame`: a longer frame is a broken worker (it is cut off), not an allocation.
-  Worker(pid_t pid, int fd, uint64_t max_frame)
-      : pid_(pid), fd_(fd), max_frame_(max_frame), reader_([this] { ReadLoop(); }) {}
+  // `max_frame`: a longer frame is a broken worker (it is cut off), not an
+  // allocation. `state`: the shared page (kStateBytes), unmapped here.
+  Worker(pid_t pid, int fd, uint64_t max_frame, void* state)
+      : pid_(pid), fd_(fd), max_frame_(max_frame), state_(static_cast<uint64_t*>(state)), reader_([this] {
+          ReadLoop();
+        }) {}
   ~Worker() {
     if (!reaped_) kill(pid_, SIGKILL);
     shutdown(fd_, SHUT_RDWR);  // wakes the reader even if a grandchild holds the other end
     reader_.join();
     close(fd_);
     Reap();
+    munmap(state_, kStateBytes);
   }
   Worker(const Worker&) = delete;
   Worker& operator=(const Worker&) = delete;
 
   pid_t pid() const { return pid_; }
   uint32_t tasks = 0;  // tasks run to the end
+  uint64_t sent = 0;   // T frames sent: the number of the last task handed over
 
   bool Send(uint8_t type, std::string_view payload) {
-    char head[5];
-    const uint32_t len = static_cast<uint32_t>(payload.size() + 1);
-    std::memcpy(head, &len, 4);  // little-endian hosts only (x86-64, arm64)
-    head[4] = static_cast<char>(type);
-    return WriteAll(fd_, head, 5) && WriteAll(fd_, payload.data(), payload.size());
+    std::string frame;
+    AppendFrame(&frame, type, payload);
+    return SendRaw(frame);
+  }
+  bool SendRaw(std::string_view frames) { return WriteAll(fd_, frames.data(), frames.size()); }
+
+  // The number of the task the worker started last (0: none yet).
+  uint64_t Started() const { return std::atomic_ref<uint64_t>(state_[0]).load(std::memory_order_acquire); }
+  // SIGINT for task `n` only: the worker ignores it in any other.
+  void Interrupt(uint64_t n) {
+    std::atomic_ref<uint64_t>(state_[1]).store(n, std::memory_order_release);
+    kill(pid_, SIGINT);
   }
 
   // The next frame within `seconds`; nullopt on timeout; type kDead once
@@ -194,18 +221,38 @@ class Worker {
     reaped_ = true;
   }
 
+  // Reads what is there (up to 64 KiB at a time) and hands over every
+  // whole frame in it at once: one wake-up for a batch's answers.
   void ReadLoop() {
-    for (;;) {
-      uint32_t len = 0;
-      Frame f;
-      if (!ReadAll(fd_, reinterpret_cast<char*>(&len), 4) || len == 0 || len > max_frame_) break;
-      std::string body(len, '\0');
-      if (!ReadAll(fd_, body.data(), len)) break;
-      f.type = static_cast<uint8_t>(body[0]);
-      f.payload = body.substr(1);
+    std::string buf;
+    size_t used = 0;  // bytes of buf already parsed
+    char chunk[65536];
+    for (bool ok = true; ok;) {
+      ssize_t r = read(fd_, chunk, sizeof chunk);
+      if (r < 0 && errno == EINTR) continue;
+      if (r <= 0) break;
+      buf.append(chunk, static_cast<size_t>(r));
+      std::deque<Frame> got;
+      while (buf.size() - used >= 4) {
+        uint32_t len = 0;
+        std::memcpy(&len, buf.data() + used, 4);
+        if (len == 0 || len > max_frame_) {
+          ok = false;
+          break;
+        }
+        if (buf.size() - used - 4 < len) break;
+        Frame f;
+        f.type = static_cast<uint8_t>(buf[used + 4]);
+        f.payload.assign(buf, used + 5, len - 1);
+        got.push_back(std::move(f));
+        used += 4 + len;
+      }
+      buf.erase(0, used);
+      used = 0;
+      if (got.empty()) continue;
       {
         std::unique_lock<boost::fibers::mutex> lock(mu_);
-        frames_.push_back(std::move(f));
+        for (Frame& f : got) frames_.push_back(std::move(f));
       }
       cv_.notify_all();
     }
@@ -219,6 +266,7 @@ class Worker {
   const pid_t pid_;
   const int fd_;
   const uint64_t max_frame_;
+  uint64_t* const state_;
   bool reaped_ = false;
   int wait_status_ = 0;
   boost::fibers::mutex mu_;
@@ -233,82 +281,204 @@ class PythonPool {
   PythonPool(PythonOptions o, uint32_t slots) : o_(std::move(o)), slots_(slots), env_(WorkerEnv(PythonPackagePath(o_))) {
     std::string preload;
     for (const std::string& m : o_.preload) preload += (preload.empty() ? "" : ",") + m;
-    argv_ = {o_.interpreter, "-m", "tailcut.worker", "--fd", std::to_string(kWorkerFd),
-             "--max-result-bytes", std::to_string(o_.max_result_bytes), "--preload", preload};
+    argv_ = {o_.interpreter,
+             "-m",
+             "tailcut.worker",
+             "--fd",
+             std::to_string(kWorkerFd),
+             "--state-fd",
+             std::to_string(kStateFd),
+             "--max-result-bytes",
+             std::to_string(o_.max_result_bytes),
+             "--preload",
+             preload};
   }
 
-  // The task, after its inputs (upstream results, python/tailcut/_pickling.py): u32 n | n x (u32 len | bytes).
-  static bool SendTask(Worker& w, const KernelContext& ctx) {
-    if (!ctx.inputs().empty()) {
-      std::string frame;
-      auto u32 = [&](size_t v) {
-        const uint32_t x = static_cast<uint32_t>(v);
-        frame.append(reinterpret_cast<const char*>(&x), 4);  // little-endian hosts only, as Send
-      };
-      u32(ctx.inputs().size());
-      for (const KernelInput& in : ctx.inputs()) {
-        u32(in.output.size());
-        frame += in.output;
-      }
-      if (!w.Send(kInputs, frame)) return false;
-    }
-    return w.Send(kTask, ctx.args());
-  }
-
+  // A lone attempt: a batch of one.
   StatusOr<std::string> Run(KernelContext& ctx) {
+    StatusOr<std::string> out = Status::Internal("python: the task was not run");
+    KernelBatch one;
+    one.ctx = {&ctx};
+    one.started = [](size_t) {};
+    one.finished = [&](size_t, StatusOr<std::string> r) { out = std::move(r); };
+    RunBatch(one);
+    return out;
+  }
+
+  // Hands a prefix of the batch to one worker in one write and answers each
+  // task as its frame comes (the rest go back to the runtime's queue).
+  void RunBatch(KernelBatch& b) {
+    std::string frames;
+    size_t n = 0;
     std::unique_ptr<Worker> w = TakeIdle();
-    if (!w || !SendTask(*w, ctx)) {
+    if (!w || !w->SendRaw(frames = Frames(b, *w, &n))) {
       w.reset();  // died while idle: replaced
-      auto started = Start(ctx);
-      if (!started.ok()) return started.status();
+      auto started = Start(*b.ctx[0]);
+      if (!started.ok()) return b.finished(0, started.status());
       w = std::move(started).value();
-      if (!SendTask(*w, ctx)) return Status::Internal(w->Ending() + " before taking the task");
+      if (!w->SendRaw(frames = Frames(b, *w, &n)))
+        return b.finished(0, Status::Internal(w->Ending() + " before taking the task"));
     }
-    std::optional<Clock::time_point> interrupted;
-    // The worker's own resident memory (its interpreter included) against
-    // the request; over it the worker is killed and replaced.
-    MemoryWatch memory(ctx.memory_mb(), static_cast<int>(w->pid()), false);
-    for (;;) {
-      std::optional<Frame> f = w->Next(0.005);
-      if (!interrupted && memory.Over())
-        return Status::ResourceExhausted("python: " + memory.Why());  // ~Worker kills it
-      if (!interrupted && ctx.cancelled()) {
-        kill(w->pid(), SIGINT);  // KeyboardInterrupt in the function
-        interrupted = Clock::now();
-      }
-      if (interrupted && !f && SecondsSince(*interrupted) > o_.cancel_grace_s) {
-        TC_LOG(Info) << "python worker (pid " << w->pid() << ") did not stop within " << o_.cancel_grace_s
-                     << " s of SIGINT: killed, a fresh one takes its place";
-        return Status::Unavailable("cancelled");  // ~Worker kills it
-      }
-      if (!f) continue;
-      switch (f->type) {
-        case kProgress: {
-          float p = 0;
-          if (f->payload.size() == 4) std::memcpy(&p, f->payload.data(), 4);
-          ctx.ReportProgress(p);
-          break;
-        }
-        case kResult:
-          ++w->tasks;
-          Release(std::move(w));
-          return std::move(f->payload);
-        case kCancelled:
-          Release(std::move(w));
-          return Status::Unavailable("cancelled");
-        case kDead:
-          return Status::Internal(w->Ending() + " while running the task (os._exit, a crash, or killed; "
-                                                "a fresh worker takes its slot)");
-        default:
-          return Status::Internal("python worker (pid " + std::to_string(w->pid()) + ") sent frame type " +
-                                  std::to_string(f->type) + " mid-task: replaced");
-      }
-    }
+    BatchRun run{b, *w, n, w->sent, o_.cancel_grace_s};
+    w->sent += n;
+    if (run.Serve()) Release(std::move(w));  // else ~Worker kills it: a fresh one takes its place
   }
 
   ~PythonPool() = default;  // idle workers are killed by ~Worker
 
  private:
+  // The frames of as many of b's tasks as `w` may take, their count in *n:
+  // at most kMaxBatchBytes (but one task at least) and python_max_tasks.
+  std::string Frames(const KernelBatch& b, const Worker& w, size_t* n) const {
+    std::string out;
+    size_t limit = b.ctx.size();
+    if (o_.max_tasks > 0)
+      limit = std::min<size_t>(limit, std::max<uint32_t>(1, o_.max_tasks - std::min(w.tasks, o_.max_tasks)));
+    for (*n = 0; *n < limit && (*n == 0 || out.size() + b.ctx[*n]->args().size() <= kMaxBatchBytes); ++*n) {
+      const KernelContext& ctx = *b.ctx[*n];
+      if (!ctx.inputs().empty()) {  // upstream results (python/tailcut/_pickling.py): u32 n | n x (u32 len | bytes)
+        std::string in;
+        auto u32 = [&](size_t v) {
+          const uint32_t x = static_cast<uint32_t>(v);
+          in.append(reinterpret_cast<const char*>(&x), 4);  // little-endian hosts only, as AppendFrame
+        };
+        u32(ctx.inputs().size());
+        for (const KernelInput& i : ctx.inputs()) {
+          u32(i.output.size());
+          in += i.output;
+        }
+        AppendFrame(&out, kInputs, in);
+      }
+      AppendFrame(&out, kTask, ctx.args());
+    }
+    return out;
+  }
+
+  // One batch on one worker: tasks base+1 .. base+n (the worker's numbers).
+  struct BatchRun {
+    BatchRun(KernelBatch& batch, Worker& worker, size_t count, uint64_t first, double grace)
+        : b(batch), w(worker), n(count), base(first), grace_s(grace) {}
+    KernelBatch& b;
+    Worker& w;
+    const size_t n;
+    const uint64_t base;
+    const double grace_s;
+    size_t next = 0;       // the first task not answered yet
+    size_t announced = 0;  // tasks told started
+    std::vector<bool> skip_sent = std::vector<bool>(n, false);
+    size_t interrupted = SIZE_MAX;  // the task a SIGINT went to, and when
+    Clock::time_point interrupted_at{};
+    std::string killed;  // why this side killed the worker; "" while it has not
+    Clock::time_point killed_at{};
+    std::optional<MemoryWatch> memory;
+    size_t memory_for = SIZE_MAX;
+
+    // True when the worker answered every task and may serve again.
+    bool Serve() {
+      for (;;) {
+        std::optional<Frame> f = w.Next(0.005);
+        if (!killed.empty() && SecondsSince(killed_at) > kKillWaitS) {  // something else holds its socket
+          Died();
+          return false;
+        }
+        Watch();
+        if (!f) continue;
+        switch (f->type) {
+          case kProgress: {
+            float p = 0;
+            if (f->payload.size() == 4) std::memcpy(&p, f->payload.data(), 4);
+            if (next < n) b.ctx[next]->ReportProgress(p);
+            break;
+          }
+          case kResult:
+          case kCancelled:
+            if (next >= n) return Broken("sent an answer for no task");
+            Announce(base + next + 1);
+            if (f->type == kResult) {
+              ++w.tasks;
+              b.finished(next++, std::move(f->payload));
+            } else {
+              b.finished(next++, Status::Unavailable("cancelled"));
+            }
+            if (next == n) return killed.empty();
+            break;
+          case kDead: Died(); return false;
+          default: return Broken("sent frame type " + std::to_string(f->type) + " mid-task");
+        }
+      }
+    }
+
+    void Announce(uint64_t upto) {
+      while (announced < n && base + announced + 1 <= upto) b.started(announced++);
+    }
+
+    // Between frames: starts, cancels, the memory request, a stuck cancel.
+    void Watch() {
+      if (!killed.empty()) return;
+      const uint64_t s = w.Started();
+      Announce(s);
+      const size_t running = s > base + next ? static_cast<size_t>(std::min<uint64_t>(s - base - 1, n)) : n;
+      if (running < n && memory_for != running) {
+        memory.emplace(b.ctx[running]->memory_mb(), static_cast<int>(w.pid()), false);
+        memory_for = running;
+      }
+      if (running < n && memory && memory->Over()) return Kill("python: " + memory->Why());
+      for (size_t i = next; i < n; ++i) {
+        if (!b.ctx[i]->cancelled()) continue;
+        if (i == running && interrupted != i) {
+          w.Interrupt(base + i + 1);  // KeyboardInterrupt in the function
+          interrupted = i;
+          interrupted_at = Clock::now();
+        } else if ((running == n || i > running) && !skip_sent[i]) {  // not started: the worker skips it
+          const uint64_t id = base + i + 1;
+          w.Send(kSkip, std::string_view(reinterpret_cast<const char*>(&id), 8));
+          skip_sent[i] = true;
+        }
+      }
+      if (interrupted != SIZE_MAX && interrupted >= next && SecondsSince(interrupted_at) > grace_s) {
+        TC_LOG(Info) << "python worker (pid " << w.pid() << ") did not stop within " << grace_s
+                     << " s of SIGINT: killed, a fresh one takes its place";
+        Kill("cancelled");
+      }
+    }
+
+    // Kills the worker; what it answered before dying still counts (Died).
+    void Kill(std::string why) {
+      killed = std::move(why);
+      killed_at = Clock::now();
+      kill(w.pid(), SIGKILL);
+    }
+
+    bool Broken(const std::string& what) {
+      Kill("python worker (pid " + std::to_string(w.pid()) + ") " + what + ": replaced");
+      for (;;) {  // the answers after it are void too: the worker is not trusted
+        std::optional<Frame> f = w.Next(0.05);
+        if ((f && f->type == kDead) || SecondsSince(killed_at) > kKillWaitS) break;
+      }
+      Died();
+      return false;
+    }
+
+    // The worker is gone: the task it had started fails with how it ended
+    // (cancelled when that was the kill's reason), those it never started
+    // are left unfinished: the runtime queues them again.
+    void Died() {
+      const uint64_t s = w.Started();
+      std::string how = killed.empty() ? w.Ending() +
+                                             " while running the task (os._exit, a crash, or killed; "
+                                             "a fresh worker takes its slot)"
+                                       : killed;
+      for (size_t i = next; i < n && base + i + 1 <= s; ++i) {
+        if (killed == "cancelled" && b.ctx[i]->cancelled())
+          b.finished(i, Status::Unavailable("cancelled"));
+        else if (killed.rfind("python: ", 0) == 0)
+          b.finished(i, Status::ResourceExhausted(killed));
+        else
+          b.finished(i, Status::Internal(how));
+      }
+    }
+  };
+
   std::unique_ptr<Worker> TakeIdle() {
     std::lock_guard<std::mutex> lock(mu_);
     while (!idle_.empty()) {
@@ -334,15 +504,28 @@ class PythonPool {
   StatusOr<std::unique_ptr<Worker>> Start(KernelContext& ctx) {
     int fds[2];
     if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds) != 0) return Status::IoError(Errno("socketpair"));
+    const int state_fd = memfd_create("tailcut-python-worker", MFD_CLOEXEC);
+    void* state = MAP_FAILED;
+    if (state_fd >= 0 && ftruncate(state_fd, kStateBytes) == 0)
+      state = mmap(nullptr, kStateBytes, PROT_READ | PROT_WRITE, MAP_SHARED, state_fd, 0);
+    if (state == MAP_FAILED) {
+      Status s = Status::IoError(Errno("python worker state page"));
+      if (state_fd >= 0) close(state_fd);
+      close(fds[0]);
+      close(fds[1]);
+      return s;
+    }
     // The worker's fd 1 is our stderr: C code printing to stdout lands in the log, never on a protocol.
-    auto pid = Spawn(argv_, env_, fds[1], 2);
+    auto pid = Spawn(argv_, env_, fds[1], 2, state_fd);
     close(fds[1]);
+    close(state_fd);  // the mapping stays
     if (!pid.ok()) {
       close(fds[0]);
+      munmap(state, kStateBytes);
       return pid.status();
     }
     // The worker checks results against max_result_bytes; the envelope adds the output tails.
-    auto w = std::make_unique<Worker>(*pid, fds[0], o_.max_result_bytes + (1u << 20));
+    auto w = std::make_unique<Worker>(*pid, fds[0], o_.max_result_bytes + (1u << 20), state);
     const auto t0 = Clock::now();
     while (SecondsSince(t0) < kStartTimeoutS) {
       if (ctx.cancelled()) return Status::Unavailable("cancelled");
@@ -403,7 +586,8 @@ StatusOr<std::string> ProbePythonVersion(const std::string& interpreter) {
 
 Status RegisterPythonKernel(KernelRegistry* registry, const PythonOptions& options, uint32_t slots) {
   auto pool = std::make_shared<PythonPool>(options, std::max(1u, slots));
-  return registry->Register("python", [pool](KernelContext& ctx) { return pool->Run(ctx); });
+  return registry->Register(
+      "python", [pool](KernelContext& ctx) { return pool->Run(ctx); }, [pool](KernelBatch& b) { pool->RunBatch(b); });
 }
 
 }  // namespace tailcut::executor

@@ -8,6 +8,7 @@
 #include "tailcut/executor/runtime.h"
 
 #include <algorithm>
+#include <atomic>
 #include <optional>
 
 #include <boost/fiber/condition_variable.hpp>
@@ -76,8 +77,11 @@ struct AttemptRuntime::Attempt {
   const Kernel* kernel = nullptr;
   CancelToken cancel;
   std::optional<KernelContext> ctx;  // exists while running
-  bool running = false;              // guarded by sync_->mu
+  bool running = false;              // a slot (or a batch) holds it; guarded by sync_->mu
   bool void_result = false;          // DropAll: finish silently; guarded by sync_->mu
+  bool batch_waiting = false;        // held by a batch, not started yet; guarded by sync_->mu
+  std::atomic<bool> started{false};  // its kernel began it (Held, re-registering)
+  std::chrono::steady_clock::time_point t0{};  // when it started
 };
 
 AttemptRuntime::AttemptRuntime(RuntimeOptions options, const KernelRegistry* kernels, FaultInjector* faults,
@@ -213,6 +217,7 @@ void AttemptRuntime::Shutdown() {
 
 void AttemptRuntime::SlotLoop() {
   std::vector<std::unique_ptr<Attempt>> instant;  // a run of queued noops
+  std::vector<std::unique_ptr<Attempt>> batch;    // a run of queued attempts of a batch kernel
   RuntimeEvents instant_events;
   for (;;) {
     std::unique_ptr<Attempt> a;
@@ -240,6 +245,9 @@ void AttemptRuntime::SlotLoop() {
           queue_.pop_front();
         }
         for (auto& i : instant) live_.erase(i->spec.id);
+      } else if (a->kernel->batch && Batching() && a->spec.gpus == 0) {
+        batch.push_back(std::move(a));
+        TakeBatch(&batch);
       } else {
         ++running_;
         a->running = true;
@@ -262,8 +270,99 @@ void AttemptRuntime::SlotLoop() {
       boost::this_fiber::yield();  // fairness towards the other slot fibers
       continue;
     }
+    if (!batch.empty()) {
+      RunBatch(&batch);
+      batch.clear();
+      continue;
+    }
     RunAttempt(a.get());
   }
+}
+
+bool AttemptRuntime::Batching() const { return !faults_ || !faults_->options().any(); }
+
+// Called under sync_->mu with the popped attempt in `batch`: takes the
+// attempts of the same kernel queued right behind it, at most this slot's
+// share of the queue (the other slots get theirs) and kMaxBatch.
+void AttemptRuntime::TakeBatch(std::vector<std::unique_ptr<Attempt>>* batch) {
+  constexpr size_t kMaxBatch = 64;
+  const Kernel* kernel = batch->front()->kernel;
+  const size_t share = std::max<size_t>(1, (queued_ + 1 + options_.slots - 1) / options_.slots);
+  while (!queue_.empty() && batch->size() < std::min(share, kMaxBatch)) {
+    auto& next = queue_.front();
+    if (!next->cancel.cancelled()) {
+      if (next->kernel != kernel || next->spec.gpus > 0) break;
+      --queued_;
+      batch->push_back(std::move(next));
+    }
+    queue_.pop_front();
+  }
+  for (auto& a : *batch) {
+    a->running = a->batch_waiting = true;
+    ++batch_waiting_;
+    a->ctx.emplace(a->spec.args, &a->cancel, 1.0);
+    Prepare(*a->ctx, a->spec);
+  }
+}
+
+void AttemptRuntime::MarkStarted(Attempt* a) {
+  if (a->started.exchange(true)) return;
+  a->t0 = std::chrono::steady_clock::now();
+  {
+    std::unique_lock<boost::fibers::mutex> lock(sync_->mu);
+    if (a->batch_waiting) {  // RunAttempt's were counted as running when popped
+      a->batch_waiting = false;
+      --batch_waiting_;
+      ++running_;
+    }
+  }
+  Emit(a->spec.id, nullptr);
+}
+
+void AttemptRuntime::RunBatch(std::vector<std::unique_ptr<Attempt>>* batch) {
+  std::vector<bool> done(batch->size(), false);
+  KernelBatch kb;
+  for (auto& a : *batch) kb.ctx.push_back(&*a->ctx);
+  kb.started = [&](size_t i) { MarkStarted((*batch)[i].get()); };
+  kb.finished = [&](size_t i, StatusOr<std::string> out) {
+    if (done[i]) return;
+    done[i] = true;
+    MarkStarted((*batch)[i].get());
+    Finish((*batch)[i].get(), std::move(out));
+  };
+  std::string lost = "the batch kernel returned without its result";
+  try {
+    batch->front()->kernel->batch(kb);
+  } catch (const std::exception& e) {  // kernels are a boundary: never kill the executor
+    lost = std::string("kernel threw: ") + e.what();
+  } catch (...) {
+    lost = "kernel threw a non-standard exception";
+  }
+  for (size_t i = 0; i < batch->size(); ++i)  // started ones never run again here
+    if (!done[i] && (*batch)[i]->started) kb.finished(i, Status::Internal(lost));
+  // What the kernel did not finish never started: first in line again.
+  std::vector<wire::AttemptResult> cancelled;
+  size_t again = 0;
+  {
+    std::unique_lock<boost::fibers::mutex> lock(sync_->mu);
+    for (size_t i = batch->size(); i-- > 0;) {
+      if (done[i]) continue;
+      std::unique_ptr<Attempt>& a = (*batch)[i];
+      a->running = a->batch_waiting = false;
+      --batch_waiting_;
+      a->ctx.reset();
+      if (a->void_result || a->cancel.cancelled() || stopping_) {  // Cancel saw it held: it is answered here
+        if (!a->void_result && !stopping_) cancelled.push_back(MakeResult(a->spec.id, wire::AttemptResult::CANCELLED));
+        live_.erase(a->spec.id);
+        continue;
+      }
+      queue_.push_front(std::move(a));
+      ++queued_;
+      ++again;
+    }
+  }
+  if (again) sync_->work_cv.notify_all();
+  for (auto& r : cancelled) Emit(0, &r);
 }
 
 std::deque<std::unique_ptr<AttemptRuntime::Attempt>>::iterator AttemptRuntime::NextStartable() {
@@ -276,8 +375,8 @@ std::deque<std::unique_ptr<AttemptRuntime::Attempt>>::iterator AttemptRuntime::N
 }
 
 void AttemptRuntime::RunAttempt(Attempt* a) {
-  Emit(a->spec.id, nullptr);
-  const auto t0 = std::chrono::steady_clock::now();
+  MarkStarted(a);
+  const auto t0 = a->t0;
   KernelContext& ctx = *a->ctx;
   StatusOr<std::string> out = Status::Unavailable("cancelled");
   bool ran = true;
@@ -295,6 +394,12 @@ void AttemptRuntime::RunAttempt(Attempt* a) {
     if (!a->kernel->traits.self_timed && ctx.time_factor() > 1.0 && out.ok())
       a->cancel.SleepFor((ctx.time_factor() - 1.0) * SecondsSince(t0));
   }
+  Finish(a, std::move(out));
+}
+
+// Its result, and its slot, GPUs and index entry given back.
+void AttemptRuntime::Finish(Attempt* a, StatusOr<std::string> out) {
+  const auto t0 = a->t0;
   wire::AttemptResult r;
   r.set_attempt_id(a->spec.id);
   if (a->cancel.cancelled()) {
@@ -358,13 +463,13 @@ std::vector<wire::AttemptProgress> AttemptRuntime::Progress() const {
 std::vector<std::pair<AttemptId, bool>> AttemptRuntime::Held() const {
   std::vector<std::pair<AttemptId, bool>> out;
   std::unique_lock<boost::fibers::mutex> lock(sync_->mu);
-  for (const auto& [id, a] : live_) out.emplace_back(id, a->running);
+  for (const auto& [id, a] : live_) out.emplace_back(id, a->started.load());
   return out;
 }
 
 AttemptRuntime::Counts AttemptRuntime::counts() const {
   std::unique_lock<boost::fibers::mutex> lock(sync_->mu);
-  return {queued_, running_};
+  return {queued_ + batch_waiting_, running_};
 }
 
 }  // namespace tailcut::executor

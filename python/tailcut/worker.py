@@ -4,7 +4,14 @@ the socket on fd 3, one at a time, until the executor closes it.
 
 Frames are [u32 little-endian length][u8 type][payload], the length
 counting type + payload (executor/src/python_kernel.cpp is the other side):
-T task in; H hello, P progress, R result, C cancelled, E start failure out.
+T task, I the next task's inputs, X skip task n (u64) in; H hello, P
+progress, R result, C cancelled (or skipped), E start failure out.
+
+Tasks come in batches (several T frames in one write) and are numbered from
+1 in the order they come. Before a function runs, its number goes into the
+first u64 of the shared page on --state-fd, so that the executor knows,
+should this process die, which tasks started and which it must hand to
+another worker; the page's second u64 names the task a SIGINT is for.
 
 A function's exception is a result (status E of the result envelope,
 _pickling.py), not a failed attempt: the task ran, and running it again
@@ -14,7 +21,9 @@ worker that does not stop within a second.
 """
 
 import argparse
+import collections
 import importlib
+import mmap
 import os
 import signal
 import socket
@@ -31,6 +40,9 @@ _CACHE_LIMIT = 256  # unpickled functions kept, by their pickle
 
 _running = False  # a function runs: SIGINT interrupts it
 _interrupted = False  # the executor sent SIGINT during this task
+_number = 0  # the task running or last run (T frames count from 1)
+_state = None  # the shared page (mmap) of --state-fd
+_U64 = struct.Struct("<Q")
 
 
 class _Tail:
@@ -61,7 +73,7 @@ class _Tail:
 
 def _on_sigint(signum, frame):
     global _interrupted
-    if _running:
+    if _running and (_state is None or _U64.unpack_from(_state, 8)[0] == _number):
         _interrupted = True
         raise KeyboardInterrupt
 
@@ -70,6 +82,9 @@ class _Channel:
     def __init__(self, fd):
         self.sock = socket.socket(fileno=fd)
         self.lock = threading.Lock()  # the task's threads may report progress
+        self.buf = bytearray()  # received, not parsed yet
+        self.frames = collections.deque()  # parsed, not served yet
+        self.skipped = set()  # numbers of tasks cancelled before they started
 
     def send(self, kind, payload=b""):
         head = _HEAD.pack(len(payload) + 1, kind[0])
@@ -80,25 +95,41 @@ class _Channel:
                 self.sock.sendall(head)
                 self.sock.sendall(payload)
 
-    def _read_exactly(self, view):
-        got = 0
-        while got < len(view):
-            n = self.sock.recv_into(view[got:])
-            if n == 0:
-                return False
-            got += n
+    def _fill(self, block):
+        """Reads what the executor sent (waiting for it when `block`) and
+        parses it into frames; False at the end of the stream."""
+        try:
+            data = self.sock.recv(1 << 20, 0 if block else socket.MSG_DONTWAIT)
+        except BlockingIOError:
+            return True
+        if not data:
+            return False
+        buf = self.buf
+        buf += data
+        pos, end = 0, len(buf)
+        while end - pos >= _HEAD.size:
+            length, kind = _HEAD.unpack_from(buf, pos)
+            if end - pos - 4 < length:
+                break
+            body = buf[pos + _HEAD.size : pos + 4 + length]
+            pos += 4 + length
+            if kind == 0x58:  # X: a queued task was cancelled; skipped when its turn comes
+                self.skipped.add(_U64.unpack_from(body)[0])
+            else:
+                self.frames.append((bytes([kind]), body))
+        del buf[:pos]
         return True
 
     def receive(self):
         """(type, payload as a bytearray), or None when the executor closed."""
-        head = bytearray(_HEAD.size)
-        if not self._read_exactly(memoryview(head)):
-            return None
-        length, kind = _HEAD.unpack(head)
-        body = bytearray(length - 1)
-        if not self._read_exactly(memoryview(body)):
-            return None
-        return bytes([kind]), body
+        while not self.frames:
+            if not self._fill(True):
+                return None
+        return self.frames.popleft()
+
+    def poll(self):
+        """Takes in what came meanwhile (a skip for a task of this batch)."""
+        self._fill(False)
 
 
 def resolve_reference(reference):
@@ -206,9 +237,11 @@ class Worker:
         return _pickling.result_payload(status, out.text(), err.text(), encoded)
 
     def serve(self):
+        global _number
         inputs = []
+        channel = self.channel
         while True:
-            frame = self.channel.receive()
+            frame = channel.receive()
             if frame is None:
                 return
             kind, payload = frame
@@ -217,7 +250,16 @@ class Worker:
                 continue
             if kind != b"T":
                 continue
+            _number += 1
             task_inputs, inputs = inputs, []
+            if channel.frames:  # mid-batch: a skip may have come since the batch did
+                channel.poll()
+            if _number in channel.skipped:
+                channel.skipped.discard(_number)
+                channel.send(b"C")
+                continue
+            if _state is not None:
+                _U64.pack_into(_state, 0, _number)  # started: never handed to another worker
             try:
                 result = self.run(payload, task_inputs)
             except KeyboardInterrupt:  # SIGINT after the function returned, while encoding
@@ -248,8 +290,10 @@ def _die_with_parent():
 
 
 def main(argv=None):
+    global _state
     parser = argparse.ArgumentParser(prog="python -m tailcut.worker")
     parser.add_argument("--fd", type=int, required=True)
+    parser.add_argument("--state-fd", type=int, default=-1)
     parser.add_argument("--max-result-bytes", type=int, default=16 << 20)
     parser.add_argument("--preload", default="")
     args = parser.parse_args(argv)
@@ -259,6 +303,9 @@ def main(argv=None):
         return 1
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     os.set_inheritable(args.fd, False)  # not into the task's own child processes
+    if args.state_fd >= 0:
+        _state = mmap.mmap(args.state_fd, 16)
+        os.close(args.state_fd)  # the mapping stays; not into the task's child processes
     channel = _Channel(args.fd)
     try:
         for module in filter(None, args.preload.split(",")):

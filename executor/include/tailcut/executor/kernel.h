@@ -187,15 +187,32 @@ struct KernelTraits {
   bool idempotent = false;
 };
 
+// Several queued attempts of one kernel handed over at once (the python
+// kernel: one round trip to its worker for many tiny tasks, docs/PYTHON.md
+// "Batches"). The kernel runs them in order on one slot, calls started(i)
+// as attempt i starts and finished(i, out) as it ends, each at most once.
+// Attempts it never calls finished for did not start: the runtime queues
+// them again, first in line (a worker lost mid-batch loses none of them).
+struct KernelBatch {
+  std::vector<KernelContext*> ctx;
+  std::function<void(size_t)> started;
+  std::function<void(size_t, StatusOr<std::string>)> finished;
+};
+using KernelBatchFn = std::function<void(KernelBatch&)>;
+
 struct Kernel {
   KernelFn fn;
   KernelTraits traits;
+  KernelBatchFn batch{};  // set: the runtime may hand it several queued attempts at once
 };
 
 class KernelRegistry {
  public:
   // Fails if `name` is empty or already registered.
   Status Register(std::string name, KernelFn fn, KernelTraits traits = {});
+  // The same, with a batch entry point the runtime uses when attempts of
+  // `name` are queued behind each other (`fn` still runs single attempts).
+  Status Register(std::string name, KernelFn fn, KernelBatchFn batch, KernelTraits traits = {});
   // Keeps only the kernels in `allowed` runnable (the executor's
   // allow_kernels); the rest stay known as disabled, so an assignment for one
   // is refused with how to enable it. An unknown name fails, naming every

@@ -93,6 +93,12 @@ class AttemptRuntime {
   struct Attempt;
   void SlotLoop();
   void RunAttempt(Attempt* a);
+  // Batch kernels (KernelBatch): the attempts queued behind the first, and their run.
+  bool Batching() const;  // not under fault injection, which times attempts one by one
+  void TakeBatch(std::vector<std::unique_ptr<Attempt>>* batch);
+  void RunBatch(std::vector<std::unique_ptr<Attempt>>* batch);
+  void MarkStarted(Attempt* a);
+  void Finish(Attempt* a, StatusOr<std::string> out);
   void Emit(AttemptId started, wire::AttemptResult* result);
   void EmitAll(RuntimeEvents* batch);
   bool InstantInline() const;  // instant kernels may skip fibers (no delay faults)
@@ -117,6 +123,7 @@ class AttemptRuntime {
   std::unordered_map<AttemptId, Attempt*> live_;  // queued or running
   uint32_t queued_ = 0;                           // live entries in queue_
   uint32_t running_ = 0;
+  uint32_t batch_waiting_ = 0;  // held by a running batch, not started yet (counted as queued)
   std::vector<int> free_gpus_;  // devices no running attempt holds, ascending
   bool stopping_ = false;
 
