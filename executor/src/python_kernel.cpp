@@ -395,6 +395,7 @@ class PythonPool {
             if (next >= n) return Broken("sent an answer for no task");
             Announce(base + next + 1);
             if (f->type == kResult) {
+              b.started(next);  // ran, though a skip was sent for it
               ++w.tasks;
               b.finished(next++, std::move(f->payload));
             } else {
@@ -408,8 +409,11 @@ class PythonPool {
       }
     }
 
+    // Tasks up to number `upto` started, but for those a skip went to: skipped, or
+    // (rarely) started before it came; their answer tells (R: ran).
     void Announce(uint64_t upto) {
-      while (announced < n && base + announced + 1 <= upto) b.started(announced++);
+      for (; announced < n && base + announced + 1 <= upto; ++announced)
+        if (!skip_sent[announced]) b.started(announced);
     }
 
     // Between frames: starts, cancels, the memory request, a stuck cancel.

@@ -327,8 +327,16 @@ void AttemptRuntime::RunBatch(std::vector<std::unique_ptr<Attempt>>* batch) {
   kb.finished = [&](size_t i, StatusOr<std::string> out) {
     if (done[i]) return;
     done[i] = true;
-    MarkStarted((*batch)[i].get());
-    Finish((*batch)[i].get(), std::move(out));
+    Attempt* a = (*batch)[i].get();
+    {
+      std::unique_lock<boost::fibers::mutex> lock(sync_->mu);
+      if (a->batch_waiting) {  // never started (a cancel's skip): no start to report
+        a->batch_waiting = false;
+        --batch_waiting_;
+        ++running_;  // Finish gives it back
+      }
+    }
+    Finish(a, std::move(out));
   };
   std::string lost = "the batch kernel returned without its result";
   try {

@@ -190,9 +190,11 @@ struct KernelTraits {
 // Several queued attempts of one kernel handed over at once (the python
 // kernel: one round trip to its worker for many tiny tasks, docs/PYTHON.md
 // "Batches"). The kernel runs them in order on one slot, calls started(i)
-// as attempt i starts and finished(i, out) as it ends, each at most once.
-// Attempts it never calls finished for did not start: the runtime queues
-// them again, first in line (a worker lost mid-batch loses none of them).
+// as attempt i starts and finished(i, out) as it ends, each at most once
+// (finished without started: it never ran, a cancelled one skipped).
+// Attempts it never calls finished for must not have started: the runtime
+// queues them again, first in line (a worker lost mid-batch loses none of
+// them); one started and left unfinished fails.
 struct KernelBatch {
   std::vector<KernelContext*> ctx;
   std::function<void(size_t)> started;
