@@ -52,11 +52,12 @@ def short_task(i, ms, delay_p, factor):
 
 
 class TailcutSystem:
-    def __init__(self, stack, policy, args):
+    def __init__(self, stack, policy, args, bin_dir=None, label=""):
         flags = [] if policy == "default" else ["--policy", policy]
-        self.name = f"tailcut {policy}"
+        self.name = f"tailcut {policy}{label}"
         cluster = stack.enter_context(tailcut.LocalCluster(
-            executors=args.workers // args.slots, slots=args.slots, allow_python=True, scheduler_flags=flags))
+            executors=args.workers // args.slots, slots=args.slots, allow_python=True, scheduler_flags=flags,
+            bin_dir=bin_dir))
         self.c = stack.enter_context(cluster.client(timeout=60))
         self.task = tailcut.task(short_task, idempotent=True)
 
@@ -100,6 +101,9 @@ def main():
     ap.add_argument("--task-ms", type=float, default=50.0, help="run time of a short task (default 50 ms)")
     ap.add_argument("--delay-p", type=float, default=0.05, help="probability of a delayed execution (default 0.05)")
     ap.add_argument("--factor", type=float, default=10.0, help="delay factor (default 10)")
+    ap.add_argument("--baseline-bin", default="",
+                    help="also run the daemons of another build (its bin folder; its executors run the Python "
+                         "workers of its own source tree) as 'tailcut POLICY (baseline)': before/after in one run")
     args = ap.parse_args()
     if args.slots < 1 or args.workers < args.slots or args.workers % args.slots:
         ap.error("--workers must be a multiple of --slots")
@@ -113,6 +117,8 @@ def main():
         except ImportError:
             print("dask: skipped (python3-distributed is not installed)")
         systems += [TailcutSystem(stack, p, args) for p in ("none", "default")]
+        if args.baseline_bin:
+            systems += [TailcutSystem(stack, p, args, args.baseline_bin, " (baseline)") for p in ("none", "default")]
         for s in systems:  # warm-up: every worker started, the functions cached, predictors fed
             s.map_gather(noop, range(20 * args.workers))
             for _ in range(5):
@@ -137,11 +143,12 @@ def main():
           f"16 x {args.task_ms:g} ms, {args.delay_p:.0%} of executions x{args.factor:g}; interleaved; "
           f"load average at the end {load:.2f}")
     print("medians and percentiles with [95% bootstrap interval]")
-    print(f"{'system':<16} {'no-op tasks/s':>28} {'fan-out p50 ms':>26} {'p99 ms':>28} {'mean ms':>8}")
+    width = max(len(s.name) for s in systems)
+    print(f"{'system':<{width}} {'no-op tasks/s':>28} {'fan-out p50 ms':>26} {'p99 ms':>28} {'mean ms':>8}")
     med = statistics.median
     for s in systems:
         r = rounds[s.name]
-        print(f"{s.name:<16} {ci_text(tput[s.name], med, fmt='{:,.0f}'):>28} "
+        print(f"{s.name:<{width}} {ci_text(tput[s.name], med, fmt='{:,.0f}'):>28} "
               f"{ci_text(r, lambda v: percentile(v, 50), 1000):>26} {ci_text(r, lambda v: percentile(v, 99), 1000):>28} "
               f"{statistics.mean(r) * 1000:>8.1f}")
     if "dask" in tput:
@@ -151,6 +158,11 @@ def main():
         p99 = {n: percentile(r, 99) for n, r in rounds.items()}
         ok = p99["tailcut default"] < p99["dask"] and p99["tailcut default"] < p99["tailcut none"]
         print(f"default p99 below dask's and none's: {'met' if ok else 'NOT met'}")
+    for p in ("none", "default") if args.baseline_bin else ():
+        now, before = rounds[f"tailcut {p}"], rounds[f"tailcut {p} (baseline)"]
+        print(f"{p}: no-op tasks/s {med(tput[f'tailcut {p}']) / med(tput[f'tailcut {p} (baseline)']):.1f}x the "
+              f"baseline's; fan-out p99 {percentile(now, 99) * 1000:.1f} ms vs the baseline's "
+              f"{percentile(before, 99) * 1000:.1f} ms")
     return 0
 
 

@@ -321,6 +321,8 @@ class PythonPool {
     }
     BatchRun run{b, *w, n, w->sent, o_.cancel_grace_s};
     w->sent += n;
+    b.started(0);  // the worker starts it as it reads it: reported now, as a lone task always was (the
+                   // others when the page says so: one not started is queued again, never failed)
     if (run.Serve()) Release(std::move(w));  // else ~Worker kills it: a fresh one takes its place
   }
 

@@ -10,42 +10,19 @@
 #include <cstdlib>
 #include <fstream>
 #include <map>
-#include <sstream>
+#include <memory>
 #include <thread>
 
+#include "runtime_collector.h"
 #include "tailcut/executor/python.h"
 #include "tailcut/executor/runtime.h"
 
 using namespace tailcut;
 using namespace tailcut::executor;
+using namespace tailcut::executor::testing;
 using namespace std::chrono_literals;
 
 namespace {
-
-struct Events {
-  explicit Events(AttemptRuntime* runtime) : rt(runtime) {}
-  AttemptRuntime* rt;
-  std::map<AttemptId, int> started;
-  std::map<AttemptId, wire::AttemptResult> results;
-  int duplicates = 0;
-
-  template <typename Pred>
-  bool WaitFor(Pred pred) {
-    const auto deadline = std::chrono::steady_clock::now() + 30s;
-    for (;;) {
-      RuntimeEvents ev;
-      rt->DrainEvents(&ev);
-      for (AttemptId id : ev.started) ++started[id];
-      for (auto& r : ev.results) {
-        if (results.count(r.attempt_id())) ++duplicates;
-        results[r.attempt_id()] = r;
-      }
-      if (pred()) return true;
-      if (std::chrono::steady_clock::now() > deadline) return false;
-      std::this_thread::sleep_for(1ms);
-    }
-  }
-};
 
 // batch_tasks:<fn>(path, i) as the python client sends it
 // (python/tailcut/_pickling.py): pickle.dumps(((path, i), {}), protocol=5) written out by hand.
@@ -69,26 +46,39 @@ std::map<int, std::vector<std::string>> Runs(const std::string& path) {
   return out;
 }
 
+bool HavePython() { return access("/usr/bin/python3", X_OK) == 0; }
+
+// A one-slot runtime with the python kernel; `ok` false (and a warning) without python3.
 struct PythonRuntime {
   PythonRuntime() {
+    if (!ok) {
+      WARN("no /usr/bin/python3: the python kernel is not run");
+      return;
+    }
     setenv("PYTHONPATH", TAILCUT_SOURCE_DIR "/tests/executor", 1);  // batch_tasks; the pool prepends tailcut's
     REQUIRE(RegisterPythonKernel(&kernels, PythonOptions{}, 1).ok());
     char dir[] = "/tmp/tailcut-batch-XXXXXX";
     REQUIRE(mkdtemp(dir));
     path = std::string(dir) + "/runs";
+    rt = std::make_unique<AttemptRuntime>(RuntimeOptions{1, 1}, &kernels, nullptr, nullptr);
+    ev = std::make_unique<Collector>(rt.get());
   }
   ~PythonRuntime() {
+    if (!ok) return;
+    ev.reset();
+    rt.reset();  // its workers first
     unlink(path.c_str());
     rmdir(path.substr(0, path.rfind('/')).c_str());
   }
   AttemptSpec Spec(AttemptId id, const std::string& fn, uint8_t i) const {
     return AttemptSpec{id, "python", PythonTask(fn, path, i)};
   }
+  const bool ok = HavePython();
   KernelRegistry kernels;
   std::string path;
+  std::unique_ptr<AttemptRuntime> rt;
+  std::unique_ptr<Collector> ev;
 };
-
-bool HavePython() { return access("/usr/bin/python3", X_OK) == 0; }
 
 }  // namespace
 
@@ -118,7 +108,7 @@ TEST_CASE("a batch kernel gets the attempts queued behind each other, and those 
                         })
               .ok());
   AttemptRuntime rt(RuntimeOptions{1, 1}, &kernels, nullptr, nullptr);
-  Events ev{&rt};
+  Collector ev{&rt};
   // The slot is busy, so the five queue up and are handed over together.
   rt.Submit({AttemptSpec{1, "s", ""}});
   REQUIRE(ev.WaitFor([&] { return ev.started.count(1) == 1; }));
@@ -142,18 +132,15 @@ TEST_CASE("a batch kernel gets the attempts queued behind each other, and those 
   CHECK(sizes.size() == 2);
   if (sizes.size() == 2) CHECK(sizes[1] == 2);
   for (AttemptId id = 1; id <= 6; ++id) CHECK(ev.started[id] == 1);
-  CHECK(ev.duplicates == 0);
+  CHECK(ev.duplicate_results == 0);
 }
 
 TEST_CASE(
     "a python worker that dies mid-batch fails the task it ran, and the ones after it run once, on a fresh worker") {
-  if (!HavePython()) {
-    WARN("no /usr/bin/python3: the python kernel is not run");
-    return;
-  }
   PythonRuntime py;
-  AttemptRuntime rt(RuntimeOptions{1, 1}, &py.kernels, nullptr, nullptr);
-  Events ev{&rt};
+  if (!py.ok) return;
+  AttemptRuntime& rt = *py.rt;
+  Collector& ev = *py.ev;
   // One Submit: all eight are queued when the slot looks, so they go as one batch.
   std::vector<AttemptSpec> eight;
   for (uint8_t i = 0; i < 8; ++i) eight.push_back(py.Spec(i + 1, i == 3 ? "crash" : "record", i));
@@ -175,17 +162,14 @@ TEST_CASE(
   CHECK(runs[0][0] == runs[3][0]);
   CHECK(runs[4][0] == runs[7][0]);
   CHECK(runs[3][0] != runs[4][0]);
-  CHECK(ev.duplicates == 0);
+  CHECK(ev.duplicate_results == 0);
 }
 
 TEST_CASE("a cancel in a python batch stops only its task: queued ones are skipped, a running one interrupted") {
-  if (!HavePython()) {
-    WARN("no /usr/bin/python3: the python kernel is not run");
-    return;
-  }
   PythonRuntime py;
-  AttemptRuntime rt(RuntimeOptions{1, 1}, &py.kernels, nullptr, nullptr);
-  Events ev{&rt};
+  if (!py.ok) return;
+  AttemptRuntime& rt = *py.rt;
+  Collector& ev = *py.ev;
   // Warm: batch_tasks imported (a worker cancelled while a task imports is replaced).
   rt.Submit({py.Spec(9, "record", 9)});
   REQUIRE(ev.WaitFor([&] { return ev.results.count(9) == 1; }));
@@ -208,5 +192,5 @@ TEST_CASE("a cancel in a python batch stops only its task: queued ones are skipp
   CHECK(runs[0][0] == runs[1][0]);
   CHECK(runs[1][0] == runs[3][0]);
   CHECK(ev.started.count(3) == 0);
-  CHECK(ev.duplicates == 0);
+  CHECK(ev.duplicate_results == 0);
 }
