@@ -419,7 +419,7 @@ void AttemptRuntime::Finish(Attempt* a, StatusOr<std::string> out) {
     r.set_outcome(wire::AttemptResult::FAILED);
     r.set_error(out.status().message());
   }
-  r.set_run_s(SecondsSince(t0));
+  r.set_run_s(a->started ? SecondsSince(t0) : 0);  // a skipped one never ran (no bogus censored sample)
   bool void_result, gave_back;
   {
     std::unique_lock<boost::fibers::mutex> lock(sync_->mu);

@@ -192,5 +192,6 @@ TEST_CASE("a cancel in a python batch stops only its task: queued ones are skipp
   CHECK(runs[0][0] == runs[1][0]);
   CHECK(runs[1][0] == runs[3][0]);
   CHECK(ev.started.count(3) == 0);
+  CHECK(ev.results[3].run_s() == 0);  // it never ran: no run time for the predictors
   CHECK(ev.duplicate_results == 0);
 }
