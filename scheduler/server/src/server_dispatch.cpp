@@ -20,6 +20,7 @@ void SchedulerServer::Impl::SendWork(WorkBatcher& work) {
     if (p == peers_.end()) continue;
     for (wire::SchedulerToExecutor* msg : batch.messages()) {
       msg->set_version(kProtocolVersion);
+      msg->mutable_work()->set_term(LeadTerm());
       Send(executors_, p->second.route, *msg);
     }
     p->second.last_sent = clock_.Now();
