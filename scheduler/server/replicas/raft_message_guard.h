@@ -1,6 +1,6 @@
 // What tailcut checks of every libraft message a keyed replica sends,
-// before libraft reads it (docs/RELIABILITY.md, "What a keyed peer can
-// send"). libraft 0.15 (src/uv_encoding.c, src/uv_recv.c) reads a message
+// before libraft reads it (docs/RELIABILITY.md, "The key is the trust
+// boundary"). libraft 0.15 (src/uv_encoding.c, src/uv_recv.c) reads a message
 // as a preamble (type u64, header length u64, little-endian), a header
 // whose fields depend on the type, and a payload (an append's entries, a
 // snapshot's data) whose length the header claims; it allocates each length

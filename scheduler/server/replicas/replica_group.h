@@ -51,8 +51,8 @@ struct ReplicaOptions {
   unsigned max_handshakes = 32;          // unfinished incoming ones at once; more are closed
   size_t max_in_flight = 64;             // proposals without a result yet; more are refused (back-pressure)
   size_t max_entry_bytes = 64u << 20;    // a larger proposal is refused
-  // What another replica may send (docs/RELIABILITY.md, "What a keyed peer
-  // can send"); a larger message is logged and its connection closed.
+  // What another replica may send (docs/RELIABILITY.md, "The key is the
+  // trust boundary"); a larger message is logged and its connection closed.
   // Entries in one append; 0: 64 x (snapshot_threshold + snapshot_trailing),
   // libraft sending at most the entries its log keeps between snapshots.
   size_t max_append_entries = 0;

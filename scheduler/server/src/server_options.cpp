@@ -113,6 +113,7 @@ Status ValidateReplicationOptions(const ServerOptions& o) {
   if (!o.parent.endpoint.empty()) return bad("an edge scheduler (scheduler.parent) cannot be replicated yet");
   if (r.election_timeout_ms < 2 * r.heartbeat_timeout_ms || r.heartbeat_timeout_ms == 0)
     return bad("election_timeout_ms must be at least twice heartbeat_timeout_ms (> 0)");
+  if (r.max_snapshot_mib == 0) return bad("max_snapshot_mib must be 1 or more");
   return Status::Ok();
 }
 

@@ -49,6 +49,10 @@ struct ReplicationOptions {
   std::string dir;       // Raft's log and snapshots; "" = state_dir/raft
   unsigned election_timeout_ms = 1000;  // a leader without a quorum for this long stops leading
   unsigned heartbeat_timeout_ms = 100;
+  // The largest snapshot a replica takes from its leader (libraft sends the
+  // leader's whole journal file in one message); a larger one is refused
+  // and logged, so a replica can rejoin only while the journal is smaller.
+  uint32_t max_snapshot_mib = 1024;
   bool enabled() const { return !peers.empty(); }
 };
 
