@@ -343,14 +343,19 @@ TEST_CASE("executor session: a RegisterAck or Work from a lower term than one se
       s.OnReadable(now);
     }
   };
-  wire::ExecutorMessage m;
   std::string route;
+  // Replica i takes the session's Register and answers it from `term`: an
+  // ack, then Work with `attempt`.
+  auto answer = [&](int i, uint64_t term, AttemptId attempt) {
+    wire::ExecutorMessage m;
+    REQUIRE(stand_ins.Take(i, 500, step, &m, &route));
+    REQUIRE(m.has_register_());
+    send(i, route, term, true, 0);
+    send(i, route, term, false, attempt);
+    read();
+  };
   s.Tick(now);
-  REQUIRE(stand_ins.Take(0, 500, step, &m, &route));
-  REQUIRE(m.has_register_());
-  send(0, route, 5, true, 0);
-  send(0, route, 5, false, 1);
-  read();
+  answer(0, 5, 1);
   REQUIRE(s.registered());
   CHECK(s.term_seen() == 5);
   CHECK(work == std::vector<uint64_t>{1});
@@ -360,11 +365,7 @@ TEST_CASE("executor session: a RegisterAck or Work from a lower term than one se
   for (zmq::message_t stale; replicas[0]->recv(stale, zmq::recv_flags::dontwait);) {}
   now += 2.5;
   s.Tick(now);
-  REQUIRE(stand_ins.Take(1, 500, step, &m, &route));
-  REQUIRE(m.has_register_());
-  send(1, route, 4, true, 0);
-  send(1, route, 4, false, 2);
-  read();
+  answer(1, 4, 2);
   CHECK_FALSE(s.registered());
   CHECK(work == std::vector<uint64_t>{1});
   CHECK(s.stale_ignored() == 2);

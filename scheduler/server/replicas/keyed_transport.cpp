@@ -216,8 +216,11 @@ void HandOver(Shake* s) {
   if (s->incoming) {
     Conn* c = reinterpret_cast<Conn*>(s->tcp);
     c->peer_id = s->peer_id;
+    std::string claimed = s->peer_address;  // the peer's bytes, in a log line: printable only
+    for (char& ch : claimed)
+      if (ch < 0x20 || ch > 0x7e) ch = '?';
     std::snprintf(c->who, sizeof c->who, "replica %llu (claims %s, from %s)",
-                  static_cast<unsigned long long>(s->peer_id), s->peer_address.c_str(), PeerName(s->tcp).c_str());
+                  static_cast<unsigned long long>(s->peer_id), claimed.c_str(), PeerName(s->tcp).c_str());
     t->accept_cb(t->self, s->peer_id, s->peer_address.c_str(), stream);
     // libraft started reading (or, failing, closed the stream): read through the guard.
     if (stream->read_cb && !uv_is_closing(reinterpret_cast<uv_handle_t*>(stream))) {
