@@ -275,17 +275,35 @@ double SchedulerCore::Impl::PolicyInterval() const {
 // before this call; false when there was nothing to deliver.
 bool SchedulerCore::Impl::DeliverPolicyEvents() {
   bool any = false;
+  // The executor whose avoid advice an ended attempt may have changed, not
+  // asked yet: consecutive events of one executor (a Report's results) ask
+  // once, after the last (issue 41). Nothing reads the advice meanwhile:
+  // it is asked before any other event's hooks and before a proposal is
+  // applied (placement reads it).
+  ExecutorId refresh = 0;
+  auto refresh_avoid = [&] {
+    if (ExecutorState* x = refresh ? s_.FindExec(refresh) : nullptr) place_.RefreshAvoid(*x);
+    refresh = 0;
+  };
   auto call = [&](uint32_t i, std::string_view hook, auto&& fn) {
     GuardedPolicy& p = s_.policies[i];
     proposals_.clear();
-    if (CallPolicy(p, hook, fn)) gate_.ApplyAll(proposals_, p.name, i);
+    if (!CallPolicy(p, hook, fn) || proposals_.empty()) return;
+    refresh_avoid();
+    gate_.ApplyAll(proposals_, p.name, i);
   };
   if (!s_.policy_events.empty()) {
     any = true;
     std::vector<PolicyEvent>& events = delivering_;  // empty, its capacity kept (core_impl.h)
     events.swap(s_.policy_events);                   // what the gate posts meanwhile waits a round
     for (const PolicyEvent& ev : events) {
+      if (ev.kind == PolicyEvent::Kind::kDropped) continue;
       const AttemptView& a = ev.attempt;
+      // The policies' own view of the executor may change with it.
+      const ExecutorId e = ev.kind == PolicyEvent::Kind::kEnded      ? a.executor
+                           : ev.kind == PolicyEvent::Kind::kExecutor ? ev.executor
+                                                                     : 0;
+      if (refresh != e) refresh_avoid();
       for (uint32_t i = 0; i < s_.policies.size(); ++i) {
         switch (ev.kind) {
           case PolicyEvent::Kind::kLaunched:
@@ -304,14 +322,12 @@ bool SchedulerCore::Impl::DeliverPolicyEvents() {
             call(i, "OnExecutorChanged",
                  [&](MitigationPolicy& m) { m.OnExecutorChanged(view_, ev.executor, ev.change, &proposals_); });
             break;
+          case PolicyEvent::Kind::kDropped: break;
         }
       }
-      // The policies' own view of the executor may have changed with it.
-      ExecutorId e = ev.kind == PolicyEvent::Kind::kEnded      ? a.executor
-                     : ev.kind == PolicyEvent::Kind::kExecutor ? ev.executor
-                                                               : 0;
-      if (ExecutorState* x = e ? s_.FindExec(e) : nullptr) place_.RefreshAvoid(*x);
+      refresh = e;
     }
+    refresh_avoid();
     events.capacity() > kKeptEvents ? std::vector<PolicyEvent>().swap(events) : events.clear();
   }
   const Time now = s_.Now();
