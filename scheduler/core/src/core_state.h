@@ -341,21 +341,26 @@ struct CoreState {
     if (policies.empty()) return;
     PolicyEvent ev;
     ev.kind = k;
-    ev.attempt = ViewOf(a);
+    FillView(a, &ev.attempt);
     Post(std::move(ev));
   }
   AttemptView ViewOf(const Attempt& a) const {
     AttemptView v;
-    v.attempt = a.id;
-    v.job = a.job;
-    v.task = a.task;
-    v.executor = a.executor;
-    v.queued = a.queued;
-    v.started = a.started;
-    v.progress = a.progress;
-    v.copy = a.copy;
-    v.task_live = jobs.at(a.job).tasks[a.task].live;
+    FillView(a, &v);
     return v;
+  }
+  // ViewOf written in place: a view built aside and copied into the
+  // caller's stalled on store forwarding (issue 41).
+  void FillView(const Attempt& a, AttemptView* v) const {
+    v->attempt = a.id;
+    v->job = a.job;
+    v->task = a.task;
+    v->executor = a.executor;
+    v->queued = a.queued;
+    v->started = a.started;
+    v->progress = a.progress;
+    v->copy = a.copy;
+    v->task_live = jobs.at(a.job).tasks[a.task].live;
   }
 
   // Free slots `e` adds to free_slots.
