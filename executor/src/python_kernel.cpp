@@ -6,11 +6,10 @@
 // side). The executor sends T (a task: the attempt's argument bytes as the
 // client made them), I (the next task's inputs) and X (skip the queued task
 // of this number: it was cancelled); the worker answers H (hello, once: its
-// "major.minor"), P (progress, a little-endian float32), R (the result
-// envelope, which also carries the function's exception: a task that raised
-// still ran), C (it stopped on SIGINT, or skipped it) or E (it could not
-// start: the reason). The executor never unpickles anything: args and
-// results pass through as bytes.
+// "major.minor"), P (progress, a little-endian float32), R (the task's run
+// time, a little-endian float64 of seconds, then the result envelope, which
+// also carries the function's exception: a task that raised still ran), C (it stopped on SIGINT, or skipped it) or E
+// (it could not start: the reason). The executor never unpickles anything: args and results pass through as bytes.
 //
 // Batches (docs/PYTHON.md, "Batches"): the tasks queued on a slot go to its
 // worker in one write; the worker runs them in order and answers each. A
@@ -397,6 +396,13 @@ class PythonPool {
             if (next >= n) return Broken("sent an answer for no task");
             Announce(base + next + 1);
             if (f->type == kResult) {
+              if (f->payload.size() < 8) return Broken("sent a result without its run time");
+              double run_s = 0;
+              std::memcpy(&run_s, f->payload.data(), 8);
+              // The worker's clock: in a batch the executor reads answers in bursts, and its own
+              // clock would give one task the gap and the others none (the predictors judge them).
+              if (run_s >= 0 && run_s < 1e9) b.ctx[next]->SetRunTime(run_s);
+              f->payload.erase(0, 8);
               b.started(next);  // ran, though a skip was sent for it
               ++w.tasks;
               b.finished(next++, std::move(f->payload));

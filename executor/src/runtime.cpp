@@ -419,7 +419,10 @@ void AttemptRuntime::Finish(Attempt* a, StatusOr<std::string> out) {
     r.set_outcome(wire::AttemptResult::FAILED);
     r.set_error(out.status().message());
   }
-  r.set_run_s(a->started ? SecondsSince(t0) : 0);  // a skipped one never ran (no bogus censored sample)
+  if (!a->started)
+    r.set_run_s(0);  // a skipped one never ran (no bogus censored sample)
+  else
+    r.set_run_s(a->ctx && a->ctx->run_time() >= 0 ? a->ctx->run_time() : SecondsSince(t0));
   bool void_result, gave_back;
   {
     std::unique_lock<boost::fibers::mutex> lock(sync_->mu);

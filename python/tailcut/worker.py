@@ -5,7 +5,8 @@ the socket on fd 3, one at a time, until the executor closes it.
 Frames are [u32 little-endian length][u8 type][payload], the length
 counting type + payload (executor/src/python_kernel.cpp is the other side):
 T task, I the next task's inputs, X skip task n (u64) in; H hello, P
-progress, R result, C cancelled (or skipped), E start failure out.
+progress, R result (its run time in seconds, a f64, then the envelope), C
+cancelled (or skipped), E start failure out.
 
 Tasks come in batches (several T frames in one write) and are numbered from
 1 in the order they come. Before a function runs, its number goes into the
@@ -30,6 +31,7 @@ import socket
 import struct
 import sys
 import threading
+import time
 import traceback
 
 from . import _pickling, _task
@@ -43,6 +45,7 @@ _interrupted = False  # the executor sent SIGINT during this task
 _number = 0  # the task running or last run (T frames count from 1)
 _state = None  # the shared page (mmap) of --state-fd
 _U64 = struct.Struct("<Q")
+_F64 = struct.Struct("<d")
 
 
 class _Tail:
@@ -86,8 +89,8 @@ class _Channel:
         self.frames = collections.deque()  # parsed, not served yet
         self.skipped = set()  # numbers of tasks cancelled before they started
 
-    def send(self, kind, payload=b""):
-        head = _HEAD.pack(len(payload) + 1, kind[0])
+    def send(self, kind, payload=b"", prefix=b""):
+        head = _HEAD.pack(len(prefix) + len(payload) + 1, kind[0]) + prefix
         with self.lock:
             if len(payload) < 65536:  # one write; a big payload is not copied for it
                 self.sock.sendall(head + payload)
@@ -260,6 +263,7 @@ class Worker:
                 continue
             if _state is not None:
                 _U64.pack_into(_state, 0, _number)  # started: never handed to another worker
+            t0 = time.perf_counter()
             try:
                 result = self.run(payload, task_inputs)
             except KeyboardInterrupt:  # SIGINT after the function returned, while encoding
@@ -276,7 +280,7 @@ class Worker:
                     # worker that exits.
                     return
             else:
-                self.channel.send(b"R", result)
+                self.channel.send(b"R", result, _F64.pack(time.perf_counter() - t0))
 
 
 def _die_with_parent():

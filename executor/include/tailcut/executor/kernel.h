@@ -88,6 +88,10 @@ class KernelContext {
   // Fraction done, clamped to 0..1; sent to the scheduler with heartbeats.
   void ReportProgress(float fraction);
   float progress() const { return progress_.load(std::memory_order_relaxed); }
+  // The attempt's run time as the kernel measured it (the python kernel:
+  // its worker's, the function alone); unset (< 0), the runtime's clock.
+  void SetRunTime(double seconds) { run_s_ = seconds; }
+  double run_time() const { return run_s_; }
   // Cooperative sleep of `seconds` × time_factor; false if cancelled.
   bool SleepFor(double seconds);
   // Lets other fibers on this thread run (call it in CPU loops).
@@ -140,6 +144,7 @@ class KernelContext {
   CancelToken* cancel_;
   double time_factor_;
   std::atomic<float> progress_{0.0f};
+  double run_s_ = -1;
   uint32_t gpus_ = 0;
   std::vector<int> gpu_devices_;
   uint64_t memory_mb_ = 0;
