@@ -44,7 +44,7 @@ FLOORS = {
     "one_task_job": 0.12,  # ZeroMQ ping-pong RTT / one-task job latency
     "fleet_register": 0.0004,  # executors registered/s / ZeroMQ round trips/s (0.1 s steps: coarse)
     "fleet_noop": 0.07,  # hollow fleet no-op tasks/s / ZeroMQ round trips/s
-    "python_noop": 0.0010,  # Python no-op functions/s / ZeroMQ round trips/s
+    "python_noop": 0.006,  # Python no-op functions/s / ZeroMQ round trips/s (batches to the workers)
 }
 
 

@@ -26,8 +26,8 @@ def noop(x):
 
 
 def cpu_seconds():
-    """{pid: (command line, user+system CPU seconds)} of this process and every tailcut process."""
-    out, me, tick = {}, os.getpid(), os.sysconf("SC_CLK_TCK")
+    """{pid: (command line, user+system CPU seconds)} of this process and its descendants."""
+    procs, me, tick = {}, os.getpid(), os.sysconf("SC_CLK_TCK")
     for p in filter(str.isdigit, os.listdir("/proc")):
         try:
             with open(f"/proc/{p}/stat") as f:
@@ -37,8 +37,14 @@ def cpu_seconds():
         except OSError:
             continue
         fields = stat[stat.rindex(")") + 2 :].split()
-        if int(p) == me or "tailcut" in cmd:
-            out[int(p)] = (cmd, (int(fields[11]) + int(fields[12])) / tick)
+        procs[int(p)] = (int(fields[1]), cmd, (int(fields[11]) + int(fields[12])) / tick)
+    out = {}
+    for pid, (ppid, cmd, cpu) in procs.items():
+        up = pid
+        while up not in (me, 0, 1) and up in procs:
+            up = procs[up][0]
+        if up == me:
+            out[pid] = (cmd, cpu)
     return out
 
 
