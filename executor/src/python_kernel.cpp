@@ -296,10 +296,7 @@ class PythonPool {
   // A lone attempt: a batch of one.
   StatusOr<std::string> Run(KernelContext& ctx) {
     StatusOr<std::string> out = Status::Internal("python: the task was not run");
-    KernelBatch one;
-    one.ctx = {&ctx};
-    one.started = [](size_t) {};
-    one.finished = [&](size_t, StatusOr<std::string> r) { out = std::move(r); };
+    KernelBatch one{{&ctx}, [](size_t) {}, [&](size_t, StatusOr<std::string> r) { out = std::move(r); }};
     RunBatch(one);
     return out;
   }
@@ -320,12 +317,9 @@ class PythonPool {
     }
     BatchRun run{b, *w, n, w->sent, o_.cancel_grace_s};
     w->sent += n;
-    b.started(0);  // the worker starts it as it reads it: reported now, as a lone task always was (the
-                   // others when the page says so: one not started is queued again, never failed)
+    b.started(0);  // as it reads it, as a lone task always was; the others when the page says so
     if (run.Serve()) Release(std::move(w));  // else ~Worker kills it: a fresh one takes its place
   }
-
-  ~PythonPool() = default;  // idle workers are killed by ~Worker
 
  private:
   // The frames of as many of b's tasks as `w` may take, their count in *n:
