@@ -233,6 +233,10 @@ class SchedulerServer::Impl {
   void OnPromoted(ExecutorId e, const wire::Promoted& p);  // server_executors.cpp
   void ForgetPeer(ExecutorId e);                           // the core declared it lost
   void SendWork(WorkBatcher& work);                        // each executor's batched Work
+  // Before the turn's group commit: a short task's Report read into it
+  // (ServerOptions::commit_linger_s). True when one was read.
+  bool LingerForReports();
+  bool work_sent_ = false;  // since the last LingerForReports
 
   ServerOptions opt_;
   SteadyClock clock_;
