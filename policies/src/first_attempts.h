@@ -27,7 +27,9 @@ class FirstAttempts {
   void Add(JobId job, TaskIndex task, AttemptId a) {
     Job& j = Get(job);
     if (empty_ != jobs_.end() && &empty_->second == &j) empty_ = jobs_.end();  // has entries again
-    if (task >= j.first.size()) j.first.resize(static_cast<size_t>(task) + 1, 0);
+    // Grown by doubling: tasks come in index order, one resize each cost a
+    // call per task (issue 41).
+    if (task >= j.first.size()) j.first.resize(std::max<size_t>(static_cast<size_t>(task) + 1, 2 * j.first.size()), 0);
     if (j.first[task] != 0) return;
     j.first[task] = a;
     j.low = j.count == 0 ? task : std::min(j.low, task);

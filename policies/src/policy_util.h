@@ -57,6 +57,7 @@ class CopiedTasks {
   }
   void Add(JobId j, TaskIndex t) { m_[j].insert(t); }
   void Forget(JobId j, TaskIndex t) {
+    if (m_.empty()) return;  // the usual case, asked per ended attempt
     auto it = m_.find(j);
     if (it == m_.end()) return;
     it->second.erase(t);

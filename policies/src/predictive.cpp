@@ -251,12 +251,14 @@ void PredictivePolicy::OnAttemptEnded(const ClusterView& v, const AttemptView& a
     else
       s.slow.erase(a.executor);
   }
+  // Racing and restarted tasks are rare: their maps are usually empty, and
+  // asked so first (issue 41).
   const std::pair<JobId, TaskIndex> key{a.job, a.task};
-  if (auto it = s.racing.find(key); it != s.racing.end()) {
+  if (auto it = s.racing.empty() ? s.racing.end() : s.racing.find(key); it != s.racing.end()) {
     std::erase(it->second, a.attempt);
     if (a.task_live <= 1) s.racing.erase(it);
   }
-  if (end.outcome == AttemptOutcome::kCommitted) s.restarts.erase(key);
+  if (end.outcome == AttemptOutcome::kCommitted && !s.restarts.empty()) s.restarts.erase(key);
   s.waiting_start.Erase(a.attempt);
   if (a.task_live <= 1) s.copied.Forget(a.job, a.task);  // its last attempt: bounded memory
 }

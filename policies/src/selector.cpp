@@ -63,6 +63,16 @@ SelectorPolicy::SelectorPolicy(SelectorOptions o, std::vector<std::string> names
       flat_.push_back(std::move(p));
       owner_.push_back(c);
     }
+  Relist();
+}
+
+void SelectorPolicy::Relist() {
+  fed_list_.clear();
+  active_list_.clear();
+  for (uint32_t i = 0; i < flat_.size(); ++i) {
+    if (fed_[owner_[i]]) fed_list_.push_back(i);
+    if (Active(owner_[i])) active_list_.push_back(i);
+  }
 }
 
 SelectorPolicy::~SelectorPolicy() = default;
@@ -121,8 +131,7 @@ void SelectorPolicy::Filter(const ClusterView& v, uint32_t source, std::vector<P
 template <typename Hook>
 void SelectorPolicy::Each(const ClusterView& v, std::vector<Proposal>* out, const Hook& hook) {
   std::vector<Proposal>& mine = scratch_;  // kept: no allocation per event (issue 41)
-  for (uint32_t i = 0; i < flat_.size(); ++i) {
-    if (!fed_[owner_[i]]) continue;
+  for (uint32_t i : fed_list_) {
     mine.clear();
     hook(*flat_[i], &mine);
     Filter(v, i, mine, out);
@@ -138,6 +147,7 @@ void SelectorPolicy::OnJobSubmitted(const ClusterView& v, JobId job, std::vector
       if (c.next_replay == 0) {  // new: runs the first candidate
         c.next_replay = o_.first_replay_jobs;
         running_[c.choice]++;
+        Relist();
       }
       c.submits.push_back(v.Now());
       if (c.submits.size() > kSubmits) c.submits.pop_front();
@@ -187,14 +197,14 @@ void SelectorPolicy::OnAttemptProgress(const ClusterView& v, const AttemptView& 
 // (cut short: the predicted total given how far it got), and for a
 // repeated attempt whether it was long too (the task's slowness, not the
 // attempt's).
-void SelectorPolicy::Learn(const ClusterView& v, const AttemptView& a, const AttemptEnd& e) {
+void SelectorPolicy::Learn(const ClusterView& v, const AttemptView& a, const AttemptEnd& e, JobState* job) {
   // A job that needed fewer commits than it has tasks (k_of_n, quorum)
   // finishes with its slowest tasks still running; their attempts end, cut
   // short, after it: the class's tail, learned through ended_.
   Class* cp = nullptr;
   bool after = false;
-  if (auto jt = jobs_.find(a.job); jt != jobs_.end()) {
-    cp = jt->second.c;
+  if (job) {
+    cp = job->c;
   } else if (auto it = ended_.find(a.job); it != ended_.end()) {
     cp = it->second;
     after = true;
@@ -241,7 +251,8 @@ void SelectorPolicy::Learn(const ClusterView& v, const AttemptView& a, const Att
 void SelectorPolicy::OnAttemptEnded(const ClusterView& v, const AttemptView& a, const AttemptEnd& e,
                                     std::vector<Proposal>* out) {
   wakeups_.Forget(a.attempt);
-  Learn(v, a, e);
+  auto jt = jobs_.find(a.job);  // the inner hooks below leave jobs_ alone
+  Learn(v, a, e, jt == jobs_.end() ? nullptr : &jt->second);
   Each(v, out, [&](MitigationPolicy& p, std::vector<Proposal>* o) { p.OnAttemptEnded(v, a, e, o); });
   if (e.outcome != AttemptOutcome::kCommitted) return;
   // A copy won while the first attempt still runs: the first ends, cut
@@ -254,7 +265,6 @@ void SelectorPolicy::OnAttemptEnded(const ClusterView& v, const AttemptView& a, 
   } else {
     tasks_->Erase(a.job, a.task);
   }
-  auto jt = jobs_.find(a.job);
   if (jt == jobs_.end() || ++jt->second.commits < jt->second.needed) return;
   const std::string cls = jt->second.cls;
   Class& c = *jt->second.c;
@@ -293,8 +303,8 @@ void SelectorPolicy::OnWakeUp(const ClusterView& v, const AttemptView& a, std::v
 // with an event of the executor: the core asks again on its sweep
 // (Placement::RefreshAvoidSweep).
 bool SelectorPolicy::AvoidExecutor(const ClusterView& v, ExecutorId e) const {
-  for (uint32_t i = 0; i < flat_.size(); ++i)
-    if (Active(owner_[i]) && flat_[i]->AvoidExecutor(v, e)) return true;
+  for (uint32_t i : active_list_)
+    if (flat_[i]->AvoidExecutor(v, e)) return true;
   return false;
 }
 
@@ -464,6 +474,7 @@ void SelectorPolicy::Collect() {
   running_[choice]++;
   fed_[choice] = 1;
   c.choice = choice;
+  Relist();
 }
 
 StatusOr<std::unique_ptr<MitigationPolicy>> MakeSelectorPolicy(const Config& cfg, const std::string& prefix,

@@ -35,6 +35,7 @@ inline Status LoadReplicasTable(const Config& cfg, ReplicationOptions* out) {
       .Get("dir", &out->dir)
       .Get("election_timeout_ms", &election)
       .Get("heartbeat_timeout_ms", &heartbeat)
+      .Get("max_snapshot_mib", &out->max_snapshot_mib)
       .Check(id >= 0, "id must be 1 or more");
   const size_t n = cfg.ArraySize("replicas.peers");
   t.Check(!t.Has("peers") || n > 0, "peers must be an array of tables, one [[replicas.peers]] per replica");

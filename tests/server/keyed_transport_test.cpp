@@ -2,7 +2,8 @@
 // anyone without the replica key. Raw TCP peers speak the handshake with
 // the right key, a wrong one, garbage or silence; a replica holding another
 // key never joins the group; a keyed peer claiming an id outside the group is
-// refused, one claiming a member's is Raft's to judge.
+// refused, one claiming a member's is Raft's to judge, after tailcut's guard
+// (raft_message_guard.h) has refused and logged what libraft should not read.
 #include <poll.h>
 #include <sodium.h>
 #include <sys/time.h>
@@ -11,12 +12,6 @@
 
 #include "keyed_transport.h"  // libraft's message types
 #include "replica_fixture.h"
-
-// libraft allocates the length a keyed peer's header claims (2^40 bytes
-// below); glibc's malloc refuses it and libraft drops the connection, which
-// is what the test checks. ASan aborts instead unless told to return null
-// like glibc: the environment's ASAN_OPTIONS still adds to this.
-extern "C" const char* __asan_default_options() { return "allocator_may_return_null=1"; }
 
 namespace tailcut::replica_test {
 namespace {
@@ -181,20 +176,12 @@ TEST_CASE("a replica holding another key never joins the group") {
   CHECK(WaitFor([&] { return c[0].refused() + c[1].refused() > 0 && c[2].refused() > 0; }));
 }
 
-// libraft's wire format (its uv_encoding.c): little-endian u64s, a message
-// is its type, its header's length, the header, then any entries' data.
-std::string U64(uint64_t v) {
-  std::string b;
-  for (int i = 0; i < 8; ++i) b.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
-  return b;
-}
-std::string Message(uint64_t type, const std::string& header) { return U64(type) + U64(header.size()) + header; }
-
 // A keyed peer is a member of the group (docs/RELIABILITY.md, "What a peer
-// holding the key can do"): what it sends is Raft's to judge. Raft's rules
-// refuse a forged append that does not match the log and a vote request
-// while a leader is known; a term from the future is an election. None of it
-// may crash a replica or stop the group.
+// holding the key can do"): what it sends is Raft's to judge, once tailcut
+// has refused (closed and logged) a malformed or oversized message. Raft's
+// rules refuse a forged append that does not match the log and a vote
+// request while a leader is known; a term from the future is an election,
+// and tailcut logs it. None of it may crash a replica or stop the group.
 TEST_CASE("a keyed peer's garbage, vote and append from the future do not stop the group") {
   Cluster c(3);
   c.StartAll();
@@ -206,7 +193,21 @@ TEST_CASE("a keyed peer's garbage, vote and append from the future do not stop t
   const uint64_t term = attacked.group->term();
   const uint64_t future = term + 1000000;
   const uint64_t member = attacked.options.id == 1 ? 2 : 1;  // the forger claims another member's id
+  const std::string who = "replica " + std::to_string(member) + " (claims 127.0.0.1:1, from 127.0.0.1:";
   bool proved = false;
+  JobId job = 6;  // the next job to commit
+  // The line logged after `from` refusals, if one says `what` (and who sent it).
+  auto logged = [&](size_t from, const std::string& what) {
+    return WaitFor([&] {
+      std::lock_guard<std::mutex> l(attacked.refusals_mu);
+      for (size_t i = from; i < attacked.refusals.size(); ++i)
+        if (attacked.refusals[i].find(what) != std::string::npos) {
+          CHECK(attacked.refusals[i].find(who) != std::string::npos);
+          return true;
+        }
+      return false;
+    });
+  };
 
   // The key with an id outside the group is refused and logged; with a
   // member's id, the connection is handed to Raft.
@@ -214,44 +215,64 @@ TEST_CASE("a keyed peer's garbage, vote and append from the future do not stop t
   REQUIRE(WaitFor([&] { return attacked.refused() == 1; }));
   {
     std::lock_guard<std::mutex> l(attacked.refusals_mu);
-    CHECK(attacked.refusals[0].find("replica id 9 is not another member") != std::string::npos);
+    CHECK(attacked.refusals[0].find("replica id 9 is not another member (from 127.0.0.1:") != std::string::npos);
   }
   CHECK(Dial(address, Key('k'), &proved, member));
+  CHECK(attacked.refused() == 1);
 
-  // Garbage after the handshake: a message type libraft does not know, then
-  // a header length of 2^40 bytes. libraft drops each connection.
-  for (const std::string& garbage :
-       std::vector<std::string>{Message(255, std::string(16, 'x')), U64(RAFT_IO_APPEND_ENTRIES) + U64(1ull << 40)}) {
+  // Garbage after the handshake: each connection is closed and logged
+  // before libraft allocates what the header claims or reads past it, and
+  // the leader commits on after each (jobs 6-11).
+  struct Garbage {
+    std::string bytes, logged;
+  };
+  const std::string conf = Conf({{1, "127.0.0.1:1"}});
+  for (const Garbage& g : std::vector<Garbage>{
+           {Message(255, std::string(16, 'x')), "closed: an unknown message type 255"},
+           {U64(RAFT_IO_APPEND_ENTRIES) + U64(uint64_t{1} << 40), "closed: an append header of 1099511627776 bytes"},
+           {Message(RAFT_IO_REQUEST_VOTE, U64(future)), "closed: a vote request header of 8 bytes"},
+           {Message(RAFT_IO_APPEND_ENTRIES, AppendHeader(term, 1, {1u << 30})), "closed: an entry of 1073741824 bytes"},
+           {Message(RAFT_IO_APPEND_ENTRIES, AppendHeader(term, 1, std::vector<uint32_t>(5, 60u << 20))),
+            "closed: an append of more than 268435456 bytes"},
+           {Message(RAFT_IO_INSTALL_SNAPSHOT, SnapshotHeader(term, conf, uint64_t{1} << 31)),
+            "closed: a snapshot of 2147483648 bytes"},
+       }) {
+    CAPTURE(g.logged);
+    const size_t before = attacked.refused();
     auto raw = Handshake(address, Key('k'), &proved, member);
-    raw->Send(garbage);
+    raw->Send(g.bytes);
     CHECK(raw->Closed());
+    CHECK(logged(before, g.logged));
+    REQUIRE(attacked.group->is_leader());
+    REQUIRE(c.Commit(static_cast<size_t>(leader), job++, 1) == 1);
   }
-  CHECK(attacked.refused() == 1);  // the handshake passed: Raft's to judge
-  REQUIRE(attacked.group->is_leader());
-  REQUIRE(c.Commit(static_cast<size_t>(leader), 6, 5) == 5);
 
   // A vote request from the future, from a member with a longer log: the
-  // leader is known, so it is refused and the term stays.
+  // leader is known, so it is refused, the term stays, and it is logged.
   {
+    const size_t before = attacked.refused();
     auto raw = Handshake(address, Key('k'), &proved, member);
     raw->Send(Message(RAFT_IO_REQUEST_VOTE, U64(future) + U64(member) + U64(1u << 30) + U64(future) + U64(0)));
-    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    CHECK(logged(before, "a vote request from term " + std::to_string(future) + ", 1000000 ahead of ours (" +
+                             std::to_string(term) + "): refused, our term stays"));
   }
   CHECK(attacked.group->is_leader());
   CHECK(attacked.group->term() == term);
-  REQUIRE(c.Commit(static_cast<size_t>(leader), 11, 5) == 5);
+  REQUIRE(c.Commit(static_cast<size_t>(leader), job, 5) == 5);
+  job += 5;
 
   // A forged append from the future: one entry after an index this log does
   // not have. The term is Raft's rule: the leader follows it (a higher term)
   // and steps down, the entry fails the log-matching check and is never
   // applied, and the group elects a leader in a later term and commits on.
   {
-    std::string header = U64(future) + U64(1000) + U64(future) + U64(1000) + U64(1) +  // term, prev, commit, n
-                         U64(future) + std::string(1, static_cast<char>(RAFT_COMMAND)) + std::string(3, '\0') +
-                         std::string("\x08\0\0\0", 4) + U64(0);  // the entry's header; the unused leader id
+    std::string header = AppendHeader(future, 1000, {8});
+    const size_t before = attacked.refused();
     auto raw = Handshake(address, Key('k'), &proved, member);
     raw->Send(Message(RAFT_IO_APPEND_ENTRIES, header) + "forged!!");
     CHECK(WaitFor([&] { return attacked.group->term() >= future; }));
+    CHECK(logged(before, "an append from term " + std::to_string(future) + ", 1000000 ahead of ours (" +
+                             std::to_string(term) + "): Raft adopted the term"));
   }
   REQUIRE(WaitFor(
       [&] {
@@ -262,14 +283,15 @@ TEST_CASE("a keyed peer's garbage, vote and append from the future do not stop t
       30));
   int next = c.WaitLeader();
   REQUIRE(next >= 0);
-  REQUIRE(c.Commit(static_cast<size_t>(next), 16, 5) == 5);
+  REQUIRE(c.Commit(static_cast<size_t>(next), job, 5) == 5);
+  job += 5;
   CHECK(WaitFor([&] {
     for (size_t i = 0; i < c.size(); ++i)
-      if (c[i].machine->applied() != 20) return false;
+      if (c[i].machine->applied() != job - 1) return false;
     return true;
   }));
   for (size_t i = 0; i < c.size(); ++i) c.Stop(i);
-  for (size_t i = 0; i < c.size(); ++i) CHECK(c.JobsIn(i) == Range(1, 20));
+  for (size_t i = 0; i < c.size(); ++i) CHECK(c.JobsIn(i) == Range(1, job - 1));
 }
 
 }  // namespace

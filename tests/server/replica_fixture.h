@@ -52,6 +52,40 @@ inline bool WaitFor(const std::function<bool()>& done, double s = 10) {
   return done();
 }
 
+// libraft's wire format (its uv_encoding.c): little-endian u64s, a message
+// is its type, its header's length, the header, then any entries' data.
+inline std::string U64(uint64_t v) {
+  std::string b;
+  for (int i = 0; i < 8; ++i) b.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
+  return b;
+}
+inline std::string Message(uint64_t type, const std::string& header) { return U64(type) + U64(header.size()) + header; }
+// An append's header: term, previous index and term, commit index, then
+// one header per entry (its term, type, length), then libraft 0.15's 8
+// unused bytes (it counts a leader id it does not write).
+inline std::string AppendHeader(uint64_t term, uint64_t prev, const std::vector<uint32_t>& entry_lengths,
+                                uint8_t entry_type = 1 /* RAFT_COMMAND */) {
+  std::string h = U64(term) + U64(prev) + U64(term) + U64(prev) + U64(entry_lengths.size());
+  for (uint32_t len : entry_lengths) {
+    h += U64(term) + std::string(1, static_cast<char>(entry_type)) + std::string(3, '\0');
+    for (int i = 0; i < 4; ++i) h.push_back(static_cast<char>((len >> (8 * i)) & 0xff));
+  }
+  return h + U64(0);
+}
+// A snapshot's header: term, last index and term, configuration index and
+// length, the configuration, the data's length, 8 unused bytes (as an append's).
+inline std::string SnapshotHeader(uint64_t term, const std::string& conf, uint64_t data_len) {
+  return U64(term) + U64(100) + U64(term) + U64(1) + U64(conf.size()) + conf + U64(data_len) + U64(0);
+}
+// A configuration as libraft encodes it: format 1, count, then id, address, role each; padded to 8.
+inline std::string Conf(const std::vector<std::pair<uint64_t, std::string>>& voters) {
+  std::string c(1, '\1');
+  c += U64(voters.size());
+  for (const auto& [id, address] : voters) c += U64(id) + address + std::string(1, '\0') + std::string(1, '\1');
+  c.resize((c.size() + 7) / 8 * 8, '\0');
+  return c;
+}
+
 // One group commit: job `id` accepted.
 inline std::string AcceptEntry(JobId id) {
   JournalBatch b;

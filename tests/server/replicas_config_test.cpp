@@ -72,6 +72,7 @@ TEST_CASE("replicas config: the table names every peer with its Raft address and
   CHECK(o.replicas.id == 2);
   CHECK(o.replicas.key_file == "/etc/tailcut/replica.key");
   CHECK(o.replicas.dir.empty());  // state_dir/raft
+  CHECK(o.replicas.max_snapshot_mib == 1024);
   REQUIRE(o.replicas.peers.size() == 3);
   CHECK(o.replicas.peers[1].id == 2);
   CHECK(o.replicas.peers[1].raft_address == "127.0.0.1:17791");
@@ -143,6 +144,8 @@ TEST_CASE("replicas config: a group set up wrong is refused with what to change"
   CHECK(ErrorOf("[replicas]\nelection_timeout_ms = 150\nheartbeat_timeout_ms = 100\nid = 1\n" +
                 peers.substr(peers.find("key_file")))
             .find("election_timeout_ms must be at least twice") != std::string::npos);
+  CHECK(ErrorOf("[replicas]\nmax_snapshot_mib = 0\nid = 1\n" + peers.substr(peers.find("key_file")))
+            .find("max_snapshot_mib must be 1 or more") != std::string::npos);
   // Replicas keep their journals: an in-memory scheduler cannot be one;
   // an edge is not replicated yet.
   ServerOptions o;

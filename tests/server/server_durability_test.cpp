@@ -150,3 +150,69 @@ TEST_CASE("server: a request key is bound to its job body: a retry gets the job,
   CHECK(refused.status().message().find("request key 'the-key' already made job " + std::to_string(*first)) !=
         std::string::npos);
 }
+
+// ServerOptions::commit_linger_s (docs/RELIABILITY.md, "Group commits"): a
+// turn that holds a submit reply and sent Work waits for the executor's
+// Report and commits its result with the accept, so a one-task job pays one
+// group commit. The reply still follows the commit that holds the result
+// (a restart finds the job succeeded). Without the wait (0), the reply
+// goes out after the accept's own commit, before the Report; with an
+// executor that never answers, the wait ends at its bound.
+TEST_CASE("server: a short task's result joins its job's accept commit, and the wait is bounded") {
+  const std::string base =
+      (std::filesystem::temp_directory_path() / ("tc_linger_" + std::to_string(::getpid()))).string();
+  zmq::context_t ctx;
+  // A one-task job submitted in state_dir `dir` while the executor answers
+  // after `answer_ms` (never when < 0): the job's state as soon as the
+  // submit returned, and how long the submit took.
+  auto run = [&](const std::string& dir, double linger_s, int answer_ms, wire::JobState* state, double* took_s) {
+    std::filesystem::remove_all(dir);
+    ServerOptions o = TestOptions();
+    o.state_dir = dir;
+    o.commit_linger_s = linger_s;
+    RunningServer rs(o);
+    ScriptedExecutor ex(ctx, rs.server->executor_endpoint());
+    ex.Register(1);
+    wire::SchedulerToExecutor msg;
+    REQUIRE(ex.Next(&msg));  // the acknowledgement
+    Client client(rs.ClientOpts());
+    StatusOr<JobId> id = Status::Internal("not submitted");
+    StatusOr<wire::JobStatus> seen = Status::Internal("not asked");
+    const auto t0 = std::chrono::steady_clock::now();
+    std::thread submit([&] {
+      id = client.Submit(FanoutJob("noop", "", 1));
+      *took_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      if (id.ok()) seen = client.GetStatus(*id);
+    });
+    REQUIRE(ex.Next(&msg));
+    REQUIRE(msg.work().assign_size() == 1);
+    if (answer_ms >= 0) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(answer_ms));
+      ex.Complete({msg.work().assign(0).attempt_id()});
+    }
+    submit.join();
+    REQUIRE(id.ok());
+    REQUIRE(seen.ok());
+    *state = seen->state();
+    return *id;
+  };
+  wire::JobState state;
+  double took = 0;
+  const JobId id = run(base + "_a", 0.1, 20, &state, &took);
+  CHECK(state == wire::JOB_SUCCEEDED);  // the reply waited for the result's commit
+  {
+    ServerOptions o = TestOptions();
+    o.state_dir = base + "_a";
+    RunningServer rs(o);
+    Client client(rs.ClientOpts());
+    auto st = client.GetStatus(id);  // from the journal
+    REQUIRE(st.ok());
+    CHECK(st->state() == wire::JOB_SUCCEEDED);
+  }
+  run(base + "_b", 0, 300, &state, &took);
+  CHECK(state == wire::JOB_RUNNING);  // replied after the accept's commit, before the Report
+  run(base + "_c", 0.05, -1, &state, &took);
+  CHECK(state == wire::JOB_RUNNING);
+  CHECK(took < 2.0);  // the bound, with room for a loaded machine
+  for (const char* s : {"_a", "_b", "_c"}) std::filesystem::remove_all(base + s);
+}

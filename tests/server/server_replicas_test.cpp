@@ -213,6 +213,7 @@ TEST_CASE("replicas: only the leader serves, followers name it, and a follower t
   Client client(g.ClientOf(leader));
   JobId first = 0, second = 0;
   wire::Assignment held;  // the second job's attempt left running on the first leader
+  uint64_t first_term = 0;  // the first leader's, which its Work carries (docs/PROTOCOL.md, "Terms")
   wire::JobSpec second_spec = FanoutJob("noop", "", 2);
   second_spec.set_request_key("replicated-second");
   second_spec.set_return_outputs(true);  // the results say who committed
@@ -220,6 +221,9 @@ TEST_CASE("replicas: only the leader serves, followers name it, and a follower t
     ScriptedExecutor ex(ctx, g.peer(leader).executor_endpoint);
     wire::SchedulerToExecutor msg;
     first = RegisterAndSubmit(ex, 4, client, FanoutJob("noop", "", 3), &msg);
+    first_term = msg.work().term();
+    CHECK(first_term >= 1);
+    CHECK(first_term == testing::ScrapeMetrics(g[leader]->server.http_endpoint())["tailcut_replica_term"]);
     std::vector<uint64_t> attempts;
     for (const auto& a : msg.work().assign()) attempts.push_back(a.attempt_id());
     REQUIRE(attempts.size() == 3);
@@ -287,6 +291,7 @@ TEST_CASE("replicas: only the leader serves, followers name it, and a follower t
       registered = msg.has_registered();
     }
     REQUIRE(registered);
+    CHECK(msg.registered().term() > first_term);  // the new leader's
     CHECK(cancelled);
     wire::ExecutorMessage bye;
     bye.set_version(kProtocolVersion);
@@ -300,6 +305,7 @@ TEST_CASE("replicas: only the leader serves, followers name it, and a follower t
     wire::SchedulerToExecutor msg;
     REQUIRE(NextWork(ex, &msg, 15));
     REQUIRE(msg.work().assign_size() == 1);  // only the task not committed
+    CHECK(msg.work().term() > first_term);
     CHECK(msg.work().assign(0).job_id() == second);
     ex.Complete({msg.work().assign(0).attempt_id()});
     auto done = again.Wait(second);

@@ -293,3 +293,92 @@ TEST_CASE("executor session: the Register after a move from a live replica is no
     CHECK(take(1, &route));
   }
 }
+
+// A leader deposed while stopped (SIGSTOP) answers the Registers queued to
+// it before it hears of the new term. An executor that has heard the new
+// leader's term ignores its RegisterAck and Work (docs/PROTOCOL.md,
+// "Terms"), unless only such answers come for three loss timeouts: then
+// the replica group was made anew, with terms from 1 again.
+TEST_CASE("executor session: a RegisterAck or Work from a lower term than one seen is ignored") {
+  zmq::context_t ctx;
+  StandIns stand_ins(ctx, 2);  // replica 1 leads in term 5; replica 2 was deposed in term 4
+  auto& replicas = stand_ins.replicas;
+  SessionOptions o = stand_ins.options;
+  o.lost_after_ms = 2000;
+  o.register_retry_s = o.max_backoff_s = 0.05;
+  std::vector<uint64_t> work;  // the attempts of the Work the hook got
+  ExecutorSession::Hooks hooks;
+  hooks.offer = [](wire::Register*) { return true; };
+  hooks.work = [&](wire::Work* w) {
+    for (const wire::Assignment& a : w->assign()) work.push_back(a.attempt_id());
+  };
+  hooks.report = [](wire::Report*, bool) {};
+  ExecutorSession s(o, ctx, hooks);
+  REQUIRE(s.Connect().ok());
+  double now = 0;
+  auto step = [&] {
+    s.OnWritable(now);
+    s.OnReadable(now);
+    s.Tick(now);
+    now += 0.002;
+  };
+  auto send = [&](int i, const std::string& route, uint64_t term, bool ack, AttemptId attempt) {
+    wire::SchedulerToExecutor m;
+    m.set_version(kProtocolVersion);
+    if (ack) {
+      m.mutable_registered()->set_executor_id(7);
+      m.mutable_registered()->set_term(term);
+    } else {
+      m.mutable_work()->add_assign()->set_attempt_id(attempt);
+      m.mutable_work()->set_term(term);
+    }
+    replicas[i]->send(zmq::buffer(route), zmq::send_flags::sndmore);
+    replicas[i]->send(ToFrame(m), zmq::send_flags::none);
+  };
+  // Pumps the session's reading for about 0.5 s of real time, without
+  // advancing its clock (nothing times out meanwhile).
+  auto read = [&] {
+    for (int i = 0; i < 50; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      s.OnReadable(now);
+    }
+  };
+  std::string route;
+  // Replica i takes the session's Register and answers it from `term`: an
+  // ack, then Work with `attempt`.
+  auto answer = [&](int i, uint64_t term, AttemptId attempt) {
+    wire::ExecutorMessage m;
+    REQUIRE(stand_ins.Take(i, 500, step, &m, &route));
+    REQUIRE(m.has_register_());
+    send(i, route, term, true, 0);
+    send(i, route, term, false, attempt);
+    read();
+  };
+  s.Tick(now);
+  answer(0, 5, 1);
+  REQUIRE(s.registered());
+  CHECK(s.term_seen() == 5);
+  CHECK(work == std::vector<uint64_t>{1});
+
+  // The leader goes silent; the session moves to replica 2, which still
+  // thinks it leads in term 4: its ack and Work are ignored.
+  for (zmq::message_t stale; replicas[0]->recv(stale, zmq::recv_flags::dontwait);) {}
+  now += 2.5;
+  s.Tick(now);
+  answer(1, 4, 2);
+  CHECK_FALSE(s.registered());
+  CHECK(work == std::vector<uint64_t>{1});
+  CHECK(s.stale_ignored() == 2);
+  CHECK(s.term_seen() == 5);
+
+  // Only term 4 answers for three loss timeouts: a new group. Taken.
+  now += 3 * 2.0 + 0.1;
+  send(1, route, 4, true, 0);
+  read();
+  CHECK(s.registered());
+  CHECK(s.term_seen() == 4);
+  send(1, route, 4, false, 3);
+  send(1, route, 0, false, 4);  // a single scheduler's Work carries no term
+  read();
+  CHECK(work == std::vector<uint64_t>{1, 3, 4});
+}

@@ -197,6 +197,8 @@ void ExecutorSession::Handle(const zmq::message_t& frame, double now) {
                  << kProtocolVersion << "); ignored";
     return;
   }
+  if (in.has_registered() && !TermCurrent(in.registered().term(), "RegisterAck", now)) return;
+  if (in.has_work() && !TermCurrent(in.work().term(), "Work", now)) return;
   last_heard_ = now;
   switch (in.body_case()) {
     case wire::SchedulerToExecutor::kRegistered: OnRegistered(in.registered(), now); break;
@@ -205,6 +207,32 @@ void ExecutorSession::Handle(const zmq::message_t& frame, double now) {
     case wire::SchedulerToExecutor::kError: OnError(in.error(), now); break;
     default: TC_LOG(Warn) << o_.peer << " message without a body; ignored"; break;
   }
+}
+
+// A stale message does not count as hearing from the scheduler either: one
+// that only a deposed leader answers is left after the loss timeout.
+bool ExecutorSession::TermCurrent(uint64_t term, const char* what, double now) {
+  if (term == 0) return true;  // a single scheduler
+  if (term >= term_seen_) {
+    term_seen_ = term;
+    stale_since_ = -1;
+    return true;
+  }
+  if (stale_since_ < 0) stale_since_ = now;
+  if (now - stale_since_ >= kStaleGroupLosses * lost_after_s_) {
+    TC_LOG(Warn) << o_.peer << " " << endpoint() << " still answers from term " << term << ", below term " << term_seen_
+                 << ", after " << now - stale_since_ << " s: taking it for a new replica group";
+    term_seen_ = term;
+    stale_since_ = -1;
+    return true;
+  }
+  stale_ignored_++;
+  if (now - last_stale_log_ >= kLogEveryS) {
+    last_stale_log_ = now;
+    TC_LOG(Warn) << "ignored a " << what << " from " << o_.peer << " " << endpoint() << " in term " << term
+                 << ": a leader of term " << term_seen_ << " has been heard, so this one was deposed";
+  }
+  return false;
 }
 
 void ExecutorSession::OnRegistered(const wire::RegisterAck& ack, double now) {

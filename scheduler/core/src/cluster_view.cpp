@@ -4,31 +4,27 @@
 
 namespace tailcut::core {
 
-JobView MakeJobView(const Job& j) {
-  JobView v;
-  v.id = j.id;
-  v.def = &j.def;
-  v.submitted = j.submitted;
-  v.tasks = j.Count();
-  v.committed = j.committed;
-  v.unlaunched = j.Count() - j.next_unlaunched;
-  v.running = j.running;
-  v.copies = j.copies;
-  v.needed = j.needed;
-  return v;
+void FillJobView(const Job& j, JobView* v) {
+  v->id = j.id;
+  v->def = &j.def;
+  v->submitted = j.submitted;
+  v->tasks = j.Count();
+  v->committed = j.committed;
+  v->unlaunched = j.Count() - j.next_unlaunched;
+  v->running = j.running;
+  v->copies = j.copies;
+  v->needed = j.needed;
 }
 
-ExecutorView MakeExecView(const ExecutorState& e) {
-  ExecutorView v;
-  v.id = e.id;
-  v.name = e.desc.name;
-  v.slots = e.desc.slots;
-  v.gpus = e.desc.gpus;
-  v.used_slots = e.used_slots;
-  v.running = static_cast<uint32_t>(e.attempts.size());
-  v.finished = e.finished;
-  v.quarantined = e.quarantined;
-  return v;
+void FillExecView(const ExecutorState& e, ExecutorView* v) {
+  v->id = e.id;
+  v->name = e.desc.name;
+  v->slots = e.desc.slots;
+  v->gpus = e.desc.gpus;
+  v->used_slots = e.used_slots;
+  v->running = static_cast<uint32_t>(e.attempts.size());
+  v->finished = e.finished;
+  v->quarantined = e.quarantined;
 }
 
 void StateView::ForEachJob(const std::function<void(const JobView&)>& fn) const {
@@ -50,7 +46,7 @@ void StateView::ForEachAttemptOn(ExecutorId e, const std::function<void(const At
 bool StateView::FindAttempt(AttemptId a, AttemptView* out) const {
   auto it = s_.attempts.find(a);
   if (it == s_.attempts.end()) return false;
-  *out = s_.ViewOf(it->second);
+  s_.FillView(it->second, out);
   return true;
 }
 
@@ -61,14 +57,14 @@ void StateView::ForEachExecutor(const std::function<void(const ExecutorView&)>& 
 bool StateView::FindJob(JobId id, JobView* out) const {
   const Job* job = s_.FindJob(id);
   if (!job) return false;
-  *out = MakeJobView(*job);
+  FillJobView(*job, out);
   return true;
 }
 
 bool StateView::FindExecutor(ExecutorId id, ExecutorView* out) const {
   const ExecutorState* e = s_.FindExec(id);
   if (!e) return false;
-  *out = MakeExecView(*e);
+  FillExecView(*e, out);
   return true;
 }
 

@@ -10,8 +10,20 @@
 
 namespace tailcut::core {
 
-JobView MakeJobView(const Job& j);
-ExecutorView MakeExecView(const ExecutorState& e);
+// Written in place (Find*: a view built aside and copied out stalled on
+// store forwarding, issue 41).
+void FillJobView(const Job& j, JobView* v);
+void FillExecView(const ExecutorState& e, ExecutorView* v);
+inline JobView MakeJobView(const Job& j) {
+  JobView v;
+  FillJobView(j, &v);
+  return v;
+}
+inline ExecutorView MakeExecView(const ExecutorState& e) {
+  ExecutorView v;
+  FillExecView(e, &v);
+  return v;
+}
 
 class StateView final : public ClusterView {
  public:

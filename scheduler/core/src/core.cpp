@@ -2,7 +2,7 @@
 // State lives in core_state.h; feasibility.h, placement.h, lifecycle.h,
 // proposal_gate.h, cluster_view.h, restore.h (recovery) and queries.h each
 // do one job on it. The Impl class is in core_impl.h; its attempt reports in
-// core_attempts.cpp.
+// core_attempts.cpp, its delivery of policy events in core_policy_events.cpp.
 #include <algorithm>
 #include <cmath>
 #include <iterator>
@@ -269,63 +269,6 @@ double SchedulerCore::Impl::PolicyInterval() const {
   // policy_interval_s (a `none` run does not depend on the task scale).
   if (s_.policies.empty() || o.policy_interval_ratio <= 0 || s_.typical_run_s <= 0) return o.policy_interval_s;
   return std::clamp(o.policy_interval_ratio * s_.typical_run_s, o.policy_interval_min_s, o.policy_interval_max_s);
-}
-
-// Delivers the queued events and the wake-ups due now that were asked for
-// before this call; false when there was nothing to deliver.
-bool SchedulerCore::Impl::DeliverPolicyEvents() {
-  bool any = false;
-  auto call = [&](uint32_t i, std::string_view hook, auto&& fn) {
-    GuardedPolicy& p = s_.policies[i];
-    proposals_.clear();
-    if (CallPolicy(p, hook, fn)) gate_.ApplyAll(proposals_, p.name, i);
-  };
-  if (!s_.policy_events.empty()) {
-    any = true;
-    std::vector<PolicyEvent>& events = delivering_;  // empty, its capacity kept (core_impl.h)
-    events.swap(s_.policy_events);                   // what the gate posts meanwhile waits a round
-    for (const PolicyEvent& ev : events) {
-      const AttemptView& a = ev.attempt;
-      for (uint32_t i = 0; i < s_.policies.size(); ++i) {
-        switch (ev.kind) {
-          case PolicyEvent::Kind::kLaunched:
-            call(i, "OnAttemptLaunched", [&](MitigationPolicy& m) { m.OnAttemptLaunched(view_, a, &proposals_); });
-            break;
-          case PolicyEvent::Kind::kStarted:
-            call(i, "OnAttemptStarted", [&](MitigationPolicy& m) { m.OnAttemptStarted(view_, a, &proposals_); });
-            break;
-          case PolicyEvent::Kind::kProgress:
-            call(i, "OnAttemptProgress", [&](MitigationPolicy& m) { m.OnAttemptProgress(view_, a, &proposals_); });
-            break;
-          case PolicyEvent::Kind::kEnded:
-            call(i, "OnAttemptEnded", [&](MitigationPolicy& m) { m.OnAttemptEnded(view_, a, ev.end, &proposals_); });
-            break;
-          case PolicyEvent::Kind::kExecutor:
-            call(i, "OnExecutorChanged",
-                 [&](MitigationPolicy& m) { m.OnExecutorChanged(view_, ev.executor, ev.change, &proposals_); });
-            break;
-        }
-      }
-      // The policies' own view of the executor may have changed with it.
-      ExecutorId e = ev.kind == PolicyEvent::Kind::kEnded      ? a.executor
-                     : ev.kind == PolicyEvent::Kind::kExecutor ? ev.executor
-                                                               : 0;
-      if (ExecutorState* x = e ? s_.FindExec(e) : nullptr) place_.RefreshAvoid(*x);
-    }
-    events.capacity() > kKeptEvents ? std::vector<PolicyEvent>().swap(events) : events.clear();
-  }
-  const Time now = s_.Now();
-  const uint64_t asked_before = s_.wakeup_seq;
-  while (!s_.wakeups.empty() && s_.wakeups.top().at <= now && s_.wakeups.top().seq < asked_before) {
-    PolicyWakeUp w = s_.wakeups.top();
-    s_.wakeups.pop();
-    auto it = s_.attempts.find(w.attempt);
-    if (it == s_.attempts.end()) continue;  // ended meanwhile: dropped
-    any = true;
-    AttemptView a = s_.ViewOf(it->second);
-    call(w.policy, "OnWakeUp", [&](MitigationPolicy& m) { m.OnWakeUp(view_, a, &proposals_); });
-  }
-  return any;
 }
 
 bool SchedulerCore::Impl::CanStillComplete(const Job& job) {

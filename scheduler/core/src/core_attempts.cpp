@@ -154,6 +154,7 @@ void SchedulerCore::Impl::MarkStarted(Attempt& a) {
   a.started = s_.Now();
   life_.Started(a);
   s_.PostAttempt(PolicyEvent::Kind::kStarted, a);
+  if (!s_.policies.empty()) a.start_event = static_cast<uint32_t>(s_.policy_events.size());
 }
 
 // --- who may report what (docs/SECURITY.md, "Results only for work handed out") ---

@@ -1,7 +1,8 @@
 // SchedulerCore::Impl: the core's state and pieces behind the SchedulerCore
 // facade. Its event handlers are defined in core.cpp; the attempt reports and
-// "who may report what" in core_attempts.cpp. Private to the core: only those
-// two files include it.
+// "who may report what" in core_attempts.cpp; the delivery of policy events
+// in core_policy_events.cpp. Private to the core: only those three files
+// include it.
 #pragma once
 
 #include <algorithm>
@@ -25,7 +26,7 @@
 
 namespace tailcut {
 
-using namespace core;  // NOLINT: the core's own implementation (core.cpp, core_attempts.cpp)
+using namespace core;  // NOLINT: the core's own implementation (core*.cpp)
 
 class SchedulerCore::Impl final {
  public:

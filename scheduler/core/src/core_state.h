@@ -63,6 +63,9 @@ struct Attempt {
   uint32_t gpus = 0;
   uint64_t memory_mb = 0;
   AttemptId next = 0;  // next live attempt of the same task
+  // 1 + the index of its kStarted event in CoreState::policy_events while
+  // that may still be queued (EndAttempt drops it: see PolicyEvent).
+  uint32_t start_event = 0;
 };
 
 // What a task needs of an executor (Feasible and Placement::Fits read no
@@ -155,7 +158,11 @@ struct HeldAttempt {
 // An event waiting to be delivered to the policies (SchedulerCore delivers
 // them in TakeCommands, after placement).
 struct PolicyEvent {
-  enum class Kind : uint8_t { kLaunched, kStarted, kProgress, kEnded, kExecutor };
+  // kDropped: a kStarted whose attempt ended before it was delivered (its
+  // start and end came in one Report): not delivered, OnAttemptEnded
+  // carries `attempt.started` (docs/PLUGINS.md; issue 41: an event less per
+  // pipelined no-op).
+  enum class Kind : uint8_t { kLaunched, kStarted, kProgress, kEnded, kExecutor, kDropped };
   Kind kind = Kind::kLaunched;
   AttemptView attempt;  // attempt events
   AttemptEnd end;       // kEnded
@@ -334,21 +341,26 @@ struct CoreState {
     if (policies.empty()) return;
     PolicyEvent ev;
     ev.kind = k;
-    ev.attempt = ViewOf(a);
+    FillView(a, &ev.attempt);
     Post(std::move(ev));
   }
   AttemptView ViewOf(const Attempt& a) const {
     AttemptView v;
-    v.attempt = a.id;
-    v.job = a.job;
-    v.task = a.task;
-    v.executor = a.executor;
-    v.queued = a.queued;
-    v.started = a.started;
-    v.progress = a.progress;
-    v.copy = a.copy;
-    v.task_live = jobs.at(a.job).tasks[a.task].live;
+    FillView(a, &v);
     return v;
+  }
+  // ViewOf written in place: a view built aside and copied into the
+  // caller's stalled on store forwarding (issue 41).
+  void FillView(const Attempt& a, AttemptView* v) const {
+    v->attempt = a.id;
+    v->job = a.job;
+    v->task = a.task;
+    v->executor = a.executor;
+    v->queued = a.queued;
+    v->started = a.started;
+    v->progress = a.progress;
+    v->copy = a.copy;
+    v->task_live = jobs.at(a.job).tasks[a.task].live;
   }
 
   // Free slots `e` adds to free_slots.

@@ -234,7 +234,13 @@ void Lifecycle::EndAttempt(const Attempt& a, AttemptOutcome outcome, double run_
   Task& task = job.tasks[a.task];
   PolicyEvent ended;
   ended.kind = PolicyEvent::Kind::kEnded;
-  if (!s_.policies.empty()) ended.attempt = s_.ViewOf(a);
+  if (!s_.policies.empty()) s_.FillView(a, &ended.attempt);
+  // Its start not delivered yet (reported with its end): only the end is.
+  if (a.start_event > 0 && a.start_event <= s_.policy_events.size()) {
+    PolicyEvent& start = s_.policy_events[a.start_event - 1];
+    if (start.kind == PolicyEvent::Kind::kStarted && start.attempt.attempt == a.id)
+      start.kind = PolicyEvent::Kind::kDropped;
+  }
   // Unlink from the task's live list.
   if (task.live_head == a.id) {
     task.live_head = a.next;

@@ -110,6 +110,8 @@ class Durability {
   std::function<void(double seconds, bool ok)> on_commit;
   // True when `reply` must wait for the next group commit; it is kept.
   bool Hold(const std::string& route, const wire::ClientReply& reply);
+  // Replies wait for the next group commit.
+  bool holding() const { return !held_.empty(); }
   // Group commit. When a client message waits on it (a submit reply, a
   // streamed result, a final status), what the loop turn journaled becomes
   // durable at once and `send` gets the held messages. Otherwise (task

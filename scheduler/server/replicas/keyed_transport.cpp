@@ -1,11 +1,16 @@
 #include "keyed_transport.h"
 
+#include <arpa/inet.h>
 #include <sodium.h>
 #include <uv.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
+#include <map>
+#include <new>
 #include <set>
+#include <type_traits>
 
 #include "tailcut/common/log.h"
 #include "tailcut/common/log_limiter.h"
@@ -22,11 +27,24 @@ static_assert(kMac == 32);
 
 struct Transport;
 
+// A connection's TCP handle and what reading it after the handshake needs,
+// in one raft_malloc'd block that libraft frees (as the handle) when it
+// closes the stream: so nothing here may need a destructor.
+struct Conn {
+  uv_tcp_t tcp;  // first: the block's address is the handle's
+  Transport* t;
+  uv_read_cb libraft_read;  // libraft's read callback, called after ours
+  raft_id peer_id;
+  char who[kMaxAddress + 96];  // "replica N (claims ADDRESS, from IP:PORT)"
+  RaftMessageGuard guard;
+};
+static_assert(std::is_standard_layout_v<Conn> && std::is_trivially_destructible_v<Conn>);
+
 // One connection from accept/connect until it is handed to Raft or closed.
 struct Shake {
   Transport* t = nullptr;
   bool incoming = false;
-  uv_tcp_t* tcp = nullptr;  // raft_malloc'd: Raft frees it when it closes a handed-over stream
+  uv_tcp_t* tcp = nullptr;  // a Conn's: Raft frees it when it closes a handed-over stream
   uv_timer_t timer{};
   uv_connect_t connect{};
   uv_write_t writes[2]{};
@@ -56,7 +74,8 @@ struct Transport {
   unsigned unfinished_incoming = 0;
   bool closing = false;
   raft_uv_transport_close_cb close_cb = nullptr;
-  LogLimiter refusals_log;
+  LogLimiter refusals_log;                   // before a peer proved the key
+  std::map<raft_id, LogLimiter> member_log;  // per member (a fixed set)
 };
 
 void Mac(const Transport* t, const char* label, const Shake* s, const unsigned char* tail, size_t tail_len,
@@ -77,6 +96,69 @@ void Refused(Transport* t, const std::string& why) {
   } else if (uint64_t held = 0; t->refusals_log.Allow(&held)) {
     TC_LOG(Warn) << line << (held ? " (" + std::to_string(held) + " more not logged)" : "");
   }
+}
+
+// A member's refused message or far future term.
+void Report(Transport* t, raft_id peer, const std::string& line) {
+  if (t->o.on_refused) {
+    t->o.on_refused(line);
+  } else if (uint64_t held = 0; t->member_log[peer].Allow(&held)) {
+    TC_LOG(Warn) << line << (held ? " (" + std::to_string(held) + " more from it not logged)" : "");
+  }
+}
+
+// "ip:port" of the TCP peer, or "?".
+std::string PeerName(uv_tcp_t* tcp) {
+  sockaddr_storage a{};
+  int len = sizeof a;
+  char ip[INET6_ADDRSTRLEN] = "?";
+  if (uv_tcp_getpeername(tcp, reinterpret_cast<sockaddr*>(&a), &len) != 0) return "?";
+  if (a.ss_family == AF_INET6) {
+    const auto* a6 = reinterpret_cast<const sockaddr_in6*>(&a);
+    uv_ip6_name(a6, ip, sizeof ip);
+    return "[" + std::string(ip) + "]:" + std::to_string(ntohs(a6->sin6_port));
+  }
+  const auto* a4 = reinterpret_cast<const sockaddr_in*>(&a);
+  uv_ip4_name(a4, ip, sizeof ip);
+  return std::string(ip) + ":" + std::to_string(ntohs(a4->sin_port));
+}
+
+const char* MessageName(uint64_t type) {
+  switch (type) {
+    case RAFT_IO_APPEND_ENTRIES: return "an append";
+    case RAFT_IO_APPEND_ENTRIES_RESULT: return "an append result";
+    case RAFT_IO_REQUEST_VOTE: return "a vote request";
+    case RAFT_IO_REQUEST_VOTE_RESULT: return "a vote result";
+    case RAFT_IO_INSTALL_SNAPSHOT: return "a snapshot";
+    case RAFT_IO_TIMEOUT_NOW: return "a timeout-now";
+    default: return "a message";
+  }
+}
+
+// libraft's stream after the handshake: each read goes through the guard
+// before libraft sees it. libraft's buffers end where each preamble, header
+// and payload ends, so the guard judges a length before libraft allocates it.
+void GuardedRead(uv_stream_t* stream, ssize_t n, const uv_buf_t* buf) {
+  Conn* c = reinterpret_cast<Conn*>(stream);
+  Transport* t = c->t;
+  if (n <= 0) return c->libraft_read(stream, n, buf);
+  const uint64_t done = c->guard.completed();
+  const uint64_t term_before = t->o.current_term ? t->o.current_term() : 0;
+  if (c->guard.Feed(reinterpret_cast<const unsigned char*>(buf->base), static_cast<size_t>(n)) ==
+      RaftMessageGuard::Result::kBad) {
+    Report(t, c->peer_id, std::string("replica port: ") + c->who + ": closed: " + c->guard.what());
+    return c->libraft_read(stream, UV_EPROTO, buf);  // libraft closes the connection
+  }
+  c->libraft_read(stream, n, buf);
+  if (c->guard.completed() == done || !t->o.current_term) return;
+  const uint64_t term = c->guard.last_term();
+  if (term <= term_before || term - term_before <= t->o.term_jump_to_log) return;
+  const bool adopted = t->o.current_term() >= term;
+  Report(t, c->peer_id,
+         std::string("replica port: ") + c->who + ": " + MessageName(c->guard.last_type()) + " from term " +
+             std::to_string(term) + ", " + std::to_string(term - term_before) + " ahead of ours (" +
+             std::to_string(term_before) +
+             "): " + (adopted ? "Raft adopted the term (a higher term is an election)" : "refused, our term stays"));
 }
 
 void MaybeFireClose(Transport* t) {
@@ -113,7 +195,7 @@ void Fail(Shake* s, int status, const std::string& why) {
   if (s->finished) return;
   Transport* t = s->t;
   if (s->incoming && status != RAFT_CANCELED) {
-    Refused(t, why);
+    Refused(t, why + " (from " + PeerName(s->tcp) + ")");
   } else if (!s->incoming && status != RAFT_CANCELED) {
     TC_LOG(Debug) << "replica " << s->peer_id << " at " << s->peer_address << ": " << why;
   }
@@ -132,7 +214,19 @@ void HandOver(Shake* s) {
   stream->data = nullptr;
   Finish(s);
   if (s->incoming) {
+    Conn* c = reinterpret_cast<Conn*>(s->tcp);
+    c->peer_id = s->peer_id;
+    std::string claimed = s->peer_address;  // the peer's bytes, in a log line: printable only
+    for (char& ch : claimed)
+      if (ch < 0x20 || ch > 0x7e) ch = '?';
+    std::snprintf(c->who, sizeof c->who, "replica %llu (claims %s, from %s)",
+                  static_cast<unsigned long long>(s->peer_id), claimed.c_str(), PeerName(s->tcp).c_str());
     t->accept_cb(t->self, s->peer_id, s->peer_address.c_str(), stream);
+    // libraft started reading (or, failing, closed the stream): read through the guard.
+    if (stream->read_cb && !uv_is_closing(reinterpret_cast<uv_handle_t*>(stream))) {
+      c->libraft_read = stream->read_cb;
+      stream->read_cb = GuardedRead;
+    }
   } else {
     s->req->cb(s->req, stream, 0);
   }
@@ -258,7 +352,12 @@ Shake* NewShake(Transport* t, bool incoming) {
   auto* s = new Shake;
   s->t = t;
   s->incoming = incoming;
-  s->tcp = static_cast<uv_tcp_t*>(raft_malloc(sizeof(uv_tcp_t)));
+  void* block = raft_malloc(sizeof(Conn));
+  if (!block) throw std::bad_alloc();
+  Conn* c = new (block) Conn{};
+  c->t = t;
+  c->guard.Init(t->o.limits);
+  s->tcp = &c->tcp;
   uv_tcp_init(t->loop, s->tcp);
   s->tcp->data = s;
   uv_timer_init(t->loop, &s->timer);

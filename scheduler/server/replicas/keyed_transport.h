@@ -16,6 +16,12 @@
 // (docs/DEPLOY.md). A refused or timed-out peer is logged and closed;
 // unfinished handshakes are capped and timed out.
 //
+// After the handshake the stream is libraft's, but tailcut still reads
+// every message's header first (raft_message_guard.h): a malformed header,
+// an unknown type or a length over `limits` is logged and the connection
+// closed before libraft allocates or decodes it, and a message whose term
+// is far ahead of ours is logged with what Raft made of it.
+//
 // Runs on the libuv loop it is given (the replica thread's); not
 // thread-safe.
 #pragma once
@@ -30,6 +36,8 @@ extern "C" {  // libraft's headers have no C++ guards
 #include <string>
 #include <vector>
 
+#include "raft_message_guard.h"
+
 namespace tailcut {
 
 struct KeyedTransportOptions {
@@ -40,8 +48,17 @@ struct KeyedTransportOptions {
   // The group's other replicas' Raft ids: a keyed dialer claiming any other
   // id (this replica's own included) is refused. Empty: every dialer is.
   std::vector<uint64_t> members;
-  // Each refused or failed incoming handshake (why, the peer's address), on
-  // the loop's thread. Empty: logged at WARN.
+  // What a member may send (raft_message_guard.h); a message over them is
+  // refused and its connection closed.
+  RaftMessageLimits limits;
+  // A message whose term is more than this ahead of ours is logged, with
+  // whether Raft adopted the term or refused it. Needs `current_term`.
+  uint64_t term_jump_to_log = 64;
+  std::function<uint64_t()> current_term;  // Raft's, on the loop's thread; empty: no term check
+  // Each refused or failed incoming handshake, refused message and far
+  // future term (what, the peer's id and address), on the loop's thread.
+  // Empty: logged at WARN, at most one line a second per peer (and one for
+  // peers that have not proved the key).
   std::function<void(const std::string& why)> on_refused;
 };
 

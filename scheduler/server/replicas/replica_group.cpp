@@ -72,6 +72,13 @@ class ReplicaGroup::Impl {
     to.handshake_timeout_ms = o_.handshake_timeout_ms;
     to.on_refused = o_.on_refused;
     to.max_handshakes = o_.max_handshakes;
+    to.limits.max_entries =
+        o_.max_append_entries ? o_.max_append_entries : 64 * (uint64_t{o_.snapshot_threshold} + o_.snapshot_trailing);
+    to.limits.max_entry_bytes = (kLengthBytes + o_.max_entry_bytes + 7) / 8 * 8;  // as Propose pads it
+    to.limits.max_append_bytes = o_.max_append_bytes;
+    to.limits.max_snapshot_bytes = o_.max_snapshot_bytes;
+    to.term_jump_to_log = o_.term_jump_to_log;
+    to.current_term = [this] { return static_cast<uint64_t>(raft_.current_term); };
     for (const ReplicaPeer& p : o_.peers)
       if (p.id != o_.id) to.members.push_back(p.id);
     if (KeyedTransportInit(&transport_, &loop_, to) != 0) return Status::Internal("replicas: transport init failed");

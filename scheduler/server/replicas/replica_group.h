@@ -51,9 +51,18 @@ struct ReplicaOptions {
   unsigned max_handshakes = 32;          // unfinished incoming ones at once; more are closed
   size_t max_in_flight = 64;             // proposals without a result yet; more are refused (back-pressure)
   size_t max_entry_bytes = 64u << 20;    // a larger proposal is refused
+  // What another replica may send (docs/RELIABILITY.md, "The key is the
+  // trust boundary"); a larger message is logged and its connection closed.
+  // Entries in one append; 0: 64 x (snapshot_threshold + snapshot_trailing),
+  // libraft sending at most the entries its log keeps between snapshots.
+  size_t max_append_entries = 0;
+  size_t max_append_bytes = 256u << 20;             // an append's entries together
+  uint64_t max_snapshot_bytes = uint64_t{1} << 30;  // a snapshot: the leader's journal file
+  uint64_t term_jump_to_log = 64;                   // a message this far ahead of our term is logged
   std::function<void()> wake;            // something to Poll (on the replica thread; must not block)
-  // Each refused connection to the replica port, on the replica thread;
-  // empty: logged at WARN (at most one line a second).
+  // Each refused connection to the replica port, refused message and far
+  // future term, on the replica thread; empty: logged at WARN (at most one
+  // line a second per member).
   std::function<void(const std::string& why)> on_refused;
 };
 

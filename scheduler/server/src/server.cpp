@@ -383,6 +383,7 @@ void SchedulerServer::Impl::Run() {
     }
     Flush();
     if (parent_) parent_->Flush();
+    LingerForReports();
     CommitJournal();
     if (!backlogs_.empty()) FlushClientBacklogs(clock_.Now());
     if (metrics_) metrics_->MaybePublish(core_, clock_.Now());

@@ -4,6 +4,10 @@
 // and final statuses to a ClientPusher (work_batcher.h); what must be
 // durable first was journaled by the JournalSink as the core made it, and
 // is committed before the Work goes out.
+#include <poll.h>
+
+#include <cerrno>
+#include <ctime>
 #include <string>
 #include <utility>
 #include <vector>
@@ -20,10 +24,43 @@ void SchedulerServer::Impl::SendWork(WorkBatcher& work) {
     if (p == peers_.end()) continue;
     for (wire::SchedulerToExecutor* msg : batch.messages()) {
       msg->set_version(kProtocolVersion);
+      msg->mutable_work()->set_term(LeadTerm());
       Send(executors_, p->second.route, *msg);
     }
     p->second.last_sent = clock_.Now();
+    work_sent_ = true;
   }
+}
+
+// A one-task job used to wait on two group commits in a row: the accept's,
+// during which its executor's Report came back, then the result's in the
+// next turn (docs/SCALE.md). Here a turn that holds client replies and sent
+// Work waits, up to commit_linger_s, for the first executor frame, reads it
+// and takes the commands it caused, so the result joins the accept's
+// commit; every reply still goes out after the commit that makes it
+// durable. A client frame ends the wait (its turn comes at once), and so
+// does the bound: the wait costs a submit reply at most commit_linger_s.
+// It sleeps in ppoll on the sockets' descriptors (ZMQ_FD, with ZMQ_EVENTS
+// asked before each sleep, as zmq_getsockopt says), not in a spin.
+bool SchedulerServer::Impl::LingerForReports() {
+  const bool sent = std::exchange(work_sent_, false);
+  if (!sent || opt_.commit_linger_s <= 0 || replicas_ || !durability_.journaled() || !durability_.holding() ||
+      !Reading(kFromExecutors))
+    return false;
+  const double until = clock_.Now() + opt_.commit_linger_s;
+  pollfd fds[2] = {{executors_.get(zmq::sockopt::fd), POLLIN, 0}, {clients_.get(zmq::sockopt::fd), POLLIN, 0}};
+  for (;;) {
+    if (executors_.get(zmq::sockopt::events) & ZMQ_POLLIN) break;
+    if (clients_.get(zmq::sockopt::events) & ZMQ_POLLIN) return false;
+    const double left = until - clock_.Now();
+    if (left <= 0) return false;
+    const timespec ts{0, static_cast<long>(left * 1e9)};
+    if (ppoll(fds, 2, &ts, nullptr) < 0 && errno != EINTR) return false;
+  }
+  DrainExecutors();
+  Flush();
+  work_sent_ = false;  // no second wait in one turn
+  return true;
 }
 
 // The executor that ran the attempt, else one on its host; 0 when none is connected.

@@ -110,7 +110,9 @@ void SchedulerServer::Impl::TakeBack(const std::string& route, ExecutorId id, co
   auto [committed, adopted] = TakeBackFromWire(core_, id, r, cancel.mutable_work(), bad_executor_input_);
   TC_LOG(Info) << "executor " << id << " came back with " << r.running_size() << " attempts (" << adopted
                << " adopted) and " << r.undelivered_size() << " results (" << committed << " committed)";
-  if (cancel.has_work()) Send(executors_, route, cancel);
+  if (!cancel.has_work()) return;
+  cancel.mutable_work()->set_term(LeadTerm());
+  Send(executors_, route, cancel);
 }
 
 void SchedulerServer::Impl::OnReport(const std::string& route, const wire::Report& r) {
@@ -206,6 +208,7 @@ void SchedulerServer::Impl::SendRegisterAck(const std::string& route, ExecutorId
   a->set_executor_id(id);
   a->set_heartbeat_interval_ms(heartbeat_ms_);
   a->set_lost_after_ms(static_cast<uint32_t>(LostAfterS() * 1000));
+  a->set_term(LeadTerm());
   Send(executors_, route, ack);
 }
 

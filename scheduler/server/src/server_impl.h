@@ -126,6 +126,8 @@ class SchedulerServer::Impl {
   void TakeOver();         // the barrier passed: recover, then lead
   void Depose(const std::string& why);
   void Release(std::vector<server_detail::Replication::Held>& held);
+  // The term this replica leads in, for RegisterAck and Work (0: a single scheduler).
+  uint64_t LeadTerm() const { return replicas_ ? replicas_->lead_term : 0; }
   // A replica that does not lead (yet): requests get NOT_LEADER.
   bool NotLeading() const { return replicas_ && replicas_->state != server_detail::Replication::State::kLeading; }
   // Error{NOT_LEADER} naming the leader and its endpoint for the receiver.
@@ -231,6 +233,10 @@ class SchedulerServer::Impl {
   void OnPromoted(ExecutorId e, const wire::Promoted& p);  // server_executors.cpp
   void ForgetPeer(ExecutorId e);                           // the core declared it lost
   void SendWork(WorkBatcher& work);                        // each executor's batched Work
+  // Before the turn's group commit: a short task's Report read into it
+  // (ServerOptions::commit_linger_s). True when one was read.
+  bool LingerForReports();
+  bool work_sent_ = false;  // since the last LingerForReports
 
   ServerOptions opt_;
   SteadyClock clock_;

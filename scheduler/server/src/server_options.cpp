@@ -27,6 +27,7 @@ Status LoadServerOptions(const Config& cfg, ServerOptions* o) {
       .Get("tick_s", &o->tick_s)
       .Get("state_dir", &o->state_dir)
       .Get("journal_sync", &sync)
+      .Get("commit_linger_s", &o->commit_linger_s)
       .Get("trace_path", &o->trace_path)
       .Get("trace_max_mb", &o->trace_max_mb)
       .Get("trace_memory_rows", &o->trace_memory_rows)
@@ -59,6 +60,7 @@ Status LoadServerOptions(const Config& cfg, ServerOptions* o) {
       .Check(o->heartbeat_ms > 0, "heartbeat_ms must be > 0")
       .Check(o->heartbeat_rate >= 0, "heartbeat_rate must be >= 0 (0 = no stretching)")
       .Check(o->tick_s > 0, "tick_s must be > 0")
+      .Check(o->commit_linger_s >= 0 && o->commit_linger_s <= 0.1, "commit_linger_s must be in [0, 0.1]")
       .Check(o->client_stall_s > 0, "client_stall_s must be > 0")
       .Check(o->decode_queue_bytes > 0, "decode_queue_bytes must be > 0")
       .Check(o->max_descriptors == 0 || o->max_descriptors >= 64,
@@ -113,6 +115,7 @@ Status ValidateReplicationOptions(const ServerOptions& o) {
   if (!o.parent.endpoint.empty()) return bad("an edge scheduler (scheduler.parent) cannot be replicated yet");
   if (r.election_timeout_ms < 2 * r.heartbeat_timeout_ms || r.heartbeat_timeout_ms == 0)
     return bad("election_timeout_ms must be at least twice heartbeat_timeout_ms (> 0)");
+  if (r.max_snapshot_mib == 0) return bad("max_snapshot_mib must be 1 or more");
   return Status::Ok();
 }
 

@@ -118,7 +118,8 @@ class SelectorPolicy final : public MitigationPolicy {
   void Each(const ClusterView& v, std::vector<Proposal>* out, const Hook& hook);
   void Filter(const ClusterView& v, uint32_t source, std::vector<Proposal>& in, std::vector<Proposal>* out);
   bool Active(uint32_t candidate) const;
-  void Learn(const ClusterView& v, const AttemptView& a, const AttemptEnd& e);
+  void Relist();  // fed_list_ and active_list_ from fed_, running_ and classes_
+  void Learn(const ClusterView& v, const AttemptView& a, const AttemptEnd& e, JobState* job);
   void MaybeReplay(const ClusterView& v, const std::string& name, Class& c);
   void Collect();
   static double Rate(const Class& c);
@@ -135,6 +136,10 @@ class SelectorPolicy final : public MitigationPolicy {
   std::map<std::string, Class> classes_;
   std::vector<uint32_t> running_;  // per candidate, the classes that run it
   std::vector<char> fed_;          // per candidate: some class ran it (its chain sees the events)
+  // flat_ indices of the fed candidates' policies (Each) and of the active
+  // ones' (AvoidExecutor): changed only with a new class or a replay's
+  // verdict, walked per event (issue 41).
+  std::vector<uint32_t> fed_list_, active_list_;
   std::unordered_map<JobId, JobState> jobs_;
   // Finished jobs that needed fewer commits than tasks, the most recent
   // kMaxEnded: their first attempts still running end after them (Learn).

@@ -100,6 +100,11 @@ class ExecutorSession {
   uint64_t output_cap() const { return o_.max_output_bytes ? o_.max_output_bytes : o_.max_message_bytes / 2; }
   std::string output_cap_name() const { return o_.max_output_bytes ? "max_output_bytes" : "max_message_bytes/2"; }
   uint64_t refused() const { return refused_; }
+  // The highest leader term a RegisterAck or Work carried (replicas; 0:
+  // none), and how many from a lower term were ignored (docs/PROTOCOL.md,
+  // "Terms").
+  uint64_t term_seen() const { return term_seen_; }
+  uint64_t stale_ignored() const { return stale_ignored_; }
 
   // ------------------------------------------------------------- loop --
   // Everything the scheduler sent.
@@ -133,6 +138,10 @@ class ExecutorSession {
   void Handle(const zmq::message_t& frame, double now);
   void OnRegistered(const wire::RegisterAck& ack, double now);
   void OnError(const wire::Error& e, double now);
+  // False for a RegisterAck or Work from a term below term_seen_ (a deposed
+  // leader's), unless only such have come for kStaleGroupLosses loss
+  // timeouts: then the group was made anew, with its terms from 1.
+  bool TermCurrent(uint64_t term, const char* what, double now);
   void Lost(const std::string& why, double now);
   // Talks to endpoints_[next] from now on, registering there with all it holds.
   void MoveTo(size_t next, const std::string& why, double now);
@@ -160,6 +169,9 @@ class ExecutorSession {
   int results_in_register_ = 0;     // outbox results the last sent Register carried
   uint64_t held_output_bytes_ = 0;  // output and error bytes in the outbox
   uint64_t refused_ = 0;            // attempts refused or failed over the caps
+  uint64_t term_seen_ = 0, stale_ignored_ = 0;
+  double stale_since_ = -1, last_stale_log_ = -100;  // stale_since_: the first stale message since a current one
+  static constexpr double kStaleGroupLosses = 3;
   wire::Report outbox_;             // started / results not yet sent
   // Results handed to ZeroMQ lately. A scheduler killed after reading one
   // but before its journal committed it would run the task again (a side

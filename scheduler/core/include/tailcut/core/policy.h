@@ -215,6 +215,8 @@ class MitigationPolicy {
   // core has placed the work of the event that caused it (so the view shows
   // the cluster as it is now). Proposals made here are applied at once.
   virtual void OnAttemptLaunched(const ClusterView&, const AttemptView&, std::vector<Proposal>*) {}
+  // Not for an attempt that ended before its start was delivered (one
+  // Report carried both): OnAttemptEnded alone comes, `started` set.
   virtual void OnAttemptStarted(const ClusterView&, const AttemptView&, std::vector<Proposal>*) {}
   virtual void OnAttemptProgress(const ClusterView&, const AttemptView&, std::vector<Proposal>*) {}
   // `a` as it was when it ended (task_live counts it); it is gone from the view.

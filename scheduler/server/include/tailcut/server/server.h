@@ -49,6 +49,10 @@ struct ReplicationOptions {
   std::string dir;       // Raft's log and snapshots; "" = state_dir/raft
   unsigned election_timeout_ms = 1000;  // a leader without a quorum for this long stops leading
   unsigned heartbeat_timeout_ms = 100;
+  // The largest snapshot a replica takes from its leader (libraft sends the
+  // leader's whole journal file in one message); a larger one is refused
+  // and logged, so a replica can rejoin only while the journal is smaller.
+  uint32_t max_snapshot_mib = 1024;
   bool enabled() const { return !peers.empty(); }
 };
 
@@ -95,6 +99,12 @@ struct ServerOptions {
   // false ("normal"): a commit survives the scheduler being killed (the OS
   // holds it), not a power loss; true ("full"): fsync per group commit.
   bool journal_sync_full = false;
+  // A loop turn that holds client replies for its group commit and sent
+  // Work waits up to this long for an executor's Report before it commits,
+  // so that a short task's result joins the accept's commit: a one-task job
+  // pays one group commit, not two (docs/RELIABILITY.md, "Group commits").
+  // The wait ends at the first executor or client frame; 0 = never wait.
+  double commit_linger_s = 0.0005;
   // Attempt trace of this scheduler's runs (docs/WHATIF.md, format
   // docs/TRACE_FORMAT.md): one row per committed attempt, appended. "" = off
   // (the default). The file rotates to trace_path.1 at trace_max_mb, so at
