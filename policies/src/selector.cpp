@@ -170,6 +170,17 @@ void SelectorPolicy::OnAttemptLaunched(const ClusterView& v, const AttemptView& 
   if (!a.copy) {
     if (tasks_->size() >= kMaxTracked) tasks_->EraseSmallest();
     tasks_->Add(a.job, a.task, a.attempt);
+  } else if (AttemptId first = tasks_->Find(a.job, a.task); first != 0) {
+    // A copy launched before the first attempt ran (a clone) races it
+    // from the start: who loses does not depend on how long the first
+    // would have taken. A copy launched later was launched because the
+    // first looked slow.
+    // (Events arrive queued: judged by the launch and start times.)
+    AttemptView f;
+    if (v.FindAttempt(first, &f) && (f.queued >= a.queued || f.started < 0 || f.started >= a.queued)) {
+      if (raced_.size() >= kMaxTracked) raced_.clear();
+      raced_.insert(first);
+    }
   }
   Each(v, out, [&](MitigationPolicy& p, std::vector<Proposal>* o) { p.OnAttemptLaunched(v, a, o); });
 }
@@ -212,14 +223,16 @@ void SelectorPolicy::Learn(const ClusterView& v, const AttemptView& a, const Att
     if (pred && v.FindJob(a.job, &j) && j.def && a.task < j.def->TaskCount())
       t = std::max(t, pred->Assess(ToRunning(a, j.def->Task(a.task), elapsed)).expected_total);
   }
-  if (t <= 0) return;
   if (a.attempt == first) {
+    const bool raced = raced_.erase(first) > 0;
+    if (lost_.erase(first) > 0 || after) tasks_->Erase(a.job, a.task);
+    if (t <= 0) return;
     c.seen++;
-    c.samples.push_back({t, a.executor});
+    c.samples.push_back({t, a.executor, !done && raced && elapsed > 0 ? elapsed : 0});
     if (c.samples.size() > o_.max_samples) c.samples.pop_front();
-    if (after) tasks_->Erase(a.job, a.task);
     return;
   }
+  if (t <= 0) return;
   if (after) return;
   // A repeated attempt: long means past the class's upper quartile. Cut
   // short below it says nothing.
@@ -242,11 +255,20 @@ void SelectorPolicy::OnAttemptEnded(const ClusterView& v, const AttemptView& a, 
   Learn(v, a, e, jt == jobs_.end() ? nullptr : &jt->second);
   Each(v, out, [&](MitigationPolicy& p, std::vector<Proposal>* o) { p.OnAttemptEnded(v, a, e, o); });
   if (e.outcome != AttemptOutcome::kCommitted) return;
-  tasks_->Erase(a.job, a.task);
+  // A copy won while the first attempt still runs: the first ends, cut
+  // short, right after (its end is learned, then its entry goes: Learn).
+  const AttemptId first = tasks_->Find(a.job, a.task);
+  const bool lost = first != 0 && first != a.attempt && a.task_live > 1 && raced_.count(first) > 0;
+  if (lost) {
+    if (lost_.size() >= kMaxTracked) lost_.clear();
+    lost_.insert(first);
+  } else {
+    tasks_->Erase(a.job, a.task);
+  }
   if (jt == jobs_.end() || ++jt->second.commits < jt->second.needed) return;
   const std::string cls = jt->second.cls;
   Class& c = *jt->second.c;
-  if (jt->second.needed < c.tasks) {  // its other tasks' first attempts end after it (Learn)
+  if (jt->second.needed < c.tasks || lost) {  // its other tasks' first attempts end after it (Learn)
     ended_.emplace(a.job, &c);
     ended_order_.push_back(a.job);
     if (ended_order_.size() > kMaxEnded) {
@@ -286,6 +308,26 @@ bool SelectorPolicy::AvoidExecutor(const ClusterView& v, ExecutorId e) const {
   return false;
 }
 
+// Kaplan-Meier's redistribution to the right, by sampling: each attempt
+// cut short in a race from the start, the highest cut first, takes a time
+// drawn from the exact and already imputed times above its cut (the
+// censoring is independent of the time there, issue 39); with none above,
+// the predictor's total.
+void SelectorPolicy::ImputeCut(std::vector<std::pair<double, double>> cut, uint64_t seed, std::vector<double>* times) {
+  if (cut.empty()) return;
+  std::vector<double> pool = *times;
+  std::sort(pool.begin(), pool.end());
+  std::sort(cut.begin(), cut.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+  Rng rng(seed);
+  for (const auto& [at, total] : cut) {
+    auto from = std::upper_bound(pool.begin(), pool.end(), at);
+    const size_t above = static_cast<size_t>(pool.end() - from);
+    const double t = above == 0 ? std::max(at, total) : *(from + static_cast<ptrdiff_t>(rng.Below(above)));
+    times->push_back(t);
+    pool.insert(std::upper_bound(pool.begin(), pool.end(), t), t);
+  }
+}
+
 // Jobs per second over the class's last submissions; 0 while unknown.
 double SelectorPolicy::Rate(const Class& c) {
   if (c.submits.size() < 2 || c.submits.back() <= c.submits.front()) return 0;
@@ -323,10 +365,16 @@ ReplayModel SelectorPolicy::Model(const ClusterView& v, const std::string& name,
     if (f >= 1.5) factor[e] = m.executor_factors[index[e]] = f;
   }
   m.times.reserve(c.samples.size());
+  std::vector<std::pair<double, double>> cut;  // (cut, predicted total) of the clone races' losers
   for (const Sample& s : c.samples) {
     auto f = factor.find(s.executor);
-    m.times.push_back(f == factor.end() ? s.t : s.t / f->second);
+    const double k = f == factor.end() ? 1 : f->second;
+    if (s.cut > 0)
+      cut.emplace_back(s.cut / k, s.t / k);
+    else
+      m.times.push_back(s.t / k);
   }
+  ImputeCut(std::move(cut), Mix(std::hash<std::string>()(name) + replays_ + 1), &m.times);
   m.closed = c.max_live <= 1;
   m.job_rate = Rate(c);
   m.tasks = std::max(c.tasks, 1u);

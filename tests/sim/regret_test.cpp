@@ -61,7 +61,8 @@ TEST_CASE("regret: the shapes are the matrix and the shipped scenarios", "[sim][
 // margin"), which gained on the whole matrix and the scenarios: m26's and
 // m47's p50 (still below none's) and m41's p99 against the best, 1.39x to
 // 2.92x (its last replay finds late's and hedge's p50 1.2x none's, and the
-// p50 test sends it to none). Where they still miss the
+// p50 test sends it to none); lowered when clone races' losers were learned
+// (m41 2.92x to 1.12x the best). Where they still miss the
 // issue's targets (p50 <= 1.02x and p99 <= none's, p99 <= 1.1x the best),
 // docs/benchmarks/matrix.md, "The regret table", says why.
 TEST_CASE("regret: default against none and the best fixed policy on the CI subset", "[sim][regret]") {
@@ -71,7 +72,7 @@ TEST_CASE("regret: default against none and the best fixed policy on the CI subs
   const std::map<std::string, Bound> subset = {
       {"m00", {0.686, 0.238, 1.018}}, {"m03", {0.380, 0.251, 1.000}},
       {"m07", {0.070, 0.157, 0.845}}, {"m10", {1.328, 1.216, 1.312}},
-      {"m26", {0.960, 0.712, 0.991}}, {"m41", {1.579, 0.502, 2.918}},
+      {"m26", {0.960, 0.712, 0.991}}, {"m41", {1.529, 0.192, 1.117}},
       {"m44", {1.001, 0.133, 1.119}}, {"m47", {0.568, 0.174, 1.217}},
       {"m62", {0.456, 0.345, 1.000}}, {"stragglers_2ms_1slot", {0.542, 0.393, 1.000}},
   };

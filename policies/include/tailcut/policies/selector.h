@@ -21,6 +21,7 @@
 #include <memory>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "tailcut/common/config.h"
@@ -89,6 +90,10 @@ class SelectorPolicy final : public MitigationPolicy {
   struct Sample {
     double t;
     ExecutorId executor;
+    // > 0: cut short at this run time by a race that began with the
+    // attempt (a clone: the cut does not depend on its length), imputed
+    // per replay above it (Model); `t` is the predictor's total.
+    double cut = 0;
   };
   struct Class {
     uint32_t choice = 0;                           // index into names_
@@ -118,6 +123,7 @@ class SelectorPolicy final : public MitigationPolicy {
   void MaybeReplay(const ClusterView& v, const std::string& name, Class& c);
   void Collect();
   static double Rate(const Class& c);
+  static void ImputeCut(std::vector<std::pair<double, double>> cut, uint64_t seed, std::vector<double>* times);
   ReplayModel Model(const ClusterView& v, const std::string& name, const Class& c) const;
 
   SelectorOptions o_;
@@ -142,6 +148,12 @@ class SelectorPolicy final : public MitigationPolicy {
   // Each launched task's first attempt, until it commits; a repeat is
   // judged against the class's first runs (Learn).
   std::unique_ptr<policy_util::FirstAttempts> tasks_;
+  // First attempts whose copy was launched before they had run (a race
+  // from the start: clone), until they end.
+  std::unordered_set<AttemptId> raced_;
+  // First attempts that lost a race: their task committed through a copy
+  // and they end right after, cut short (learned, then dropped from tasks_).
+  std::unordered_set<AttemptId> lost_;
   InnerWakeUps wakeups_;
   std::vector<Proposal> scratch_;  // Each's and OnWakeUp's, reused
 };
