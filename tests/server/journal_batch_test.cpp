@@ -127,6 +127,36 @@ TEST_CASE("a malformed journal batch is refused whole") {
   CHECK_FALSE(j->dirty());
 }
 
+TEST_CASE("a journal batch carries pruned jobs as ranges of ids, and refuses ranges out of order") {
+  TempDir dir;
+  auto j = dir.Open("pruned.db");
+  for (JobId id = 1; id <= 7; ++id) {
+    j->JobAccepted(id, "", "spec", 1.0);
+    j->JobFinished(id, JobState::kSucceeded, "", 2.0, 1, 0, 0);
+  }
+  REQUIRE(j->Commit().ok());
+  const JobId far = uint64_t{1} << 40;  // a late epoch's ids: a range far from the one before
+  JournalBatch batch;
+  batch.JobsPruned({{1, 2}, {4, 5}, {far, far + 3}});
+  CHECK(batch.records() == 1);
+  const std::string bytes = batch.Take();
+  CHECK(bytes.size() < 20);
+  REQUIRE(ApplyJournalBatch(bytes, j.get()).ok());
+  REQUIRE(j->Commit().ok());
+  std::vector<JournaledJob> jobs;
+  REQUIRE(j->Load(&jobs).ok());
+  REQUIRE(jobs.size() == 3);
+  CHECK(jobs[0].id == 3);
+  CHECK(jobs[1].id == 6);
+  CHECK(jobs[2].id == 7);
+
+  for (std::vector<JobRange> bad : {std::vector<JobRange>{{4, 5}, {5, 6}}, std::vector<JobRange>{{4, 5}, {1, 2}}}) {
+    batch.JobsPruned(bad);
+    CHECK(ApplyJournalBatch(batch.Take(), j.get()).code() == Status::Code::kInvalidArgument);
+    CHECK_FALSE(j->dirty());
+  }
+}
+
 }  // namespace
 }  // namespace tailcut
 

@@ -190,6 +190,18 @@ bool Replay(std::string_view batch, JournalWriter* to) {
         if (to && r.ok()) to->RunStarted(epoch);
         break;
       }
+      case 'X': {
+        std::vector<JobRange> ranges;
+        JobId last = 0;
+        for (uint64_t i = 0, n = r.U(4); i < n && r.ok(); ++i) {
+          const JobId first = last + r.U(8);
+          last = first + r.U(8);
+          if (last < first || (i > 0 && first <= ranges.back().last)) r.Fail();  // overflow, or not ascending
+          ranges.push_back({first, last});
+        }
+        if (to && r.ok()) to->JobsPruned(ranges);
+        break;
+      }
       default: r.Fail();
     }
   }
@@ -303,6 +315,18 @@ void JournalBatch::AttemptEnded(AttemptId attempt) {
 void JournalBatch::RunStarted(uint32_t epoch) {
   bytes_.push_back('R');
   PutV(&bytes_, epoch);
+  records_++;
+}
+
+void JournalBatch::JobsPruned(const std::vector<JobRange>& ranges) {
+  bytes_.push_back('X');
+  PutV(&bytes_, ranges.size());
+  JobId last = 0;
+  for (const JobRange& r : ranges) {
+    PutV(&bytes_, r.first - last);
+    PutV(&bytes_, r.last - r.first);
+    last = r.last;
+  }
   records_++;
 }
 

@@ -176,7 +176,7 @@ void SchedulerServer::Impl::TakeOver() {
   } else if (auto j = Journal::Open(JournalOptions{copy, false}); !j.ok()) {
     rec = j.status();
   } else {
-    rec = durability_.Takeover(**j, &r.batch, core_, clock_, &JobDefFromJournal);
+    rec = durability_.Takeover(**j, &r.batch, core_, clock_, &JobDefFromJournal, opt_.core.job_retention);
   }
   std::error_code ec;
   for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(copy + suffix, ec);
