@@ -49,8 +49,9 @@ using journal_detail::Decode;
 class Journal::Impl {
  public:
   ~Impl() {
-    for (sqlite3_stmt* s : {insert_job_, insert_commits_, insert_shares_, finish_job_, begin_, commit_,
-                            insert_promotion_, drop_promotion_, insert_launch_, insert_launches_, drop_launch_})
+    for (sqlite3_stmt* s :
+         {insert_job_, insert_commits_, insert_shares_, finish_job_, begin_, commit_, insert_promotion_,
+          drop_promotion_, insert_launch_, insert_launches_, drop_launch_, add_pruned_})
       sqlite3_finalize(s);
     if (db_) sqlite3_close(db_);
   }
@@ -93,6 +94,12 @@ class Journal::Impl {
     for (size_t i = 1; i < kLaunchRows; ++i) rows += ", (?, ?, ?, ?)";
     if (Status s = Prepare(rows.c_str(), &insert_launches_); !s.ok()) return s;
     if (Status s = Prepare("DELETE FROM launches WHERE attempt BETWEEN ? AND ?", &drop_launch_); !s.ok()) return s;
+    if (Status s = Exec("CREATE TEMP TABLE pruned(id INTEGER PRIMARY KEY)"); !s.ok()) return s;  // WritePruned's
+    if (Status s = Prepare("WITH RECURSIVE r(id) AS (SELECT ?1 UNION ALL SELECT id + 1 FROM r WHERE id < ?2) "
+                           "INSERT OR IGNORE INTO temp.pruned SELECT id FROM r",
+                           &add_pruned_);
+        !s.ok())
+      return s;
     if (Status s = Prepare("BEGIN IMMEDIATE", &begin_); !s.ok()) return s;
     if (Status s = Prepare("COMMIT", &commit_); !s.ok()) return s;
     return Prepare(
@@ -409,24 +416,11 @@ class Journal::Impl {
   // (commits has no index on job).
   Status WritePruned() {
     if (pruned_.empty()) return Status::Ok();
-    if (Status s = Exec("CREATE TEMP TABLE IF NOT EXISTS pruned(id INTEGER PRIMARY KEY); DELETE FROM temp.pruned");
-        !s.ok())
-      return s;
-    sqlite3_stmt* add = nullptr;
-    if (Status s = Prepare("WITH RECURSIVE r(id) AS (SELECT ?1 UNION ALL SELECT id + 1 FROM r WHERE id < ?2) "
-                           "INSERT OR IGNORE INTO temp.pruned SELECT id FROM r",
-                           &add);
-        !s.ok())
-      return s;
     for (const JobRange& r : pruned_) {
-      sqlite3_bind_int64(add, 1, static_cast<sqlite3_int64>(r.first));
-      sqlite3_bind_int64(add, 2, static_cast<sqlite3_int64>(r.last));
-      if (Status s = Step(add); !s.ok()) {
-        sqlite3_finalize(add);
-        return s;
-      }
+      sqlite3_bind_int64(add_pruned_, 1, static_cast<sqlite3_int64>(r.first));
+      sqlite3_bind_int64(add_pruned_, 2, static_cast<sqlite3_int64>(r.last));
+      if (Status s = Step(add_pruned_); !s.ok()) return s;
     }
-    sqlite3_finalize(add);
     return Exec(
         "DELETE FROM commits WHERE job IN temp.pruned; DELETE FROM shares WHERE job IN temp.pruned; "
         "DELETE FROM promotions WHERE job IN temp.pruned; DELETE FROM jobs WHERE id IN temp.pruned; "
@@ -478,6 +472,7 @@ class Journal::Impl {
   static constexpr size_t kLaunchRows = 32;
   sqlite3_stmt* insert_launches_ = nullptr;  // kLaunchRows rows
   sqlite3_stmt* drop_launch_ = nullptr;      // a range of ids
+  sqlite3_stmt* add_pruned_ = nullptr;       // a range of ids, to temp.pruned
   sqlite3_stmt* begin_ = nullptr;  // prepared once: a group commit parses no SQL
   sqlite3_stmt* commit_ = nullptr;
   uint32_t run_started_ = 0;  // RunStarted's epoch, until the commit
