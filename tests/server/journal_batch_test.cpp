@@ -119,8 +119,11 @@ TEST_CASE("a malformed journal batch is refused whole") {
     CHECK_FALSE(j->dirty());
   }
   std::string unknown = bytes;
-  unknown[5] = 'Z';  // the first record's kind
-  CHECK_FALSE(ApplyJournalBatch(unknown, j.get()).ok());
+  unknown[5] = 'Z';  // the first record's kind: a newer build's, say
+  const Status refused = ApplyJournalBatch(unknown, j.get());
+  CHECK(refused.code() == Status::Code::kInvalidArgument);
+  CHECK(refused.message().find("kind 'Z'") != std::string::npos);
+  CHECK(refused.message().find("same version") != std::string::npos);
   CHECK_FALSE(j->dirty());
   // An empty batch (the header alone) is valid and writes nothing.
   CHECK(ApplyJournalBatch(JournalBatch().bytes(), j.get()).ok());

@@ -113,14 +113,16 @@ class BatchReader {
   std::string scratch_;
 };
 
-// Decodes every record; writes them to `to` when it is set.
-bool Replay(std::string_view batch, JournalWriter* to) {
+// Decodes every record; writes them to `to` when it is set. `*unknown`: a
+// record kind this build does not know, where that ended the batch.
+bool Replay(std::string_view batch, JournalWriter* to, char* unknown = nullptr) {
   if (batch.size() < sizeof kMagic + 1 || std::memcmp(batch.data(), kMagic, sizeof kMagic) != 0) return false;
   const char version = batch[sizeof kMagic];
   if (version != 1 && version != kVersion) return false;
   BatchReader r(batch.substr(sizeof kMagic + 1), version == kVersion, /*check=*/to == nullptr);
   while (r.ok() && !r.done()) {
-    switch (r.Kind()) {
+    const char kind = r.Kind();
+    switch (kind) {
       case 'A': {
         JobId id = r.Job();
         std::string key = r.S(), spec = r.S();
@@ -202,7 +204,9 @@ bool Replay(std::string_view batch, JournalWriter* to) {
         if (to && r.ok()) to->JobsPruned(ranges);
         break;
       }
-      default: r.Fail();
+      default:
+        if (unknown) *unknown = kind;
+        r.Fail();
     }
   }
   return r.ok();
@@ -331,7 +335,13 @@ void JournalBatch::JobsPruned(const std::vector<JobRange>& ranges) {
 }
 
 Status ApplyJournalBatch(std::string_view batch, JournalWriter* to) {
-  if (!Replay(batch, nullptr)) return Status::InvalidArgument("a malformed journal batch");
+  char unknown = 0;
+  if (!Replay(batch, nullptr, &unknown))
+    return Status::InvalidArgument(
+        unknown ? std::string("a journal batch with a record of kind '") + unknown +
+                      "', which this build does not know: a newer replica's? Every replica must run the same "
+                      "version (docs/DEPLOY.md, \"Three replicas on three machines\")"
+                : "a malformed journal batch");
   Replay(batch, to);
   return Status::Ok();
 }

@@ -13,7 +13,9 @@
 // its length less one. A no-op task's launch, end and commit take
 // about 25 bytes (version 1, fixed-width, still read: about 110). A
 // malformed batch, or one with a record kind this build does not know (a
-// newer replica's), is refused whole, before any write.
+// newer replica's), is refused whole, before any write. A new record kind
+// keeps the version byte: every build reads older batches, and replicas
+// are upgraded together (docs/RELIABILITY.md, "Versions").
 #pragma once
 
 #include <string>
