@@ -158,6 +158,26 @@ TEST_CASE("journal: Prunable names Prune's jobs as runs, and JobsPruned deletes 
   CHECK(j->Prunable(100).value().empty());
 }
 
+TEST_CASE("journal: ranges pruned in one commit may overlap or be huge, and delete exactly the ids in them") {
+  TempJournal tmp;
+  auto j = tmp.Open();
+  for (JobId id = 1; id <= 10; ++id) j->JobAccepted(id, "", "s", 1.0);
+  for (JobId id = 1; id <= 10; ++id) Committed(*j, id, 0);
+  REQUIRE(j->Commit().ok());
+  // Two takeovers' entries applied in one commit, say, and a range far
+  // longer than the journal (never expanded id by id).
+  j->JobsPruned({{2, 9}, {12, JobId{1} << 50}});
+  j->JobsPruned({{4, 5}});
+  REQUIRE(j->Commit().ok());
+  std::vector<JournaledJob> jobs;
+  REQUIRE(j->Load(&jobs).ok());
+  REQUIRE(jobs.size() == 2);
+  CHECK(jobs[0].id == 1);
+  CHECK(jobs[0].commits.size() == 1);
+  CHECK(jobs[1].id == 10);
+  CHECK(jobs[1].commits.size() == 1);
+}
+
 TEST_CASE("journal: a divisible job's shares survive reopening and go with the job when pruned") {
   TempJournal tmp;
   {

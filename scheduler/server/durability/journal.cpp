@@ -94,12 +94,9 @@ class Journal::Impl {
     for (size_t i = 1; i < kLaunchRows; ++i) rows += ", (?, ?, ?, ?)";
     if (Status s = Prepare(rows.c_str(), &insert_launches_); !s.ok()) return s;
     if (Status s = Prepare("DELETE FROM launches WHERE attempt BETWEEN ? AND ?", &drop_launch_); !s.ok()) return s;
-    if (Status s = Exec("CREATE TEMP TABLE pruned(id INTEGER PRIMARY KEY)"); !s.ok()) return s;  // WritePruned's
-    if (Status s = Prepare("WITH RECURSIVE r(id) AS (SELECT ?1 UNION ALL SELECT id + 1 FROM r WHERE id < ?2) "
-                           "INSERT OR IGNORE INTO temp.pruned SELECT id FROM r",
-                           &add_pruned_);
-        !s.ok())
-      return s;
+    if (Status s = Exec("CREATE TEMP TABLE pruned(first INTEGER PRIMARY KEY, last INTEGER NOT NULL)"); !s.ok())
+      return s;  // WritePruned's
+    if (Status s = Prepare("INSERT INTO temp.pruned(first, last) VALUES(?, ?)", &add_pruned_); !s.ok()) return s;
     if (Status s = Prepare("BEGIN IMMEDIATE", &begin_); !s.ok()) return s;
     if (Status s = Prepare("COMMIT", &commit_); !s.ok()) return s;
     return Prepare(
@@ -411,20 +408,32 @@ class Journal::Impl {
     return WritePruned();
   }
 
-  // Last: whatever this commit wrote of a pruned job goes too. The ids go
-  // to a temporary table first, so that each table is scanned once
-  // (commits has no index on job).
+  // Last: whatever this commit wrote of a pruned job goes too. The ranges
+  // go to a temporary table, merged, so that each table is scanned once
+  // (commits has no index on job) and a row looks up the one range that
+  // can hold it: nothing is expanded id by id, however long a range.
   Status WritePruned() {
     if (pruned_.empty()) return Status::Ok();
+    std::sort(pruned_.begin(), pruned_.end(), [](const JobRange& a, const JobRange& b) { return a.first < b.first; });
+    std::vector<JobRange> merged;
     for (const JobRange& r : pruned_) {
+      if (!merged.empty() && r.first <= merged.back().last + 1)
+        merged.back().last = std::max(merged.back().last, r.last);
+      else
+        merged.push_back(r);
+    }
+    for (const JobRange& r : merged) {
       sqlite3_bind_int64(add_pruned_, 1, static_cast<sqlite3_int64>(r.first));
       sqlite3_bind_int64(add_pruned_, 2, static_cast<sqlite3_int64>(r.last));
       if (Status s = Step(add_pruned_); !s.ok()) return s;
     }
-    return Exec(
-        "DELETE FROM commits WHERE job IN temp.pruned; DELETE FROM shares WHERE job IN temp.pruned; "
-        "DELETE FROM promotions WHERE job IN temp.pruned; DELETE FROM jobs WHERE id IN temp.pruned; "
-        "DELETE FROM temp.pruned");
+    std::string sql;
+    for (const char* col : {"commits.job", "shares.job", "promotions.job", "jobs.id"}) {
+      const std::string c(col);
+      sql += "DELETE FROM " + c.substr(0, c.find('.')) + " WHERE (SELECT last FROM temp.pruned WHERE first <= " + c +
+             " ORDER BY first DESC LIMIT 1) >= " + c + "; ";
+    }
+    return Exec(sql + "DELETE FROM temp.pruned");
   }
 
   Status Step(sqlite3_stmt* st, bool finalize = false) {
@@ -472,7 +481,7 @@ class Journal::Impl {
   static constexpr size_t kLaunchRows = 32;
   sqlite3_stmt* insert_launches_ = nullptr;  // kLaunchRows rows
   sqlite3_stmt* drop_launch_ = nullptr;      // a range of ids
-  sqlite3_stmt* add_pruned_ = nullptr;       // a range of ids, to temp.pruned
+  sqlite3_stmt* add_pruned_ = nullptr;       // a range of job ids, to temp.pruned
   sqlite3_stmt* begin_ = nullptr;  // prepared once: a group commit parses no SQL
   sqlite3_stmt* commit_ = nullptr;
   uint32_t run_started_ = 0;  // RunStarted's epoch, until the commit
