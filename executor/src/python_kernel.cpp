@@ -233,15 +233,8 @@ class PythonPool {
   PythonPool(PythonOptions o, uint32_t slots) : o_(std::move(o)), slots_(slots), env_(WorkerEnv(PythonPackagePath(o_))) {
     std::string preload;
     for (const std::string& m : o_.preload) preload += (preload.empty() ? "" : ",") + m;
-    argv_ = {o_.interpreter,
-             "-m",
-             "tailcut.worker",
-             "--fd",
-             std::to_string(kWorkerFd),
-             "--max-result-bytes",
-             std::to_string(o_.max_result_bytes),
-             "--preload",
-             preload};
+    argv_ = {o_.interpreter, "-m", "tailcut.worker", "--fd", std::to_string(kWorkerFd),
+             "--max-result-bytes", std::to_string(o_.max_result_bytes), "--preload", preload};
   }
 
   // The task, after its inputs (upstream results, python/tailcut/_pickling.py): u32 n | n x (u32 len | bytes).
@@ -300,11 +293,12 @@ class PythonPool {
           ++w->tasks;
           Release(std::move(w));
           return std::move(f->payload);
-        case kCancelled: Release(std::move(w)); return Status::Unavailable("cancelled");
+        case kCancelled:
+          Release(std::move(w));
+          return Status::Unavailable("cancelled");
         case kDead:
-          return Status::Internal(w->Ending() +
-                                  " while running the task (os._exit, a crash, or killed; "
-                                  "a fresh worker takes its slot)");
+          return Status::Internal(w->Ending() + " while running the task (os._exit, a crash, or killed; "
+                                                "a fresh worker takes its slot)");
         default:
           return Status::Internal("python worker (pid " + std::to_string(w->pid()) + ") sent frame type " +
                                   std::to_string(f->type) + " mid-task: replaced");
