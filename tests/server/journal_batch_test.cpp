@@ -119,12 +119,45 @@ TEST_CASE("a malformed journal batch is refused whole") {
     CHECK_FALSE(j->dirty());
   }
   std::string unknown = bytes;
-  unknown[5] = 'Z';  // the first record's kind
-  CHECK_FALSE(ApplyJournalBatch(unknown, j.get()).ok());
+  unknown[5] = 'Z';  // the first record's kind: a newer build's, say
+  const Status refused = ApplyJournalBatch(unknown, j.get());
+  CHECK(refused.code() == Status::Code::kInvalidArgument);
+  CHECK(refused.message().find("kind 'Z'") != std::string::npos);
+  CHECK(refused.message().find("same version") != std::string::npos);
   CHECK_FALSE(j->dirty());
   // An empty batch (the header alone) is valid and writes nothing.
   CHECK(ApplyJournalBatch(JournalBatch().bytes(), j.get()).ok());
   CHECK_FALSE(j->dirty());
+}
+
+TEST_CASE("a journal batch carries pruned jobs as ranges of ids, and refuses ranges out of order") {
+  TempDir dir;
+  auto j = dir.Open("pruned.db");
+  for (JobId id = 1; id <= 7; ++id) {
+    j->JobAccepted(id, "", "spec", 1.0);
+    j->JobFinished(id, JobState::kSucceeded, "", 2.0, 1, 0, 0);
+  }
+  REQUIRE(j->Commit().ok());
+  const JobId far = uint64_t{1} << 40;  // a late epoch's ids: a range far from the one before
+  JournalBatch batch;
+  batch.JobsPruned({{1, 2}, {4, 5}, {far, far + 3}});
+  CHECK(batch.records() == 1);
+  const std::string bytes = batch.Take();
+  CHECK(bytes.size() < 20);
+  REQUIRE(ApplyJournalBatch(bytes, j.get()).ok());
+  REQUIRE(j->Commit().ok());
+  std::vector<JournaledJob> jobs;
+  REQUIRE(j->Load(&jobs).ok());
+  REQUIRE(jobs.size() == 3);
+  CHECK(jobs[0].id == 3);
+  CHECK(jobs[1].id == 6);
+  CHECK(jobs[2].id == 7);
+
+  for (std::vector<JobRange> bad : {std::vector<JobRange>{{4, 5}, {5, 6}}, std::vector<JobRange>{{4, 5}, {1, 2}}}) {
+    batch.JobsPruned(bad);
+    CHECK(ApplyJournalBatch(batch.Take(), j.get()).code() == Status::Code::kInvalidArgument);
+    CHECK_FALSE(j->dirty());
+  }
 }
 
 }  // namespace

@@ -124,6 +124,60 @@ TEST_CASE("journal: Prune keeps running jobs and the newest finished ones") {
   CHECK(ids == std::set<JobId>{3, 4, 5});
 }
 
+TEST_CASE("journal: Prunable names Prune's jobs as runs, and JobsPruned deletes them in its commit after its writes") {
+  TempJournal tmp;
+  auto j = tmp.Open();
+  for (JobId id = 1; id <= 10; ++id) j->JobAccepted(id, "", "s", 1.0);
+  for (JobId id : {1, 2, 3, 5, 6, 8, 9}) j->JobFinished(id, JobState::kSucceeded, "", 2.0, 1, 0, 0);
+  REQUIRE(j->Commit().ok());
+  // Keep the newest 2 finished (8, 9) and job 2 (an unfinished job's input).
+  auto ranges = j->Prunable(2, {2});
+  REQUIRE(ranges.ok());
+  CHECK(*ranges == std::vector<JobRange>{{1, 1}, {3, 3}, {5, 6}});
+  CHECK_FALSE(j->dirty());
+  j->JobsPruned(*ranges);
+  CHECK(j->dirty());
+  // In the same commit: a write for a pruned job goes with it; others stay.
+  Committed(*j, 5, 0);
+  j->JobAccepted(11, "", "s", 3.0);
+  j->JobFinished(7, JobState::kSucceeded, "", 3.0, 1, 0, 0);
+  REQUIRE(j->Commit().ok());
+  CHECK_FALSE(j->dirty());
+  std::vector<JournaledJob> jobs;
+  REQUIRE(j->Load(&jobs).ok());
+  std::set<JobId> ids;
+  for (auto& x : jobs) ids.insert(x.id);
+  CHECK(ids == std::set<JobId>{2, 4, 7, 8, 9, 10, 11});
+  // Job 5's commit went with it: an id used again starts with none.
+  j->JobAccepted(5, "", "s", 4.0);
+  REQUIRE(j->Commit().ok());
+  jobs.clear();
+  REQUIRE(j->Load(&jobs).ok());
+  for (auto& x : jobs)
+    if (x.id == 5) CHECK(x.commits.empty());
+  CHECK(j->Prunable(100).value().empty());
+}
+
+TEST_CASE("journal: ranges pruned in one commit may overlap or be huge, and delete exactly the ids in them") {
+  TempJournal tmp;
+  auto j = tmp.Open();
+  for (JobId id = 1; id <= 10; ++id) j->JobAccepted(id, "", "s", 1.0);
+  for (JobId id = 1; id <= 10; ++id) Committed(*j, id, 0);
+  REQUIRE(j->Commit().ok());
+  // Two takeovers' entries applied in one commit, say, and a range far
+  // longer than the journal (never expanded id by id).
+  j->JobsPruned({{2, 9}, {12, JobId{1} << 50}});
+  j->JobsPruned({{4, 5}});
+  REQUIRE(j->Commit().ok());
+  std::vector<JournaledJob> jobs;
+  REQUIRE(j->Load(&jobs).ok());
+  REQUIRE(jobs.size() == 2);
+  CHECK(jobs[0].id == 1);
+  CHECK(jobs[0].commits.size() == 1);
+  CHECK(jobs[1].id == 10);
+  CHECK(jobs[1].commits.size() == 1);
+}
+
 TEST_CASE("journal: a divisible job's shares survive reopening and go with the job when pruned") {
   TempJournal tmp;
   {

@@ -43,7 +43,7 @@ struct Replica {
 
 class Group {
  public:
-  explicit Group(size_t n) {
+  explicit Group(size_t n, const std::function<void(ServerOptions&)>& tweak = {}) {
     dir_ = std::filesystem::temp_directory_path() /
            ("tc_replicas_" + std::to_string(getpid()) + "_" + std::to_string(counter_++));
     std::filesystem::remove_all(dir_);
@@ -65,6 +65,7 @@ class Group {
       o.replicas.peers = peers_;
       o.replicas.key_file = key;
       o.http_listen = "127.0.0.1:0";  // /metrics says who leads
+      if (tweak) tweak(o);
       options_.push_back(o);
     }
     replicas_.resize(n);
@@ -78,6 +79,9 @@ class Group {
     for (size_t i = 0; i < replicas_.size(); ++i) Start(i);
   }
   void Stop(size_t i) { replicas_[i].reset(); }
+  // Replica i loses its disk (it must be stopped).
+  void Wipe(size_t i) { std::filesystem::remove_all(options_[i].state_dir); }
+  std::string RaftDir(size_t i) const { return options_[i].state_dir + "/raft"; }
   Replica* operator[](size_t i) { return replicas_[i].get(); }
   const ReplicaPeerOptions& peer(size_t i) const { return peers_[i]; }
   size_t size() const { return replicas_.size(); }
@@ -347,4 +351,96 @@ TEST_CASE("replicas: a leader cut from its quorum stops serving and ends its loo
   // libraft's leader steps down after an election timeout without a quorum.
   REQUIRE(WaitUntil([&] { return g[leader]->returned.load(); }, 10));
   CHECK(g[leader]->server.deposed());
+}
+
+// Issue 42: a single scheduler prunes finished jobs beyond job_retention when
+// it starts; a replicated leader names the same jobs in its first entry, so
+// every replica's journal (and each snapshot, a copy of it) stays bounded.
+TEST_CASE("replicas: a takeover prunes every replica's journal to the retained jobs, a wiped one's too") {
+  Group g(3, [](ServerOptions& o) {
+    o.core.job_retention = 2;
+    o.replicas.snapshot_threshold = 8;  // the wiped replica rejoins from a snapshot
+    o.replicas.snapshot_trailing = 2;
+  });
+  g.StartAll();
+  const int l = g.Leader();
+  REQUIRE(l >= 0);
+  const auto leader = static_cast<size_t>(l);
+  zmq::context_t ctx;
+  Client client(g.ClientOf(leader));
+  std::set<JobId> kept, pruned;
+  {
+    ScriptedExecutor ex(ctx, g.peer(leader).executor_endpoint);
+    wire::SchedulerToExecutor msg;
+    auto run = [&](JobId id, wire::SchedulerToExecutor& work) {
+      REQUIRE(work.work().assign_size() == 1);
+      ex.Complete({work.work().assign(0).attempt_id()});
+      auto done = client.Wait(id);
+      REQUIRE(done.ok());
+      CHECK(done->state() == wire::JOB_SUCCEEDED);
+    };
+    // A parent, and a child of it that also waits for a job left running:
+    // unfinished, the child keeps its parent past job_retention.
+    const JobId parent = RegisterAndSubmit(ex, 2, client, FanoutJob("noop", "", 1), &msg);
+    run(parent, msg);
+    auto blocker = client.Submit(FanoutJob("noop", "", 1));
+    REQUIRE(blocker.ok());
+    REQUIRE(NextWork(ex, &msg));  // never completed
+    wire::JobSpec child_spec = FanoutJob("noop", "", 1);
+    child_spec.add_after(parent);
+    child_spec.add_after(*blocker);
+    auto child = client.Submit(child_spec);
+    REQUIRE(child.ok());
+    kept = {parent, *blocker, *child};
+    // Five more finish: the newest two are kept, the three before them go.
+    for (int k = 0; k < 5; ++k) {
+      auto id = client.Submit(FanoutJob("noop", "", 1));
+      REQUIRE(id.ok());
+      REQUIRE(NextWork(ex, &msg));
+      run(*id, msg);
+      (k < 3 ? pruned : kept).insert(*id);
+    }
+  }
+  // Every replica holds all seven jobs before the takeover.
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  g.Stop(leader);
+  std::set<JobId> all = kept;
+  all.insert(pruned.begin(), pruned.end());
+  {
+    std::set<JobId> ids;
+    for (const JournaledJob& j : g.JournalOf(leader)) ids.insert(j.id);
+    CHECK(ids == all);
+  }
+  const int n = g.Leader();
+  REQUIRE(n >= 0);
+  const auto next = static_cast<size_t>(n);
+  // The old leader's disk is lost. Entries on the new leader (jobs left
+  // running on an executor of another kernel: the blocker waits) compact
+  // the log past the takeover's entry.
+  g.Wipe(leader);
+  Client again(g.ClientOf(next));
+  ScriptedExecutor sleeper(ctx, g.peer(next).executor_endpoint);
+  sleeper.Register(16, {"sleep"});
+  for (int k = 0; k < 12; ++k) {
+    auto id = again.Submit(FanoutJob("sleep", "", 1));
+    REQUIRE(id.ok());
+    kept.insert(*id);
+  }
+  g.Start(leader);
+  auto applied = [&](size_t i) {
+    return testing::ScrapeMetrics(g[i]->server.http_endpoint())["tailcut_replica_applied_index"];
+  };
+  CHECK(WaitUntil([&] { return applied(leader) >= applied(next) && applied(next) > 0; }, 20));
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // the third replica's last apply: a heartbeat
+  for (size_t i = 0; i < g.size(); ++i) g.Stop(i);
+  for (size_t i = 0; i < g.size(); ++i) {
+    INFO("replica " << i + 1 << (i == leader ? " (wiped)" : i == next ? " (the new leader)" : ""));
+    std::set<JobId> ids;
+    for (const JournaledJob& j : g.JournalOf(i)) ids.insert(j.id);
+    CHECK(ids == kept);
+  }
+  bool snapshot = false;
+  for (const auto& e : std::filesystem::directory_iterator(g.RaftDir(leader)))
+    snapshot = snapshot || e.path().filename().string().rfind("snapshot-", 0) == 0;
+  CHECK(snapshot);  // it rejoined from one
 }

@@ -9,6 +9,8 @@
 #include <unordered_set>
 #include <vector>
 
+#include "journal_commits.h"
+
 namespace tailcut {
 namespace {
 
@@ -20,8 +22,8 @@ CREATE TABLE IF NOT EXISTS jobs(
   finished_at REAL NOT NULL DEFAULT 0, attempts INTEGER NOT NULL DEFAULT 0, copies INTEGER NOT NULL DEFAULT 0,
   failed_attempts INTEGER NOT NULL DEFAULT 0);
 -- Commits in batches: one row per job per group commit, packed records.
--- No index on job: recovery reads every row in order and pruning scans
--- once at start, while an index would cost a page write per group commit.
+-- No index on job: recovery reads every row in order and a prune scans
+-- it once (at start, or a replica's takeover), while an index would cost a page write per group commit.
 CREATE TABLE IF NOT EXISTS commits(job INTEGER NOT NULL, batch BLOB NOT NULL);
 -- A divisible job's units per task (u64 each, host byte order), once fixed,
 -- and the first attempt id of the run that fixed them.
@@ -39,93 +41,17 @@ CREATE TABLE IF NOT EXISTS launches(attempt INTEGER PRIMARY KEY, job INTEGER NOT
   identity BLOB NOT NULL);
 )sql";
 
-// A job's commits in one group commit, packed (host byte order: the file
-// stays on the machine that wrote it, like SQLite's WAL). Two entry kinds:
-//   'R' first u32, count u32, mean run_s f32: tasks first..first+count-1,
-//       for jobs that keep no outputs (a 100k-task fan-out is a few ranges,
-//       not 100k rows: the journal costs little dispatch throughput);
-//   'C' task u32, attempt u64, executor u64, run_s f64, length u32, output.
-template <typename T>
-void Put(std::string* b, T v) {
-  b->append(reinterpret_cast<const char*>(&v), sizeof v);
-}
-template <typename T>
-bool Take(const char** p, const char* end, T* v) {
-  if (end - *p < static_cast<long>(sizeof(T))) return false;
-  std::memcpy(v, *p, sizeof(T));
-  *p += sizeof(T);
-  return true;
-}
-
-// Builds one job's batch, extending the open range while tasks come in order.
-struct Batch {
-  std::string bytes;
-  bool range_open = false;
-  uint32_t first = 0, count = 0;
-  double run_sum = 0;
-
-  void Add(TaskIndex task, AttemptId attempt, ExecutorId executor, double run_s, const std::string* output) {
-    if (!output) {
-      if (range_open && task == first + count) {
-        count++;
-        run_sum += run_s;
-        return;
-      }
-      Close();
-      range_open = true;
-      first = task;
-      count = 1;
-      run_sum = run_s;
-      return;
-    }
-    Close();
-    bytes.push_back('C');
-    Put<uint32_t>(&bytes, task);
-    Put<uint64_t>(&bytes, attempt);
-    Put<uint64_t>(&bytes, executor);
-    Put<double>(&bytes, run_s);
-    Put<uint32_t>(&bytes, static_cast<uint32_t>(output->size()));
-    bytes.append(*output);
-  }
-  void Close() {
-    if (!range_open) return;
-    bytes.push_back('R');
-    Put<uint32_t>(&bytes, first);
-    Put<uint32_t>(&bytes, count);
-    Put<float>(&bytes, static_cast<float>(run_sum / count));
-    range_open = false;
-  }
-};
-
-bool Decode(const char* p, const char* end, std::vector<CommittedOutput>* out) {
-  while (p < end) {
-    char kind = *p++;
-    if (kind == 'R') {
-      uint32_t first = 0, count = 0;
-      float run = 0;
-      if (!Take(&p, end, &first) || !Take(&p, end, &count) || !Take(&p, end, &run)) return false;
-      for (uint32_t i = 0; i < count; ++i) out->push_back({first + i, 0, 0, run, {}});
-      continue;
-    }
-    CommittedOutput c{};
-    uint32_t len = 0;
-    if (kind != 'C' || !Take(&p, end, &c.task) || !Take(&p, end, &c.attempt) || !Take(&p, end, &c.executor) ||
-        !Take(&p, end, &c.run_s) || !Take(&p, end, &len) || end - p < static_cast<long>(len))
-      return false;
-    c.output.assign(p, len);
-    p += len;
-    out->push_back(std::move(c));
-  }
-  return true;
-}
-
 }  // namespace
+
+using journal_detail::Batch;
+using journal_detail::Decode;
 
 class Journal::Impl {
  public:
   ~Impl() {
-    for (sqlite3_stmt* s : {insert_job_, insert_commits_, insert_shares_, finish_job_, begin_, commit_,
-                            insert_promotion_, drop_promotion_, insert_launch_, insert_launches_, drop_launch_})
+    for (sqlite3_stmt* s :
+         {insert_job_, insert_commits_, insert_shares_, finish_job_, begin_, commit_, insert_promotion_,
+          drop_promotion_, insert_launch_, insert_launches_, drop_launch_, add_pruned_})
       sqlite3_finalize(s);
     if (db_) sqlite3_close(db_);
   }
@@ -168,6 +94,9 @@ class Journal::Impl {
     for (size_t i = 1; i < kLaunchRows; ++i) rows += ", (?, ?, ?, ?)";
     if (Status s = Prepare(rows.c_str(), &insert_launches_); !s.ok()) return s;
     if (Status s = Prepare("DELETE FROM launches WHERE attempt BETWEEN ? AND ?", &drop_launch_); !s.ok()) return s;
+    if (Status s = Exec("CREATE TEMP TABLE pruned(first INTEGER PRIMARY KEY, last INTEGER NOT NULL)"); !s.ok())
+      return s;  // WritePruned's
+    if (Status s = Prepare("INSERT INTO temp.pruned(first, last) VALUES(?, ?)", &add_pruned_); !s.ok()) return s;
     if (Status s = Prepare("BEGIN IMMEDIATE", &begin_); !s.ok()) return s;
     if (Status s = Prepare("COMMIT", &commit_); !s.ok()) return s;
     return Prepare(
@@ -324,8 +253,8 @@ class Journal::Impl {
   }
   void RunStarted(uint32_t epoch) { run_started_ = std::max(run_started_, epoch); }
   bool dirty() const {
-    return run_started_ > 0 || !accepted_.empty() || !batches_.empty() || !finished_.empty() || !shares_.empty() ||
-           !promotions_.empty() || launched_live_ > 0 || !ended_.empty();
+    return run_started_ > 0 || !pruned_.empty() || !accepted_.empty() || !batches_.empty() || !finished_.empty() ||
+           !shares_.empty() || !promotions_.empty() || launched_live_ > 0 || !ended_.empty();
   }
 
   Status Commit() {
@@ -338,6 +267,7 @@ class Journal::Impl {
     }
     if (Status c = Step(commit_); !c.ok()) return c;
     run_started_ = 0;
+    pruned_.clear();
     accepted_.clear();
     batches_.clear();
     finished_.clear();
@@ -357,17 +287,36 @@ class Journal::Impl {
     return Step(q, /*finalize=*/true);
   }
 
-  Status Prune(uint32_t keep, const std::vector<JobId>& parents) {
-    std::string old = "SELECT id FROM jobs WHERE finished = 1 ORDER BY id DESC LIMIT -1 OFFSET " + std::to_string(keep);
-    if (!parents.empty()) {
-      std::string list;
-      for (JobId p : parents) list += (list.empty() ? "" : ",") + std::to_string(p);
-      old = "SELECT id FROM (" + old + ") WHERE id NOT IN (" + list + ")";
+  StatusOr<std::vector<JobRange>> Prunable(uint32_t keep, const std::vector<JobId>& parents) {
+    sqlite3_stmt* q = nullptr;
+    if (Status s = Prepare("SELECT id FROM jobs WHERE finished = 1 ORDER BY id DESC LIMIT -1 OFFSET ?", &q); !s.ok())
+      return s;
+    sqlite3_bind_int64(q, 1, keep);
+    std::vector<JobId> old;
+    int rc;
+    while ((rc = sqlite3_step(q)) == SQLITE_ROW) old.push_back(static_cast<JobId>(sqlite3_column_int64(q, 0)));
+    sqlite3_finalize(q);
+    if (rc != SQLITE_DONE) return Error("reading finished jobs");
+    const std::unordered_set<JobId> pinned(parents.begin(), parents.end());
+    std::vector<JobRange> ranges;
+    for (auto it = old.rbegin(); it != old.rend(); ++it) {  // ascending
+      if (pinned.count(*it)) continue;
+      if (!ranges.empty() && ranges.back().last + 1 == *it)
+        ranges.back().last = *it;
+      else
+        ranges.push_back({*it, *it});
     }
-    return Exec("BEGIN; DELETE FROM commits WHERE job IN (" + old + "); DELETE FROM shares WHERE job IN (" + old +
-                "); DELETE FROM promotions WHERE job IN (" + old + "); DELETE FROM jobs WHERE id IN (" + old +
-                "); COMMIT;");
+    return ranges;
   }
+
+  Status Prune(uint32_t keep, const std::vector<JobId>& parents) {
+    auto ranges = Prunable(keep, parents);
+    if (!ranges.ok()) return ranges.status();
+    JobsPruned(*ranges);
+    return Commit();
+  }
+
+  void JobsPruned(const std::vector<JobRange>& ranges) { pruned_.insert(pruned_.end(), ranges.begin(), ranges.end()); }
 
  private:
   struct Accepted {
@@ -456,7 +405,35 @@ class Journal::Impl {
       sqlite3_bind_int64(finish_job_, 7, static_cast<sqlite3_int64>(f.id));
       if (Status s = Step(finish_job_); !s.ok()) return s;
     }
-    return Status::Ok();
+    return WritePruned();
+  }
+
+  // Last: whatever this commit wrote of a pruned job goes too. The ranges
+  // go to a temporary table, merged, so that each table is scanned once
+  // (commits has no index on job) and a row looks up the one range that
+  // can hold it: nothing is expanded id by id, however long a range.
+  Status WritePruned() {
+    if (pruned_.empty()) return Status::Ok();
+    std::sort(pruned_.begin(), pruned_.end(), [](const JobRange& a, const JobRange& b) { return a.first < b.first; });
+    std::vector<JobRange> merged;
+    for (const JobRange& r : pruned_) {
+      if (!merged.empty() && r.first <= merged.back().last + 1)
+        merged.back().last = std::max(merged.back().last, r.last);
+      else
+        merged.push_back(r);
+    }
+    for (const JobRange& r : merged) {
+      sqlite3_bind_int64(add_pruned_, 1, static_cast<sqlite3_int64>(r.first));
+      sqlite3_bind_int64(add_pruned_, 2, static_cast<sqlite3_int64>(r.last));
+      if (Status s = Step(add_pruned_); !s.ok()) return s;
+    }
+    std::string sql;
+    for (const char* col : {"commits.job", "shares.job", "promotions.job", "jobs.id"}) {
+      const std::string c(col);
+      sql += "DELETE FROM " + c.substr(0, c.find('.')) + " WHERE (SELECT last FROM temp.pruned WHERE first <= " + c +
+             " ORDER BY first DESC LIMIT 1) >= " + c + "; ";
+    }
+    return Exec(sql + "DELETE FROM temp.pruned");
   }
 
   Status Step(sqlite3_stmt* st, bool finalize = false) {
@@ -504,9 +481,11 @@ class Journal::Impl {
   static constexpr size_t kLaunchRows = 32;
   sqlite3_stmt* insert_launches_ = nullptr;  // kLaunchRows rows
   sqlite3_stmt* drop_launch_ = nullptr;      // a range of ids
+  sqlite3_stmt* add_pruned_ = nullptr;       // a range of job ids, to temp.pruned
   sqlite3_stmt* begin_ = nullptr;  // prepared once: a group commit parses no SQL
   sqlite3_stmt* commit_ = nullptr;
   uint32_t run_started_ = 0;  // RunStarted's epoch, until the commit
+  std::vector<JobRange> pruned_;
   std::vector<Accepted> accepted_;
   std::map<JobId, Batch> batches_;
   std::vector<Finished> finished_;
@@ -575,9 +554,13 @@ void Journal::AttemptLaunched(AttemptId attempt, JobId job, TaskIndex task, cons
 }
 void Journal::AttemptEnded(AttemptId attempt) { impl_->AttemptEnded(attempt); }
 void Journal::RunStarted(uint32_t epoch) { impl_->RunStarted(epoch); }
+void Journal::JobsPruned(const std::vector<JobRange>& ranges) { impl_->JobsPruned(ranges); }
 bool Journal::dirty() const { return impl_->dirty(); }
 Status Journal::Commit() { return impl_->Commit(); }
 Status Journal::Prune(uint32_t keep, const std::vector<JobId>& parents) { return impl_->Prune(keep, parents); }
+StatusOr<std::vector<JobRange>> Journal::Prunable(uint32_t keep, const std::vector<JobId>& parents) {
+  return impl_->Prunable(keep, parents);
+}
 Status Journal::CopyTo(const std::string& path) { return impl_->CopyTo(path); }
 
 }  // namespace tailcut

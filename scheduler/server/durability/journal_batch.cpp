@@ -113,14 +113,16 @@ class BatchReader {
   std::string scratch_;
 };
 
-// Decodes every record; writes them to `to` when it is set.
-bool Replay(std::string_view batch, JournalWriter* to) {
+// Decodes every record; writes them to `to` when it is set. `*unknown`: a
+// record kind this build does not know, where that ended the batch.
+bool Replay(std::string_view batch, JournalWriter* to, char* unknown = nullptr) {
   if (batch.size() < sizeof kMagic + 1 || std::memcmp(batch.data(), kMagic, sizeof kMagic) != 0) return false;
   const char version = batch[sizeof kMagic];
   if (version != 1 && version != kVersion) return false;
   BatchReader r(batch.substr(sizeof kMagic + 1), version == kVersion, /*check=*/to == nullptr);
   while (r.ok() && !r.done()) {
-    switch (r.Kind()) {
+    const char kind = r.Kind();
+    switch (kind) {
       case 'A': {
         JobId id = r.Job();
         std::string key = r.S(), spec = r.S();
@@ -190,7 +192,21 @@ bool Replay(std::string_view batch, JournalWriter* to) {
         if (to && r.ok()) to->RunStarted(epoch);
         break;
       }
-      default: r.Fail();
+      case 'X': {
+        std::vector<JobRange> ranges;
+        JobId last = 0;
+        for (uint64_t i = 0, n = r.U(4); i < n && r.ok(); ++i) {
+          const JobId first = last + r.U(8);
+          last = first + r.U(8);
+          if (last < first || (i > 0 && first <= ranges.back().last)) r.Fail();  // overflow, or not ascending
+          ranges.push_back({first, last});
+        }
+        if (to && r.ok()) to->JobsPruned(ranges);
+        break;
+      }
+      default:
+        if (unknown) *unknown = kind;
+        r.Fail();
     }
   }
   return r.ok();
@@ -306,8 +322,26 @@ void JournalBatch::RunStarted(uint32_t epoch) {
   records_++;
 }
 
+void JournalBatch::JobsPruned(const std::vector<JobRange>& ranges) {
+  bytes_.push_back('X');
+  PutV(&bytes_, ranges.size());
+  JobId last = 0;
+  for (const JobRange& r : ranges) {
+    PutV(&bytes_, r.first - last);
+    PutV(&bytes_, r.last - r.first);
+    last = r.last;
+  }
+  records_++;
+}
+
 Status ApplyJournalBatch(std::string_view batch, JournalWriter* to) {
-  if (!Replay(batch, nullptr)) return Status::InvalidArgument("a malformed journal batch");
+  char unknown = 0;
+  if (!Replay(batch, nullptr, &unknown))
+    return Status::InvalidArgument(
+        unknown ? std::string("a journal batch with a record of kind '") + unknown +
+                      "', which this build does not know: a newer replica's? Every replica must run the same "
+                      "version (docs/DEPLOY.md, \"Three replicas on three machines\")"
+                : "a malformed journal batch");
   Replay(batch, to);
   return Status::Ok();
 }

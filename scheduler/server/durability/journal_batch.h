@@ -8,9 +8,14 @@
 // and attempt ids as the zigzag difference from the id before them in the
 // batch, an executor identity as its index in the batch's table (a new one
 // followed by its bytes), strings as a varint length and the bytes, doubles
-// as 8 bytes little-endian. A no-op task's launch, end and commit take
+// as 8 bytes little-endian; pruned jobs ('X') as a count of ranges, each
+// its first id as the difference from the last id of the range before and
+// its length less one. A no-op task's launch, end and commit take
 // about 25 bytes (version 1, fixed-width, still read: about 110). A
-// malformed batch is refused whole, before any write.
+// malformed batch, or one with a record kind this build does not know (a
+// newer replica's), is refused whole, before any write. A new record kind
+// keeps the version byte: every build reads older batches, and replicas
+// are upgraded together (docs/RELIABILITY.md, "Versions").
 #pragma once
 
 #include <string>
@@ -37,6 +42,7 @@ class JournalBatch final : public JournalWriter {
   void AttemptLaunched(AttemptId attempt, JobId job, TaskIndex task, const std::string& identity) override;
   void AttemptEnded(AttemptId attempt) override;
   void RunStarted(uint32_t epoch) override;
+  void JobsPruned(const std::vector<JobRange>& ranges) override;
   bool dirty() const override { return records_ > 0; }
 
   bool empty() const { return records_ == 0; }

@@ -128,12 +128,17 @@ Status Durability::Open(const std::string& state_dir, bool sync_full, SchedulerC
 }
 
 StatusOr<RecoveryStats> Durability::Takeover(Journal& copy, JournalWriter* batch, SchedulerCore& core,
-                                             const Clock& clock, SpecParser parse) {
+                                             const Clock& clock, SpecParser parse, uint32_t retention) {
   if (sink_) return Status::FailedPrecondition("a replica took over twice with one core");
   sink_ = std::make_unique<JournalSink>(batch);
   core.AddObserver(sink_.get());  // before recovery: it may finish jobs
   auto rec = Recover(copy, core, clock, parse, &keys_, sink_.get());
-  if (rec.ok()) batch->RunStarted(rec->epoch);
+  if (!rec.ok()) return rec;
+  batch->RunStarted(rec->epoch);
+  // What Open's Prune deletes, named in the entry: every replica deletes it.
+  auto pruned = copy.Prunable(retention, core.ParentsOfUnfinished());
+  if (!pruned.ok()) return pruned.status();
+  if (!pruned->empty()) batch->JobsPruned(*pruned);
   return rec;
 }
 

@@ -89,10 +89,12 @@ class Durability {
   // recovers into `core` (fresh) from `copy`, a copy of the replica's
   // journal (its StartRun picks the run's epoch; nothing else is written to
   // it), and from now on journals into `batch`, which the leader proposes
-  // as its group commits, the run's epoch (RunStarted) first. Nothing is
-  // held here: the leader holds replies until its entry commits.
+  // as its group commits, the run's epoch (RunStarted) first, with the
+  // finished jobs beyond `retention` that Open would prune (JobsPruned:
+  // every replica deletes them at that entry). Nothing is held here: the
+  // leader holds replies until its entry commits.
   StatusOr<RecoveryStats> Takeover(Journal& copy, JournalWriter* batch, SchedulerCore& core, const Clock& clock,
-                                   SpecParser parse);
+                                   SpecParser parse, uint32_t retention);
   bool journaled() const { return sink_ != nullptr; }
   RequestKeys& keys() { return keys_; }
   // An accepted job: its request key, and (journaled) its spec.

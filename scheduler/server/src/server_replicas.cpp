@@ -97,6 +97,8 @@ Status SchedulerServer::Impl::StartReplicas() {
   o.election_timeout_ms = ro.election_timeout_ms;
   o.heartbeat_timeout_ms = ro.heartbeat_timeout_ms;
   o.max_snapshot_bytes = uint64_t{ro.max_snapshot_mib} << 20;
+  o.snapshot_threshold = ro.snapshot_threshold;
+  o.snapshot_trailing = ro.snapshot_trailing;
   o.wake = [fd = r->wake_fd] {
     uint64_t one = 1;
     (void)!write(fd, &one, sizeof one);
@@ -176,7 +178,7 @@ void SchedulerServer::Impl::TakeOver() {
   } else if (auto j = Journal::Open(JournalOptions{copy, false}); !j.ok()) {
     rec = j.status();
   } else {
-    rec = durability_.Takeover(**j, &r.batch, core_, clock_, &JobDefFromJournal);
+    rec = durability_.Takeover(**j, &r.batch, core_, clock_, &JobDefFromJournal, opt_.core.job_retention);
   }
   std::error_code ec;
   for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(copy + suffix, ec);

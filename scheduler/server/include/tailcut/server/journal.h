@@ -56,6 +56,12 @@ struct JournaledJob {
 // The journal's writes, buffered until a commit: the Journal itself, or a
 // JournalBatch (durability/journal_batch.h) that packs one group commit into
 // bytes, a replicated log's entry (docs/RELIABILITY.md, "Replicas").
+// Job ids first..last, both included.
+struct JobRange {
+  JobId first = 0, last = 0;
+  bool operator==(const JobRange&) const = default;
+};
+
 class JournalWriter {
  public:
   virtual ~JournalWriter() = default;
@@ -74,6 +80,11 @@ class JournalWriter {
   // journaled with its first group commit; the journal's epoch becomes at
   // least this (a single scheduler's StartRun writes it at once instead).
   virtual void RunStarted(uint32_t epoch) = 0;
+  // Finished jobs leave the journal (core.job_retention): every job with an
+  // id in one of `ranges` (ascending, disjoint), with its commits, shares
+  // and promotions. Named by id, not by a count, so that every replica
+  // deletes the same rows however its entries are grouped into commits.
+  virtual void JobsPruned(const std::vector<JobRange>& ranges) = 0;
   virtual bool dirty() const = 0;  // something buffered since the last commit
 };
 
@@ -111,6 +122,8 @@ class Journal final : public JournalWriter {
   void AttemptLaunched(AttemptId attempt, JobId job, TaskIndex task, const std::string& identity) override;
   void AttemptEnded(AttemptId attempt) override;
   void RunStarted(uint32_t epoch) override;
+  // Deleted in the commit, after its other writes.
+  void JobsPruned(const std::vector<JobRange>& ranges) override;
   // The launches journaled and not ended yet, oldest first, and the first
   // run (epoch) that journaled launches (0: none did yet).
   Status LoadLaunches(std::vector<JournaledLaunch>* launches, uint32_t* since_epoch);
@@ -119,8 +132,12 @@ class Journal final : public JournalWriter {
   Status Commit();
   // Deletes the oldest finished jobs beyond the newest `keep` finished ones,
   // except those in `parents` (unfinished jobs run after them, and recovery
-  // links them again: SchedulerCore::ParentsOfUnfinished).
+  // links them again: SchedulerCore::ParentsOfUnfinished), in a commit of
+  // their own (with anything still buffered).
   Status Prune(uint32_t keep, const std::vector<JobId>& parents = {});
+  // The jobs Prune(keep, parents) deletes, as runs of ids (a replicated
+  // leader journals them with JobsPruned at its takeover).
+  StatusOr<std::vector<JobRange>> Prunable(uint32_t keep, const std::vector<JobId>& parents = {});
   // A consistent copy of the whole journal, committed writes only, as a
   // fresh SQLite file at `path` (VACUUM INTO; it must not exist): a
   // replica's snapshot.

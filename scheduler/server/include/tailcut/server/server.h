@@ -53,6 +53,8 @@ struct ReplicationOptions {
   // leader's whole journal file in one message); a larger one is refused
   // and logged, so a replica can rejoin only while the journal is smaller.
   uint32_t max_snapshot_mib = 1024;
+  unsigned snapshot_threshold = 1024;  // entries between snapshots (each copies the journal)
+  unsigned snapshot_trailing = 128;    // entries kept behind a snapshot, for lagging followers
   bool enabled() const { return !peers.empty(); }
 };
 
