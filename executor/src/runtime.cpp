@@ -305,16 +305,20 @@ void AttemptRuntime::TakeBatch(std::vector<std::unique_ptr<Attempt>>* batch) {
   }
 }
 
+// Under sync_->mu: a batch's attempt that was waiting in it counts as running from now.
+void AttemptRuntime::Unwait(Attempt* a) {
+  if (!a->batch_waiting) return;
+  a->batch_waiting = false;
+  --batch_waiting_;
+  ++running_;
+}
+
 void AttemptRuntime::MarkStarted(Attempt* a) {
   if (a->started.exchange(true)) return;
   a->t0 = std::chrono::steady_clock::now();
   {
     std::unique_lock<boost::fibers::mutex> lock(sync_->mu);
-    if (a->batch_waiting) {  // RunAttempt's were counted as running when popped
-      a->batch_waiting = false;
-      --batch_waiting_;
-      ++running_;
-    }
+    Unwait(a);  // RunAttempt's were counted as running when popped
   }
   Emit(a->spec.id, nullptr);
 }
@@ -330,11 +334,7 @@ void AttemptRuntime::RunBatch(std::vector<std::unique_ptr<Attempt>>* batch) {
     Attempt* a = (*batch)[i].get();
     {
       std::unique_lock<boost::fibers::mutex> lock(sync_->mu);
-      if (a->batch_waiting) {  // never started (a cancel's skip): no start to report
-        a->batch_waiting = false;
-        --batch_waiting_;
-        ++running_;  // Finish gives it back
-      }
+      Unwait(a);  // never started (a cancel's skip): no start to report; Finish gives the count back
     }
     Finish(a, std::move(out));
   };

@@ -98,6 +98,7 @@ class AttemptRuntime {
   void TakeBatch(std::vector<std::unique_ptr<Attempt>>* batch);
   void RunBatch(std::vector<std::unique_ptr<Attempt>>* batch);
   void MarkStarted(Attempt* a);
+  void Unwait(Attempt* a);  // under sync_->mu
   void Finish(Attempt* a, StatusOr<std::string> out);
   void Emit(AttemptId started, wire::AttemptResult* result);
   void EmitAll(RuntimeEvents* batch);
