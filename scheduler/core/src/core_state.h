@@ -23,6 +23,7 @@
 #include "dependencies.h"
 #include "owner_shares.h"
 #include "policy_guard.h"
+#include "queue_room.h"
 #include "tailcut/common/executor_map.h"
 #include "tailcut/common/id_map.h"
 #include "tailcut/common/node_pool.h"
@@ -224,6 +225,11 @@ struct CoreState {
   std::deque<ExecutorId> free;          // executors with a free slot, not avoided
   std::deque<ExecutorId> free_avoided;  // ... that a policy advises against
   uint64_t free_slots = 0;              // free slots of executors not quarantined (FreeSlotsOf)
+  // Executors by the queue depth at which one more attempt fits them
+  // (QueueKey): Placement::PickQueue asks it, not a walk of the fleet.
+  // Kept by SyncQueueRoom (ChangeSlots), Lifecycle::AddExecutor and
+  // RemoveExecutor.
+  QueueRoom queue_room;
   std::vector<PolicyEvent> policy_events;
   std::priority_queue<PolicyWakeUp, std::vector<PolicyWakeUp>, std::greater<>> wakeups;
   uint64_t wakeup_seq = 0;
@@ -367,12 +373,27 @@ struct CoreState {
   static uint64_t FreeSlotsOf(const ExecutorState& e) {
     return e.quarantined || e.used_slots >= e.desc.slots ? 0 : e.desc.slots - e.used_slots;
   }
-  // Runs `change` on `e` keeping free_slots exact.
+  // Attempts `e` may hold, queued ones included, with `per_slot` queued
+  // per slot (Placement::QueuePerSlot) and its own ExecutorDesc::max_queued.
+  static uint64_t QueueCap(const ExecutorState& e, uint32_t per_slot) {
+    uint64_t cap = static_cast<uint64_t>(e.desc.slots) * (1 + per_slot);
+    return e.desc.max_queued ? std::min<uint64_t>(cap, uint64_t{e.desc.slots} + e.desc.max_queued) : cap;
+  }
+  // The fewest attempts queued per slot at which one more fits `e`
+  // (QueueCap(e, key) > used_slots); QueueRoom::kNever when none does.
+  static uint32_t QueueKey(const ExecutorState& e) {
+    const uint64_t after = uint64_t{e.used_slots} + 1, slots = e.desc.slots;
+    if (e.quarantined || (e.desc.max_queued && after > slots + e.desc.max_queued)) return QueueRoom::kNever;
+    return after <= slots ? 0 : static_cast<uint32_t>(std::min<uint64_t>((after - 1) / slots, QueueRoom::kNever - 1));
+  }
+  void SyncQueueRoom(const ExecutorState& e) { queue_room.Set(e.id, QueueKey(e)); }
+  // Runs `change` on `e` keeping free_slots and queue_room exact.
   template <typename F>
   void ChangeSlots(ExecutorState& e, F&& change) {
     free_slots -= FreeSlotsOf(e);
     change();
     free_slots += FreeSlotsOf(e);
+    SyncQueueRoom(e);
   }
 
   // Whether task t of `job` may run twice: its own TaskDef::idempotent,

@@ -119,6 +119,7 @@ ExecutorState& Lifecycle::AddExecutor(ExecutorDesc desc) {
   s_.Heard(e);
   s_.total_slots += e.desc.slots;
   s_.free_slots += CoreState::FreeSlotsOf(e);
+  s_.queue_room.Add(id, CoreState::QueueKey(e));
   s_.executors_epoch++;
   place_.RefreshAvoid(e);
   place_.MarkFree(e);

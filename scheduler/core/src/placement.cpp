@@ -136,20 +136,17 @@ uint32_t Placement::QueuePerSlot(const Job& job) const {
 ExecutorId Placement::PickQueue(const Job& job, TaskIndex t, uint32_t per_slot) {
   const TaskDef& d = job.def.Task(t);
   uint32_t need = std::max<uint32_t>(d.cpu_slots, 1);
-  if (s_.executors.empty()) return 0;
-  auto it = s_.executors.upper_bound(s_.rr_cursor);
-  for (size_t i = 0; i < s_.executors.size(); ++i, ++it) {
-    if (it == s_.executors.end()) it = s_.executors.begin();
-    ExecutorState& e = it->second;
-    uint64_t limit = static_cast<uint64_t>(e.desc.slots) * (1 + per_slot);
-    if (e.desc.max_queued) limit = std::min<uint64_t>(limit, uint64_t{e.desc.slots} + e.desc.max_queued);
-    if (!e.quarantined && e.used_slots + need <= limit && HasFreeDevices(e, d) && Feasible(e, d) &&
-        !PolicyAvoids(e.id)) {
-      s_.rr_cursor = e.id;
-      return e.id;
-    }
-  }
-  return 0;
+  // Round-robin from the executor after the last one picked, in id order.
+  // Only executors whose QueueKey is <= per_slot can take even a one-slot
+  // attempt at this depth; queue_room visits just those, in that order,
+  // so the first that fits is the one a walk of the whole fleet finds.
+  ExecutorId id = s_.queue_room.Next(s_.rr_cursor, per_slot, [&](ExecutorId id) {
+    const ExecutorState& e = *s_.FindExec(id);
+    return !e.quarantined && e.used_slots + need <= CoreState::QueueCap(e, per_slot) && HasFreeDevices(e, d) &&
+           Feasible(e, d) && !e.avoided;
+  });
+  if (id) s_.rr_cursor = id;
+  return id;
 }
 
 void Placement::MakeRunnable(Job& job) {
