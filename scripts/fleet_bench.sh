@@ -20,7 +20,50 @@
 #   slots (FLEET_SIZES overrides) with SWEEP_ARGS (below) and writes
 #   docs/fleet_scale.{csv,svg} (FLEET_OUT=DIR elsewhere), one log per run
 #   beside them in FLEET_OUT/fleet_scale_logs/.
+#
+# `none` against `default`, interleaved (issue 41, docs/SCALE.md "Placement
+# at scale"): scripts/fleet_bench.sh BIN_DIR --ab ROUNDS EXECUTORS SLOTS
+#   [--real] -- SWARM_ARGS... runs both chains ROUNDS times each, alternating
+#   (which goes first swaps every round), and prints per chain the medians of
+#   the no-op jobs' wall, tasks/s and scheduler CPU per task, then default /
+#   none. 200 real executors, 100,000 no-ops:
+#     scripts/fleet_bench.sh build/bin --ab 3 200 1 --real -- --noop-tasks 100000
 set -euo pipefail
+if [[ ${2:-} == --ab ]]; then
+  bin=$1 rounds=$3 n=$4 slots=$5
+  shift 5
+  log=$(mktemp)
+  trap 'rm -f "$log"' EXIT
+  for ((r = 1; r <= rounds; ++r)); do
+    order=(none default)
+    ((r % 2)) || order=(default none)
+    for chain in "${order[@]}"; do
+      "$0" "$bin" "$chain" "$n" "$slots" "$@" 2>&1 | grep -E "^(==|noop|registered)" | sed "s/^/$chain round $r: /" |
+        tee -a "$log"
+    done
+  done
+  echo "== load at the end $(cut -d' ' -f1-3 /proc/loadavg)"
+  python3 - "$log" <<'PY'
+import collections, re, statistics, sys
+runs = collections.defaultdict(list)
+for line in open(sys.argv[1]):
+    m = re.match(r"(\w+) round \d+: noop (\d+) tasks: \w+ in (\S+) s = \d+ tasks/s; .* = (\S+)% of tasks; "
+                 r"scheduler (\S+)% of a core", line)
+    if m:
+        tasks, wall, extra, pct = int(m[2]), float(m[3]), float(m[4]), float(m[5])
+        runs[m[1]].append((wall, tasks / wall, pct / 100 * wall / tasks * 1e6, extra))
+med = {}
+for chain, rs in sorted(runs.items()):
+    med[chain] = [statistics.median(r[i] for r in rs) for i in range(4)]
+    w, t, c, e = med[chain]
+    print(f"{chain:8} median of {len(rs)}: wall {w:.3f} s, {t:,.0f} tasks/s, scheduler CPU {c:.2f} us per task, "
+          f"restarts+copies {e:.3f}% (walls: {', '.join(f'{r[0]:.3f}' for r in rs)})")
+if "none" in med and "default" in med:
+    print(f"default / none: wall {med['default'][0] / med['none'][0]:.3f}x, tasks/s {med['default'][1] / med['none'][1]:.3f}x, "
+          f"CPU per task {med['default'][2] / med['none'][2]:.3f}x")
+PY
+  exit 0
+fi
 if [[ ${2:-} == --sweep ]]; then
   bin=$1
   out=${FLEET_OUT:-$(dirname "$0")/../docs}
