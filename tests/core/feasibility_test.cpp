@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "feasibility.h"
+#include "kernel_names.h"
 
 using namespace tailcut;
 using namespace tailcut::core;
@@ -195,4 +196,38 @@ TEST_CASE("job validation refuses arguments no offering executor's kernel takes"
   // One executor whose sleep takes anything (an older executor) is enough.
   f.Add(4, 0, {"sleep"});
   CHECK(ValidateJob(f.execs, job("sleep", "msx=10")).ok());
+}
+
+TEST_CASE("Feasible by kernel id answers as Feasible by name while executors come and go") {
+  Fleet f;
+  KernelNames names;
+  f.Add(4, 0, {"noop", "sleep"});
+  f.Add(4, 0, {"sleep"});
+  f.Add(4, 1, {"gpu", "noop"}, {{"zone", "a"}});
+  for (auto& [id, e] : f.execs) names.Offer(e.kernels, &e.kernel_bits);
+  std::vector<TaskDef> tasks = {MakeTask("noop"), MakeTask("sleep"), MakeTask("gpu", 1, 1), MakeTask("shell"),
+                                MakeTask("noop", 1, 0, {{"zone", "a"}}), MakeTask("noop", 8)};
+  auto agree = [&] {
+    for (const TaskDef& d : tasks)
+      for (auto& [id, e] : f.execs) {
+        INFO("executor " << id << ", kernel " << d.kernel);
+        CHECK(Feasible(e, d, names.Find(d.kernel)) == Feasible(e, d));
+      }
+  };
+  agree();
+  CHECK(names.Find("shell") == KernelNames::kNone);
+  CHECK(names.size() == 3);
+  // The last executor offering `gpu` leaves: its id is freed, the epoch
+  // moves, and a newcomer's kernel may reuse the id without being taken
+  // for `gpu`.
+  const uint64_t epoch = names.epoch();
+  names.Withdraw(f.execs.at(3).kernel_bits);
+  f.execs.erase(3);
+  CHECK(names.epoch() != epoch);
+  CHECK(names.Find("gpu") == KernelNames::kNone);
+  CHECK(names.Find("noop") != KernelNames::kNone);  // executor 1 still offers it
+  ExecutorState& shell = f.Add(2, 0, {"shell"});
+  names.Offer(shell.kernels, &shell.kernel_bits);
+  CHECK(names.size() == 3);
+  agree();
 }

@@ -74,6 +74,7 @@ void SchedulerCore::Impl::RemoveExecutor(ExecutorId id, bool lost, std::string r
   s_.total_slots -= it->second.desc.slots;
   s_.free_slots -= CoreState::FreeSlotsOf(it->second);
   s_.queue_room.Remove(id);
+  s_.kernel_names.Withdraw(it->second.kernel_bits);
   s_.executors_epoch++;
   place_.ForgetExecutor(id);
   place_.WakeFeasibleOn(it->second);  // what it could run may fit nowhere now

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "dependencies.h"
+#include "kernel_names.h"
 #include "owner_shares.h"
 #include "policy_guard.h"
 #include "queue_room.h"
@@ -115,6 +116,13 @@ struct Job {
   std::vector<CommittedOutput> outputs;
   uint32_t promoting = 0;          // committed tasks whose output directory is not promoted yet
   std::vector<JobId> waiting_for;  // parents still running (dependencies.h): not runnable yet
+  // Placement::KernelOf's cache: the kernel id (KernelNames) of the
+  // TaskDef at `kernel_of` as of the table's epoch `kernel_epoch`. A
+  // template's tasks share one TaskDef, so a fan-out looks its kernel up
+  // once per change of the table.
+  mutable const TaskDef* kernel_of = nullptr;
+  mutable uint32_t kernel_id = 0;
+  mutable uint64_t kernel_epoch = 0;
 
   uint32_t Count() const { return def.TaskCount(); }
   // Every needed task committed and its output (output_dir) in place.
@@ -126,6 +134,7 @@ struct ExecutorState {
   ExecutorId id = 0;
   ExecutorDesc desc;
   std::unordered_set<std::string> kernels;
+  KernelBits kernel_bits;  // `kernels` interned (CoreState::kernel_names)
   uint32_t used_slots = 0;
   uint32_t used_gpus = 0;
   uint64_t used_memory_mb = 0;  // requests of its attempts, queued ones included
@@ -220,6 +229,8 @@ struct CoreState {
   // showed in the profile (issue 41). Kept by Lifecycle::AddExecutor and
   // RemoveExecutor, the only places that add and erase executors.
   ExecutorMap<ExecutorState*> exec_index;
+  // The kernels registered executors offer, interned (Feasible's bit test).
+  KernelNames kernel_names;
   // Kernels some executor declared not idempotent by default (sticky).
   std::unordered_set<std::string> side_effect_kernels;
   std::deque<ExecutorId> free;          // executors with a free slot, not avoided

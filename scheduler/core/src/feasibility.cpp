@@ -18,10 +18,19 @@ void SortLabels(JobDef& def) {
   std::sort(def.templ.labels.begin(), def.templ.labels.end());
 }
 
-bool Feasible(const ExecutorState& e, const TaskDef& d) {
+namespace {
+bool ShapeFits(const ExecutorState& e, const TaskDef& d) {
   return std::max<uint32_t>(d.cpu_slots, 1) <= e.desc.slots && d.gpus <= e.desc.gpus &&
-         (e.desc.memory_mb == 0 || d.memory_mb <= e.desc.memory_mb) && e.kernels.count(d.kernel) > 0 &&
-         LabelsMatch(e, d);
+         (e.desc.memory_mb == 0 || d.memory_mb <= e.desc.memory_mb);
+}
+}  // namespace
+
+bool Feasible(const ExecutorState& e, const TaskDef& d) {
+  return ShapeFits(e, d) && e.kernels.count(d.kernel) > 0 && LabelsMatch(e, d);
+}
+
+bool Feasible(const ExecutorState& e, const TaskDef& d, uint32_t kernel) {
+  return ShapeFits(e, d) && e.kernel_bits.Has(kernel) && LabelsMatch(e, d);
 }
 
 Status CheckFeasible(const std::map<ExecutorId, ExecutorState>& executors, const TaskDef& d) {

@@ -16,6 +16,9 @@ void SortLabels(JobDef& def);
 
 // Could `e` ever run `d` (ignoring what it runs now)?
 bool Feasible(const ExecutorState& e, const TaskDef& d);
+// The same with d.kernel's id in CoreState::kernel_names (KernelNames::kNone
+// when no executor offers it): a bit test, not a hash of the name.
+bool Feasible(const ExecutorState& e, const TaskDef& d, uint32_t kernel);
 
 // Ok if some executor in `executors` could run `d`; else says why not.
 Status CheckFeasible(const std::map<ExecutorId, ExecutorState>& executors, const TaskDef& d);

@@ -113,6 +113,7 @@ ExecutorState& Lifecycle::AddExecutor(ExecutorDesc desc) {
   e.desc = std::move(desc);
   e.desc.slots = std::max<uint32_t>(e.desc.slots, 1);
   e.kernels.insert(e.desc.kernels.begin(), e.desc.kernels.end());
+  s_.kernel_names.Offer(e.kernels, &e.kernel_bits);
   std::sort(e.desc.labels.begin(), e.desc.labels.end());
   e.identity = std::make_shared<const std::string>(e.desc.identity.empty() ? e.desc.name : e.desc.identity);
   s_.side_effect_kernels.insert(e.desc.side_effect_kernels.begin(), e.desc.side_effect_kernels.end());

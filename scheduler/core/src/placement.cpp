@@ -33,12 +33,26 @@ void Placement::AttemptEnded(const Attempt& a) { strategy_->AttemptEnded(a); }
 bool Placement::AllowsQuarantine(const ExecutorState& e) const { return strategy_->AllowsQuarantine(e); }
 
 bool Placement::Fits(const Job& job, TaskIndex t, const ExecutorState& e, bool copy) const {
-  return FitsNow(e, job.def.Task(t)) && !(copy && RunsTask(job, t, e.id));
+  const TaskDef& d = job.def.Task(t);
+  return HasRoomNow(e, d) && Feasible(e, d, KernelOf(job, t)) && !(copy && RunsTask(job, t, e.id));
 }
 
-bool Placement::FitsNow(const ExecutorState& e, const TaskDef& d) {
+bool Placement::FitsNow(const ExecutorState& e, const TaskDef& d) { return HasRoomNow(e, d) && Feasible(e, d); }
+
+bool Placement::HasRoomNow(const ExecutorState& e, const TaskDef& d) {
   uint32_t need = std::max<uint32_t>(d.cpu_slots, 1);
-  return !e.quarantined && e.used_slots + need <= e.desc.slots && HasFreeDevices(e, d) && Feasible(e, d);
+  return !e.quarantined && e.used_slots + need <= e.desc.slots && HasFreeDevices(e, d);
+}
+
+uint32_t Placement::KernelOf(const Job& job, TaskIndex t) const {
+  const TaskDef& d = job.def.Task(t);
+  const uint64_t epoch = s_.kernel_names.epoch();
+  if (job.kernel_of != &d || job.kernel_epoch != epoch) {
+    job.kernel_of = &d;
+    job.kernel_epoch = epoch;
+    job.kernel_id = s_.kernel_names.Find(d.kernel);
+  }
+  return job.kernel_id;
 }
 
 bool Placement::HasFreeDevices(const ExecutorState& e, const TaskDef& d) {
@@ -140,10 +154,11 @@ ExecutorId Placement::PickQueue(const Job& job, TaskIndex t, uint32_t per_slot) 
   // Only executors whose QueueKey is <= per_slot can take even a one-slot
   // attempt at this depth; queue_room visits just those, in that order,
   // so the first that fits is the one a walk of the whole fleet finds.
+  const uint32_t kernel = KernelOf(job, t);
   ExecutorId id = s_.queue_room.Next(s_.rr_cursor, per_slot, [&](ExecutorId id) {
     const ExecutorState& e = *s_.FindExec(id);
     return !e.quarantined && e.used_slots + need <= CoreState::QueueCap(e, per_slot) && HasFreeDevices(e, d) &&
-           Feasible(e, d) && !e.avoided;
+           Feasible(e, d, kernel) && !e.avoided;
   });
   if (id) s_.rr_cursor = id;
   return id;

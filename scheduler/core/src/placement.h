@@ -45,6 +45,8 @@ class Placement {
   bool Fits(const Job& job, TaskIndex t, const ExecutorState& e, bool copy) const;
   // The same for a first attempt of a task needing `d`.
   static bool FitsNow(const ExecutorState& e, const TaskDef& d);
+  // The id of task t's kernel in CoreState::kernel_names, cached on the job.
+  uint32_t KernelOf(const Job& job, TaskIndex t) const;
   // Pipelining for tiny tasks: queued attempts allowed per slot.
   uint32_t QueuePerSlot(const Job& job) const;
   // An executor that may queue this task behind its running work, or 0.
@@ -88,6 +90,9 @@ class Placement {
   void WakeFeasibleOn(const ExecutorState& e);
 
  private:
+  // Slots (and devices) for one more attempt of `d` on `e` now, kernel and
+  // labels apart.
+  static bool HasRoomNow(const ExecutorState& e, const TaskDef& d);
   void CleanFront(bool avoided_list);
   // Wakes the parked groups whose need `fits` says yes to.
   template <typename Pred>

@@ -40,17 +40,30 @@ class QueueRoom {
   size_t size() const { return ids_.size() - removed_; }
 
   template <typename Fits>
-  ExecutorId Next(ExecutorId after, uint32_t max_key, Fits&& fits) const {
+  ExecutorId Next(ExecutorId after, uint32_t max_key, Fits&& fits) {
     const size_t n = ids_.size();
-    const size_t start = std::upper_bound(ids_.begin(), ids_.end(), after) - ids_.begin();
-    for (size_t p = FirstAtMost(start, n, max_key); p < n; p = FirstAtMost(p + 1, n, max_key))
-      if (fits(ids_[p])) return ids_[p];
+    // Round robin asks after the id it returned last: its position is kept.
+    const size_t start = last_ < n && ids_[last_] == after
+                             ? last_ + 1
+                             : std::upper_bound(ids_.begin(), ids_.end(), after) - ids_.begin();
+    // The next few leaves first, in order: while queues have room the next
+    // executor takes the task, and the tree's descent would cost more.
+    const size_t near = std::min(n, start + kNear);
+    for (size_t p = start; p < near; ++p)
+      if (tree_[cap_ + p] <= max_key && fits(ids_[p])) return Found(p);
+    for (size_t p = FirstAtMost(near, n, max_key); p < n; p = FirstAtMost(p + 1, n, max_key))
+      if (fits(ids_[p])) return Found(p);
     for (size_t p = FirstAtMost(0, start, max_key); p < start; p = FirstAtMost(p + 1, start, max_key))
-      if (fits(ids_[p])) return ids_[p];
+      if (fits(ids_[p])) return Found(p);
     return 0;
   }
 
  private:
+  static constexpr size_t kNear = 8;
+  ExecutorId Found(size_t p) {
+    last_ = p;
+    return ids_[p];
+  }
   // The first position in [from, to) whose key is <= max_key; `to` when none.
   size_t FirstAtMost(size_t from, size_t to, uint32_t max_key) const;
   size_t Find(size_t node, size_t lo, size_t hi, size_t from, size_t to, uint32_t max_key) const;
@@ -62,6 +75,7 @@ class QueueRoom {
   std::vector<uint32_t> tree_;   // min-tree: leaves at cap_ + position
   size_t cap_ = 0;               // leaves (a power of two)
   size_t removed_ = 0;
+  size_t last_ = 0;  // position Next returned last (checked before use: a rebuild moves ids)
 };
 
 }  // namespace tailcut::core
