@@ -205,8 +205,12 @@ TEST_CASE("Feasible by kernel id answers as Feasible by name while executors com
   f.Add(4, 0, {"sleep"});
   f.Add(4, 1, {"gpu", "noop"}, {{"zone", "a"}});
   for (auto& [id, e] : f.execs) names.Offer(e.kernels, &e.kernel_bits);
-  std::vector<TaskDef> tasks = {MakeTask("noop"), MakeTask("sleep"), MakeTask("gpu", 1, 1), MakeTask("shell"),
-                                MakeTask("noop", 1, 0, {{"zone", "a"}}), MakeTask("noop", 8)};
+  std::vector<TaskDef> tasks = {MakeTask("noop"),
+                                MakeTask("sleep"),
+                                MakeTask("gpu", 1, 1),
+                                MakeTask("shell"),
+                                MakeTask("noop", 1, 0, {{"zone", "a"}}),
+                                MakeTask("noop", 8)};
   auto agree = [&] {
     for (const TaskDef& d : tasks)
       for (auto& [id, e] : f.execs) {
