@@ -153,3 +153,28 @@ TEST_CASE("a requeued task waits in its job's retry queue and wakes the job") {
   CHECK(f.s.owner_book.Entries() == 1);
   CHECK(f.s.dirty);
 }
+
+TEST_CASE("queueing on a fleet whose queues are full looks only at executors with room") {
+  StateFixture f;
+  constexpr int kExecutors = 1000;
+  std::vector<ExecutorId> ids;
+  for (int i = 0; i < kExecutors; ++i) ids.push_back(f.Exec(1));
+  core::Job& job = f.Job(4 * kExecutors);
+  TaskIndex t = 0;
+  std::vector<AttemptId> on_700;
+  for (ExecutorId e : ids)
+    for (int k = 0; k < 2; ++k) {  // one running, one queued: full at one queued per slot
+      AttemptId a = f.Launch(job, t++, e);
+      if (e == ids[700]) on_700.push_back(a);
+    }
+  uint64_t looks = f.place.queue_looks();
+  CHECK(f.place.PickQueue(job, t, 1) == 0);
+  CHECK(f.place.queue_looks() == looks);  // none has room: none looked at (a walk passed all 1,000)
+  f.life.EndAttempt(f.s.attempts.at(on_700[0]), AttemptOutcome::kCommitted, 1);
+  CHECK(f.place.PickQueue(job, t, 1) == ids[700]);
+  CHECK(f.place.queue_looks() == looks + 1);
+  // Two queued per slot: every executor has room, and the round robin goes
+  // on after the one picked last.
+  CHECK(f.place.PickQueue(job, t, 2) == ids[701]);
+  CHECK(f.place.queue_looks() == looks + 2);
+}

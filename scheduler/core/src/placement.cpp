@@ -156,6 +156,7 @@ ExecutorId Placement::PickQueue(const Job& job, TaskIndex t, uint32_t per_slot) 
   // so the first that fits is the one a walk of the whole fleet finds.
   const uint32_t kernel = KernelOf(job, t);
   ExecutorId id = s_.queue_room.Next(s_.rr_cursor, per_slot, [&](ExecutorId id) {
+    ++queue_looks_;
     const ExecutorState& e = *s_.FindExec(id);
     return !e.quarantined && e.used_slots + need <= CoreState::QueueCap(e, per_slot) && HasFreeDevices(e, d) &&
            Feasible(e, d, kernel) && !e.avoided;

@@ -67,6 +67,8 @@ class Placement {
   void RefreshAvoidSweep(double interval_s);
   // How many RefreshAvoid calls were made (tests/core: per-event cost).
   uint64_t avoid_refreshes() const { return avoid_refreshes_; }
+  // How many executors PickQueue looked at (tests/core: per-placement cost).
+  uint64_t queue_looks() const { return queue_looks_; }
 
   // The runnable queue (OwnerBook): jobs with tasks to place, per owner by
   // weighted fair share, within an owner by priority, then round-robin.
@@ -105,6 +107,7 @@ class Placement {
   std::unique_ptr<PlacementStrategy> strategy_;
   ExecutorId sweep_next_ = 0;  // where RefreshAvoidSweep goes on
   uint64_t avoid_refreshes_ = 0;
+  uint64_t queue_looks_ = 0;
 };
 
 }  // namespace tailcut::core
