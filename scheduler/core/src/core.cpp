@@ -296,8 +296,10 @@ void SchedulerCore::Impl::Pump() {
   OwnerBook& book = s_.owner_book;
   // Jobs that found no slot wait aside until the end: slots only get fewer
   // during a pump (a preempted copy's slot goes to the job that asked).
-  std::vector<Job*> aside;
-  std::set<const OwnerState*> owners_aside;
+  std::vector<Job*>& aside = pump_aside_;
+  std::vector<OwnerState*>& owners_aside = pump_owners_aside_;
+  aside.clear();
+  owners_aside.clear();
   uint32_t preempt_budget = kPreemptScan;
   uint64_t limit = 0;
   while (OwnerState* owner = book.Pick(&limit)) {
@@ -313,7 +315,7 @@ void SchedulerCore::Impl::Pump() {
     // waits: queued work would hold the slots that owner is owed. Clones
     // only while no first attempt they yield to waits (core.copies_yield_to).
     const bool others_wait =
-        book.Waiting() - (owner->entries > 0) + owners_aside.size() - owners_aside.count(owner) > 0;
+        book.Waiting() - (owner->entries > 0) + owners_aside.size() - size_t{owner->aside} > 0;
     const bool jobs_wait = s_.opt.CopiesYieldToJobs() ? book.Entries() > 0 || !aside.empty() : others_wait;
     uint32_t placed = 0;
     bool blocked = false, park = false;
@@ -389,7 +391,8 @@ void SchedulerCore::Impl::Pump() {
       place_.Park(*job, park_task);
     } else if (blocked) {
       aside.push_back(job);
-      owners_aside.insert(owner);
+      if (!owner->aside) owners_aside.push_back(owner);
+      owner->aside = true;
     } else {
       place_.PushRunnable(*job);
     }
@@ -397,6 +400,7 @@ void SchedulerCore::Impl::Pump() {
         (s_.live_copies.empty() || preempt_budget == 0))
       break;  // no slot anywhere, none to take from a copy
   }
+  for (OwnerState* o : owners_aside) o->aside = false;
   s_.waiting_first.clear();
   for (Job* job : aside) {
     place_.PushRunnable(*job);

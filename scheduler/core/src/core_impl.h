@@ -180,6 +180,11 @@ class SchedulerCore::Impl final {
   bool PolicyTimerArmed() const;
   static bool CanStillComplete(const Job& job);
   void Pump();
+  // Pump's jobs and owners that found no slot, kept between pumps so that
+  // a pump that leaves work waiting (every one, on a full fleet) allocates
+  // nothing; owners are marked by OwnerState::aside.
+  std::vector<Job*> pump_aside_;
+  std::vector<OwnerState*> pump_owners_aside_;
   // Copies looked at per pump for a first attempt without a slot.
   static constexpr uint32_t kPreemptScan = 4096;
   ExecutorId PreemptCopyFor(Job& job, TaskIndex t, uint32_t* budget);

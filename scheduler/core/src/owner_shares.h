@@ -29,6 +29,7 @@ struct OwnerState {
   // priority, highest first.
   std::map<int32_t, std::deque<JobId>, std::greater<>> runnable;
   size_t entries = 0;
+  bool aside = false;  // has a job that found no slot in the pump now running (SchedulerCore::Impl::Pump)
 
   double Share() const { return static_cast<double>(slots) / weight; }
   // Whether `need` more slots would break its quota.
