@@ -314,8 +314,7 @@ void SchedulerCore::Impl::Pump() {
     // Queueing tiny tasks beyond free slots only while no other owner
     // waits: queued work would hold the slots that owner is owed. Clones
     // only while no first attempt they yield to waits (core.copies_yield_to).
-    const bool others_wait =
-        book.Waiting() - (owner->entries > 0) + owners_aside.size() - size_t{owner->aside} > 0;
+    const bool others_wait = book.Waiting() - (owner->entries > 0) + owners_aside.size() - size_t{owner->aside} > 0;
     const bool jobs_wait = s_.opt.CopiesYieldToJobs() ? book.Entries() > 0 || !aside.empty() : others_wait;
     uint32_t placed = 0;
     bool blocked = false, park = false;
