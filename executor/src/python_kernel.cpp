@@ -53,7 +53,7 @@ using namespace python;  // the worker (python_worker.h) and its frames
 constexpr double kStartTimeoutS = 60;  // imports of big preloads can take a while
 constexpr int kWorkerFd = 3;           // the worker's end of the socket pair
 constexpr int kStateFd = 4;            // the shared page: u64 started task, u64 task a SIGINT is for
-constexpr size_t kMaxBatchBytes = 1u << 20;  // task bytes in one write to a worker (at least one task)
+constexpr size_t kMaxBatchBytes = 1u << 20;  // frame bytes in one batch to a worker (at least one task)
 
 std::string Errno(const std::string& what) { return what + ": " + std::strerror(errno); }
 
@@ -153,13 +153,20 @@ class PythonPool {
 
  private:
   // The frames of as many of b's tasks as `w` may take, their count in *n:
-  // at most kMaxBatchBytes (but one task at least) and python_max_tasks.
+  // at most kMaxBatchBytes of frames, inputs included (but one task at
+  // least), and python_max_tasks.
   std::string Frames(const KernelBatch& b, const Worker& w, size_t* n) const {
     std::string out;
     size_t limit = b.ctx.size();
     if (o_.max_tasks > 0)
       limit = std::min<size_t>(limit, std::max<uint32_t>(1, o_.max_tasks - std::min(w.tasks, o_.max_tasks)));
-    for (*n = 0; *n < limit && (*n == 0 || out.size() + b.ctx[*n]->args().size() <= kMaxBatchBytes); ++*n) {
+    auto bytes = [](const KernelContext& ctx) {  // of the frames below
+      size_t size = 5 + ctx.args().size();
+      if (!ctx.inputs().empty()) size += 5 + 4;
+      for (const KernelInput& i : ctx.inputs()) size += 4 + i.output.size();
+      return size;
+    };
+    for (*n = 0; *n < limit && (*n == 0 || out.size() + bytes(*b.ctx[*n]) <= kMaxBatchBytes); ++*n) {
       const KernelContext& ctx = *b.ctx[*n];
       if (!ctx.inputs().empty()) {  // upstream results (python/tailcut/_pickling.py): u32 n | n x (u32 len | bytes)
         std::string in;
