@@ -35,6 +35,7 @@ struct BatchRun {
   // True when the worker answered every task and may serve again.
   bool Serve() {
     for (;;) {
+      w.Flush();  // the rest of the batch, and skips, as the worker reads them
       std::optional<Frame> f = w.Next(0.005);
       if (!killed.empty() && SecondsSince(killed_at) > kKillWaitS) {  // something else holds its socket
         Died();
@@ -69,7 +70,10 @@ struct BatchRun {
           }
           if (next == n) return killed.empty();
           break;
-        case kDead: Died(); return false;
+        case kDead:
+          if (std::string why = w.cut_off(); killed.empty() && !why.empty()) return Broken(why);
+          Died();
+          return false;
         default: return Broken("sent frame type " + std::to_string(f->type) + " mid-task");
       }
     }

@@ -187,14 +187,23 @@ class PythonPool {
   }
 
   std::unique_ptr<Worker> TakeIdle() {
-    std::lock_guard<std::mutex> lock(mu_);
-    while (!idle_.empty()) {
-      std::unique_ptr<Worker> w = std::move(idle_.back());
-      idle_.pop_back();
-      if (!w->dead()) return w;
-      TC_LOG(Warn) << w->Ending() << " while idle: replaced";
+    for (;;) {
+      std::unique_ptr<Worker> w;
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        if (idle_.empty()) return nullptr;
+        w = std::move(idle_.back());
+        idle_.pop_back();
+      }
+      // Not under mu_: Ending may wait for the process.
+      if (w->dead())
+        TC_LOG(Warn) << w->Ending() << " while idle: replaced";
+      else if (w->talked())  // its frames would be taken for the next task's
+        TC_LOG(Warn) << "python worker (pid " << w->pid()
+                     << ") sent frames between tasks (from a thread its last task left running?): replaced";
+      else
+        return w;
     }
-    return nullptr;
   }
 
   void Release(std::unique_ptr<Worker> w) {

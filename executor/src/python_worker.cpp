@@ -10,21 +10,18 @@
 #include <cerrno>
 #include <cstring>
 
+#include <boost/fiber/operations.hpp>
+
 #include "child_run.h"
 
 namespace tailcut::executor::python {
 namespace {
 
-bool WriteAll(int fd, const char* p, size_t n) {
-  while (n > 0) {
-    ssize_t w = send(fd, p, n, MSG_NOSIGNAL);  // a dead worker is an error, not SIGPIPE
-    if (w < 0 && errno == EINTR) continue;
-    if (w <= 0) return false;
-    p += w;
-    n -= static_cast<size_t>(w);
-  }
-  return true;
-}
+// Frames the worker sent that may wait for the owner (their bytes, each
+// counted kFrameOverhead more): past it the reader stops reading, and the
+// worker's writes block in its own process.
+constexpr uint64_t kMaxQueuedBytes = 1u << 20;
+constexpr uint64_t kFrameOverhead = 64;
 
 }  // namespace
 
@@ -48,7 +45,12 @@ Worker::Worker(pid_t pid, int fd, uint64_t max_frame, void* state)
 
 Worker::~Worker() {
   if (!reaped_) kill(pid_, SIGKILL);
-  shutdown(fd_, SHUT_RDWR);  // wakes the reader even if a grandchild holds the other end
+  {
+    std::unique_lock<boost::fibers::mutex> lock(mu_);
+    stop_ = true;
+  }
+  room_.notify_all();        // wakes the reader waiting for room
+  shutdown(fd_, SHUT_RDWR);  // wakes it in read() even if a grandchild holds the other end
   reader_.join();
   close(fd_);
   Reap();
@@ -61,7 +63,29 @@ bool Worker::Send(uint8_t type, std::string_view payload) {
   return SendRaw(frame);
 }
 
-bool Worker::SendRaw(std::string_view frames) { return WriteAll(fd_, frames.data(), frames.size()); }
+bool Worker::SendRaw(std::string_view frames) {
+  out_.append(frames);
+  return Flush();
+}
+
+bool Worker::Flush() {
+  while (out_at_ < out_.size()) {
+    // Never blocks: a worker that does not read (its task runs, or it is
+    // stuck) must not hold the owner's thread. A dead one is an error, not SIGPIPE.
+    const ssize_t w = send(fd_, out_.data() + out_at_, out_.size() - out_at_, MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (w < 0 && errno == EINTR) continue;
+    if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return true;
+    if (w <= 0) {
+      out_.clear();
+      out_at_ = 0;
+      return false;
+    }
+    out_at_ += static_cast<size_t>(w);
+  }
+  out_.clear();
+  out_at_ = 0;
+  return true;
+}
 
 uint64_t Worker::Started() const { return std::atomic_ref<uint64_t>(state_[0]).load(std::memory_order_acquire); }
 
@@ -79,6 +103,9 @@ std::optional<Frame> Worker::Next(double seconds) {
   if (frames_.empty()) return Frame{};
   Frame f = std::move(frames_.front());
   frames_.pop_front();
+  queued_ -= f.payload.size() + kFrameOverhead;
+  lock.unlock();
+  room_.notify_all();
   return f;
 }
 
@@ -87,9 +114,36 @@ bool Worker::dead() {
   return eof_ && frames_.empty();
 }
 
+bool Worker::talked() {
+  std::unique_lock<boost::fibers::mutex> lock(mu_);
+  return !frames_.empty();
+}
+
+std::string Worker::cut_off() {
+  std::unique_lock<boost::fibers::mutex> lock(mu_);
+  return cut_off_;
+}
+
 std::string Worker::Ending() {
-  Reap();
-  return "python worker (pid " + std::to_string(pid_) + ") " + DescribeExit(wait_status_);
+  const auto t0 = Clock::now();
+  const std::string cut = cut_off();
+  while (!reaped_) {
+    const pid_t r = waitpid(pid_, &wait_status_, WNOHANG);
+    if (r == pid_ || (r < 0 && errno != EINTR)) {
+      reaped_ = true;
+      break;
+    }
+    if (!killed_ && (!cut.empty() || SecondsSince(t0) > kKillWaitS)) {  // cut off, or closed its socket and lives on
+      kill(pid_, SIGKILL);
+      killed_ = true;
+    }
+    boost::this_fiber::sleep_for(std::chrono::milliseconds(5));
+  }
+  const std::string who = "python worker (pid " + std::to_string(pid_) + ")";
+  if (!cut.empty()) return who + " " + cut + ": killed";
+  if (killed_)
+    return who + " closed its socket but did not exit within " + std::to_string(int(kKillWaitS)) + " s: killed";
+  return who + " " + DescribeExit(wait_status_);
 }
 
 uint64_t Worker::RssBytes() const { return ResidentBytes(static_cast<int>(pid_)); }
@@ -114,6 +168,8 @@ void Worker::ReadLoop() {
       uint32_t len = 0;
       std::memcpy(&len, buf.data() + used, 4);
       if (len == 0 || len > max_frame_) {
+        std::unique_lock<boost::fibers::mutex> lock(mu_);
+        cut_off_ = "sent a frame of " + std::to_string(len) + " bytes (the limit: " + std::to_string(max_frame_) + ")";
         ok = false;
         break;
       }
@@ -127,11 +183,16 @@ void Worker::ReadLoop() {
     buf.erase(0, used);
     used = 0;
     if (got.empty()) continue;
-    {
-      std::unique_lock<boost::fibers::mutex> lock(mu_);
-      for (Frame& f : got) frames_.push_back(std::move(f));
+    std::unique_lock<boost::fibers::mutex> lock(mu_);
+    for (Frame& f : got) {
+      queued_ += f.payload.size() + kFrameOverhead;
+      frames_.push_back(std::move(f));
     }
+    lock.unlock();
     cv_.notify_all();
+    lock.lock();
+    room_.wait(lock, [this] { return queued_ <= kMaxQueuedBytes || stop_; });
+    if (stop_) break;
   }
   {
     std::unique_lock<boost::fibers::mutex> lock(mu_);

@@ -39,7 +39,12 @@ void AppendFrame(std::string* out, uint8_t type, std::string_view payload);
 std::string DescribeExit(int wait_status);
 
 // One worker process. Owned by one fiber at a time (the pool hands it out),
-// its reader thread only fills `frames_`.
+// its reader thread only fills `frames_`. The worker runs user code, so
+// nothing it does may block the owner's thread or grow the executor without
+// bound: writes to it never block (Flush), frames it sent wait in a queue of
+// bounded bytes (the reader stops reading past it), a frame longer than
+// `max_frame` cuts it off, and a worker that closed its socket gets
+// kKillWaitS to exit before it is killed (Ending).
 class Worker {
  public:
   // `max_frame`: a longer frame is a broken worker (it is cut off), not an
@@ -53,8 +58,12 @@ class Worker {
   uint32_t tasks = 0;  // tasks run to the end
   uint64_t sent = 0;   // T frames sent: the number of the last task handed over
 
+  // Queue frames for the worker and write what its socket takes now; false
+  // when the socket is closed. Flush writes more of the queue: the owner
+  // calls it while it waits for answers.
   bool Send(uint8_t type, std::string_view payload);
   bool SendRaw(std::string_view frames);
+  bool Flush();
 
   // The number of the task the worker started last (0: none yet).
   uint64_t Started() const;
@@ -62,12 +71,18 @@ class Worker {
   void Interrupt(uint64_t n);
 
   // The next frame within `seconds`; nullopt on timeout; type kDead once
-  // the worker has closed its end.
+  // the worker has closed its end or was cut off.
   std::optional<Frame> Next(double seconds);
 
+  // Closed its end (or cut off), every frame before taken.
   bool dead();
+  // Frames are waiting: between tasks, a worker that sent any is not trusted again.
+  bool talked();
+  // Why the reader cut the worker off ("sent a frame of N bytes, ..."); "" when it did not.
+  std::string cut_off();
 
-  // Waits for the process (it closed its socket: it is exiting) and says how it ended.
+  // Waits for the process (it closed its socket: it is exiting; killed
+  // when it has not within kKillWaitS) and says how it ended. From a fiber.
   std::string Ending();
 
   uint64_t RssBytes() const;
@@ -83,11 +98,17 @@ class Worker {
   const uint64_t max_frame_;
   uint64_t* const state_;
   bool reaped_ = false;
+  bool killed_ = false;  // Ending killed it
   int wait_status_ = 0;
+  std::string out_;  // queued for the worker, from out_at_ on
+  size_t out_at_ = 0;
   boost::fibers::mutex mu_;
-  boost::fibers::condition_variable cv_;
+  boost::fibers::condition_variable cv_;    // frames or the end came
+  boost::fibers::condition_variable room_;  // the queue fell below its bound, or stop_
   std::deque<Frame> frames_;
-  bool eof_ = false;
+  uint64_t queued_ = 0;  // frames_' bytes, with a per-frame overhead
+  bool eof_ = false, stop_ = false;
+  std::string cut_off_;
   std::thread reader_;  // last: starts once the rest is built
 };
 

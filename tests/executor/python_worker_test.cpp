@@ -2,13 +2,61 @@
 // they do (docs/PYTHON.md, "Limits"): a worker that closes its socket, sends
 // garbage or keeps talking costs the executor a bounded wait and bounded
 // memory, and its task fails saying what happened.
+#include <unistd.h>
+
 #include <catch2/catch.hpp>
+
+#include <chrono>
+#include <fstream>
+#include <thread>
 
 #include "python_tasks.h"
 
 using namespace tailcut;
 using namespace tailcut::executor;
 using namespace tailcut::executor::testing;
+using namespace std::chrono_literals;
+
+namespace {
+
+uint64_t RssBytes() {
+  std::ifstream in("/proc/self/statm");
+  uint64_t size = 0, resident = 0;
+  in >> size >> resident;
+  return resident * static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
+}
+
+double SecondsSince(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+}  // namespace
+
+TEST_CASE("a python worker that closes its socket and lives on is killed, and its task fails, within seconds") {
+  PythonRuntime py;
+  if (!py.ok) return;
+  const auto t0 = std::chrono::steady_clock::now();
+  py.rt->Submit({py.Spec(1, "close_socket", 0)});  // it would sleep 30 s
+  REQUIRE(py.ev->WaitFor([&] { return py.ev->results.count(1) == 1; }));
+  CHECK(SecondsSince(t0) < 15);
+  CHECK(py.ev->results[1].outcome() == wire::AttemptResult::FAILED);
+  CHECK_THAT(py.ev->results[1].error(), Catch::Contains("closed its socket") && Catch::Contains("killed"));
+  // The slot serves on, on a fresh worker.
+  py.rt->Submit({py.Spec(2, "record", 1)});
+  REQUIRE(py.ev->WaitFor([&] { return py.ev->results.count(2) == 1; }));
+  CHECK(py.ev->results[2].outcome() == wire::AttemptResult::OK);
+}
+
+TEST_CASE("a python worker that sends an oversized frame is cut off, killed, and its task fails naming the frame") {
+  PythonRuntime py;
+  if (!py.ok) return;
+  const auto t0 = std::chrono::steady_clock::now();
+  py.rt->Submit({py.Spec(1, "oversized_frame", 0)});  // it would sleep 30 s
+  REQUIRE(py.ev->WaitFor([&] { return py.ev->results.count(1) == 1; }));
+  CHECK(SecondsSince(t0) < 15);
+  CHECK(py.ev->results[1].outcome() == wire::AttemptResult::FAILED);
+  CHECK_THAT(py.ev->results[1].error(), Catch::Contains("a frame of 4294967280 bytes"));
+}
 
 TEST_CASE("a python batch's 1 MiB bound counts its tasks' inputs") {
   PythonKernel py;
@@ -36,5 +84,45 @@ TEST_CASE("a python batch's 1 MiB bound counts its tasks' inputs") {
   k->batch(b);
   // 600 KiB of inputs each: the first alone fills the write; the others are left for the next batch.
   CHECK(finished == std::vector<size_t>{0});
+}
+
+TEST_CASE("a python batch larger than the worker reads at once leaves the executor free while its first task runs") {
+  PythonRuntime py;
+  if (!py.ok) return;
+  AttemptRuntime& rt = *py.rt;
+  Collector& ev = *py.ev;
+  rt.Submit({py.Spec(9, "record", 9)});  // warm: batch_tasks imported
+  REQUIRE(ev.WaitFor([&] { return ev.results.count(9) == 1; }));
+  // ~1 MiB in one batch: more than the socket holds, while the first task sleeps 30 s.
+  rt.Submit({py.Spec(1, "sleep_pad", 0, 340000), py.Spec(2, "record_pad", 1, 340000),
+             py.Spec(3, "record_pad", 2, 340000)});
+  REQUIRE(ev.WaitFor([&] { return ev.started.count(1) == 1 && Runs(py.path).count(0) == 1; }));
+  const auto t0 = std::chrono::steady_clock::now();
+  rt.Cancel(1);
+  REQUIRE(ev.WaitFor([&] { return ev.results.size() == 4; }));
+  CHECK(SecondsSince(t0) < 10);
+  CHECK(ev.results[1].outcome() == wire::AttemptResult::CANCELLED);
+  CHECK(ev.results[2].outcome() == wire::AttemptResult::OK);
+  CHECK(ev.results[3].outcome() == wire::AttemptResult::OK);
+  CHECK(ev.duplicate_results == 0);
+}
+
+TEST_CASE("a python worker that keeps talking between tasks is replaced, and what it sent costs bounded memory") {
+  PythonRuntime py;
+  if (!py.ok) return;
+  AttemptRuntime& rt = *py.rt;
+  Collector& ev = *py.ev;
+  const uint64_t rss0 = RssBytes();
+  rt.Submit({py.Spec(1, "flood", 0)});  // 16 MiB of progress frames after its answer
+  REQUIRE(ev.WaitFor([&] { return ev.results.count(1) == 1; }));
+  std::this_thread::sleep_for(1500ms);
+  const uint64_t grown = RssBytes() - std::min(rss0, RssBytes());
+  CHECK(grown < (40u << 20));  // unbounded: 1.9 M frames queued, over 80 MB
+  rt.Submit({py.Spec(2, "record", 1)});
+  REQUIRE(ev.WaitFor([&] { return ev.results.count(2) == 1; }));
+  CHECK(ev.results[2].outcome() == wire::AttemptResult::OK);
+  auto runs = Runs(py.path);
+  REQUIRE((runs.count(0) && runs.count(1)));
+  CHECK(runs[0][0] != runs[1][0]);
 }
 
