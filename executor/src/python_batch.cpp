@@ -134,21 +134,26 @@ struct BatchRun {
   }
 
   // The worker is gone: the task it had started fails with how it ended
-  // (cancelled when that was the kill's reason), those it never started
-  // are left unfinished: the runtime queues them again.
+  // (cancelled when that was the kill's reason), and so does the batch's
+  // first, told started as it went (failed, not queued again: a task that
+  // kills every worker it goes to must not go round for ever); those it
+  // never started are left unfinished: the runtime queues them again.
   void Died() {
     const uint64_t s = w.Started();
-    std::string how = killed.empty() ? w.Ending() +
-                                           " while running the task (os._exit, a crash, or killed; "
-                                           "a fresh worker takes its slot)"
-                                     : killed;
-    for (size_t i = next; i < n && base + i + 1 <= s; ++i) {
+    const std::string how = killed.empty() ? w.Ending() : killed;
+    for (size_t i = next; i < n && (i == 0 || base + i + 1 <= s); ++i) {
       if (killed == "cancelled" && b.ctx[i]->cancelled())
         b.finished(i, Status::Unavailable("cancelled"));
       else if (killed.rfind("python: ", 0) == 0)
         b.finished(i, Status::ResourceExhausted(killed));
-      else
+      else if (!killed.empty())
         b.finished(i, Status::Internal(how));
+      else if (base + i + 1 <= s)
+        b.finished(i, Status::Internal(how +
+                                       " while running the task (os._exit, a crash, or killed; "
+                                       "a fresh worker takes its slot)"));
+      else
+        b.finished(i, Status::Internal(how + " after taking the task, before starting it (a fresh worker takes its slot)"));
     }
   }
 };

@@ -126,3 +126,17 @@ TEST_CASE("a python worker that keeps talking between tasks is replaced, and wha
   CHECK(runs[0][0] != runs[1][0]);
 }
 
+TEST_CASE("a python worker that dies after taking a task, before starting it, fails it saying how it ended") {
+  PythonRuntime py;
+  if (!py.ok) return;
+  AttemptRuntime& rt = *py.rt;
+  Collector& ev = *py.ev;
+  rt.Submit({py.Spec(1, "exit_on_next_read", 0)});
+  REQUIRE(ev.WaitFor([&] { return ev.results.count(1) == 1; }));
+  CHECK(ev.results[1].outcome() == wire::AttemptResult::OK);
+  rt.Submit({py.Spec(2, "record", 1)});  // the idle worker reads it and exits
+  REQUIRE(ev.WaitFor([&] { return ev.results.count(2) == 1; }));
+  CHECK(ev.results[2].outcome() == wire::AttemptResult::FAILED);
+  CHECK_THAT(ev.results[2].error(), Catch::Contains("exited with code 4") && Catch::Contains("before starting"));
+  CHECK(Runs(py.path).count(1) == 0);
+}
