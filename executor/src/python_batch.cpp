@@ -149,11 +149,11 @@ struct BatchRun {
       else if (!killed.empty())
         b.finished(i, Status::Internal(how));
       else if (base + i + 1 <= s)
-        b.finished(i, Status::Internal(how +
-                                       " while running the task (os._exit, a crash, or killed; "
-                                       "a fresh worker takes its slot)"));
+        b.finished(i, Status::Internal(how + " while running the task (os._exit, a crash, or killed; "
+                                             "a fresh worker takes its slot)"));
       else
-        b.finished(i, Status::Internal(how + " after taking the task, before starting it (a fresh worker takes its slot)"));
+        b.finished(
+            i, Status::Internal(how + " after taking the task, before starting it (a fresh worker takes its slot)"));
     }
   }
 };

@@ -94,8 +94,8 @@ TEST_CASE("a python batch larger than the worker reads at once leaves the execut
   rt.Submit({py.Spec(9, "record", 9)});  // warm: batch_tasks imported
   REQUIRE(ev.WaitFor([&] { return ev.results.count(9) == 1; }));
   // ~1 MiB in one batch: more than the socket holds, while the first task sleeps 30 s.
-  rt.Submit({py.Spec(1, "sleep_pad", 0, 340000), py.Spec(2, "record_pad", 1, 340000),
-             py.Spec(3, "record_pad", 2, 340000)});
+  rt.Submit(
+      {py.Spec(1, "sleep_pad", 0, 340000), py.Spec(2, "record_pad", 1, 340000), py.Spec(3, "record_pad", 2, 340000)});
   REQUIRE(ev.WaitFor([&] { return ev.started.count(1) == 1 && Runs(py.path).count(0) == 1; }));
   const auto t0 = std::chrono::steady_clock::now();
   rt.Cancel(1);
