@@ -77,6 +77,22 @@ std::vector<std::string> WorkerEnv(const std::string& path) {
 // (when >= 0) as the child's fd 3.
 StatusOr<pid_t> Spawn(const std::vector<std::string>& argv, const std::vector<std::string>& env, int fd, int stdout_fd,
                       int state_fd = -1) {
+  // The child's fds 0, 1, 3 and 4 are made in that order, so a source among
+  // them would be overwritten before it is copied (an executor started with
+  // stdin and stdout closed gets its socket pair as fds 0 and 1): such a
+  // source is copied above them first.
+  constexpr int kFirstFree = 5;
+  std::vector<int> moved;
+  for (int* from : {&fd, &stdout_fd, &state_fd}) {
+    if (*from < 0 || *from >= kFirstFree) continue;
+    const int high = fcntl(*from, F_DUPFD_CLOEXEC, kFirstFree);
+    if (high < 0) {
+      const Status s = Status::IoError(Errno("cannot start " + argv[0] + ": fcntl"));
+      for (int m : moved) close(m);
+      return s;
+    }
+    moved.push_back(*from = high);
+  }
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
@@ -100,6 +116,7 @@ StatusOr<pid_t> Spawn(const std::vector<std::string>& argv, const std::vector<st
   int rc = posix_spawn(&pid, argv[0].c_str(), &actions, &attr, args.data(), envp.data());
   posix_spawn_file_actions_destroy(&actions);
   posix_spawnattr_destroy(&attr);
+  for (int m : moved) close(m);
   if (rc != 0) return Status::IoError("cannot start " + argv[0] + ": " + std::strerror(rc));
   return pid;
 }

@@ -138,3 +138,26 @@ TEST_CASE("a python worker that dies after taking a task, before starting it, fa
   CHECK_THAT(ev.results[2].error(), Catch::Contains("exited with code 4") && Catch::Contains("before starting"));
   CHECK(Runs(py.path).count(1) == 0);
 }
+
+TEST_CASE("python workers start in an executor whose stdin and stdout are closed") {
+  PythonKernel py;
+  if (!py.ok) return;
+  const Kernel* k = py.kernels.Find("python");
+  REQUIRE(k);
+  const std::string args = PythonTask("record", py.path, 1);
+  CancelToken cancel;
+  KernelContext ctx(args, &cancel);
+  // A daemon started with 0 and 1 closed: the worker's socket pair lands on them.
+  const int in = dup(0), out = dup(1);
+  REQUIRE((in >= 0 && out >= 0));
+  close(0);
+  close(1);
+  StatusOr<std::string> r = k->fn(ctx);
+  dup2(in, 0);
+  dup2(out, 1);
+  close(in);
+  close(out);
+  INFO(r.status().message());
+  CHECK(r.ok());
+  CHECK(Runs(py.path).count(1) == 1);
+}
