@@ -16,8 +16,9 @@ class Worker;
 // a task cancelled while queued is skipped, a running one interrupted (and
 // the worker killed when it has not stopped `grace_s` after). True when
 // the worker answered every task and may serve again; false when it died
-// or was killed (the caller replaces it): the task it had started fails,
-// those it never started are left unfinished for the runtime to queue again.
+// or was killed (the caller replaces it): the task it had started fails, and
+// so does the batch's first (reported started as it was sent); those it
+// never started are left unfinished for the runtime to queue again.
 bool ServeBatch(KernelBatch& b, Worker& w, size_t n, uint64_t base, double grace_s);
 
 }  // namespace tailcut::executor::python
