@@ -7,20 +7,7 @@
 // * BM_CoreFanoutTask:  the same per task of a 100-task fan-out job.
 // * BM_Placement:       one placement decision (submit + Pump) with N
 //                       executors, half of the slots busy.
-// * BM_PlacementQueued: the pump queueing a big job's tasks behind running
-//                       work (pipelining, the job phase of a no-op run):
-//                       N executors x 4 slots busy with the job's first
-//                       attempts, then 100,000 tasks placed by PickQueue in
-//                       one TakeCommands; ns of CPU per placed task, timed
-//                       alone (UseManualTime, the thread's CPU time: a
-//                       shared machine's load does not count). N = 1,000
-//                       and 10,000 (issue 41).
-// * BM_PlacementFull:   the steady state of a no-op job larger than the
-//                       fleet's queues (run times of 2 ms: 2 queued per
-//                       slot, 12 attempts per executor): one result from a
-//                       random executor, then the pump places one task
-//                       where room freed; ns per task (result + placement).
-//                       N = 1,000 and 10,000 executors x 4 slots.
+// * BM_PlacementQueued, BM_PlacementFull: placement_bench.cpp.
 // * BM_Encode/Decode*:  protobuf cost per task of a batched Work (Assignment)
 //                       and a batched Report (AttemptResult).
 // * BM_PolicyTick:      one OnTick of a policy (default_replaying: `default`
@@ -49,8 +36,6 @@
 #include <benchmark/benchmark.h>
 
 #include <cmath>
-#include <ctime>
-#include <deque>
 #include <random>
 #include <string>
 #include <vector>
@@ -62,27 +47,13 @@
 #include "tailcut/policies/registry.h"
 #include "tailcut/policies/replay.h"
 #include "tailcut/predictors/predictor.h"
+#include "bench_fleet.h"
 
 using namespace tailcut;
+using tailcut::bench::Exec;
+using tailcut::bench::Fanout;
 
 namespace {
-
-JobDef Fanout(uint32_t tasks) {
-  JobDef d;
-  d.name = "bench";
-  d.templ.kernel = "sleep";
-  d.templ.args = "ms=20";
-  d.template_count = tasks;
-  return d;
-}
-
-ExecutorDesc Exec(int i, uint32_t slots) {
-  ExecutorDesc d;
-  d.name = "e" + std::to_string(i);
-  d.slots = slots;
-  d.kernels = {"sleep"};
-  return d;
-}
 
 // Drives the core's commands like a perfect executor: every launch starts
 // and succeeds at once. Returns the number of tasks completed.
@@ -249,100 +220,6 @@ void BM_Placement(benchmark::State& st) {
 }
 BENCHMARK(BM_Placement)->Arg(16)->Arg(1024)->Arg(10000);
 
-double ThreadCpuS() {
-  timespec t{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-  return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
-}
-
-void BM_PlacementQueued(benchmark::State& st) {
-  SetLogLevel(LogLevel::kWarn);
-  const int n = static_cast<int>(st.range(0));
-  constexpr uint32_t kSlots = 4, kQueued = 100000;
-  FakeClock clock;
-  CoreOptions o;
-  o.lost_after_s = 0;
-  o.job_retention = 4;
-  SchedulerCore core(o, &clock);
-  for (int i = 0; i < n; ++i) core.AddExecutor(Exec(i, kSlots));
-  std::vector<Command> cmds;
-  std::vector<AttemptId> launched;
-  JobDef job = Fanout(static_cast<uint32_t>(n) * kSlots + kQueued);
-  auto take = [&] {
-    cmds.clear();
-    core.TakeCommands(&cmds);
-    size_t k = 0;
-    for (const Command& c : cmds)
-      if (auto* l = std::get_if<LaunchCmd>(&c)) launched.push_back(l->attempt), ++k;
-    return k;
-  };
-  size_t placed = 0;
-  double timed_s = 0;
-  for (auto _ : st) {
-    launched.clear();
-    clock.Advance(1);
-    (void)core.SubmitJob(job);
-    take();  // the first attempts: every slot (PickFree)
-    // Four results make the job a pipelined one (QueuePerSlot).
-    for (int i = 0; i < 4; ++i) {
-      core.AttemptStarted(launched[i]);
-      core.AttemptSucceeded(launched[i], "", 1e-5);
-    }
-    const double t0 = ThreadCpuS();
-    size_t k = take();  // queued behind them (PickQueue)
-    const double s = ThreadCpuS() - t0;
-    st.SetIterationTime(s);
-    timed_s += s;
-    placed += k;
-    for (size_t i = 4; i < launched.size(); ++i) {
-      core.AttemptStarted(launched[i]);
-      core.AttemptSucceeded(launched[i], "", 1e-5);
-    }
-    take();
-  }
-  st.counters["placed_per_iter"] = static_cast<double>(placed) / static_cast<double>(st.iterations());
-  st.counters["ns_per_task"] = placed ? timed_s * 1e9 / static_cast<double>(placed) : 0;
-}
-void BM_PlacementFull(benchmark::State& st) {
-  SetLogLevel(LogLevel::kWarn);
-  const int n = static_cast<int>(st.range(0));
-  FakeClock clock;
-  CoreOptions o;
-  o.lost_after_s = 0;
-  o.max_tasks_per_job = o.max_queued_tasks = 4'000'000;
-  SchedulerCore core(o, &clock);
-  std::vector<std::deque<AttemptId>> on(n + 1);  // by executor id: its attempts, oldest first
-  for (int i = 0; i < n; ++i) core.AddExecutor(Exec(i, 4));
-  std::vector<Command> cmds;
-  auto take = [&] {
-    cmds.clear();
-    core.TakeCommands(&cmds);
-    for (const Command& c : cmds)
-      if (auto* l = std::get_if<LaunchCmd>(&c)) on[l->executor].push_back(l->attempt);
-  };
-  std::mt19937_64 rng(1);
-  std::uniform_int_distribution<int> pick(1, n);
-  auto finish_one = [&] {
-    std::deque<AttemptId>& q = on[pick(rng)];
-    if (q.empty()) return false;
-    core.AttemptStarted(q.front());
-    core.AttemptSucceeded(q.front(), "", 2e-3);
-    q.pop_front();
-    take();
-    return true;
-  };
-  (void)core.SubmitJob(Fanout(4'000'000));
-  take();
-  for (int i = 0; i < 10 * n; ++i) finish_one();  // pipelining on, every queue full
-  size_t tasks = 0;
-  for (auto _ : st) tasks += finish_one();
-  st.SetItemsProcessed(static_cast<int64_t>(tasks));
-  st.counters["ns_per_task"] =
-      benchmark::Counter(static_cast<double>(tasks), benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
-}
-BENCHMARK(BM_PlacementFull)->Arg(1000)->Arg(10000)->Iterations(200000);
-
-BENCHMARK(BM_PlacementQueued)->Arg(1000)->Arg(10000)->UseManualTime()->Iterations(8)->Unit(benchmark::kMillisecond);
 
 wire::SchedulerToExecutor MakeWork(int batch) {
   wire::SchedulerToExecutor m;
