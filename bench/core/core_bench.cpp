@@ -40,6 +40,7 @@
 #include <string>
 #include <vector>
 
+#include "bench_fleet.h"
 #include "tailcut.pb.h"
 #include "tailcut/common/clock.h"
 #include "tailcut/common/log.h"
@@ -47,7 +48,6 @@
 #include "tailcut/policies/registry.h"
 #include "tailcut/policies/replay.h"
 #include "tailcut/predictors/predictor.h"
-#include "bench_fleet.h"
 
 using namespace tailcut;
 using tailcut::bench::Exec;
@@ -219,7 +219,6 @@ void BM_Placement(benchmark::State& st) {
   st.counters["executors"] = n;
 }
 BENCHMARK(BM_Placement)->Arg(16)->Arg(1024)->Arg(10000);
-
 
 wire::SchedulerToExecutor MakeWork(int batch) {
   wire::SchedulerToExecutor m;
