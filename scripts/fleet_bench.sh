@@ -29,6 +29,17 @@
 #   none. 200 real executors, 100,000 no-ops:
 #     scripts/fleet_bench.sh build/bin --ab 3 200 1 --real -- --noop-tasks 100000
 set -euo pipefail
+usage() { sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; }
+case ${1:-} in
+  -h | --help) usage; exit 0 ;;
+esac
+need=4
+[[ ${2:-} == --sweep ]] && need=1
+[[ ${2:-} == --ab ]] && need=5
+if (($# < need)); then
+  usage >&2
+  exit 2
+fi
 if [[ ${2:-} == --ab ]]; then
   bin=$1 rounds=$3 n=$4 slots=$5
   shift 5
