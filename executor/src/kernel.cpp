@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -47,6 +48,7 @@ bool CancelToken::SleepFor(double seconds) {
 }
 
 void KernelContext::ReportProgress(float fraction) {
+  if (std::isnan(fraction)) return;  // a python function's, say: not a fraction, and clamp would keep it
   progress_.store(std::clamp(fraction, 0.0f, 1.0f), std::memory_order_relaxed);
 }
 

@@ -33,20 +33,14 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cerrno>
-#include <chrono>
 #include <cstring>
-#include <deque>
 #include <memory>
 #include <mutex>
 #include <optional>
-#include <thread>
 
-#include <boost/fiber/condition_variable.hpp>
-#include <boost/fiber/mutex.hpp>
-
-#include "child_run.h"
+#include "python_batch.h"
+#include "python_worker.h"
 #include "tailcut/common/log.h"
 
 extern char** environ;
@@ -54,36 +48,14 @@ extern char** environ;
 namespace tailcut::executor {
 namespace {
 
-using Clock = std::chrono::steady_clock;
-constexpr uint8_t kInputs = 'I', kTask = 'T', kSkip = 'X', kHello = 'H', kProgress = 'P', kResult = 'R',
-                  kCancelled = 'C', kStartError = 'E';
-constexpr uint8_t kDead = 0;  // not on the wire: the worker closed its end
+using namespace python;  // the worker (python_worker.h) and its frames
+
 constexpr double kStartTimeoutS = 60;  // imports of big preloads can take a while
 constexpr int kWorkerFd = 3;           // the worker's end of the socket pair
 constexpr int kStateFd = 4;            // the shared page: u64 started task, u64 task a SIGINT is for
-constexpr size_t kStateBytes = 16;
-constexpr double kKillWaitS = 2;             // for a killed worker's socket to close
-constexpr size_t kMaxBatchBytes = 1u << 20;  // task bytes in one write to a worker (at least one task)
-
-double SecondsSince(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+constexpr size_t kMaxBatchBytes = 1u << 20;  // frame bytes in one batch to a worker (at least one task)
 
 std::string Errno(const std::string& what) { return what + ": " + std::strerror(errno); }
-
-bool WriteAll(int fd, const char* p, size_t n) {
-  while (n > 0) {
-    ssize_t w = send(fd, p, n, MSG_NOSIGNAL);  // a dead worker is an error, not SIGPIPE
-    if (w < 0 && errno == EINTR) continue;
-    if (w <= 0) return false;
-    p += w;
-    n -= static_cast<size_t>(w);
-  }
-  return true;
-}
-
-struct Frame {
-  uint8_t type = kDead;
-  std::string payload;
-};
 
 // The environment of a worker: ours, with `path` first on PYTHONPATH.
 std::vector<std::string> WorkerEnv(const std::string& path) {
@@ -105,6 +77,22 @@ std::vector<std::string> WorkerEnv(const std::string& path) {
 // (when >= 0) as the child's fd 3.
 StatusOr<pid_t> Spawn(const std::vector<std::string>& argv, const std::vector<std::string>& env, int fd, int stdout_fd,
                       int state_fd = -1) {
+  // The child's fds 0, 1, 3 and 4 are made in that order, so a source among
+  // them would be overwritten before it is copied (an executor started with
+  // stdin and stdout closed gets its socket pair as fds 0 and 1): such a
+  // source is copied above them first.
+  constexpr int kFirstFree = 5;
+  std::vector<int> moved;
+  for (int* from : {&fd, &stdout_fd, &state_fd}) {
+    if (*from < 0 || *from >= kFirstFree) continue;
+    const int high = fcntl(*from, F_DUPFD_CLOEXEC, kFirstFree);
+    if (high < 0) {
+      const Status s = Status::IoError(Errno("cannot start " + argv[0] + ": fcntl"));
+      for (int m : moved) close(m);
+      return s;
+    }
+    moved.push_back(*from = high);
+  }
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
@@ -128,152 +116,10 @@ StatusOr<pid_t> Spawn(const std::vector<std::string>& argv, const std::vector<st
   int rc = posix_spawn(&pid, argv[0].c_str(), &actions, &attr, args.data(), envp.data());
   posix_spawn_file_actions_destroy(&actions);
   posix_spawnattr_destroy(&attr);
+  for (int m : moved) close(m);
   if (rc != 0) return Status::IoError("cannot start " + argv[0] + ": " + std::strerror(rc));
   return pid;
 }
-
-std::string DescribeExit(int wait_status) {
-  if (WIFSIGNALED(wait_status)) return "was killed by signal " + std::to_string(WTERMSIG(wait_status));
-  if (WIFEXITED(wait_status)) return "exited with code " + std::to_string(WEXITSTATUS(wait_status));
-  return "ended";
-}
-
-// One frame's bytes: [u32 length][type][payload].
-void AppendFrame(std::string* out, uint8_t type, std::string_view payload) {
-  const uint32_t len = static_cast<uint32_t>(payload.size() + 1);
-  out->append(reinterpret_cast<const char*>(&len), 4);  // little-endian hosts only (x86-64, arm64)
-  out->push_back(static_cast<char>(type));
-  out->append(payload);
-}
-
-// One worker process. Owned by one fiber at a time (the pool hands it out),
-// its reader thread only fills `frames_`.
-class Worker {
- public:
-  // `max_frame`: a longer frame is a broken worker (it is cut off), not an
-  // allocation. `state`: the shared page (kStateBytes), unmapped here.
-  Worker(pid_t pid, int fd, uint64_t max_frame, void* state)
-      : pid_(pid), fd_(fd), max_frame_(max_frame), state_(static_cast<uint64_t*>(state)), reader_([this] {
-          ReadLoop();
-        }) {}
-  ~Worker() {
-    if (!reaped_) kill(pid_, SIGKILL);
-    shutdown(fd_, SHUT_RDWR);  // wakes the reader even if a grandchild holds the other end
-    reader_.join();
-    close(fd_);
-    Reap();
-    munmap(state_, kStateBytes);
-  }
-  Worker(const Worker&) = delete;
-  Worker& operator=(const Worker&) = delete;
-
-  pid_t pid() const { return pid_; }
-  uint32_t tasks = 0;  // tasks run to the end
-  uint64_t sent = 0;   // T frames sent: the number of the last task handed over
-
-  bool Send(uint8_t type, std::string_view payload) {
-    std::string frame;
-    AppendFrame(&frame, type, payload);
-    return SendRaw(frame);
-  }
-  bool SendRaw(std::string_view frames) { return WriteAll(fd_, frames.data(), frames.size()); }
-
-  // The number of the task the worker started last (0: none yet).
-  uint64_t Started() const { return std::atomic_ref<uint64_t>(state_[0]).load(std::memory_order_acquire); }
-  // SIGINT for task `n` only: the worker ignores it in any other.
-  void Interrupt(uint64_t n) {
-    std::atomic_ref<uint64_t>(state_[1]).store(n, std::memory_order_release);
-    kill(pid_, SIGINT);
-  }
-
-  // The next frame within `seconds`; nullopt on timeout; type kDead once
-  // the worker has closed its end.
-  std::optional<Frame> Next(double seconds) {
-    std::unique_lock<boost::fibers::mutex> lock(mu_);
-    auto ready = [this] { return !frames_.empty() || eof_; };
-    const auto wait = std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(seconds));
-    if (!cv_.wait_for(lock, wait, ready)) return std::nullopt;
-    if (frames_.empty()) return Frame{};
-    Frame f = std::move(frames_.front());
-    frames_.pop_front();
-    return f;
-  }
-
-  bool dead() {
-    std::unique_lock<boost::fibers::mutex> lock(mu_);
-    return eof_ && frames_.empty();
-  }
-
-  // Waits for the process (it closed its socket: it is exiting) and says how it ended.
-  std::string Ending() {
-    Reap();
-    return "python worker (pid " + std::to_string(pid_) + ") " + DescribeExit(wait_status_);
-  }
-
-  uint64_t RssBytes() const { return ResidentBytes(static_cast<int>(pid_)); }
-
- private:
-  void Reap() {
-    if (reaped_) return;
-    while (waitpid(pid_, &wait_status_, 0) < 0 && errno == EINTR) {
-    }
-    reaped_ = true;
-  }
-
-  // Reads what is there (up to 64 KiB at a time) and hands over every
-  // whole frame in it at once: one wake-up for a batch's answers.
-  void ReadLoop() {
-    std::string buf;
-    size_t used = 0;  // bytes of buf already parsed
-    char chunk[65536];
-    for (bool ok = true; ok;) {
-      ssize_t r = read(fd_, chunk, sizeof chunk);
-      if (r < 0 && errno == EINTR) continue;
-      if (r <= 0) break;
-      buf.append(chunk, static_cast<size_t>(r));
-      std::deque<Frame> got;
-      while (buf.size() - used >= 4) {
-        uint32_t len = 0;
-        std::memcpy(&len, buf.data() + used, 4);
-        if (len == 0 || len > max_frame_) {
-          ok = false;
-          break;
-        }
-        if (buf.size() - used - 4 < len) break;
-        Frame f;
-        f.type = static_cast<uint8_t>(buf[used + 4]);
-        f.payload.assign(buf, used + 5, len - 1);
-        got.push_back(std::move(f));
-        used += 4 + len;
-      }
-      buf.erase(0, used);
-      used = 0;
-      if (got.empty()) continue;
-      {
-        std::unique_lock<boost::fibers::mutex> lock(mu_);
-        for (Frame& f : got) frames_.push_back(std::move(f));
-      }
-      cv_.notify_all();
-    }
-    {
-      std::unique_lock<boost::fibers::mutex> lock(mu_);
-      eof_ = true;
-    }
-    cv_.notify_all();
-  }
-
-  const pid_t pid_;
-  const int fd_;
-  const uint64_t max_frame_;
-  uint64_t* const state_;
-  bool reaped_ = false;
-  int wait_status_ = 0;
-  boost::fibers::mutex mu_;
-  boost::fibers::condition_variable cv_;
-  std::deque<Frame> frames_;
-  bool eof_ = false;
-  std::thread reader_;  // last: starts once the rest is built
-};
 
 class PythonPool {
  public:
@@ -315,21 +161,29 @@ class PythonPool {
       if (!w->SendRaw(frames = Frames(b, *w, &n)))
         return b.finished(0, Status::Internal(w->Ending() + " before taking the task"));
     }
-    BatchRun run{b, *w, n, w->sent, o_.cancel_grace_s};
+    const uint64_t base = w->sent;
     w->sent += n;
     b.started(0);  // as it reads it, as a lone task always was; the others when the page says so
-    if (run.Serve()) Release(std::move(w));  // else ~Worker kills it: a fresh one takes its place
+    if (ServeBatch(b, *w, n, base, o_.cancel_grace_s))
+      Release(std::move(w));  // else ~Worker kills it: a fresh one takes its place
   }
 
  private:
   // The frames of as many of b's tasks as `w` may take, their count in *n:
-  // at most kMaxBatchBytes (but one task at least) and python_max_tasks.
+  // at most kMaxBatchBytes of frames, inputs included (but one task at
+  // least), and python_max_tasks.
   std::string Frames(const KernelBatch& b, const Worker& w, size_t* n) const {
     std::string out;
     size_t limit = b.ctx.size();
     if (o_.max_tasks > 0)
       limit = std::min<size_t>(limit, std::max<uint32_t>(1, o_.max_tasks - std::min(w.tasks, o_.max_tasks)));
-    for (*n = 0; *n < limit && (*n == 0 || out.size() + b.ctx[*n]->args().size() <= kMaxBatchBytes); ++*n) {
+    auto bytes = [](const KernelContext& ctx) {  // of the frames below
+      size_t size = 5 + ctx.args().size();
+      if (!ctx.inputs().empty()) size += 5 + 4;
+      for (const KernelInput& i : ctx.inputs()) size += 4 + i.output.size();
+      return size;
+    };
+    for (*n = 0; *n < limit && (*n == 0 || out.size() + bytes(*b.ctx[*n]) <= kMaxBatchBytes); ++*n) {
       const KernelContext& ctx = *b.ctx[*n];
       if (!ctx.inputs().empty()) {  // upstream results (python/tailcut/_pickling.py): u32 n | n x (u32 len | bytes)
         std::string in;
@@ -349,151 +203,24 @@ class PythonPool {
     return out;
   }
 
-  // One batch on one worker: tasks base+1 .. base+n (the worker's numbers).
-  struct BatchRun {
-    BatchRun(KernelBatch& batch, Worker& worker, size_t count, uint64_t first, double grace)
-        : b(batch), w(worker), n(count), base(first), grace_s(grace) {}
-    KernelBatch& b;
-    Worker& w;
-    const size_t n;
-    const uint64_t base;
-    const double grace_s;
-    size_t next = 0;       // the first task not answered yet
-    size_t announced = 0;  // tasks told started
-    std::vector<bool> skip_sent = std::vector<bool>(n, false);
-    size_t interrupted = SIZE_MAX;  // the task a SIGINT went to, and when
-    Clock::time_point interrupted_at{};
-    std::string killed;  // why this side killed the worker; "" while it has not
-    Clock::time_point killed_at{};
-    std::optional<MemoryWatch> memory;
-    size_t memory_for = SIZE_MAX;
-
-    // True when the worker answered every task and may serve again.
-    bool Serve() {
-      for (;;) {
-        std::optional<Frame> f = w.Next(0.005);
-        if (!killed.empty() && SecondsSince(killed_at) > kKillWaitS) {  // something else holds its socket
-          Died();
-          return false;
-        }
-        Watch();
-        if (!f) continue;
-        switch (f->type) {
-          case kProgress: {
-            float p = 0;
-            if (f->payload.size() == 4) std::memcpy(&p, f->payload.data(), 4);
-            if (next < n) b.ctx[next]->ReportProgress(p);
-            break;
-          }
-          case kResult:
-          case kCancelled:
-            if (next >= n) return Broken("sent an answer for no task");
-            Announce(base + next + 1);
-            if (f->type == kResult) {
-              if (f->payload.size() < 8) return Broken("sent a result without its run time");
-              double run_s = 0;
-              std::memcpy(&run_s, f->payload.data(), 8);
-              // The worker's clock: in a batch the executor reads answers in bursts, and its own
-              // clock would give one task the gap and the others none (the predictors judge them).
-              if (run_s >= 0 && run_s < 1e9) b.ctx[next]->SetRunTime(run_s);
-              f->payload.erase(0, 8);
-              b.started(next);  // ran, though a skip was sent for it
-              ++w.tasks;
-              b.finished(next++, std::move(f->payload));
-            } else {
-              b.finished(next++, Status::Unavailable("cancelled"));
-            }
-            if (next == n) return killed.empty();
-            break;
-          case kDead: Died(); return false;
-          default: return Broken("sent frame type " + std::to_string(f->type) + " mid-task");
-        }
-      }
-    }
-
-    // Tasks up to number `upto` started, but for those a skip went to: skipped, or
-    // (rarely) started before it came; their answer tells (R: ran).
-    void Announce(uint64_t upto) {
-      for (; announced < n && base + announced + 1 <= upto; ++announced)
-        if (!skip_sent[announced]) b.started(announced);
-    }
-
-    // Between frames: starts, cancels, the memory request, a stuck cancel.
-    void Watch() {
-      if (!killed.empty()) return;
-      const uint64_t s = w.Started();
-      Announce(s);
-      const size_t running = s > base + next ? static_cast<size_t>(std::min<uint64_t>(s - base - 1, n)) : n;
-      if (running < n && memory_for != running) {
-        memory.emplace(b.ctx[running]->memory_mb(), static_cast<int>(w.pid()), false);
-        memory_for = running;
-      }
-      if (running < n && memory && memory->Over()) return Kill("python: " + memory->Why());
-      for (size_t i = next; i < n; ++i) {
-        if (!b.ctx[i]->cancelled()) continue;
-        if (i == running && interrupted != i) {
-          w.Interrupt(base + i + 1);  // KeyboardInterrupt in the function
-          interrupted = i;
-          interrupted_at = Clock::now();
-        } else if ((running == n || i > running) && !skip_sent[i]) {  // not started: the worker skips it
-          const uint64_t id = base + i + 1;
-          w.Send(kSkip, std::string_view(reinterpret_cast<const char*>(&id), 8));
-          skip_sent[i] = true;
-        }
-      }
-      if (interrupted != SIZE_MAX && interrupted >= next && SecondsSince(interrupted_at) > grace_s) {
-        TC_LOG(Info) << "python worker (pid " << w.pid() << ") did not stop within " << grace_s
-                     << " s of SIGINT: killed, a fresh one takes its place";
-        Kill("cancelled");
-      }
-    }
-
-    // Kills the worker; what it answered before dying still counts (Died).
-    void Kill(std::string why) {
-      killed = std::move(why);
-      killed_at = Clock::now();
-      kill(w.pid(), SIGKILL);
-    }
-
-    bool Broken(const std::string& what) {
-      Kill("python worker (pid " + std::to_string(w.pid()) + ") " + what + ": replaced");
-      for (;;) {  // the answers after it are void too: the worker is not trusted
-        std::optional<Frame> f = w.Next(0.05);
-        if ((f && f->type == kDead) || SecondsSince(killed_at) > kKillWaitS) break;
-      }
-      Died();
-      return false;
-    }
-
-    // The worker is gone: the task it had started fails with how it ended
-    // (cancelled when that was the kill's reason), those it never started
-    // are left unfinished: the runtime queues them again.
-    void Died() {
-      const uint64_t s = w.Started();
-      std::string how = killed.empty() ? w.Ending() +
-                                             " while running the task (os._exit, a crash, or killed; "
-                                             "a fresh worker takes its slot)"
-                                       : killed;
-      for (size_t i = next; i < n && base + i + 1 <= s; ++i) {
-        if (killed == "cancelled" && b.ctx[i]->cancelled())
-          b.finished(i, Status::Unavailable("cancelled"));
-        else if (killed.rfind("python: ", 0) == 0)
-          b.finished(i, Status::ResourceExhausted(killed));
-        else
-          b.finished(i, Status::Internal(how));
-      }
-    }
-  };
-
   std::unique_ptr<Worker> TakeIdle() {
-    std::lock_guard<std::mutex> lock(mu_);
-    while (!idle_.empty()) {
-      std::unique_ptr<Worker> w = std::move(idle_.back());
-      idle_.pop_back();
-      if (!w->dead()) return w;
-      TC_LOG(Warn) << w->Ending() << " while idle: replaced";
+    for (;;) {
+      std::unique_ptr<Worker> w;
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        if (idle_.empty()) return nullptr;
+        w = std::move(idle_.back());
+        idle_.pop_back();
+      }
+      // Not under mu_: Ending may wait for the process.
+      if (w->dead())
+        TC_LOG(Warn) << w->Ending() << " while idle: replaced";
+      else if (w->talked())  // its frames would be taken for the next task's
+        TC_LOG(Warn) << "python worker (pid " << w->pid()
+                     << ") sent frames between tasks (from a thread its last task left running?): replaced";
+      else
+        return w;
     }
-    return nullptr;
   }
 
   void Release(std::unique_ptr<Worker> w) {

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <thread>
@@ -69,6 +70,18 @@ TEST_CASE("a registry restricted to an allow-list keeps the others known but dis
   CHECK(r.Names() == std::vector<std::string>{"noop", "shell"});
   REQUIRE(r.Restrict({}).ok());
   CHECK(r.Names().empty());
+}
+
+TEST_CASE("a kernel's progress stays a fraction: out of range is clamped, nan ignored") {
+  CancelToken cancel;
+  KernelContext ctx("", &cancel);
+  ctx.ReportProgress(0.5f);
+  ctx.ReportProgress(std::nanf(""));  // a python function's, through its worker: user code
+  CHECK(ctx.progress() == 0.5f);
+  ctx.ReportProgress(7.0f);
+  CHECK(ctx.progress() == 1.0f);
+  ctx.ReportProgress(-INFINITY);
+  CHECK(ctx.progress() == 0.0f);
 }
 
 TEST_CASE("noop returns empty output") {

@@ -2,85 +2,19 @@
 // attempts queued behind each other, and what it did not finish goes back
 // to the queue; the python kernel runs a batch on one worker, and a worker
 // lost or a task cancelled mid-batch costs no other task, nor runs one twice.
-#include <unistd.h>
-
 #include <catch2/catch.hpp>
 
 #include <chrono>
-#include <cstdlib>
-#include <fstream>
 #include <map>
 #include <memory>
 #include <thread>
 
-#include "runtime_collector.h"
-#include "tailcut/executor/python.h"
-#include "tailcut/executor/runtime.h"
+#include "python_tasks.h"
 
 using namespace tailcut;
 using namespace tailcut::executor;
 using namespace tailcut::executor::testing;
 using namespace std::chrono_literals;
-
-namespace {
-
-// batch_tasks:<fn>(path, i) as the python client sends it
-// (python/tailcut/_pickling.py): pickle.dumps(((path, i), {}), protocol=5) written out by hand.
-std::string PythonTask(const std::string& fn, const std::string& path, uint8_t i) {
-  auto u32 = [](uint32_t v) { return std::string(reinterpret_cast<const char*>(&v), 4); };
-  auto u64 = [](uint64_t v) { return std::string(reinterpret_cast<const char*>(&v), 8); };
-  const std::string stream = std::string("\x80\x05X", 3) + u32(static_cast<uint32_t>(path.size())) + path + "K" +
-                             std::string(1, static_cast<char>(i)) + "\x86}\x86.";
-  const std::string ref = "batch_tasks:" + fn;
-  return std::string("TCPY\x01M", 6) + u32(static_cast<uint32_t>(ref.size())) + ref + u32(0) + u64(stream.size()) +
-         stream;
-}
-
-// The "<i> <pid>" lines batch_tasks wrote: task -> the pids it ran on.
-std::map<int, std::vector<std::string>> Runs(const std::string& path) {
-  std::map<int, std::vector<std::string>> out;
-  std::ifstream in(path);
-  int i;
-  std::string pid;
-  while (in >> i >> pid) out[i].push_back(pid);
-  return out;
-}
-
-bool HavePython() { return access("/usr/bin/python3", X_OK) == 0; }
-
-// A one-slot runtime with the python kernel; `ok` false (and a warning) without python3.
-struct PythonRuntime {
-  PythonRuntime() {
-    if (!ok) {
-      WARN("no /usr/bin/python3: the python kernel is not run");
-      return;
-    }
-    setenv("PYTHONPATH", TAILCUT_SOURCE_DIR "/tests/executor", 1);  // batch_tasks; the pool prepends tailcut's
-    REQUIRE(RegisterPythonKernel(&kernels, PythonOptions{}, 1).ok());
-    char dir[] = "/tmp/tailcut-batch-XXXXXX";
-    REQUIRE(mkdtemp(dir));
-    path = std::string(dir) + "/runs";
-    rt = std::make_unique<AttemptRuntime>(RuntimeOptions{1, 1}, &kernels, nullptr, nullptr);
-    ev = std::make_unique<Collector>(rt.get());
-  }
-  ~PythonRuntime() {
-    if (!ok) return;
-    ev.reset();
-    rt.reset();  // its workers first
-    unlink(path.c_str());
-    rmdir(path.substr(0, path.rfind('/')).c_str());
-  }
-  AttemptSpec Spec(AttemptId id, const std::string& fn, uint8_t i) const {
-    return AttemptSpec{id, "python", PythonTask(fn, path, i)};
-  }
-  const bool ok = HavePython();
-  KernelRegistry kernels;
-  std::string path;
-  std::unique_ptr<AttemptRuntime> rt;
-  std::unique_ptr<Collector> ev;
-};
-
-}  // namespace
 
 TEST_CASE("a batch kernel gets the attempts queued behind each other, and those it leaves unfinished run again") {
   KernelRegistry kernels;

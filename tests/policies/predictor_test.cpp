@@ -262,3 +262,45 @@ TEST_CASE("predictive arms a queued attempt's first look at its start, and none 
   p.OnAttemptStarted(v, first, &out);
   CHECK(out.empty());
 }
+
+namespace {
+// `tailcut demo`'s shape in virtual time: 4 executors x 4 slots, the last 5x
+// slow from the start; ten fan-outs of 16 tasks one after another, each
+// job's tasks as long as each other (a seed per job). The wall of each job.
+std::vector<double> DemoWalls(PolicyChain chain) {
+  Sim s(Sim::Opts(), std::move(chain));
+  for (int i = 0; i < 3; ++i) s.Exec(4);
+  s.Exec(4, 5.0);
+  const double job_s[] = {0.45, 0.51, 0.43, 0.29, 0.53, 0.29, 0.55, 0.49, 0.31, 0.50};
+  std::vector<double> walls;
+  for (double t : job_s) {
+    s.base = [t](const LaunchCmd&) { return t; };
+    Time t0 = s.h.clock.Now();
+    auto j = s.h.core.SubmitJob(CoreHarness::Fanout(16));
+    REQUIRE(j.ok());
+    s.Sync();
+    while (!s.h.finished.count(*j) && s.h.clock.Now() < t0 + 100) s.Step(0.005);
+    REQUIRE(s.h.finished.count(*j));
+    walls.push_back(s.h.clock.Now() - t0);
+  }
+  return walls;
+}
+}  // namespace
+
+// Issue 39's live point (`tailcut demo --runs 10`: no job more than 10%
+// slower under `default` than under `none`), in virtual time. Hidden: it
+// fails today (jobs 3, 4 and 6 at 1.27x, 1.10x and 2.7x), the open point's
+// reproducer: run `build/tests/policies/policies_predictor_test
+// "[.issue39]"`. The slow executor's attempts look hopeless at once (its
+// speed factor, learnt from job 1), and with no free slot they are
+// restarted where they ran: on it again; each is cut at the same early
+// age, too little to confirm it fail-slow, so placement keeps giving it a
+// quarter of every job (docs/POLICIES.md, "The demo's per-job point").
+TEST_CASE("predictive never makes a job slower than none on a fleet with a slow executor", "[.issue39]") {
+  const std::vector<double> none = DemoWalls({});
+  const std::vector<double> pred = DemoWalls(testing::Chain<PredictivePolicy>());
+  for (size_t i = 0; i < none.size(); ++i) {
+    INFO("job " << i + 1 << ": none " << none[i] << " s, predictive " << pred[i] << " s");
+    CHECK(pred[i] <= 1.1 * none[i]);
+  }
+}

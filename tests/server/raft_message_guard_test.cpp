@@ -122,5 +122,22 @@ TEST_CASE("a malformed or oversized message is refused, saying what is wrong") {
         std::string::npos);
 }
 
+TEST_CASE("a term no election reaches is refused: adopted, it would wrap at the next election") {
+  const uint64_t top = ~uint64_t{0};
+  for (uint64_t term : {top, top - 1, (uint64_t{1} << 62) + 1}) {
+    CAPTURE(term);
+    CHECK(Refusal(Message(kVote, U64(term) + U64(2) + U64(12) + U64(7) + U64(0)))
+              .find("a term of " + std::to_string(term)) == 0);
+    CHECK(Refusal(Message(kAppend, AppendHeader(term, 10, {8})) + std::string(8, 'e')).find("a term of") == 0);
+    CHECK(Refusal(Message(kAppendResult, U64(term) + U64(0) + U64(12))).find("a term of") == 0);
+  }
+  // Refused as soon as its 8 bytes are in, before the rest of the header.
+  RaftMessageGuard g;
+  g.Init(Limits());
+  CHECK(Feed(&g, U64(kVote) + U64(40) + U64(top), 24) == RaftMessageGuard::Result::kBad);
+  // 2^62 is still a term (no group gets there: an election a millisecond for 146 million years).
+  CHECK(Refusal(Message(kVote, U64(uint64_t{1} << 62) + U64(2) + U64(12) + U64(7) + U64(0))).empty());
+}
+
 }  // namespace
 }  // namespace tailcut::replica_test

@@ -19,6 +19,10 @@ constexpr uint64_t kSnapshotFixed = 48;   // term, last index and term, conf ind
 // length than it writes (a leader id): they follow the fields, unused.
 constexpr uint64_t kUnused = 8;
 constexpr uint64_t kConfLenAt = 32;  // a snapshot header's configuration length
+// Terms climb one an election: no group reaches 2^62 (an election a
+// millisecond for 146 million years), and a term near 2^64 that Raft
+// adopted would wrap at its next election, for good (the term is on disk).
+constexpr uint64_t kMaxTerm = uint64_t{1} << 62;
 
 uint64_t Le(const unsigned char* p, int bytes) {
   uint64_t v = 0;
@@ -128,6 +132,11 @@ RaftMessageGuard::Result RaftMessageGuard::HeaderUnit() {
   char msg[128];
   if (field_at == 0) {
     term_ = v;
+    if (term_ > kMaxTerm) {
+      std::snprintf(msg, sizeof msg, "a term of %llu (over 2^62: no election gets there, and it would wrap)",
+                    static_cast<unsigned long long>(term_));
+      return Bad(msg);
+    }
     return Result::kOk;
   }
   if (type_ == kAppend && field_at == kAppendFixed - 8) {

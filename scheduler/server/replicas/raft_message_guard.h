@@ -9,7 +9,7 @@
 // what is wrong before libraft allocates or decodes it: an unknown type, a
 // header length that does not fit the type, an append's entry count or an
 // entry, payload or snapshot longer than the bounds, a malformed snapshot
-// configuration.
+// configuration, a term over 2^62 (one Raft adopted would wrap).
 //
 // Trivially destructible, with no heap of its own: it lives in the same
 // allocation as the connection's libuv handle, which libraft frees.
