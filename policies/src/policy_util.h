@@ -73,7 +73,8 @@ class CopiedTasks {
 
 // Self-contained per-executor slowdown estimate, for running without
 // predictors. Fed by OnAttemptEnded (O(1) per ended attempt): a started
-// attempt's duration divided by its job's median committed run time is one
+// attempt's duration divided by its job's median committed run time (both
+// at least Options::min_time_s, as the health model judges) is one
 // sample of its executor's slowdown. Superseded attempts count too: their
 // duration is a lower bound, and being beaten by a copy is itself evidence
 // of slowness. Samples feed an EWMA and a ring of the last `window` samples
@@ -90,6 +91,7 @@ class SlowdownTracker {
     double alpha = 0.3;        // EWMA weight of the newest sample
     uint32_t min_samples = 3;  // Slowdown() is 1 until then
     uint32_t window = 8;       // recent samples kept for RecentQuantile()
+    double min_time_s = 0;     // each sample is SlowdownRatio(run, reference, this)
   };
   explicit SlowdownTracker(Options o) : o_(o) {}
 
@@ -104,7 +106,7 @@ class SlowdownTracker {
     }
     double median = Reference(v, a);
     if (median <= 0) return false;
-    double ratio = std::max(end.ended - a.started, 0.0) / median;
+    double ratio = SlowdownRatio(std::max(end.ended - a.started, 0.0), median, o_.min_time_s);
     Stat& st = stats_[a.executor];
     st.ewma = st.samples == 0 ? ratio : (1 - o_.alpha) * st.ewma + o_.alpha * ratio;
     st.samples++;

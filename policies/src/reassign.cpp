@@ -17,6 +17,7 @@ Status LoadReassignOptions(const Config& cfg, const std::string& prefix, Reassig
       .Get("min_samples", &o->min_samples)
       .Get("window", &o->window)
       .Get("quantile", &o->quantile)
+      .Get("min_time_s", &o->min_time_s)
       .Get("alpha", &o->alpha)
       .Get("probation_s", &o->probation_s)
       .Get("max_probation_s", &o->max_probation_s)
@@ -28,6 +29,7 @@ Status LoadReassignOptions(const Config& cfg, const std::string& prefix, Reassig
       .Check(o->min_samples >= 1, "min_samples must be >= 1")
       .Check(o->window >= 1, "window must be >= 1")
       .Check(o->quantile >= 0 && o->quantile <= 1, "quantile must be in [0, 1]")
+      .Check(o->min_time_s >= 0, "min_time_s must be >= 0")
       .Check(o->alpha > 0 && o->alpha <= 1, "alpha must be in (0, 1]")
       .Check(o->probation_s > 0, "probation_s must be > 0")
       .Check(o->max_probation_s >= o->probation_s, "max_probation_s must be >= probation_s");
@@ -47,7 +49,7 @@ struct ReassignPolicy::State {
 };
 
 ReassignPolicy::ReassignPolicy(ReassignOptions o)
-    : o_(o), st_(std::make_shared<State>(SlowdownTracker::Options{o.alpha, o.min_samples, o.window})) {}
+    : o_(o), st_(std::make_shared<State>(SlowdownTracker::Options{o.alpha, o.min_samples, o.window, o.min_time_s})) {}
 
 // Release: the predictor saw it recover, or probation is over. Its samples
 // are kept; it is judged again after `probe_samples` new ones. Only our own

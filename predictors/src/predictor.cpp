@@ -95,6 +95,7 @@ Status ValidatePredictorOptions(const PredictorOptions& o) {
   if (!(h.baseline_alpha >= 0 && h.baseline_alpha <= 1)) return Bad("health.baseline_alpha", "must be in [0, 1]");
   if (h.warmup < 1 || h.warmup > 1024) return Bad("health.warmup", "must be in [1, 1024]");
   if (!(h.healthy_spread >= 1)) return Bad("health.healthy_spread", "must be >= 1");
+  if (!(h.min_time_s >= 0) || !std::isfinite(h.min_time_s)) return Bad("health.min_time_s", "must be >= 0");
   return Status::Ok();
 }
 
@@ -133,7 +134,8 @@ Status LoadPredictorOptions(const Config& cfg, std::string_view prefix, Predicto
       .Get("health.recovered_hold_s", &o.health.recovered_hold_s)
       .Get("health.baseline_alpha", &o.health.baseline_alpha)
       .Get("health.warmup", &o.health.warmup)
-      .Get("health.healthy_spread", &o.health.healthy_spread);
+      .Get("health.healthy_spread", &o.health.healthy_spread)
+      .Get("health.min_time_s", &o.health.min_time_s);
   if (!r.status().ok()) return r.status();
   return ValidatePredictorOptions(o);
 }
@@ -184,10 +186,10 @@ void PredictorSuite::Observe(const AttemptRecord& r) {
   // Ratio against the prediction made before this result is learned.
   const LogTimeDist dist = latency_->Distribution(r.task_class, r.input_size);
   if (dist.known() && r.executor != 0) {
-    const double ratio = d / std::exp(dist.offset + dist.residuals->Quantile(0.5));
-    speed_->Observe(r.executor, ratio);
+    const double typical = std::exp(dist.offset + dist.residuals->Quantile(0.5));
+    speed_->Observe(r.executor, d / typical);
     Time now = r.finished >= 0 ? r.finished : (r.started >= 0 ? r.started + d : 0);
-    health_->Observe(r.executor, ratio, now);
+    health_->Observe(r.executor, SlowdownRatio(d, typical, opts_.health.min_time_s), now);
     NoteHealth(r.executor);
   }
   if (opts_.exclude_fail_slow && r.executor != 0 && health_->State(r.executor).state == NodeHealth::kFailSlow) return;
@@ -207,7 +209,7 @@ void PredictorSuite::ObserveUnfinished(const RunningAttempt& a, Time now) {
   // pull a slow executor's estimate down to its attempts' cut-off ages).
   if (!std::isfinite(ratio) || !(ratio > std::max(1.0, speed_->Speed(a.executor)))) return;
   speed_->Observe(a.executor, ratio);
-  health_->Observe(a.executor, ratio, now);
+  health_->Observe(a.executor, SlowdownRatio(ratio * typical, typical, opts_.health.min_time_s), now);
   NoteHealth(a.executor);
 }
 

@@ -21,7 +21,7 @@ TEST_CASE("LoadPredictorOptions: defaults, overrides, type and range errors", "[
   {
     auto cfg = Config::Parse(
         "[predictor]\nlatency = \"regression\"\nmin_samples = 9\n"
-        "[predictor.health]\nfail_slow_factor = 2.0\nconfirm_min = 4\n"
+        "[predictor.health]\nfail_slow_factor = 2.0\nconfirm_min = 4\nmin_time_s = 0.002\n"
         "[predictor.straggler]\nfactor = 3\nuse_speed = false\n");
     REQUIRE(cfg.ok());
     PredictorOptions o;
@@ -31,6 +31,7 @@ TEST_CASE("LoadPredictorOptions: defaults, overrides, type and range errors", "[
     CHECK(o.min_samples == 9);
     CHECK(o.health.fail_slow_factor == 2.0);
     CHECK(o.health.confirm_min == 4);
+    CHECK(o.health.min_time_s == 0.002);
     CHECK(o.straggler.factor == 3.0);  // int accepted for double
     CHECK_FALSE(o.straggler.use_speed);
     CHECK(o.health.margin == def.health.margin);
@@ -54,6 +55,13 @@ TEST_CASE("LoadPredictorOptions: defaults, overrides, type and range errors", "[
     Status st = LoadPredictorOptions(cfg.value(), "p", &o);
     CHECK_FALSE(st.ok());
     CHECK(st.message().find("health.fail_slow_factor") != std::string::npos);
+  }
+  {
+    auto cfg = Config::Parse("[p.health]\nmin_time_s = -0.001\n");
+    PredictorOptions o;
+    Status st = LoadPredictorOptions(cfg.value(), "p", &o);
+    CHECK_FALSE(st.ok());
+    CHECK(st.message().find("health.min_time_s") != std::string::npos);
   }
   {
     auto cfg = Config::Parse("[p.speed]\nmin_samples = -1\n");

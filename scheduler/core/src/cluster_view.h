@@ -47,7 +47,7 @@ class StateView final : public ClusterView {
   uint32_t CopiesAllowed() const override { return s_.CopiesAllowed(); }
   uint32_t TotalSlots() const override { return s_.total_slots; }
   const PredictorSuite* Predictors() const override { return s_.predictors.get(); }
-  double ReportLag() const override { return s_.report_lag; }
+  double ReportLag() const override { return s_.ReportLag(); }
 
  private:
   const CoreState& s_;

@@ -52,11 +52,22 @@ void SchedulerCore::Impl::AttemptSucceeded(AttemptId id, std::string output, dou
 }
 
 // One sample of CoreState::report_lag: the age the core saw minus the
-// run time the executor measured (only when it measured one).
+// run time the executor measured (only when it measured one). An attempt
+// whose start the core heard with its result (one Report, one clock
+// reading: how pipelined tiny tasks come back) was never seen running, so
+// it says nothing about how late results arrive; counted as a lag of 0 it
+// held the estimate near 0 while the results of the others came a loop
+// turn or two late, and `predictive` restarted those (issue 41: no-ops
+// restarted on a healthy fleet; tests/policies/noise_test.cpp).
 void SchedulerCore::Impl::NoteReportLag(const Attempt& a, double run_s, Time now) {
-  if (a.started < 0 || !(run_s > 0)) return;
+  if (a.started < 0 || !(run_s > 0) || now <= a.started) return;
   double lag = std::max(0.0, now - a.started - run_s);
   constexpr double kAlpha = 0.05;
+  // The jitter: an EWMA of the distance between successive samples (0 for
+  // a steady lag, so a constant network delay is taken off as before).
+  if (s_.report_lag_last >= 0)
+    s_.report_lag_jitter += kAlpha * (std::abs(lag - s_.report_lag_last) - s_.report_lag_jitter);
+  s_.report_lag_last = lag;
   s_.report_lag += kAlpha * (lag - s_.report_lag);
 }
 

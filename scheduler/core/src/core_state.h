@@ -308,11 +308,14 @@ struct CoreState {
   Time next_idle_refresh = 0;  // SchedulerCore::Impl::RefreshIdlePolicies
   // The scheduler's own lag (issue 25): how much later than the executor's
   // own run time the core sees attempts end, an EWMA over committed
-  // attempts. Results queued in this process, network and batching show
-  // up here for every attempt at once; ClusterView::RunTime takes it off
-  // an attempt's age, so policies do not read the scheduler's load as
-  // stragglers.
-  double report_lag = 0;
+  // attempts, and its jitter, an EWMA of the distance between successive
+  // samples. Results queued in this process, network and batching show up
+  // here for every attempt at once; ClusterView::RunTime takes ReportLag()
+  // (the mean plus twice the jitter: a lag most results arrive within, as
+  // a loop turn's jitter is not a straggler either) off an attempt's age,
+  // so policies do not read the scheduler's load as stragglers.
+  double report_lag = 0, report_lag_jitter = 0, report_lag_last = -1;
+  double ReportLag() const { return report_lag + 2 * report_lag_jitter; }
   double typical_run_s = -1;  // EWMA of committed run times, all jobs (CoreOptions::policy_interval_ratio)
   bool dirty = false;         // TakeCommands must Pump first
 

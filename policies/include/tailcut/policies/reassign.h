@@ -20,6 +20,10 @@ struct ReassignOptions {
   uint32_t min_samples = 16;     // finished attempts on the executor before judging
   uint32_t window = 16;          // recent samples judged
   double quantile = 0.25;        // low quantile: random stragglers cannot pass
+  // Each sample is max(run, min_time_s) / max(typical, min_time_s): a task
+  // of microseconds is not slow until it runs longer than this (as the
+  // predictors' health.min_time_s; scheduling noise is not slowness).
+  double min_time_s = 0.0001;
   double alpha = 0.3;            // EWMA weight of the newest slowdown sample (reports)
   double probation_s = 30;       // quarantined this long, then released on probation
   double max_probation_s = 600;  // probation doubles on each re-quarantine up to this

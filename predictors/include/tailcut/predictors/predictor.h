@@ -9,6 +9,7 @@
 // core is single-threaded). Const methods may refresh internal caches.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -130,7 +131,19 @@ struct HealthOptions {
   double baseline_alpha = 0.02;   // EWMA of the executor's healthy level
   uint32_t warmup = 16;           // samples whose median is the executor's first own level
   double healthy_spread = 1.25;   // before that, confirm only beyond this x fail_slow_factor x the fleet's
+  // An absolute floor of evidence: each run time is judged as
+  // max(run, min_time_s) / max(typical, min_time_s) (SlowdownRatio), so a
+  // task longer than this is judged by its ratio, and one of microseconds
+  // (a no-op, whose run times CPU contention and clock granularity shift
+  // 2-10x) is not slow until it runs longer than this. 0 = plain ratios.
+  double min_time_s = 0.0001;
 };
+
+// run_s / typical_s, each at least `floor_s` (HealthOptions::min_time_s):
+// the ratio when both are above the floor, 1 when both are below it.
+inline double SlowdownRatio(double run_s, double typical_s, double floor_s) {
+  return std::max(run_s, floor_s) / std::max(typical_s, floor_s);
+}
 
 struct PredictorOptions {
   std::string latency = "regression";  // regression | quantile (see docs/PREDICTORS.md for why regression)

@@ -135,8 +135,10 @@ class ClusterView {
   virtual const PredictorSuite* Predictors() const = 0;
   // How much later than executors measure it the core hears of an attempt
   // (results waiting in its queues, the network): the same for every
-  // attempt at once, the scheduler's own load, not a straggler. 0 in
-  // views made elsewhere.
+  // attempt at once, the scheduler's own load, not a straggler. A lag most
+  // results arrive within (the mean plus twice the mean distance between
+  // successive samples), so a loop turn's jitter is not read as a straggler
+  // either. 0 in views made elsewhere.
   virtual double ReportLag() const { return 0; }
   // Launched, not reported started, on an executor that holds more
   // attempts than it has slots (tiny tasks pipelined): it may be waiting
