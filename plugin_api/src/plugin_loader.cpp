@@ -85,6 +85,9 @@ class PluginPolicy final : public MitigationPolicy {
   void OnWakeUp(const ClusterView& v, const AttemptView& a, std::vector<Proposal>* out) override {
     p_->OnWakeUp(v, a, out);
   }
+  void OnJobEnded(const ClusterView& v, JobId job, JobState state, std::vector<Proposal>* out) override {
+    p_->OnJobEnded(v, job, state, out);
+  }
   bool AvoidExecutor(const ClusterView& v, ExecutorId e) const override { return p_->AvoidExecutor(v, e); }
 
  private:

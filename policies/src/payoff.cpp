@@ -257,6 +257,10 @@ void PayoffPolicy::OnExecutorChanged(const ClusterView& v, ExecutorId e, Executo
   Each(v, out, [&](MitigationPolicy& p, std::vector<Proposal>* o) { p.OnExecutorChanged(v, e, c, o); });
 }
 
+void PayoffPolicy::OnJobEnded(const ClusterView& v, JobId job, tailcut::JobState state, std::vector<Proposal>* out) {
+  Each(v, out, [&](MitigationPolicy& p, std::vector<Proposal>* o) { p.OnJobEnded(v, job, state, o); });
+}
+
 void PayoffPolicy::OnWakeUp(const ClusterView& v, const AttemptView& a, std::vector<Proposal>* out) {
   std::vector<uint32_t> due = wakeups_.TakeDue(a.attempt, v.Now());
   std::vector<Proposal> mine;

@@ -45,7 +45,11 @@ Status LoadSelectorOptions(const Config& cfg, const std::string& prefix, Selecto
 
 namespace {
 constexpr size_t kSubmits = 256;         // submit times kept per class (the arrival rate's window)
-constexpr size_t kMaxTracked = 1 << 18;  // jobs and tasks tracked at once; past it, the oldest go
+// Jobs and tasks tracked at once. Past it, the smallest (job, task) goes
+// (the oldest job's); a job past it is not tracked, so that no tracked one
+// is dropped (jobs_ holds live jobs only: OnJobEnded), and runs the first
+// candidate, unlearned, as a job of a class past max_classes.
+constexpr size_t kMaxTracked = 1 << 18;
 constexpr size_t kMaxEnded = 4096;       // finished k_of_n jobs whose cut-short attempts are awaited
 }  // namespace
 
@@ -142,7 +146,7 @@ void SelectorPolicy::OnJobSubmitted(const ClusterView& v, JobId job, std::vector
   JobView j;
   if (v.FindJob(job, &j) && j.def && j.def->TaskCount() > 0) {
     const std::string cls = j.def->Task(0).ClassName();
-    if (classes_.count(cls) || classes_.size() < o_.max_classes) {
+    if (jobs_.size() < kMaxTracked && (classes_.count(cls) || classes_.size() < o_.max_classes)) {
       Class& c = classes_[cls];
       if (c.next_replay == 0) {  // new: runs the first candidate
         c.next_replay = o_.first_replay_jobs;
@@ -154,7 +158,6 @@ void SelectorPolicy::OnJobSubmitted(const ClusterView& v, JobId job, std::vector
       c.max_live = std::max(c.max_live, ++c.live);
       c.tasks = j.tasks;
       c.needed = j.needed;
-      if (jobs_.size() >= kMaxTracked) jobs_.erase(jobs_.begin());
       jobs_[job] = {cls, &c, 0, j.needed};
     }
   }
@@ -281,6 +284,16 @@ void SelectorPolicy::OnAttemptEnded(const ClusterView& v, const AttemptView& a, 
   c.done++;
   MaybeReplay(v, cls, c);
   Collect();
+}
+
+// A job that failed or was cancelled leaves the class's live jobs (one
+// that succeeded left them with its last commit: OnAttemptEnded).
+void SelectorPolicy::OnJobEnded(const ClusterView& v, JobId job, tailcut::JobState state, std::vector<Proposal>* out) {
+  if (auto jt = jobs_.find(job); jt != jobs_.end()) {
+    if (jt->second.c->live > 0) jt->second.c->live--;
+    jobs_.erase(jt);
+  }
+  Each(v, out, [&](MitigationPolicy& p, std::vector<Proposal>* o) { p.OnJobEnded(v, job, state, o); });
 }
 
 void SelectorPolicy::OnExecutorChanged(const ClusterView& v, ExecutorId e, ExecutorChange c,

@@ -290,3 +290,39 @@ TEST_CASE("selector: a clone race's loser is learned, cut short, and imputed abo
   CHECK(mean > 0.04);   // an attempt's law: mean 50 ms (the winners alone: 25 ms)
   CHECK(mean < 0.075);  // the slowest cut, with no time above it, at the predictor's total
 }
+
+// A cancelled job leaves the selector's books (OnJobEnded): a class that
+// runs one job at a time stays closed after one is cancelled. Before, the
+// cancelled job stayed live in them for good, the next job made two, and
+// the class was replayed as open.
+TEST_CASE("selector: a cancelled job in a one-at-a-time class leaves it closed", "[sim][selector]") {
+  SetLogLevel(LogLevel::kWarn);
+  class Refuse final : public ReplayEngine {  // models are built (LastModel), never run
+   public:
+    bool Start(const ReplayModel&, const std::vector<std::string>&) override { return false; }
+    bool Poll(std::vector<ReplayScore>*) override { return false; }
+  };
+  PolicyServices services;
+  services.replay = [] { return std::unique_ptr<ReplayEngine>(std::make_unique<Refuse>()); };
+  auto chain = MakePolicyChain("default", Candidates(), services);
+  REQUIRE(chain.ok());
+  Loop loop(std::move(chain).value());
+  for (int i = 0; i < 10; ++i) loop.Job();
+  JobDef d;
+  d.name = "cancelled";
+  d.templ.kernel = "sleep";
+  d.template_count = 1;
+  auto id = loop.core->SubmitJob(d);
+  REQUIRE(id.ok());
+  std::vector<Command> cmds;
+  loop.core->TakeCommands(&cmds);
+  REQUIRE(loop.core->CancelJob(*id).ok());
+  loop.core->TakeCommands(&cmds);
+  loop.clock.Advance(0.001);
+  loop.core->Tick();
+  loop.core->TakeCommands(&cmds);
+  for (int i = 0; i < 10; ++i) loop.Job();
+  const ReplayModel* m = loop.selector->LastModel("sleep");
+  REQUIRE(m);
+  CHECK(m->closed);
+}

@@ -56,6 +56,9 @@ bool SchedulerCore::Impl::DeliverPolicyEvents() {
             call(i, "OnExecutorChanged",
                  [&](MitigationPolicy& m) { m.OnExecutorChanged(view_, ev.executor, ev.change, &proposals_); });
             break;
+          case PolicyEvent::Kind::kJobEnded:
+            call(i, "OnJobEnded", [&](MitigationPolicy& m) { m.OnJobEnded(view_, ev.job, ev.state, &proposals_); });
+            break;
           case PolicyEvent::Kind::kDropped: break;
         }
       }

@@ -172,12 +172,14 @@ struct PolicyEvent {
   // start and end came in one Report): not delivered, OnAttemptEnded
   // carries `attempt.started` (docs/PLUGINS.md; issue 41: an event less per
   // pipelined no-op).
-  enum class Kind : uint8_t { kLaunched, kStarted, kProgress, kEnded, kExecutor, kDropped };
+  enum class Kind : uint8_t { kLaunched, kStarted, kProgress, kEnded, kExecutor, kJobEnded, kDropped };
   Kind kind = Kind::kLaunched;
   AttemptView attempt;  // attempt events
   AttemptEnd end;       // kEnded
   ExecutorId executor = 0;
   ExecutorChange change = ExecutorChange::kJoined;
+  JobId job = 0;                        // kJobEnded
+  JobState state = JobState::kRunning;  // kJobEnded
 };
 
 // A wake-up a policy asked for (Proposal::WakeUp); earliest first, then in

@@ -350,6 +350,11 @@ JobStatusInfo Lifecycle::FinishJob(Job& job, JobState state, std::string reason)
   }
   s_.running_jobs.erase(job.id);
   s_.queued_tasks -= job.Count();
+  PolicyEvent ended;  // after its attempts' ends, posted above
+  ended.kind = PolicyEvent::Kind::kJobEnded;
+  ended.job = job.id;
+  ended.state = state;
+  s_.Post(std::move(ended));
   switch (state) {
     case JobState::kSucceeded: s_.counters.jobs_succeeded++; break;
     case JobState::kFailed: s_.counters.jobs_failed++; break;

@@ -36,7 +36,8 @@
 // 2: event hooks (OnAttemptLaunched/Started/Progress/Ended,
 //    OnExecutorChanged, OnWakeUp), Proposal::WakeUp and Proposal::at, and
 //    ClusterView::ForEachAttemptOn/FindAttempt/FreeSlots.
-#define TAILCUT_PLUGIN_API_VERSION 2
+// 3: OnJobEnded.
+#define TAILCUT_PLUGIN_API_VERSION 3
 
 extern "C" {
 

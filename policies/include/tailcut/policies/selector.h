@@ -84,6 +84,7 @@ class SelectorPolicy final : public MitigationPolicy {
                       std::vector<Proposal>* out) override;
   void OnExecutorChanged(const ClusterView& v, ExecutorId e, ExecutorChange c, std::vector<Proposal>* out) override;
   void OnWakeUp(const ClusterView& v, const AttemptView& a, std::vector<Proposal>* out) override;
+  void OnJobEnded(const ClusterView& v, JobId job, tailcut::JobState state, std::vector<Proposal>* out) override;
   bool AvoidExecutor(const ClusterView& v, ExecutorId e) const override;
 
  private:

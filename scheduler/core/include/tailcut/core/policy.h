@@ -7,8 +7,8 @@
 // reflected in the view.
 //
 // Policies are event-driven (docs/PLUGINS.md, "Events and wake-ups"): the
-// core tells them when an attempt is launched, starts, progresses or ends
-// and when an executor changes, and a policy may ask for a wake-up at a time
+// core tells them when an attempt is launched, starts, progresses or ends,
+// when a job ends and when an executor changes, and a policy may ask for a wake-up at a time
 // it chooses for one attempt (Proposal::WakeUp). Their cost is then
 // O(events), not O(running attempts) per tick; OnTick stays for what is
 // truly periodic.
@@ -227,6 +227,11 @@ class MitigationPolicy {
   virtual void OnExecutorChanged(const ClusterView&, ExecutorId, ExecutorChange, std::vector<Proposal>*) {}
   // A wake-up this policy asked for (Proposal::WakeUp), at its time; `a` is live.
   virtual void OnWakeUp(const ClusterView&, const AttemptView& /*a*/, std::vector<Proposal>*) {}
+  // A job ended (`state`: succeeded, failed or cancelled), after its live
+  // attempts' OnAttemptEnded; it may be gone from the view. For what a
+  // policy keeps per job: a job that fails or is cancelled ends with no
+  // attempt committing its last task.
+  virtual void OnJobEnded(const ClusterView&, JobId, JobState /*state*/, std::vector<Proposal>*) {}
 
   // Placement advice: true keeps new work off `e` while others have room.
   // The core caches the answer per executor and asks again only after an
